@@ -1,0 +1,47 @@
+#pragma once
+// A socket address that is a value: comparable, printable, parseable ("1.2.3.4:80", "[::1]:80").
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nb {
+
+class endpoint {
+ public:
+  endpoint() = default;
+  endpoint(const sockaddr* sa, socklen_t len);
+
+  // Numeric address (no DNS); throws std::invalid_argument.
+  static endpoint from_numeric(std::string_view address, std::uint16_t port);
+  // "host:port", "[v6]:port"; numeric only. Throws std::invalid_argument.
+  static endpoint parse(std::string_view text);
+  // Resolves a host name or numeric address (getaddrinfo); throws std::runtime_error.
+  static endpoint resolve(const std::string& host, std::uint16_t port, int family = AF_UNSPEC);
+
+  // Local and peer addresses of a socket.
+  static endpoint local_of(int fd);
+  static endpoint peer_of(int fd);
+
+  int family() const noexcept { return storage_.ss_family; }
+  std::uint16_t port() const noexcept;
+  void set_port(std::uint16_t port) noexcept;
+  std::string address() const;  // without port
+  std::string to_string() const;  // with port, v6 in brackets
+  bool is_loopback() const noexcept;
+
+  const sockaddr* data() const noexcept { return reinterpret_cast<const sockaddr*>(&storage_); }
+  sockaddr* data() noexcept { return reinterpret_cast<sockaddr*>(&storage_); }
+  socklen_t size() const noexcept;
+
+  // Same address and port; for attributing datagrams to tests (hot path: no allocation).
+  bool same(const sockaddr* sa) const noexcept;
+  friend bool operator==(const endpoint& a, const endpoint& b) noexcept { return a.same(b.data()); }
+
+ private:
+  sockaddr_storage storage_{};
+};
+
+}  // namespace nb

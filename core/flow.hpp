@@ -1,0 +1,90 @@
+#pragma once
+// Per-flow counters with one writer (the data-plane thread) and any number of readers (interval
+// reporters, the control session). Relaxed atomics: on x86 a relaxed load or store is a plain move, so
+// the hot path pays nothing, and readers never see torn 64-bit values.
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <endian.h>
+
+namespace nb {
+
+template <class T>
+class relaxed {
+ public:
+  T get() const noexcept { return v_.load(std::memory_order_relaxed); }
+  void set(T v) noexcept { v_.store(v, std::memory_order_relaxed); }
+  void add(T d) noexcept { set(get() + d); }  // single writer: no read-modify-write needed
+
+ private:
+  std::atomic<T> v_{};
+};
+
+// What a datagram of 16 bytes or more carries: a sequence number and the sender's wall-clock send time.
+inline constexpr std::size_t payload_header_size = 16;
+
+inline void write_payload_header(unsigned char* p, std::uint64_t seq, std::int64_t send_wall_ns) noexcept {
+  std::uint64_t a = htole64(seq), b = htole64(static_cast<std::uint64_t>(send_wall_ns));
+  std::memcpy(p, &a, 8);
+  std::memcpy(p + 8, &b, 8);
+}
+inline void read_payload_header(const unsigned char* p, std::uint64_t& seq, std::int64_t& send_wall_ns) noexcept {
+  std::uint64_t a, b;
+  std::memcpy(&a, p, 8);
+  std::memcpy(&b, p + 8, 8);
+  seq = le64toh(a);
+  send_wall_ns = static_cast<std::int64_t>(le64toh(b));
+}
+
+// Sender side of one stream.
+struct alignas(64) send_counters {
+  relaxed<std::uint64_t> packets, bytes, errors;  // errors: datagrams the kernel refused (not sent)
+};
+
+// Receiver side of one stream: counts, arrival window, and sequence analysis (RFC 3550 jitter).
+struct alignas(64) recv_counters {
+  relaxed<std::uint64_t> packets, bytes;
+  relaxed<std::int64_t> first_arrival_ns, last_arrival_ns;  // wall clock, 0 = none yet
+  relaxed<std::uint64_t> sequenced;      // datagrams that carried a sequence number
+  relaxed<std::uint64_t> next_seq;       // highest sequence seen + 1
+  relaxed<std::uint64_t> out_of_order;   // arrived after a higher sequence number
+  relaxed<std::int64_t> last_transit_ns;
+  relaxed<double> jitter_ns;
+
+  // One datagram (or GRO segment) of `len` bytes; `p` valid for len bytes.
+  void on_datagram(const unsigned char* p, std::size_t len, std::int64_t arrival_ns) noexcept {
+    if (len < payload_header_size) return;
+    std::uint64_t seq;
+    std::int64_t sent_ns;
+    read_payload_header(p, seq, sent_ns);
+    if (seq >= next_seq.get())
+      next_seq.set(seq + 1);
+    else
+      out_of_order.add(1);
+    std::int64_t transit = arrival_ns - sent_ns;
+    if (sequenced.get() > 0) {
+      double d = std::fabs(static_cast<double>(transit - last_transit_ns.get()));
+      jitter_ns.set(jitter_ns.get() + (d - jitter_ns.get()) / 16.0);
+    }
+    last_transit_ns.set(transit);
+    sequenced.add(1);
+  }
+
+  // A batch's worth of datagrams of one flow: `len` bytes in segments of `segment` bytes (GRO), or one
+  // datagram when segment is 0.
+  void on_receive(const unsigned char* p, std::size_t len, std::size_t segment, std::size_t copied,
+                  std::int64_t arrival_ns) noexcept {
+    std::uint64_t n = 1;
+    if (segment > 0 && len > segment) n = (len + segment - 1) / segment;
+    packets.add(n);
+    bytes.add(len);
+    if (first_arrival_ns.get() == 0) first_arrival_ns.set(arrival_ns);
+    last_arrival_ns.set(arrival_ns);
+    std::size_t step = n == 1 ? len : segment;
+    for (std::size_t off = 0; off < len && off + payload_header_size <= copied; off += step)
+      on_datagram(p + off, std::min(step, len - off), arrival_ns);
+  }
+};
+
+}  // namespace nb

@@ -1,0 +1,46 @@
+#include "core/frame_io.hpp"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <fmt/format.h>
+
+#include <string>
+
+namespace nb {
+
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+// Runs `op` against a timer; the loser is cancelled. Throws protocol_error on timeout.
+template <class Op>
+asio::awaitable<std::size_t> with_deadline(Op op, std::chrono::steady_clock::duration timeout, const char* what) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
+  auto r = co_await (std::move(op) || timer.async_wait(asio::use_awaitable));
+  if (r.index() == 1)
+    throw protocol_error(fmt::format("timed out after {:.1f} s {}",
+                                     std::chrono::duration<double>(timeout).count(), what));
+  co_return std::get<0>(r);
+}
+
+}  // namespace
+
+asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
+  unsigned char header[frame_header_size];
+  co_await with_deadline(asio::async_read(socket, asio::buffer(header), asio::use_awaitable), timeout,
+                         "waiting for a message");
+  std::string payload(decode_frame_length(header), '\0');
+  co_await with_deadline(asio::async_read(socket, asio::buffer(payload), asio::use_awaitable), timeout,
+                         "reading a message");
+  co_return decode_payload(payload);
+}
+
+asio::awaitable<void> write_frame(tcp::socket& socket, std::string frame, std::chrono::steady_clock::duration timeout) {
+  co_await with_deadline(asio::async_write(socket, asio::buffer(frame), asio::use_awaitable), timeout,
+                         "sending a message");
+}
+
+}  // namespace nb

@@ -1,0 +1,38 @@
+#pragma once
+// Reading and writing control frames on an Asio TCP socket, from coroutines, with a deadline on every
+// read and write: a peer that sends nothing, or too slowly, costs a timer, never a stuck session.
+#include "core/protocol.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace nb {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// Throws protocol_error for a malformed frame or message, and for a deadline that passed (the error
+// says "timed out ..."); boost::system::system_error when the connection fails or closes.
+asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout);
+asio::awaitable<void> write_frame(tcp::socket& socket, std::string frame, std::chrono::steady_clock::duration timeout);
+// Encodes now and returns the write. Call sites keep messages in named variables: GCC 12 destroys some
+// temporaries that live across a co_await twice.
+inline asio::awaitable<void> write_message(tcp::socket& socket, const message& m,
+                                           std::chrono::steady_clock::duration timeout = std::chrono::seconds(10)) {
+  return write_frame(socket, encode_frame(m), timeout);
+}
+
+// Reads a message and requires it to be of type T; an error message from the peer becomes a
+// protocol_error carrying the peer's reason.
+template <class T>
+asio::awaitable<T> expect_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
+  message m = co_await read_message(socket, timeout);
+  if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(e->reason);
+  if (auto* t = std::get_if<T>(&m)) co_return std::move(*t);
+  throw protocol_error(fmt::format("expected a '{}' message, got '{}'", message_type(message{T{}}), message_type(m)));
+}
+
+}  // namespace nb

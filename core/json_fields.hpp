@@ -1,0 +1,91 @@
+#pragma once
+// Strict, typed reading of a JSON object: each field is read once with its type, and done() rejects
+// fields nobody read. Errors name the field, so a bad message says exactly what is wrong.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace nb {
+
+template <class Error>
+class json_fields {
+ public:
+  json_fields(const nlohmann::json& j, std::string context) : j_(j), context_(std::move(context)) {
+    if (!j_.is_object()) fail("", "must be an object");
+  }
+
+  template <class T>
+  T get(const char* name) {
+    auto it = j_.find(name);
+    if (it == j_.end()) fail(name, "is missing");
+    seen_.insert(name);
+    return convert<T>(*it, name);
+  }
+
+  template <class T>
+  T get_or(const char* name, T fallback) {
+    if (!j_.contains(name)) return fallback;
+    return get<T>(name);
+  }
+
+  void done() const {
+    for (const auto& [key, value] : j_.items())
+      if (!seen_.count(key)) fail(key.c_str(), "is not a known field");
+  }
+
+  [[noreturn]] void fail(const char* name, const char* what) const {
+    if (*name) throw Error(fmt::format("{}: field '{}' {}", context_, name, what));
+    throw Error(fmt::format("{} {}", context_, what));
+  }
+
+ private:
+  template <class T>
+  T convert(const nlohmann::json& v, const char* name) const {
+    if constexpr (std::is_same_v<T, nlohmann::json>) {
+      return v;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!v.is_boolean()) fail(name, "must be a boolean");
+      return v.get<bool>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) fail(name, "must be a string");
+      return v.get<std::string>();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      if (!v.is_number()) fail(name, "must be a number");
+      return v.get<T>();
+    } else if constexpr (std::is_unsigned_v<T>) {
+      if (!v.is_number_unsigned()) fail(name, "must be a non-negative integer");
+      auto u = v.get<std::uint64_t>();
+      if (u > std::numeric_limits<T>::max()) fail(name, "is out of range");
+      return static_cast<T>(u);
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!v.is_number_integer()) fail(name, "must be an integer");
+      if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+        fail(name, "is out of range");
+      auto s = v.get<std::int64_t>();
+      if (s < std::numeric_limits<T>::min() || s > std::numeric_limits<T>::max()) fail(name, "is out of range");
+      return static_cast<T>(s);
+    } else {
+      return convert_other<T>(v, name);
+    }
+  }
+
+  template <class T>
+  T convert_other(const nlohmann::json& v, const char* name) const {  // std::vector<U>
+    if (!v.is_array()) fail(name, "must be an array");
+    T out;
+    for (const auto& e : v) out.push_back(convert<typename T::value_type>(e, name));
+    return out;
+  }
+
+  const nlohmann::json& j_;
+  std::string context_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace nb

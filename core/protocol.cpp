@@ -1,0 +1,181 @@
+#include "core/protocol.hpp"
+
+#include "core/json_fields.hpp"
+
+#include <arpa/inet.h>
+
+#include <cstring>
+
+namespace nb {
+namespace {
+
+using nlohmann::json;
+using fields = json_fields<protocol_error>;
+
+json to_json(const test_request& m) {
+  return {{"kind", to_string(m.kind)}, {"message_size", m.message_size}, {"duration_s", m.duration_s},
+          {"streams", m.streams},      {"reverse", m.reverse},           {"pps", m.pps},
+          {"data_ports", m.data_ports}, {"rcvbuf", m.rcvbuf},            {"sndbuf", m.sndbuf},
+          {"cpu", m.cpu},              {"dscp", m.dscp},                 {"mss", m.mss},
+          {"gso", m.gso},              {"interval_s", m.interval_s},     {"client_version", m.client_version}};
+}
+json to_json(const ready_msg& m) {
+  return {{"test_id", m.test_id}, {"cookie", m.cookie},  {"server_version", m.server_version},
+          {"rcvbuf", m.rcvbuf},   {"sndbuf", m.sndbuf}, {"batching", m.batching}};
+}
+json to_json(const data_hello& m) { return {{"cookie", m.cookie}, {"stream", m.stream}}; }
+json to_json(const start_msg& m) { return {{"start_wall_ns", m.start_wall_ns}}; }
+json to_json(const interval_msg& m) {
+  return {{"index", m.index}, {"end_wall_ns", m.end_wall_ns}, {"packets", m.packets}, {"bytes", m.bytes}};
+}
+json to_json(const side_counts& c) {
+  return {{"packets", c.packets},     {"bytes", c.bytes},
+          {"errors", c.errors},       {"start_wall_ns", c.start_wall_ns},
+          {"end_wall_ns", c.end_wall_ns}, {"elapsed_ns", c.elapsed_ns},
+          {"kernel_drops", c.kernel_drops}, {"drops_shared", c.drops_shared},
+          {"sequenced", c.sequenced}, {"out_of_order", c.out_of_order},
+          {"seq_expected", c.seq_expected}, {"jitter_ns", c.jitter_ns},
+          {"batching", c.batching},   {"error", c.error}};
+}
+json to_json(const end_msg& m) { return {{"counts", to_json(m.counts)}}; }
+json to_json(const result_msg& m) { return {{"counts", to_json(m.counts)}, {"unattributed", m.unattributed}}; }
+json to_json(const error_msg& m) { return {{"reason", m.reason}}; }
+
+test_kind read_kind(fields& f) {
+  auto name = f.get<std::string>("kind");
+  auto k = parse_test_kind(name);
+  if (!k) f.fail("kind", "names an unknown test");
+  return *k;
+}
+
+test_request read_request(fields& f) {
+  test_request m;
+  m.kind = read_kind(f);
+  m.message_size = f.get<std::uint32_t>("message_size");
+  m.duration_s = f.get<double>("duration_s");
+  m.streams = f.get<std::uint32_t>("streams");
+  m.reverse = f.get<bool>("reverse");
+  m.pps = f.get<double>("pps");
+  m.data_ports = f.get<std::vector<std::uint16_t>>("data_ports");
+  m.rcvbuf = f.get<std::int32_t>("rcvbuf");
+  m.sndbuf = f.get<std::int32_t>("sndbuf");
+  m.cpu = f.get<std::int32_t>("cpu");
+  m.dscp = f.get<std::int32_t>("dscp");
+  m.mss = f.get<std::uint32_t>("mss");
+  m.gso = f.get<bool>("gso");
+  m.interval_s = f.get<double>("interval_s");
+  m.client_version = f.get<std::string>("client_version");
+  return m;
+}
+
+side_counts read_counts(const json& j) {
+  fields f(j, "counts");
+  side_counts c;
+  c.packets = f.get<std::uint64_t>("packets");
+  c.bytes = f.get<std::uint64_t>("bytes");
+  c.errors = f.get<std::uint64_t>("errors");
+  c.start_wall_ns = f.get<std::int64_t>("start_wall_ns");
+  c.end_wall_ns = f.get<std::int64_t>("end_wall_ns");
+  c.elapsed_ns = f.get<std::int64_t>("elapsed_ns");
+  c.kernel_drops = f.get<std::uint64_t>("kernel_drops");
+  c.drops_shared = f.get<bool>("drops_shared");
+  c.sequenced = f.get<std::uint64_t>("sequenced");
+  c.out_of_order = f.get<std::uint64_t>("out_of_order");
+  c.seq_expected = f.get<std::uint64_t>("seq_expected");
+  c.jitter_ns = f.get<double>("jitter_ns");
+  c.batching = f.get<std::string>("batching");
+  c.error = f.get<std::string>("error");
+  f.done();
+  return c;
+}
+
+const json& body_of(fields& f, const json& j) {
+  if (!j.contains("body")) f.fail("body", "is missing");
+  return j.at("body");
+}
+
+message read_body(const std::string& type, const json& body) {
+  fields f(body, type);
+  message m;
+  if (type == "test_request") {
+    m = read_request(f);
+  } else if (type == "ready") {
+    m = ready_msg{f.get<std::uint64_t>("test_id"), f.get<std::string>("cookie"), f.get<std::string>("server_version"),
+                  f.get<std::int32_t>("rcvbuf"), f.get<std::int32_t>("sndbuf"), f.get<std::string>("batching")};
+  } else if (type == "data") {
+    m = data_hello{f.get<std::string>("cookie"), f.get<std::uint32_t>("stream")};
+  } else if (type == "start") {
+    m = start_msg{f.get<std::int64_t>("start_wall_ns")};
+  } else if (type == "interval") {
+    m = interval_msg{f.get<std::uint32_t>("index"), f.get<std::int64_t>("end_wall_ns"), f.get<std::uint64_t>("packets"),
+                     f.get<std::uint64_t>("bytes")};
+  } else if (type == "end") {
+    f.get<json>("counts");
+    m = end_msg{read_counts(body.at("counts"))};
+  } else if (type == "result") {
+    f.get<json>("counts");
+    m = result_msg{read_counts(body.at("counts")), f.get<std::uint64_t>("unattributed")};
+  } else if (type == "error") {
+    m = error_msg{f.get<std::string>("reason")};
+  } else {
+    throw protocol_error(fmt::format("unknown message type '{}'", type));
+  }
+  f.done();
+  return m;
+}
+
+}  // namespace
+
+std::string_view to_string(test_kind k) noexcept { return k == test_kind::udp_stream ? "UDP_STREAM" : "TCP_STREAM"; }
+
+std::optional<test_kind> parse_test_kind(std::string_view name) noexcept {
+  if (name == "UDP_STREAM") return test_kind::udp_stream;
+  if (name == "TCP_STREAM") return test_kind::tcp_stream;
+  return std::nullopt;
+}
+
+std::string_view message_type(const message& m) noexcept {
+  static constexpr std::string_view names[] = {"test_request", "ready",  "data",   "start",
+                                               "interval",     "end",    "result", "error"};
+  return names[m.index()];
+}
+
+std::string encode_payload(const message& m) {
+  json body = std::visit([](const auto& x) { return to_json(x); }, m);
+  return json{{"v", protocol_version}, {"type", message_type(m)}, {"body", std::move(body)}}.dump();
+}
+
+message decode_payload(std::string_view payload) {
+  json j = json::parse(payload.begin(), payload.end(), nullptr, false);
+  if (j.is_discarded()) throw protocol_error("message is not valid JSON");
+  fields f(j, "message");
+  auto v = f.get<std::int64_t>("v");
+  if (v != protocol_version)
+    throw protocol_error(fmt::format("protocol version {} is not supported (this side speaks {})", v, protocol_version));
+  auto type = f.get<std::string>("type");
+  const json& body = body_of(f, j);
+  f.get<json>("body");
+  f.done();
+  return read_body(type, body);
+}
+
+std::string encode_frame(const message& m) {
+  std::string payload = encode_payload(m);
+  if (payload.size() > max_frame_size) throw protocol_error("message too large for a frame");
+  std::uint32_t len = htonl(static_cast<std::uint32_t>(payload.size()));
+  std::string frame(frame_header_size, '\0');
+  std::memcpy(frame.data(), &len, frame_header_size);
+  return frame + payload;
+}
+
+std::size_t decode_frame_length(const unsigned char (&header)[frame_header_size]) {
+  std::uint32_t len;
+  std::memcpy(&len, header, frame_header_size);
+  len = ntohl(len);
+  if (len == 0) throw protocol_error("empty frame");
+  if (len > max_frame_size)
+    throw protocol_error(fmt::format("frame of {} bytes exceeds the {}-byte limit", len, max_frame_size));
+  return len;
+}
+
+}  // namespace nb

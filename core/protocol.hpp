@@ -1,0 +1,123 @@
+#pragma once
+// The control protocol between netload and netserve.
+// A frame is a 4-byte big-endian length and that many bytes of JSON, at most max_frame_size; the JSON is
+// one object with "v" (protocol version) and "type". Every field is type-checked on decode and unknown
+// fields are rejected: a malformed message is a protocol_error, never a crash or a guess.
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace nb {
+
+inline constexpr int protocol_version = 1;
+inline constexpr std::size_t max_frame_size = 64 * 1024;
+inline constexpr std::size_t frame_header_size = 4;
+
+struct protocol_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class test_kind { udp_stream, tcp_stream };
+std::string_view to_string(test_kind k) noexcept;
+std::optional<test_kind> parse_test_kind(std::string_view name) noexcept;  // "UDP_STREAM", "TCP_STREAM"
+
+// netload -> netserve, first frame of a control connection.
+struct test_request {
+  test_kind kind = test_kind::udp_stream;
+  std::uint32_t message_size = 0;
+  double duration_s = 0;
+  std::uint32_t streams = 1;
+  bool reverse = false;
+  double pps = 0;                        // all streams together; 0 = unlimited (reverse: the server paces)
+  std::vector<std::uint16_t> data_ports;  // UDP: the client's port per stream, on the control peer address
+  std::int32_t rcvbuf = 0;               // requested on the server's data socket, 0 = leave as is
+  std::int32_t sndbuf = 0;
+  std::int32_t cpu = -1;                 // pin the server's data thread(s)
+  std::int32_t dscp = -1;                // reverse: marks the server's datagrams
+  std::uint32_t mss = 0;                 // reverse TCP: the server's MSS
+  bool gso = true;                       // reverse UDP: allow the server to use GSO
+  double interval_s = 0;                 // > 0: send interval reports
+  std::string client_version;
+};
+
+// netserve -> netload: the test is registered.
+struct ready_msg {
+  std::uint64_t test_id = 0;
+  std::string cookie;                    // identifies TCP data connections
+  std::string server_version;
+  std::int32_t rcvbuf = 0;               // what the kernel granted
+  std::int32_t sndbuf = 0;
+  std::string batching;                  // "gro", "recvmmsg", ...
+};
+
+// netload -> netserve on a new TCP connection: "this is data for test <cookie>, stream n".
+struct data_hello {
+  std::string cookie;
+  std::uint32_t stream = 0;
+};
+
+// netload -> netserve: data starts at this wall-clock instant.
+struct start_msg {
+  std::int64_t start_wall_ns = 0;
+};
+
+// Counts one side holds for a test: the sender's or the receiver's.
+struct side_counts {
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t errors = 0;              // sender: datagrams the kernel refused
+  std::int64_t start_wall_ns = 0;        // sender: first send; receiver: first arrival
+  std::int64_t end_wall_ns = 0;          // receiver: last arrival
+  std::int64_t elapsed_ns = 0;           // sender: monotonic duration of the sending
+  std::uint64_t kernel_drops = 0;        // receiver: socket drops during the test
+  bool drops_shared = false;             // receiver: another test shared the socket meanwhile
+  std::uint64_t sequenced = 0;           // receiver: datagrams that carried a sequence number
+  std::uint64_t out_of_order = 0;
+  std::uint64_t seq_expected = 0;        // receiver: highest sequence + 1
+  double jitter_ns = -1;                 // receiver: RFC 3550 jitter, -1 = unknown
+  std::string batching;
+  std::string error;                     // empty when that side ran to its end
+};
+
+// netserve -> netload, once per interval when asked: the server side's cumulative counts at the end of
+// interval `index` (interval k covers [start + k*len, start + (k+1)*len) on the wall clock).
+struct interval_msg {
+  std::uint32_t index = 0;
+  std::int64_t end_wall_ns = 0;
+  std::uint64_t packets = 0;
+  std::uint64_t bytes = 0;
+};
+
+// netload -> netserve: the client's side is done; these are its counts.
+struct end_msg {
+  side_counts counts;
+};
+
+// netserve -> netload: the server's side, after draining.
+struct result_msg {
+  side_counts counts;
+  std::uint64_t unattributed = 0;  // datagrams on the port that matched no test while this one ran
+};
+
+struct error_msg {
+  std::string reason;
+};
+
+using message = std::variant<test_request, ready_msg, data_hello, start_msg, interval_msg, end_msg, result_msg,
+                             error_msg>;
+
+std::string_view message_type(const message& m) noexcept;
+// JSON text of a message (no frame header).
+std::string encode_payload(const message& m);
+// Throws protocol_error naming the field or the problem.
+message decode_payload(std::string_view payload);
+// Frame = header + payload.
+std::string encode_frame(const message& m);
+// Length from a frame header; throws protocol_error when it is 0 or over the cap.
+std::size_t decode_frame_length(const unsigned char (&header)[frame_header_size]);
+
+}  // namespace nb

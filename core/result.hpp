@@ -1,0 +1,80 @@
+#pragma once
+// The result of one test as netload reports it and the harness reads it back: the schema lives here so
+// both programs agree on it. Counts are 64-bit; sent = received + lost is checked, never assumed.
+#include "core/protocol.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nb {
+
+inline constexpr const char* result_schema = "netload.result/1";
+
+struct flow_figures {
+  std::uint64_t packets = 0;       // datagrams (UDP) or messages of message_size bytes (TCP)
+  std::uint64_t bytes = 0;         // payload bytes
+  std::uint64_t errors = 0;        // sender: datagrams refused by the local kernel (never sent)
+  double seconds = 0;              // the test duration, as the sending side measured it (monotonic)
+  double pps = 0;                  // packets / seconds
+  double bits_per_second = 0;      // payload bits / seconds
+  std::int64_t first_ns = 0;       // sender: first send; receiver: first arrival (wall clock)
+  std::int64_t last_ns = 0;        // receiver: last arrival
+  std::int32_t socket_buffer = 0;  // bytes the kernel granted (SO_SNDBUF / SO_RCVBUF)
+  std::string batching;            // how the data plane moved datagrams: gso, sendmmsg, gro, recvmmsg
+};
+
+struct loss_figures {
+  std::uint64_t packets = 0;                 // sent - received
+  double percent = 0;
+  std::uint64_t receiver_kernel_drops = 0;   // counted by the receiving socket (buffer overflow)
+  std::uint64_t path = 0;                    // the rest: lost between the two sockets
+  bool drops_shared = false;                 // the receiving socket also served another test meanwhile
+  bool reconciles = false;                   // sent == received + lost, path + drops == lost
+  std::string note;                          // why it does not reconcile, or caveats
+};
+
+struct interval_figures {
+  std::uint32_t index = 0;
+  std::int64_t start_ns = 0, end_ns = 0;     // wall clock
+  std::uint64_t sent_packets = 0, sent_bytes = 0;
+  std::uint64_t received_packets = 0, received_bytes = 0;
+  bool complete = false;                     // both sides' samples arrived (else only one side is counted)
+};
+
+struct test_result {
+  bool ok = false;
+  std::string error;                          // why the test failed; no figures are reported then
+  test_kind kind = test_kind::udp_stream;
+  std::string host;
+  std::uint16_t port = 0;
+  std::uint32_t message_size = 0;
+  std::uint32_t streams = 1;
+  bool reverse = false;
+  nlohmann::json options;                     // the effective options, as given
+  std::string client_version, server_version;
+  double requested_start = 0;                 // --start-at, epoch seconds; 0 when none
+  double actual_start = 0;                    // first datagram, epoch seconds
+  flow_figures sender, receiver;
+  loss_figures loss;
+  std::optional<double> jitter_ms;            // messages of 16 bytes or more
+  std::optional<std::uint64_t> out_of_order;
+  int path_mtu = 0;
+  int mss = 0;                                // TCP
+  std::vector<interval_figures> intervals;
+};
+
+// Fills loss and reconciliation from sender and receiver counts.
+void reconcile(test_result& r);
+// Rates from counts and seconds.
+void compute_rates(flow_figures& f);
+
+nlohmann::json to_json(const test_result& r);
+nlohmann::json to_json(const interval_figures& i);
+// Throws std::runtime_error naming the field when the JSON is not a result of this schema.
+test_result result_from_json(const nlohmann::json& j);
+
+}  // namespace nb

@@ -1,0 +1,129 @@
+#include "core/streams.hpp"
+
+#include "core/clock.hpp"
+#include "core/pacer.hpp"
+#include "core/socket.hpp"
+#include "core/udp_io.hpp"
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace nb {
+namespace {
+
+constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks at its stop token
+
+void begin(const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono, std::int64_t& end_mono) {
+  if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
+  if (plan.start_wall_ns > wall_ns()) sleep_until_ns(CLOCK_REALTIME, plan.start_wall_ns);
+  start_mono = mono_ns();
+  out.start_wall_ns = wall_ns();
+  end_mono = start_mono + plan.duration_ns;
+}
+
+std::string mtu_error(int fd, int family, std::size_t size) {
+  int mtu = path_mtu(fd, family);
+  return fmt::format("message of {} bytes does not fit the path MTU {} (largest UDP payload {}); "
+                     "the datagram was not fragmented",
+                     size, mtu, max_udp_payload(mtu, family));
+}
+
+}  // namespace
+
+void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
+  set_receive_timeout(plan.fd, poll_ns);
+  timeval tv{0, static_cast<suseconds_t>(poll_ns / 1000)};
+  ::setsockopt(plan.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest);
+  std::int64_t start = 0, end = 0;
+  begin(plan, out, start, end);
+  pacer pace(plan.pps, start);
+  std::uint64_t attempted = 0;
+  while (!stop.stop_requested()) {
+    std::size_t n = pace.due(attempted, sender.batch(), end);
+    if (n == 0 || mono_ns() >= end) break;
+    send_outcome r = sender.send(n, counters.packets.get(), wall_ns());
+    attempted += r.sent + r.refused;
+    counters.packets.add(r.sent);
+    counters.bytes.add(r.sent * plan.message_size);
+    counters.errors.add(r.refused);
+    if (r.fatal) {
+      int family = plan.dest ? plan.dest->family() : endpoint::peer_of(plan.fd).family();
+      out.error = r.fatal.value() == EMSGSIZE ? mtu_error(plan.fd, family, plan.message_size)
+                                              : fmt::format("send: {}", r.fatal.message());
+      break;
+    }
+  }
+  out.elapsed_ns = mono_ns() - start;
+  out.batching = std::string(sender.mode());
+}
+
+void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
+  timeval tv{0, static_cast<suseconds_t>(poll_ns / 1000)};
+  ::setsockopt(plan.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  std::vector<unsigned char> buffer(std::max<std::size_t>(plan.message_size, 1), 0x5a);
+  std::int64_t start = 0, end = 0;
+  begin(plan, out, start, end);
+  out.batching = "send";
+  pacer pace(plan.pps, start);
+  std::uint64_t sends = 0;
+  std::size_t offset = 0;  // a partial send is finished before the next message starts
+  while (!stop.stop_requested() && mono_ns() < end) {
+    if (offset == 0 && pace.due(sends, 1, end) == 0) break;
+    ssize_t r = ::send(plan.fd, buffer.data() + offset, buffer.size() - offset, MSG_NOSIGNAL);
+    if (r < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      out.error = fmt::format("send: {}", std::strerror(errno));
+      break;
+    }
+    counters.bytes.add(static_cast<std::uint64_t>(r));
+    offset += static_cast<std::size_t>(r);
+    if (offset == buffer.size()) {
+      offset = 0;
+      ++sends;
+      counters.packets.add(1);
+    }
+  }
+  out.elapsed_ns = mono_ns() - start;
+  ::shutdown(plan.fd, SHUT_WR);
+}
+
+void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std::string& error) {
+  set_receive_timeout(fd, poll_ns);
+  std::vector<unsigned char> buffer(256 * 1024);
+  while (!stop.stop_requested()) {
+    ssize_t r = ::recv(fd, buffer.data(), buffer.size(), 0);
+    if (r == 0) break;  // the sender shut down its side: every byte is in
+    if (r < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      error = fmt::format("recv: {}", std::strerror(errno));
+      break;
+    }
+    std::int64_t now = wall_ns();
+    if (counters.first_arrival_ns.get() == 0) counters.first_arrival_ns.set(now);
+    counters.last_arrival_ns.set(now);
+    counters.bytes.add(static_cast<std::uint64_t>(r));
+  }
+}
+
+void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, std::string& error,
+                      std::string& batching) {
+  set_receive_timeout(fd, poll_ns / 2);
+  udp_batch_receiver rx(fd, 64, gro);
+  batching = std::string(rx.mode());
+  while (!stop.stop_requested()) {
+    std::error_code ec;
+    rx.receive([&](const received& r) { counters.on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns); },
+               ec);
+    if (ec) {
+      error = fmt::format("recv: {}", ec.message());
+      break;
+    }
+  }
+}
+
+}  // namespace nb

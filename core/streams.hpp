@@ -1,0 +1,47 @@
+#pragma once
+// The data-plane loops: one thread per stream, raw system calls, counters published per batch.
+// Each loop is bounded: it waits for its start instant, runs for its duration and stops by itself,
+// or earlier when its stop_token is triggered.
+#include "core/endpoint.hpp"
+#include "core/flow.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+namespace nb {
+
+struct stream_plan {
+  int fd = -1;                       // connected socket (or unconnected UDP with `dest`), not owned
+  std::optional<endpoint> dest;      // UDP only, for an unconnected socket
+  std::size_t message_size = 0;
+  double pps = 0;                    // this stream's datagrams (TCP: sends) per second, 0 = unlimited
+  std::int64_t start_wall_ns = 0;    // the agreed start instant (wall clock)
+  std::int64_t duration_ns = 0;
+  std::size_t batch = 256;           // datagrams per system call at most
+  bool gso = true;
+  int cpu = -1;                      // pin to this CPU when >= 0
+};
+
+struct stream_outcome {
+  std::int64_t start_wall_ns = 0;    // when the first datagram actually went
+  std::int64_t elapsed_ns = 0;       // monotonic, first send to the end of the last
+  std::string batching;              // "gso", "sendmmsg", "send"
+  std::string error;                 // empty when the stream ran to its end
+};
+
+// Sends datagrams until the duration ends; fails the stream on EMSGSIZE naming the path MTU.
+void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out);
+// Writes `message_size` bytes per send() until the duration ends, then shuts the write side down so the
+// receiver sees EOF only after every byte.
+void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out);
+// Reads until EOF (the sender's end), an error, or a stop request. Counts bytes; `message_size` > 0 turns
+// bytes into messages the way the sender counted them.
+void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std::string& error);
+// Receives datagrams of one flow on a connected UDP socket until stopped (reverse mode, client side).
+void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, std::string& error,
+                      std::string& batching);
+
+}  // namespace nb

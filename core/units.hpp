@@ -1,0 +1,23 @@
+#pragma once
+// Network units: rates with k/M/G suffixes (decimal, as iperf and netperf read them), sizes, durations.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nb {
+
+// "100m", "9G", "1.5k", "250000" -> bits (or units) per second. Throws std::invalid_argument.
+double parse_rate(std::string_view text);
+// "128K", "4M", "65507" -> bytes, binary suffixes as netperf's -s/-S. Throws std::invalid_argument.
+std::uint64_t parse_size(std::string_view text);
+// 1234567.0 -> "1.23 M"; for console figures.
+std::string format_si(double value, int precision = 2);
+
+inline double bits_per_second(std::uint64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds : 0.0;
+}
+inline double per_second(std::uint64_t count, double seconds) {
+  return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
+}
+
+}  // namespace nb

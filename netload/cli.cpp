@@ -1,0 +1,177 @@
+#include "netload/cli.hpp"
+
+#include "core/units.hpp"
+#include "core/version.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <map>
+
+namespace nb::load {
+namespace {
+
+// netperf options netload does not take, with what they do, so the error says more than "unknown".
+const std::map<std::string, std::string> unsupported_global = {
+    {"-a", "send/recv buffer alignment"}, {"-A", "remote buffer alignment"}, {"-b", "burst size"},
+    {"-B", "result banner text"}, {"-c", "local CPU utilisation"}, {"-C", "remote CPU utilisation"},
+    {"-d", "debug output"}, {"-D", "demo mode (use --interval)"}, {"-f", "output units"},
+    {"-F", "fill file"}, {"-i", "confidence iterations"}, {"-I", "confidence interval"},
+    {"-j", "latency statistics"}, {"-L", "local address"}, {"-n", "CPU count"}, {"-N", "no control connection"},
+    {"-o", "remote offset"}, {"-O", "output selectors"}, {"-P", "banner on/off"}, {"-v", "verbosity"},
+    {"-w", "send wait time (use --pps)"}, {"-W", "send/recv width"}, {"-y", "SO_PRIORITY"}, {"-Y", "IP_TOS (use --dscp)"}};
+const std::map<std::string, std::string> unsupported_test = {
+    {"-P", "data port: netload sends data to the control port itself"}, {"-D", "TCP_NODELAY"},
+    {"-C", "TCP_CORK"}, {"-4", "address family (give -4 before --)"}, {"-6", "address family (give -6 before --)"},
+    {"-H", "data host"}, {"-L", "data local address"}, {"-r", "request/response sizes"}};
+
+void reject_unsupported(const std::vector<std::string>& args, const std::map<std::string, std::string>& table,
+                        const char* where) {
+  for (const auto& a : args) {
+    auto it = table.find(a.substr(0, 2));
+    if (a.size() >= 2 && a[0] == '-' && a[1] != '-' && it != table.end())
+      throw usage_error(fmt::format("netperf {}option {} ({}) is not supported by netload", where, it->first, it->second));
+  }
+}
+
+std::pair<std::int32_t, std::int32_t> parse_cpu_pair(const std::string& text) {
+  // netperf -T: "N" (both), "l,r", "l," or ",r"
+  auto parse = [&](const std::string& s) -> std::int32_t {
+    if (s.empty()) return -1;
+    try {
+      std::size_t used = 0;
+      int v = std::stoi(s, &used);
+      if (used == s.size() && v >= 0) return v;
+    } catch (const std::exception&) {
+    }
+    throw usage_error(fmt::format("bad CPU list '{}' for -T", text));
+  };
+  auto comma = text.find(',');
+  if (comma == std::string::npos) return {parse(text), parse(text)};
+  return {parse(text.substr(0, comma)), parse(text.substr(comma + 1))};
+}
+
+std::int32_t buffer_size(const std::string& text, const char* opt) {
+  try {
+    auto v = parse_size(text);
+    if (v > (1u << 30)) throw std::invalid_argument("too large");
+    return static_cast<std::int32_t>(v);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(fmt::format("{}: {}", opt, e.what()));
+  }
+}
+
+struct raw_options {
+  std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message;
+  int routing = 1;
+};
+
+void add_global(CLI::App& app, client_options& o, raw_options& raw) {
+  app.add_option("-H,--host", o.host, "Server host name or address");
+  app.add_option("-p,--port", o.port, "Server port (control and data)");
+  app.add_option("-t,--test", raw.test, "UDP_STREAM or TCP_STREAM");
+  app.add_option("-l,--length", o.duration_s, "Test duration, seconds")->check(CLI::PositiveNumber);
+  app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax)");
+  app.add_flag_callback("-4", [&] { o.family = AF_INET; }, "IPv4 only");
+  app.add_flag_callback("-6", [&] { o.family = AF_INET6; }, "IPv6 only");
+  app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)");
+  app.add_option("--pps", o.pps, "Target packets per second, all streams")->check(CLI::NonNegativeNumber);
+  app.add_option("--interval", o.interval_s, "Report every so many seconds (0 = off)")->check(CLI::NonNegativeNumber);
+  app.add_flag("--json", o.json, "Print one JSON result object");
+  app.add_flag("--json-stream", o.json_stream, "Print JSON lines: intervals, then the result");
+  app.add_option("--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds)");
+  app.add_option("--streams", o.streams, "Parallel streams, one thread each")->check(CLI::Range(1, 64));
+  app.add_flag("--reverse", o.reverse, "The server sends, netload receives");
+  app.add_option("--dscp", o.dscp, "DSCP value for data packets")->check(CLI::Range(0, 63));
+  app.add_flag("!--no-gso", o.gso, "Send with plain sendmmsg, no UDP GSO");
+  app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)");
+  app.add_option("--batch", o.batch, "Datagrams per system call at most")->check(CLI::Range(1, 4096));
+  app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server")->check(CLI::PositiveNumber);
+}
+
+void add_test(CLI::App& app, raw_options& raw, client_options& o) {
+  app.add_option("-m", raw.message, "Message (datagram payload / send) size, bytes");
+  app.add_option("-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)");
+  app.add_option("-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)");
+  app.add_option("-M", o.mss, "TCP maximum segment size")->check(CLI::Range(88, 65495));
+  app.add_option("-R", raw.routing, "Allow routing (netload always routes: SO_DONTROUTE is never set)")
+      ->check(CLI::Range(0, 1));
+}
+
+void finish(client_options& o, const raw_options& raw) {
+  auto kind = parse_test_kind(raw.test);
+  if (!kind) throw usage_error(fmt::format("test '{}' is not supported (UDP_STREAM, TCP_STREAM)", raw.test));
+  o.kind = *kind;
+  if (!raw.cpus.empty()) std::tie(o.local_cpu, o.remote_cpu) = parse_cpu_pair(raw.cpus);
+  if (!raw.local_buf.empty()) o.local_buffer = buffer_size(raw.local_buf, "-s");
+  if (!raw.remote_buf.empty()) o.remote_buffer = buffer_size(raw.remote_buf, "-S");
+  if (raw.routing == 0) throw usage_error("-R 0 (SO_DONTROUTE) is not supported: it keeps packets off routed circuits");
+  if (!raw.rate.empty()) {
+    try {
+      o.rate_bps = parse_rate(raw.rate);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(fmt::format("--rate: {}", e.what()));
+    }
+  }
+  if (o.rate_bps > 0 && o.pps > 0) throw usage_error("give --rate or --pps, not both");
+  if (!raw.message.empty()) {
+    auto m = buffer_size(raw.message, "-m");
+    if (m < 1) throw usage_error("-m must be at least 1 byte");
+    o.message_size = static_cast<std::uint32_t>(m);
+  }
+  if (o.message_size == 0) o.message_size = o.kind == test_kind::udp_stream ? 1472 : 128 * 1024;
+  if (o.kind == test_kind::udp_stream && o.message_size > 65507)
+    throw usage_error(fmt::format("-m {}: a UDP datagram carries at most 65507 bytes", o.message_size));
+  if (o.mss && o.kind != test_kind::tcp_stream) throw usage_error("-M (MSS) applies to TCP_STREAM only");
+  if (o.interval_s > 0 && (o.interval_s < 0.05 || o.interval_s > o.duration_s))
+    throw usage_error("--interval must be between 0.05 s and the test duration");
+  if (o.json && o.json_stream) throw usage_error("give --json or --json-stream, not both");
+  if (o.json_stream && o.interval_s == 0) o.interval_s = std::min(1.0, o.duration_s);
+}
+
+}  // namespace
+
+double client_options::target_pps() const {
+  if (pps > 0) return pps;
+  if (rate_bps > 0) return rate_bps / (8.0 * message_size);
+  return 0;
+}
+
+std::optional<client_options> parse_command_line(const std::vector<std::string>& args) {
+  auto split = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> global(args.begin(), split), test;
+  if (split != args.end()) test.assign(split + 1, args.end());
+  reject_unsupported(global, unsupported_global, "");
+  reject_unsupported(test, unsupported_test, "test-specific ");
+
+  client_options o;
+  raw_options raw;
+  o.argv = args;
+  CLI::App app{"netload: netperf-style UDP_STREAM / TCP_STREAM load generator.\n"
+               "  netload -H HOST -p PORT -t UDP_STREAM -l SECONDS [long options] -- -m SIZE [-s/-S BUF] [-M MSS]"};
+  app.set_version_flag("-V,--version", version);
+  add_global(app, o, raw);
+  CLI::App test_app{"test-specific options (after --)"};
+  test_app.set_help_flag();
+  add_test(test_app, raw, o);
+  try {
+    std::vector<std::string> rev(global.rbegin(), global.rend());
+    app.parse(rev);
+    std::vector<std::string> trev(test.rbegin(), test.rend());
+    test_app.parse(trev);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}\n{}", app.help(), test_app.help());
+    return std::nullopt;
+  } catch (const CLI::CallForVersion&) {
+    fmt::print("netload {}\n", version);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(e.what());
+  }
+  finish(o, raw);
+  return o;
+}
+
+}  // namespace nb::load

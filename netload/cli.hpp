@@ -1,0 +1,53 @@
+#pragma once
+// netload's command line: netperf's shape (global options, then "--", then test options), so the seed
+// procedure's commands work by changing the program name, plus long options for everything netperf
+// lacks.
+#include "core/protocol.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nb::load {
+
+struct client_options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 12865;             // netperf's default control port
+  int family = 0;                         // AF_INET / AF_INET6 with -4 / -6, 0 = any
+  test_kind kind = test_kind::tcp_stream;  // netperf's default test
+  double duration_s = 10;
+  std::uint32_t message_size = 0;         // 0 = default for the test (UDP 1472, TCP 128 KiB)
+  std::int32_t local_buffer = 0;          // -s
+  std::int32_t remote_buffer = 0;         // -S
+  std::int32_t local_cpu = -1, remote_cpu = -1;
+  std::uint32_t mss = 0;                  // -M (TCP)
+  double rate_bps = 0;                    // --rate, payload bits per second, all streams
+  double pps = 0;                         // --pps, all streams
+  double interval_s = 0;
+  bool json = false;
+  bool json_stream = false;
+  std::optional<double> start_at;         // epoch seconds
+  std::uint32_t streams = 1;
+  bool reverse = false;
+  std::int32_t dscp = -1;
+  bool gso = true;
+  bool gro = true;
+  std::size_t batch = 0;                  // datagrams per system call, 0 = automatic
+  double connect_timeout_s = 5;
+  std::vector<std::string> argv;          // as given, for the result
+
+  // Packets per second all streams together, from --pps or --rate; 0 = unlimited.
+  double target_pps() const;
+};
+
+// Thrown for a command line that cannot run; the message is the one-line reason.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parses argv (without argv[0]). "--help" and "--version" come back as std::nullopt after printing.
+std::optional<client_options> parse_command_line(const std::vector<std::string>& args);
+
+}  // namespace nb::load

@@ -1,0 +1,183 @@
+#include "netload/client.hpp"
+
+#include "core/clock.hpp"
+#include "core/version.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fcntl.h>
+#include <fmt/format.h>
+
+namespace nb::load {
+
+using namespace asio::experimental::awaitable_operators;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::chrono::nanoseconds seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
+}
+
+// Connects within the timeout; the error names what failed ("connection refused", "timed out").
+asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, double timeout_s) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, seconds(timeout_s));
+  auto r = co_await (s.async_connect(to, asio::as_tuple(asio::use_awaitable)) || timer.async_wait(asio::use_awaitable));
+  if (r.index() == 1) throw std::runtime_error(fmt::format("timed out connecting to {} after {} s", to.address().to_string(), timeout_s));
+  if (auto [ec] = std::get<0>(r); ec)
+    throw std::runtime_error(fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
+}
+
+fd_handle take_blocking_fd(tcp::socket& s) {
+  fd_handle fd(s.release());
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+std::size_t default_batch(std::size_t message_size) {
+  return std::clamp<std::size_t>((1u << 20) / std::max<std::size_t>(message_size, 1), 1, 1024);
+}
+
+}  // namespace
+
+client_test::client_test(asio::io_context& io, client_options options, interval_sink sink)
+    : io_(io),
+      o_(std::move(options)),
+      sink_(std::move(sink)),
+      control_(io),
+      drops_at_start_(o_.streams),
+      send_(o_.streams),
+      recv_(o_.streams),
+      outcomes_(o_.streams),
+      errors_(o_.streams),
+      batching_(o_.streams),
+      done_(std::make_unique<std::atomic<int>[]>(o_.streams)) {}
+
+client_test::~client_test() {
+  for (auto& t : threads_) t.request_stop();
+}
+
+asio::awaitable<void> client_test::connect_control() {
+  server_ = endpoint::resolve(o_.host, o_.port, o_.family);
+  tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
+  co_await connect_within(control_, to, o_.connect_timeout_s);
+  control_.set_option(tcp::no_delay(true));
+}
+
+void client_test::open_udp_sockets() {
+  // Data leaves from the control connection's local address, so the server can attribute it.
+  endpoint local = endpoint::local_of(control_.native_handle());
+  local.set_port(0);
+  for (std::uint32_t s = 0; s < o_.streams; ++s) {
+    fd_handle fd = connect_udp(server_, local);
+    set_dont_fragment(fd.get(), server_.family());
+    if (o_.dscp >= 0) set_dscp(fd.get(), server_.family(), o_.dscp);
+    if (o_.reverse) {
+      local_buffer_granted_ = set_recv_buffer(fd.get(), o_.local_buffer > 0 ? o_.local_buffer : 4 << 20);
+      drops_at_start_[s] = static_cast<std::uint32_t>(socket_drops(fd.get()));
+    } else {
+      local_buffer_granted_ = o_.local_buffer > 0 ? set_send_buffer(fd.get(), o_.local_buffer) : send_buffer(fd.get());
+    }
+    path_mtu_ = path_mtu(fd.get(), server_.family());
+    int room = max_udp_payload(path_mtu_, server_.family());
+    if (static_cast<int>(o_.message_size) > room)
+      throw std::runtime_error(fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {}); "
+                                           "netload does not fragment",
+                                           o_.message_size, path_mtu_, server_.address(), room));
+    data_fds_.push_back(std::move(fd));
+  }
+}
+
+test_request client_test::make_request() const {
+  test_request r;
+  r.kind = o_.kind;
+  r.message_size = o_.message_size;
+  r.duration_s = o_.duration_s;
+  r.streams = o_.streams;
+  r.reverse = o_.reverse;
+  r.pps = o_.target_pps();
+  for (const auto& fd : data_fds_) r.data_ports.push_back(endpoint::local_of(fd.get()).port());
+  r.rcvbuf = o_.reverse ? 0 : o_.remote_buffer;
+  r.sndbuf = o_.reverse ? o_.remote_buffer : 0;
+  r.cpu = o_.remote_cpu;
+  r.dscp = o_.dscp;
+  r.mss = o_.mss;
+  r.gso = o_.gso;
+  r.interval_s = o_.interval_s;
+  r.client_version = version;
+  return r;
+}
+
+asio::awaitable<void> client_test::open_tcp_streams() {
+  tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
+  for (std::uint32_t s = 0; s < o_.streams; ++s) {
+    tcp::socket sock(io_);
+    sock.open(to.protocol());
+    // Buffers and MSS before connect: the window scale and the SYN's MSS are fixed at the handshake.
+    if (o_.mss) set_tcp_mss(sock.native_handle(), static_cast<int>(o_.mss));
+    if (o_.local_buffer > 0) {
+      local_buffer_granted_ = o_.reverse ? set_recv_buffer(sock.native_handle(), o_.local_buffer)
+                                         : set_send_buffer(sock.native_handle(), o_.local_buffer);
+    }
+    co_await connect_within(sock, to, o_.connect_timeout_s);
+    if (o_.dscp >= 0) set_dscp(sock.native_handle(), server_.family(), o_.dscp);
+    const message hello = data_hello{ready_.cookie, s};
+    co_await write_message(sock, hello);
+    fd_handle fd = take_blocking_fd(sock);
+    mss_ = tcp_mss(fd.get());
+    path_mtu_ = path_mtu(fd.get(), server_.family());
+    if (o_.local_buffer <= 0) local_buffer_granted_ = o_.reverse ? recv_buffer(fd.get()) : send_buffer(fd.get());
+    data_fds_.push_back(std::move(fd));
+  }
+}
+
+void client_test::start_threads() {
+  for (std::uint32_t s = 0; s < o_.streams; ++s) {
+    stream_plan plan;
+    plan.fd = data_fds_[s].get();
+    plan.message_size = o_.message_size;
+    plan.pps = o_.target_pps() / o_.streams;
+    plan.start_wall_ns = start_wall_ns_;
+    plan.duration_ns = s_to_ns(o_.duration_s);
+    plan.batch = o_.batch ? o_.batch : default_batch(o_.message_size);
+    plan.gso = o_.gso;
+    plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
+    threads_.emplace_back([this, s, plan](std::stop_token st) {
+      bool udp = o_.kind == test_kind::udp_stream;
+      if (!o_.reverse) {
+        udp ? run_udp_sender(st, plan, send_[s], outcomes_[s]) : run_tcp_sender(st, plan, send_[s], outcomes_[s]);
+      } else {
+        if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
+        if (udp)
+          run_udp_receiver(st, plan.fd, o_.gro, recv_[s], errors_[s], batching_[s]);
+        else
+          run_tcp_receiver(st, plan.fd, recv_[s], errors_[s]);
+      }
+      done_[s] = 1;
+    });
+  }
+}
+
+asio::awaitable<void> client_test::run() {
+  co_await connect_control();
+  if (o_.kind == test_kind::udp_stream) open_udp_sockets();
+  const message request = make_request();
+  co_await write_message(control_, request);
+  ready_ = co_await expect_message<ready_msg>(control_, 10s);
+  if (o_.kind == test_kind::tcp_stream) co_await open_tcp_streams();
+
+  requested_start_ns_ = o_.start_at ? static_cast<std::int64_t>(*o_.start_at * 1e9) : 0;
+  start_wall_ns_ = requested_start_ns_ ? requested_start_ns_ : wall_ns() + 10'000'000;
+  const message start = start_msg{start_wall_ns_};
+  co_await write_message(control_, start);
+  start_threads();
+  auto result = co_await (local_side() && read_server());
+  server_final_ = std::move(result);
+  emit_intervals(true);
+}
+
+}  // namespace nb::load

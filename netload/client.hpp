@@ -1,0 +1,79 @@
+#pragma once
+// One test from netload's side: control connection, data sockets and threads, intervals, result.
+#include "core/flow.hpp"
+#include "core/frame_io.hpp"
+#include "core/result.hpp"
+#include "core/socket.hpp"
+#include "core/streams.hpp"
+#include "netload/cli.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace nb::load {
+
+using interval_sink = std::function<void(const interval_figures&)>;
+
+class client_test {
+ public:
+  client_test(asio::io_context& io, client_options options, interval_sink sink);
+  ~client_test();
+
+  // Runs the test; throws (protocol_error, system_error, std::runtime_error) with the reason it failed.
+  asio::awaitable<void> run();
+  // The figures; valid after run() completed.
+  test_result result() const;
+
+ private:
+  asio::awaitable<void> connect_control();
+  void open_udp_sockets();
+  asio::awaitable<void> open_tcp_streams();
+  test_request make_request() const;
+  void start_threads();
+  asio::awaitable<void> local_side();
+  asio::awaitable<void> wait_local_done();
+  asio::awaitable<result_msg> read_server();
+  side_counts local_counts() const;
+  void local_totals(std::uint64_t& packets, std::uint64_t& bytes) const;
+  bool local_done() const;
+  void emit_intervals(bool final);
+
+  asio::io_context& io_;
+  client_options o_;
+  interval_sink sink_;
+  tcp::socket control_;
+  endpoint server_;
+  ready_msg ready_;
+  std::int64_t start_wall_ns_ = 0;
+  std::int64_t requested_start_ns_ = 0;
+  int path_mtu_ = 0;
+  int mss_ = 0;
+  int local_buffer_granted_ = 0;
+  side_counts local_final_;
+  result_msg server_final_;
+
+  std::vector<fd_handle> data_fds_;
+  std::vector<std::uint32_t> drops_at_start_;
+  std::vector<send_counters> send_;
+  std::vector<recv_counters> recv_;
+  std::vector<stream_outcome> outcomes_;
+  std::vector<std::string> errors_, batching_;
+  std::unique_ptr<std::atomic<int>[]> done_;
+  std::vector<std::jthread> threads_;
+
+  // Cumulative samples at interval boundaries: own side by index, server side as it reports them.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;
+  std::map<std::uint32_t, interval_msg> server_samples_;
+  std::vector<interval_figures> intervals_;
+};
+
+// Runs a test to completion on `io`; failures come back as a result with ok = false and the reason.
+test_result run_test(asio::io_context& io, const client_options& options, interval_sink sink);
+
+}  // namespace nb::load

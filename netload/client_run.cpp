@@ -1,0 +1,240 @@
+// The running part of a client test: sampling, draining, the end exchange and the result.
+#include "netload/client.hpp"
+
+#include "core/clock.hpp"
+#include "core/version.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+
+namespace nb::load {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+constexpr std::int64_t drain_quiet_ns = 100'000'000;   // reverse UDP: quiet this long after the end
+constexpr std::int64_t drain_max_ns = 2'000'000'000;
+constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // senders or TCP receivers must end by then
+
+}  // namespace
+
+void client_test::local_totals(std::uint64_t& packets, std::uint64_t& bytes) const {
+  packets = bytes = 0;
+  for (std::uint32_t s = 0; s < o_.streams; ++s) {
+    packets += o_.reverse ? recv_[s].packets.get() : send_[s].packets.get();
+    bytes += o_.reverse ? recv_[s].bytes.get() : send_[s].bytes.get();
+  }
+  if (o_.reverse && o_.kind == test_kind::tcp_stream) packets = bytes / o_.message_size;
+}
+
+bool client_test::local_done() const {
+  for (std::uint32_t s = 0; s < o_.streams; ++s)
+    if (!done_[s]) return false;
+  return true;
+}
+
+asio::awaitable<void> client_test::local_side() {
+  const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
+  // Samples at the same wall-clock boundaries as the server; stops early if every stream has ended.
+  if (o_.interval_s > 0) {
+    const std::int64_t step = s_to_ns(o_.interval_s);
+    for (std::uint32_t k = 0;; ++k) {
+      std::int64_t boundary = std::min(start_wall_ns_ + (k + 1) * step, end);
+      while (wall_ns() < boundary && !(local_done() && !o_.reverse))
+        co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(boundary - wall_ns(), 50'000'000)));
+      if (wall_ns() < boundary) break;
+      std::pair<std::uint64_t, std::uint64_t> sample;
+      local_totals(sample.first, sample.second);
+      own_samples_.push_back(sample);
+      emit_intervals(false);
+      if (boundary >= end) break;
+    }
+  }
+  co_await wait_local_done();
+  local_final_ = local_counts();
+  const message end_m = end_msg{local_final_};
+  co_await write_message(control_, end_m);
+}
+
+asio::awaitable<void> client_test::wait_local_done() {
+  const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
+  if (!o_.reverse) {  // senders stop by themselves at the end
+    while (!local_done() && wall_ns() < end + finish_grace_ns) co_await sleep_for(5ms);
+    co_return;
+  }
+  while (wall_ns() < end) co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(end - wall_ns(), 50'000'000)));
+  std::int64_t give_up = wall_ns() + (o_.kind == test_kind::udp_stream ? drain_max_ns : finish_grace_ns);
+  for (;;) {
+    if (o_.kind == test_kind::tcp_stream) {
+      if (local_done() || wall_ns() >= give_up) break;  // EOF on every stream: every byte is in
+    } else {
+      std::int64_t last = 0;
+      int queued = 0;
+      for (std::uint32_t s = 0; s < o_.streams; ++s) {
+        last = std::max(last, recv_[s].last_arrival_ns.get());
+        int q = 0;
+        ::ioctl(data_fds_[s].get(), FIONREAD, &q);
+        queued += q;
+      }
+      if ((queued == 0 && wall_ns() - last >= drain_quiet_ns) || wall_ns() >= give_up) break;
+    }
+    co_await sleep_for(5ms);
+  }
+  for (auto& t : threads_) t.request_stop();
+  while (!local_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
+}
+
+side_counts client_test::local_counts() const {
+  side_counts c;
+  local_totals(c.packets, c.bytes);
+  for (std::uint32_t s = 0; s < o_.streams; ++s) {
+    if (!o_.reverse) {
+      const stream_outcome& out = outcomes_[s];
+      c.errors += send_[s].errors.get();
+      if (c.start_wall_ns == 0 || (out.start_wall_ns && out.start_wall_ns < c.start_wall_ns)) c.start_wall_ns = out.start_wall_ns;
+      c.elapsed_ns = std::max(c.elapsed_ns, out.elapsed_ns);
+      c.batching = out.batching;
+      if (!out.error.empty() && c.error.empty()) c.error = out.error;
+      continue;
+    }
+    const recv_counters& r = recv_[s];
+    if (r.first_arrival_ns.get() && (c.start_wall_ns == 0 || r.first_arrival_ns.get() < c.start_wall_ns))
+      c.start_wall_ns = r.first_arrival_ns.get();
+    c.end_wall_ns = std::max(c.end_wall_ns, r.last_arrival_ns.get());
+    c.sequenced += r.sequenced.get();
+    c.out_of_order += r.out_of_order.get();
+    c.seq_expected += r.next_seq.get();
+    if (r.sequenced.get() > 1) c.jitter_ns = std::max(c.jitter_ns, r.jitter_ns.get());
+    if (o_.kind == test_kind::udp_stream)
+      c.kernel_drops += static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(data_fds_[s].get())) - drops_at_start_[s]);
+    c.batching = o_.kind == test_kind::udp_stream ? batching_[s] : "recv";
+    if (!errors_[s].empty() && c.error.empty()) c.error = errors_[s];
+  }
+  return c;
+}
+
+asio::awaitable<result_msg> client_test::read_server() {
+  const auto timeout = std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())) +
+                       std::chrono::nanoseconds(s_to_ns(o_.duration_s)) + 60s;
+  for (;;) {
+    message m = co_await read_message(control_, timeout);
+    if (auto* i = std::get_if<interval_msg>(&m)) {
+      server_samples_[i->index] = *i;
+      emit_intervals(false);
+    } else if (auto* r = std::get_if<result_msg>(&m)) {
+      co_return std::move(*r);
+    } else if (auto* e = std::get_if<error_msg>(&m)) {
+      throw protocol_error(fmt::format("server: {}", e->reason));
+    } else {
+      throw protocol_error(fmt::format("unexpected '{}' message during the test", message_type(m)));
+    }
+  }
+}
+
+void client_test::emit_intervals(bool final) {
+  // Interval k is ready when both sides sampled it; at the end, the rest go out with what is known.
+  const std::int64_t step = s_to_ns(o_.interval_s), end = start_wall_ns_ + s_to_ns(o_.duration_s);
+  while (intervals_.size() < own_samples_.size()) {
+    auto k = static_cast<std::uint32_t>(intervals_.size());
+    auto server = server_samples_.find(k);
+    if (server == server_samples_.end() && !final) return;
+    interval_figures f;
+    f.index = k;
+    f.start_ns = start_wall_ns_ + k * step;
+    f.end_ns = std::min(start_wall_ns_ + (k + 1) * step, end);
+    auto own = own_samples_[k], own_prev = k ? own_samples_[k - 1] : std::pair<std::uint64_t, std::uint64_t>{};
+    std::uint64_t sp = 0, sb = 0, spp = 0, sbp = 0;
+    f.complete = server != server_samples_.end();
+    if (f.complete) {
+      sp = server->second.packets, sb = server->second.bytes;
+      if (auto prev = server_samples_.find(k - 1); k && prev != server_samples_.end())
+        spp = prev->second.packets, sbp = prev->second.bytes;
+    }
+    std::uint64_t own_p = own.first - own_prev.first, own_b = own.second - own_prev.second;
+    std::uint64_t srv_p = f.complete ? sp - spp : 0, srv_b = f.complete ? sb - sbp : 0;
+    f.sent_packets = o_.reverse ? srv_p : own_p;
+    f.sent_bytes = o_.reverse ? srv_b : own_b;
+    f.received_packets = o_.reverse ? own_p : srv_p;
+    f.received_bytes = o_.reverse ? own_b : srv_b;
+    intervals_.push_back(f);
+    if (sink_) sink_(f);
+  }
+}
+
+test_result client_test::result() const {
+  test_result r;
+  r.kind = o_.kind;
+  r.host = o_.host;
+  r.port = o_.port;
+  r.message_size = o_.message_size;
+  r.streams = o_.streams;
+  r.reverse = o_.reverse;
+  r.client_version = version;
+  r.server_version = ready_.server_version;
+  r.requested_start = static_cast<double>(requested_start_ns_) / 1e9;
+  r.path_mtu = path_mtu_;
+  r.mss = mss_;
+  r.intervals = intervals_;
+  const side_counts& snd = o_.reverse ? server_final_.counts : local_final_;
+  const side_counts& rcv = o_.reverse ? local_final_ : server_final_.counts;
+  r.actual_start = static_cast<double>(snd.start_wall_ns) / 1e9;
+  const double secs = ns_to_s(snd.elapsed_ns);
+  r.sender = {snd.packets, snd.bytes, snd.errors, secs, 0, 0, snd.start_wall_ns, 0,
+              o_.reverse ? ready_.sndbuf : local_buffer_granted_, snd.batching};
+  r.receiver = {rcv.packets, rcv.bytes, 0, secs, 0, 0, rcv.start_wall_ns, rcv.end_wall_ns,
+                o_.reverse ? local_buffer_granted_ : ready_.rcvbuf, rcv.batching};
+  compute_rates(r.sender);
+  compute_rates(r.receiver);
+  r.loss.receiver_kernel_drops = rcv.kernel_drops;
+  r.loss.drops_shared = rcv.drops_shared;
+  reconcile(r);
+  if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
+    r.out_of_order = rcv.out_of_order;
+    if (rcv.jitter_ns >= 0) r.jitter_ms = rcv.jitter_ns / 1e6;
+  }
+  std::string error = !snd.error.empty() ? snd.error : rcv.error;
+  r.ok = error.empty();
+  r.error = error;
+  return r;
+}
+
+test_result run_test(asio::io_context& io, const client_options& options, interval_sink sink) {
+  auto test = std::make_shared<client_test>(io, options, std::move(sink));
+  std::string failure;
+  asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
+    io.stop();  // the test is over: main's signal handler is the only other work left
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const boost::system::system_error& x) {
+      failure = x.code() == asio::error::eof ? "the server closed the control connection" : x.what();
+    } catch (const std::exception& x) {
+      failure = x.what();
+    }
+  });
+  io.run();
+  if (!failure.empty()) {
+    test_result r;
+    r.kind = options.kind;
+    r.host = options.host;
+    r.port = options.port;
+    r.message_size = options.message_size;
+    r.streams = options.streams;
+    r.reverse = options.reverse;
+    r.client_version = version;
+    r.error = failure;
+    return r;
+  }
+  return test->result();
+}
+
+}  // namespace nb::load

@@ -1,0 +1,69 @@
+// netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM) with counts that add up.
+#include "core/version.hpp"
+#include "netload/client.hpp"
+#include "netload/report.hpp"
+
+#include <boost/asio/signal_set.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace {
+
+// Exit status: 0 the test ran and its counts reconcile; 1 the test failed (the reason is printed);
+// 2 bad command line; 3 the test ran but sent != received + lost.
+enum exit_code { ok = 0, failed = 1, usage = 2, unreconciled = 3 };
+
+int run(const nb::load::client_options& o) {
+  boost::asio::io_context io;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) io.stop();  // the test object's destructor stops and joins the data threads
+  });
+  std::int64_t first_start = 0;
+  auto sink = [&](const nb::interval_figures& i) {
+    if (!first_start) first_start = i.start_ns;
+    if (o.json_stream)
+      fmt::print("{}\n", nb::load::interval_event(i).dump());
+    else if (!o.json)
+      fmt::print("{}", nb::load::format_interval_line(i, first_start));
+    std::fflush(stdout);
+  };
+  nb::test_result r = nb::load::run_test(io, o, sink);
+  if (!r.ok && r.error.empty()) r.error = "interrupted";
+  r.options = nb::load::options_json(o);
+  nlohmann::json j = nb::to_json(r);
+  if (o.json_stream) {
+    j["type"] = "result";
+    fmt::print("{}\n", j.dump());
+  } else if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+  } else if (r.ok) {
+    fmt::print("{}", nb::load::format_table(r));
+  }
+  if (!r.ok) {
+    fmt::print(stderr, "netload: {}\n", r.error);
+    return failed;
+  }
+  if (!r.loss.reconciles) {
+    fmt::print(stderr, "netload: counts do not reconcile: {}\n", r.loss.note);
+    return unreconciled;
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    auto options = nb::load::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+    if (!options) return ok;
+    return run(*options);
+  } catch (const nb::load::usage_error& e) {
+    fmt::print(stderr, "netload: {}\n", e.what());
+    return usage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "netload: {}\n", e.what());
+    return failed;
+  }
+}

@@ -1,0 +1,16 @@
+#pragma once
+// netload's output: netperf's classic tables with packets per second and loss under them, or JSON.
+#include "core/result.hpp"
+#include "netload/cli.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace nb::load {
+
+std::string format_table(const test_result& r);
+std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns);
+nlohmann::json options_json(const client_options& o);
+nlohmann::json interval_event(const interval_figures& i);
+
+}  // namespace nb::load

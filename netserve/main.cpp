@@ -1,0 +1,51 @@
+// netserve: a netserver-like listener that binds many ports in one process.
+#include "core/version.hpp"
+#include "netserve/port_spec.hpp"
+#include "netserve/server.hpp"
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  nb::serve::server_options options;
+  std::vector<std::string> port_specs;
+  CLI::App app{"netserve: receives netload tests on many ports (TCP control, TCP and UDP data on each port)"};
+  app.set_version_flag("-V,--version", nb::version);
+  app.add_option("-p,--port", port_specs, "Ports: 11256-11263, 11256,11300, 0 = any free port; repeatable")->required();
+  app.add_option("-L,--bind", options.bind, "Local address to bind (IPv4 or IPv6)")->capture_default_str();
+  bool foreground = true;  // netserve never daemonizes; -D is accepted so netserver command lines work
+  app.add_flag("-D", foreground, "Stay in the foreground (always; accepted for netserver compatibility)");
+  app.add_option("--max-duration", options.max_duration_s, "Longest test accepted, seconds")->capture_default_str();
+  app.add_option("--max-streams", options.max_streams, "Most streams per test")->capture_default_str();
+  app.add_option("--max-tests-per-port", options.max_tests_per_port, "Most concurrent tests per port")->capture_default_str();
+  app.add_option("--rcvbuf", options.rcvbuf, "Receive buffer of each UDP port socket, bytes")->capture_default_str();
+  app.add_flag("!--no-gro", options.gro, "Do not use UDP GRO on receive");
+  app.add_option("--drain-quiet", options.drain_quiet_s, "Seconds of quiet that end a UDP test's drain")->capture_default_str();
+  app.add_option("--drain-max", options.drain_max_s, "Longest UDP drain, seconds")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    options.ports = nb::serve::parse_port_specs(port_specs);
+    boost::asio::io_context io;
+    nb::serve::server server(io, options);
+    server.bind();
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      fmt::print(stderr, "netserve: signal {}: shutting down\n", signo);
+      server.stop();
+      io.stop();
+    });
+    server.start();
+    fmt::print("{}\n", server.ready_line());
+    std::fflush(stdout);
+    io.run();
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "netserve: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,133 @@
+#include "netserve/server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "core/version.hpp"
+
+namespace nb::serve {
+
+server::server(asio::io_context& io, server_options options) : io_(io), options_(std::move(options)) {}
+
+void server::bind_port(port_state& p, std::uint16_t wanted) {
+  // With port 0 the kernel picks the TCP port; the UDP socket must then get the same number, which
+  // another program may hold: try again with a new number a few times.
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    endpoint local = endpoint::from_numeric(options_.bind, wanted);
+    auto acceptor = std::make_unique<tcp::acceptor>(io_);
+    tcp::endpoint tep(asio::ip::make_address(options_.bind), wanted);
+    acceptor->open(tep.protocol());
+    acceptor->set_option(tcp::acceptor::reuse_address(true));
+    if (tep.address().is_v6()) acceptor->set_option(asio::ip::v6_only(false));
+    boost::system::error_code ec;
+    acceptor->bind(tep, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot bind TCP port {} on {}: {}", wanted, options_.bind, ec.message()));
+    acceptor->listen(asio::socket_base::max_listen_connections);
+    std::uint16_t number = acceptor->local_endpoint().port();
+    local.set_port(number);
+    try {
+      auto fd = bind_udp(local);
+      set_recv_buffer(fd.get(), options_.rcvbuf);
+      p.number = number;
+      p.acceptor = std::move(acceptor);
+      p.udp = std::make_shared<udp_port>(std::move(fd), options_.gro);
+      return;
+    } catch (const std::system_error& e) {
+      if (wanted != 0) throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", wanted, options_.bind, e.code().message()));
+    }
+  }
+  throw std::runtime_error("cannot find a port free for both TCP and UDP");
+}
+
+void server::bind() {
+  for (auto wanted : options_.ports) {
+    auto p = std::make_unique<port_state>();
+    bind_port(*p, wanted);
+    ports_.push_back(std::move(p));
+  }
+}
+
+std::string server::ready_line() const {
+  nlohmann::json ports = nlohmann::json::array();
+  for (const auto& p : ports_) ports.push_back(p->number);
+  return nlohmann::json{{"event", "ready"}, {"program", "netserve"}, {"version", version}, {"bind", options_.bind},
+                        {"ports", ports}, {"pid", ::getpid()}}
+      .dump();
+}
+
+void server::start() {
+  for (auto& p : ports_)
+    asio::co_spawn(io_, accept_loop(*p), [n = p->number](std::exception_ptr e) {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        fmt::print(stderr, "netserve: port {}: accept loop ended: {}\n", n, x.what());
+      }
+    });
+}
+
+void server::stop() {
+  for (auto& p : ports_) {
+    boost::system::error_code ignored;
+    p->acceptor->close(ignored);
+  }
+}
+
+asio::awaitable<void> server::accept_loop(port_state& p) {
+  for (;;) {
+    auto [ec, socket] = co_await p.acceptor->async_accept(asio::as_tuple(asio::use_awaitable));
+    if (ec == asio::error::operation_aborted || !p.acceptor->is_open()) co_return;
+    if (ec) {  // EMFILE and the like: log, breathe, keep serving
+      fmt::print(stderr, "netserve: port {}: accept: {}\n", p.number, ec.message());
+      asio::steady_timer pause(io_, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::use_awaitable);
+      continue;
+    }
+    socket.set_option(tcp::no_delay(true));
+    // The session logs its own failures; nothing escapes it.
+    asio::co_spawn(io_, session(std::move(socket), p), [](std::exception_ptr) {});
+  }
+}
+
+void server::validate(const test_request& r) const {
+  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
+  if (!(r.duration_s > 0) || r.duration_s > options_.max_duration_s)
+    reject(fmt::format("duration {} s is outside (0, {}]", r.duration_s, options_.max_duration_s));
+  if (r.streams < 1 || r.streams > options_.max_streams)
+    reject(fmt::format("{} streams is outside [1, {}]", r.streams, options_.max_streams));
+  if (r.message_size < 1) reject("message size must be at least 1 byte");
+  if (r.kind == test_kind::udp_stream) {
+    if (r.message_size > 65507) reject(fmt::format("UDP message size {} exceeds 65507", r.message_size));
+    if (r.data_ports.size() != r.streams) reject("one data port per stream is required");
+    for (auto port : r.data_ports)
+      if (port == 0) reject("data port 0");
+  } else if (r.message_size > (16u << 20)) {
+    reject("TCP message size exceeds 16 MiB");
+  }
+  if (!(r.pps >= 0) || r.pps > 1e10) reject("bad packet rate");
+  if (r.interval_s != 0 && !(r.interval_s >= 0.05 && r.interval_s <= r.duration_s))
+    reject("interval must be 0 or between 0.05 s and the duration");
+  if (r.dscp < -1 || r.dscp > 63) reject("DSCP outside 0..63");
+  if (r.cpu < -1 || r.cpu > 4095) reject("bad CPU number");
+  if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > (1 << 30) || r.sndbuf > (1 << 30)) reject("bad socket buffer size");
+  if (r.mss != 0 && (r.mss < 88 || r.mss > 65495)) reject("MSS outside 88..65495");
+}
+
+void server::attach_data(tcp::socket socket, port_state& p, const data_hello& hello) {
+  auto it = p.tests.find(hello.cookie);
+  if (it == p.tests.end()) throw protocol_error("data connection names no test on this port");
+  // The data plane uses blocking system calls with timeouts; Asio may have made the socket non-blocking.
+  fd_handle fd(socket.release());
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  if (auto error = it->second->attach_tcp(hello.stream, std::move(fd)); !error.empty()) throw protocol_error(error);
+}
+
+}  // namespace nb::serve

@@ -1,0 +1,66 @@
+#pragma once
+// netserve: many ports in one process. On each port a TCP acceptor takes control connections and TCP
+// data connections, and a UDP socket takes datagrams, all on the same port number, so a firewall rule
+// that opens a port range for TCP and UDP is all a test needs.
+#include "core/frame_io.hpp"
+#include "netserve/server_test.hpp"
+#include "netserve/udp_port.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nb::serve {
+
+struct server_options {
+  std::vector<std::uint16_t> ports;    // 0 = any free port (TCP and UDP get the same number)
+  std::string bind = "0.0.0.0";
+  double max_duration_s = 3600;
+  std::uint32_t max_streams = 64;
+  std::uint32_t max_tests_per_port = 64;
+  int rcvbuf = 4 << 20;                // default receive buffer of every UDP port socket
+  bool gro = true;
+  double drain_quiet_s = 0.1;          // after the client's end: quiet this long and the queue empty
+  double drain_max_s = 2.0;            // ... or give up waiting after this long
+  double first_message_timeout_s = 5;  // a connection that says nothing is closed after this
+};
+
+class server {
+ public:
+  server(asio::io_context& io, server_options options);
+  // Binds every port; throws std::runtime_error naming the port that failed.
+  void bind();
+  // {"event":"ready",...}: one line, printed once every port is bound.
+  std::string ready_line() const;
+  void start();
+  void stop();
+
+ private:
+  struct port_state {
+    std::uint16_t number = 0;
+    std::unique_ptr<tcp::acceptor> acceptor;
+    std::shared_ptr<udp_port> udp;
+    std::map<std::string, std::shared_ptr<server_test>> tests;  // by cookie
+  };
+
+  void bind_port(port_state& p, std::uint16_t wanted);
+  asio::awaitable<void> accept_loop(port_state& p);
+  asio::awaitable<void> session(tcp::socket socket, port_state& p);
+  asio::awaitable<void> run_test(tcp::socket& socket, port_state& p, test_request request);
+  asio::awaitable<void> report_intervals(tcp::socket& socket, const server_test& t, const bool& ended);
+  asio::awaitable<end_msg> await_end(tcp::socket& socket, const server_test& t, bool& ended);
+  asio::awaitable<void> drain(server_test& t);
+  void attach_data(tcp::socket socket, port_state& p, const data_hello& hello);
+  void validate(const test_request& r) const;
+
+  asio::io_context& io_;
+  server_options options_;
+  std::vector<std::unique_ptr<port_state>> ports_;
+  std::uint64_t next_test_id_ = 0;
+};
+
+}  // namespace nb::serve

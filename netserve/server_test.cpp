@@ -1,0 +1,170 @@
+#include "netserve/server_test.hpp"
+
+#include "core/clock.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace nb::serve {
+
+server_test::server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, std::shared_ptr<udp_port> port)
+    : id_(id),
+      cookie_(std::move(cookie)),
+      request_(std::move(request)),
+      peer_(std::move(peer)),
+      port_(std::move(port)),
+      tcp_fds_(request_.streams),
+      tcp_recv_(request_.streams),
+      send_(request_.streams),
+      outcomes_(request_.streams),
+      errors_(request_.streams),
+      done_(std::make_unique<std::atomic<int>[]>(request_.streams)) {
+  unattributed_at_start_ = port_->unattributed();
+}
+
+server_test::~server_test() {
+  for (auto& t : threads_) t.request_stop();
+  threads_.clear();  // joins
+  if (udp_flows_) port_->detach(udp_flows_);
+}
+
+int server_test::attach_udp() {
+  std::vector<endpoint> sources;
+  for (auto p : request_.data_ports) {
+    endpoint e = peer_;
+    e.set_port(p);
+    sources.push_back(e);
+  }
+  if (request_.rcvbuf > 0) set_recv_buffer(port_->fd(), request_.rcvbuf);
+  udp_flows_ = std::make_shared<udp_flows>(std::move(sources));
+  port_->attach(udp_flows_);
+  return recv_buffer(port_->fd());
+}
+
+std::string server_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
+  if (request_.kind != test_kind::tcp_stream) return "data connection for a test that is not TCP_STREAM";
+  if (stream >= request_.streams) return fmt::format("stream {} is out of range", stream);
+  if (tcp_fds_[stream]) return fmt::format("stream {} is already connected", stream);
+  if (endpoint::peer_of(fd.get()).address() != peer_.address())
+    return "data connection from another address than the control connection";
+  if (request_.rcvbuf > 0) set_recv_buffer(fd.get(), request_.rcvbuf);
+  if (request_.sndbuf > 0) set_send_buffer(fd.get(), request_.sndbuf);
+  tcp_fds_[stream] = std::move(fd);
+  if (!request_.reverse) {
+    threads_.emplace_back([this, stream](std::stop_token st) {
+      if (request_.cpu >= 0) pin_thread_to_cpu(request_.cpu);
+      run_tcp_receiver(st, tcp_fds_[stream].get(), tcp_recv_[stream], errors_[stream]);
+      done_[stream] = 1;
+    });
+  } else if (start_wall_ns_ != 0) {
+    start_sender(stream);
+  }
+  return {};
+}
+
+bool server_test::all_data_attached() const {
+  if (request_.kind != test_kind::tcp_stream) return true;
+  return std::all_of(tcp_fds_.begin(), tcp_fds_.end(), [](const fd_handle& f) { return bool(f); });
+}
+
+void server_test::start(std::int64_t start_wall_ns) {
+  start_wall_ns_ = start_wall_ns;
+  if (!request_.reverse) return;
+  for (std::uint32_t s = 0; s < request_.streams; ++s)
+    if (request_.kind == test_kind::udp_stream || tcp_fds_[s]) start_sender(s);
+}
+
+void server_test::start_sender(std::uint32_t stream) {
+  stream_plan plan;
+  plan.message_size = request_.message_size;
+  plan.pps = request_.pps / request_.streams;
+  plan.start_wall_ns = start_wall_ns_;
+  plan.duration_ns = s_to_ns(request_.duration_s);
+  plan.gso = request_.gso;
+  plan.cpu = request_.cpu;
+  if (request_.kind == test_kind::udp_stream) {
+    plan.fd = port_->fd();
+    endpoint dest = peer_;
+    dest.set_port(request_.data_ports[stream]);
+    plan.dest = dest;
+    if (request_.dscp >= 0) set_dscp(port_->fd(), dest.family(), request_.dscp);
+  } else {
+    plan.fd = tcp_fds_[stream].get();
+    if (request_.dscp >= 0) set_dscp(plan.fd, peer_.family(), request_.dscp);
+  }
+  threads_.emplace_back([this, stream, plan](std::stop_token st) {
+    if (request_.kind == test_kind::udp_stream)
+      run_udp_sender(st, plan, send_[stream], outcomes_[stream]);
+    else
+      run_tcp_sender(st, plan, send_[stream], outcomes_[stream]);
+    done_[stream] = 1;
+  });
+}
+
+void server_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
+  packets = bytes = 0;
+  if (!request_.reverse && request_.kind == test_kind::udp_stream && !udp_flows_) return;
+  for (std::uint32_t s = 0; s < request_.streams; ++s) {
+    if (request_.reverse) {
+      packets += send_[s].packets.get();
+      bytes += send_[s].bytes.get();
+    } else if (request_.kind == test_kind::udp_stream) {
+      packets += udp_flows_->counters[s].packets.get();
+      bytes += udp_flows_->counters[s].bytes.get();
+    } else {
+      bytes += tcp_recv_[s].bytes.get();
+    }
+  }
+  if (request_.kind == test_kind::tcp_stream && !request_.reverse && request_.message_size > 0)
+    packets = bytes / request_.message_size;
+}
+
+bool server_test::finished() const {
+  if (!request_.reverse && request_.kind == test_kind::udp_stream) return true;
+  for (std::uint32_t s = 0; s < request_.streams; ++s)
+    if (!done_[s]) return false;
+  return true;
+}
+
+bool server_test::drained(std::int64_t quiet_ns) const {
+  return port_->queued_bytes() == 0 && wall_ns() - port_->last_arrival_ns() >= quiet_ns;
+}
+
+side_counts server_test::finish() {
+  for (auto& t : threads_) t.request_stop();
+  threads_.clear();
+  side_counts c;
+  totals(c.packets, c.bytes);
+  for (std::uint32_t s = 0; s < request_.streams; ++s) {
+    if (!errors_[s].empty() && c.error.empty()) c.error = errors_[s];
+    if (request_.reverse) {
+      c.errors += send_[s].errors.get();
+      const stream_outcome& o = outcomes_[s];
+      if (!o.error.empty() && c.error.empty()) c.error = o.error;
+      if (c.start_wall_ns == 0 || (o.start_wall_ns && o.start_wall_ns < c.start_wall_ns)) c.start_wall_ns = o.start_wall_ns;
+      c.elapsed_ns = std::max(c.elapsed_ns, o.elapsed_ns);
+      c.batching = o.batching;
+      continue;
+    }
+    const recv_counters& r = request_.kind == test_kind::udp_stream ? udp_flows_->counters[s] : tcp_recv_[s];
+    if (r.first_arrival_ns.get() && (c.start_wall_ns == 0 || r.first_arrival_ns.get() < c.start_wall_ns))
+      c.start_wall_ns = r.first_arrival_ns.get();
+    c.end_wall_ns = std::max(c.end_wall_ns, r.last_arrival_ns.get());
+    c.sequenced += r.sequenced.get();
+    c.out_of_order += r.out_of_order.get();
+    c.seq_expected += r.next_seq.get();
+    if (r.sequenced.get() > 1) c.jitter_ns = std::max(c.jitter_ns, r.jitter_ns.get());
+  }
+  if (!request_.reverse && request_.kind == test_kind::udp_stream) {
+    c.kernel_drops = port_->drops_since(*udp_flows_, c.drops_shared);
+    c.batching = port_->batching();
+    port_->detach(udp_flows_);
+    udp_flows_.reset();
+  } else if (!request_.reverse) {
+    c.batching = "recv";
+  }
+  return c;
+}
+
+}  // namespace nb::serve

@@ -1,0 +1,72 @@
+#pragma once
+// The server's side of one test: its data-plane threads and counters. Built by the control session,
+// which drives it; TCP data connections, which arrive on their own connections, attach to it by cookie.
+#include "core/flow.hpp"
+#include "core/protocol.hpp"
+#include "core/socket.hpp"
+#include "core/streams.hpp"
+#include "netserve/udp_port.hpp"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace nb::serve {
+
+class server_test {
+ public:
+  server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, std::shared_ptr<udp_port> port);
+  ~server_test();
+  server_test(const server_test&) = delete;
+  server_test& operator=(const server_test&) = delete;
+
+  std::uint64_t id() const noexcept { return id_; }
+  const std::string& cookie() const noexcept { return cookie_; }
+  const test_request& request() const noexcept { return request_; }
+  const endpoint& peer() const noexcept { return peer_; }
+  std::int64_t start_wall_ns() const noexcept { return start_wall_ns_; }
+
+  // Forward UDP: start counting the client's datagrams. Returns the receive buffer granted.
+  int attach_udp();
+  // A TCP data connection for `stream`; returns an error text when it does not fit this test.
+  std::string attach_tcp(std::uint32_t stream, fd_handle fd);
+  bool all_data_attached() const;
+  // The agreed start instant: reverse tests start their senders (they wait for the instant).
+  void start(std::int64_t start_wall_ns);
+
+  // Cumulative counts of this side so far (received forward, sent in reverse), for interval reports.
+  void totals(std::uint64_t& packets, std::uint64_t& bytes) const;
+  // True once this side is done: senders finished, or TCP receivers saw EOF.
+  bool finished() const;
+  // Forward UDP: the socket has been quiet for `quiet_ns` and its queue is empty.
+  bool drained(std::int64_t quiet_ns) const;
+  // Stops every thread (bounded) and returns this side's counts.
+  side_counts finish();
+  std::uint64_t unattributed_since_start() const { return port_->unattributed() - unattributed_at_start_; }
+
+ private:
+  void start_sender(std::uint32_t stream);
+
+  std::uint64_t id_;
+  std::string cookie_;
+  test_request request_;
+  endpoint peer_;
+  std::shared_ptr<udp_port> port_;  // shared: a test may outlive the server object at shutdown
+  std::uint64_t unattributed_at_start_ = 0;
+  std::int64_t start_wall_ns_ = 0;
+
+  std::shared_ptr<udp_flows> udp_flows_;          // forward UDP
+  std::vector<fd_handle> tcp_fds_;                // TCP, per stream
+  std::vector<recv_counters> tcp_recv_;           // forward TCP
+  std::vector<send_counters> send_;               // reverse
+  std::vector<stream_outcome> outcomes_;          // reverse
+  std::vector<std::string> errors_;               // per stream
+  std::unique_ptr<std::atomic<int>[]> done_;      // per stream: its thread has ended
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace nb::serve

@@ -1,0 +1,154 @@
+// A control session: one coroutine per connection, from the first frame to the result.
+#include "netserve/server.hpp"
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+#include "core/version.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include <random>
+
+namespace nb::serve {
+
+using namespace asio::experimental::awaitable_operators;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string make_cookie() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
+}
+
+asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+std::chrono::nanoseconds until_wall(std::int64_t wall) { return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns())); }
+
+constexpr std::int64_t max_start_lead_ns = 3600LL * 1'000'000'000;  // a start instant further out is refused
+
+}  // namespace
+
+asio::awaitable<void> server::session(tcp::socket socket, port_state& p) {
+  std::string peer = "?";
+  try {
+    peer = socket.remote_endpoint().address().to_string();
+    auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(options_.first_message_timeout_s));
+    message first = co_await read_message(socket, timeout);
+    if (auto* hello = std::get_if<data_hello>(&first)) {
+      attach_data(std::move(socket), p, *hello);
+    } else if (auto* request = std::get_if<test_request>(&first)) {
+      co_await run_test(socket, p, std::move(*request));
+    } else {
+      throw protocol_error(fmt::format("first message must be 'test_request' or 'data', not '{}'", message_type(first)));
+    }
+  } catch (const protocol_error& e) {
+    fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", p.number, peer, e.what());
+    if (socket.is_open()) {
+      // Tell the client why, best effort, then close.
+      std::string frame = encode_frame(error_msg{e.what()});
+      boost::system::error_code ignored;
+      socket.non_blocking(true, ignored);
+      socket.write_some(asio::buffer(frame), ignored);
+    }
+  } catch (const boost::system::system_error& e) {
+    fmt::print(stderr, "netserve: port {}: connection from {} lost: {}\n", p.number, peer, e.code().message());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", p.number, peer, e.what());
+  }
+}
+
+asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_request request) {
+  validate(request);
+  if (p.tests.size() >= options_.max_tests_per_port)
+    throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.tests.size()));
+  endpoint peer = endpoint::peer_of(socket.native_handle());
+  auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer, p.udp);
+  const test_request& r = test->request();
+  p.tests.emplace(test->cookie(), test);
+  struct unregister {
+    port_state& p;
+    std::string cookie;
+    ~unregister() { p.tests.erase(cookie); }
+  } guard{p, test->cookie()};
+
+  ready_msg ready{test->id(), test->cookie(), version, 0, 0, ""};
+  if (r.kind == test_kind::udp_stream && !r.reverse) {
+    ready.rcvbuf = test->attach_udp();
+    ready.batching = p.udp->batching();
+  }
+  const message ready_m = ready;
+  co_await write_message(socket, ready_m);
+
+  auto start = co_await expect_message<start_msg>(socket, 30s);
+  if (start.start_wall_ns > wall_ns() + max_start_lead_ns) throw protocol_error("rejected: start instant too far ahead");
+  for (int i = 0; i < 1000 && !test->all_data_attached(); ++i) co_await sleep_for(10ms);
+  if (!test->all_data_attached()) throw protocol_error("not every TCP data connection arrived within 10 s");
+  test->start(start.start_wall_ns);
+
+  bool ended = false;
+  auto client_end = co_await (report_intervals(socket, *test, ended) && await_end(socket, *test, ended));
+  co_await drain(*test);
+  result_msg result{test->finish(), test->unattributed_since_start()};
+  const message result_m = result;
+  co_await write_message(socket, result_m);
+
+  const side_counts& c = result.counts;
+  double seconds = ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns);
+  fmt::print(stderr,
+             "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
+             "mbps={:.3f} kernel_drops={} unattributed={}{}{}\n",
+             p.number, test->id(), to_string(r.kind), r.reverse ? "reverse" : "forward", peer.address(), r.message_size,
+             r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds, per_second(c.packets, seconds),
+             bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, result.unattributed, c.error.empty() ? "" : " error=",
+             c.error);
+}
+
+asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server_test& t, const bool& ended) {
+  const test_request& r = t.request();
+  if (r.interval_s <= 0) co_return;
+  // Interval k ends at start + (k+1) * step, the last one at the end of the test: the client samples its
+  // own counters at the same wall-clock instants, so the two sides' intervals line up.
+  const std::int64_t step = s_to_ns(r.interval_s), end = t.start_wall_ns() + s_to_ns(r.duration_s);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (std::uint32_t k = 0; !ended; ++k) {
+    std::int64_t boundary = std::min(t.start_wall_ns() + (k + 1) * step, end);
+    timer.expires_after(until_wall(boundary));
+    co_await timer.async_wait(asio::use_awaitable);
+    if (ended) break;
+    interval_msg m{k, boundary, 0, 0};
+    t.totals(m.packets, m.bytes);
+    const message msg = m;
+    co_await write_message(socket, msg);
+    if (boundary >= end) break;
+  }
+}
+
+asio::awaitable<end_msg> server::await_end(tcp::socket& socket, const server_test& t, bool& ended) {
+  const test_request& r = t.request();
+  auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(r.duration_s)) + 3600s;
+  auto end = co_await expect_message<end_msg>(socket, timeout);
+  ended = true;
+  co_return end;
+}
+
+asio::awaitable<void> server::drain(server_test& t) {
+  const test_request& r = t.request();
+  std::int64_t quiet = s_to_ns(options_.drain_quiet_s);
+  std::int64_t give_up = mono_ns() + s_to_ns(options_.drain_max_s);
+  bool udp_in = r.kind == test_kind::udp_stream && !r.reverse;
+  while (mono_ns() < give_up) {
+    if (udp_in ? t.drained(quiet) : t.finished()) co_return;
+    co_await sleep_for(5ms);
+  }
+}
+
+}  // namespace nb::serve
