@@ -45,6 +45,7 @@ struct alignas(64) send_counters {
 // Receiver side of one stream: counts, arrival window, and sequence analysis (RFC 3550 jitter).
 struct alignas(64) recv_counters {
   relaxed<std::uint64_t> packets, bytes;
+  relaxed<std::uint64_t> buffers;  // what the socket handed over: one per datagram, or per GRO batch
   relaxed<std::int64_t> first_arrival_ns, last_arrival_ns;  // wall clock, 0 = none yet
   relaxed<std::uint64_t> sequenced;      // datagrams that carried a sequence number
   relaxed<std::uint64_t> next_seq;       // highest sequence seen + 1
@@ -79,6 +80,7 @@ struct alignas(64) recv_counters {
     if (segment > 0 && len > segment) n = (len + segment - 1) / segment;
     packets.add(n);
     bytes.add(len);
+    buffers.add(1);
     if (first_arrival_ns.get() == 0) first_arrival_ns.set(arrival_ns);
     last_arrival_ns.set(arrival_ns);
     std::size_t step = n == 1 ? len : segment;

@@ -1,5 +1,6 @@
 #include "core/frame_io.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -15,7 +16,9 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-// Runs `op` against a timer; the loser is cancelled. Throws protocol_error on timeout.
+// Runs `op` (an as_tuple operation, so it never throws) against a timer; the loser is cancelled.
+// Throws protocol_error on timeout and system_error when the operation fails: `||` waits for the first
+// operation that *succeeds*, so a failure must come back as a value to end the race at once.
 template <class Op>
 asio::awaitable<std::size_t> with_deadline(Op op, std::chrono::steady_clock::duration timeout, const char* what) {
   asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
@@ -23,23 +26,27 @@ asio::awaitable<std::size_t> with_deadline(Op op, std::chrono::steady_clock::dur
   if (r.index() == 1)
     throw protocol_error(fmt::format("timed out after {:.1f} s {}",
                                      std::chrono::duration<double>(timeout).count(), what));
-  co_return std::get<0>(r);
+  auto [ec, n] = std::get<0>(r);
+  if (ec) throw boost::system::system_error(ec);
+  co_return n;
 }
+
+constexpr auto no_throw = asio::as_tuple(asio::use_awaitable);
 
 }  // namespace
 
 asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
   unsigned char header[frame_header_size];
-  co_await with_deadline(asio::async_read(socket, asio::buffer(header), asio::use_awaitable), timeout,
+  co_await with_deadline(asio::async_read(socket, asio::buffer(header), no_throw), timeout,
                          "waiting for a message");
   std::string payload(decode_frame_length(header), '\0');
-  co_await with_deadline(asio::async_read(socket, asio::buffer(payload), asio::use_awaitable), timeout,
+  co_await with_deadline(asio::async_read(socket, asio::buffer(payload), no_throw), timeout,
                          "reading a message");
   co_return decode_payload(payload);
 }
 
 asio::awaitable<void> write_frame(tcp::socket& socket, std::string frame, std::chrono::steady_clock::duration timeout) {
-  co_await with_deadline(asio::async_write(socket, asio::buffer(frame), asio::use_awaitable), timeout,
+  co_await with_deadline(asio::async_write(socket, asio::buffer(frame), no_throw), timeout,
                          "sending a message");
 }
 

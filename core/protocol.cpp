@@ -32,7 +32,7 @@ json to_json(const side_counts& c) {
   return {{"packets", c.packets},     {"bytes", c.bytes},
           {"errors", c.errors},       {"start_wall_ns", c.start_wall_ns},
           {"end_wall_ns", c.end_wall_ns}, {"elapsed_ns", c.elapsed_ns},
-          {"kernel_drops", c.kernel_drops}, {"drops_shared", c.drops_shared},
+          {"kernel_drops", c.kernel_drops}, {"buffers", c.buffers}, {"drops_shared", c.drops_shared},
           {"sequenced", c.sequenced}, {"out_of_order", c.out_of_order},
           {"seq_expected", c.seq_expected}, {"jitter_ns", c.jitter_ns},
           {"batching", c.batching},   {"error", c.error}};
@@ -78,6 +78,7 @@ side_counts read_counts(const json& j) {
   c.end_wall_ns = f.get<std::int64_t>("end_wall_ns");
   c.elapsed_ns = f.get<std::int64_t>("elapsed_ns");
   c.kernel_drops = f.get<std::uint64_t>("kernel_drops");
+  c.buffers = f.get<std::uint64_t>("buffers");
   c.drops_shared = f.get<bool>("drops_shared");
   c.sequenced = f.get<std::uint64_t>("sequenced");
   c.out_of_order = f.get<std::uint64_t>("out_of_order");

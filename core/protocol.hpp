@@ -73,7 +73,8 @@ struct side_counts {
   std::int64_t start_wall_ns = 0;        // sender: first send; receiver: first arrival
   std::int64_t end_wall_ns = 0;          // receiver: last arrival
   std::int64_t elapsed_ns = 0;           // sender: monotonic duration of the sending
-  std::uint64_t kernel_drops = 0;        // receiver: socket drops during the test
+  std::uint64_t kernel_drops = 0;        // receiver: socket drops during the test, in kernel buffers
+  std::uint64_t buffers = 0;             // receiver: buffers received (fewer than packets with GRO)
   bool drops_shared = false;             // receiver: another test shared the socket meanwhile
   std::uint64_t sequenced = 0;           // receiver: datagrams that carried a sequence number
   std::uint64_t out_of_order = 0;

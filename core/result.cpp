@@ -3,6 +3,8 @@
 #include "core/json_fields.hpp"
 #include "core/units.hpp"
 
+#include <cmath>
+
 namespace nb {
 namespace {
 
@@ -34,6 +36,7 @@ flow_figures flow_from(const json& j, const char* name) {
 
 json loss_json(const loss_figures& l) {
   return {{"packets", l.packets}, {"percent", l.percent}, {"receiver_kernel_drops", l.receiver_kernel_drops},
+          {"kernel_drop_buffers", l.kernel_drop_buffers}, {"drops_estimated", l.drops_estimated},
           {"path", l.path}, {"drops_shared", l.drops_shared}, {"reconciles", l.reconciles}, {"note", l.note}};
 }
 
@@ -43,6 +46,8 @@ loss_figures loss_from(const json& j) {
   l.packets = f.get<std::uint64_t>("packets");
   l.percent = f.get<double>("percent");
   l.receiver_kernel_drops = f.get<std::uint64_t>("receiver_kernel_drops");
+  l.kernel_drop_buffers = f.get<std::uint64_t>("kernel_drop_buffers");
+  l.drops_estimated = f.get<bool>("drops_estimated");
   l.path = f.get<std::uint64_t>("path");
   l.drops_shared = f.get<bool>("drops_shared");
   l.reconciles = f.get<bool>("reconciles");
@@ -73,11 +78,19 @@ void compute_rates(flow_figures& f) {
   f.bits_per_second = bits_per_second(f.bytes, f.seconds);
 }
 
-void reconcile(test_result& r) {
+void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers) {
   loss_figures& l = r.loss;
   const std::uint64_t sent = r.sender.packets, got = r.receiver.packets;
+  l.kernel_drop_buffers = drop_buffers;
+  l.receiver_kernel_drops = drop_buffers;
+  if (buffers > 0 && got > buffers) {
+    l.drops_estimated = drop_buffers > 0;
+    l.receiver_kernel_drops = static_cast<std::uint64_t>(
+        std::llround(static_cast<double>(drop_buffers) * static_cast<double>(got) / static_cast<double>(buffers)));
+  }
   if (got > sent) {
-    l = {};
+    l.packets = l.path = l.receiver_kernel_drops = 0;
+    l.reconciles = false;
     l.note = fmt::format("receiver counted {} more datagrams than were sent (duplicates or a foreign sender)",
                          got - sent);
     return;
@@ -89,6 +102,9 @@ void reconcile(test_result& r) {
   l.receiver_kernel_drops = std::min(l.receiver_kernel_drops, l.packets);
   l.path = l.packets - l.receiver_kernel_drops;
   l.reconciles = got + l.packets == sent && l.path + l.receiver_kernel_drops == l.packets;
+  if (l.drops_estimated)
+    l.note = fmt::format("receiver kernel drops estimated: the kernel counted {} dropped GRO buffers of about {:.1f} datagrams",
+                         drop_buffers, static_cast<double>(got) / static_cast<double>(buffers));
   if (r.kind == test_kind::tcp_stream && r.sender.bytes != r.receiver.bytes) {
     l.reconciles = false;
     l.note = fmt::format("TCP delivered {} of {} bytes", r.receiver.bytes, r.sender.bytes);

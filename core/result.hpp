@@ -30,7 +30,9 @@ struct flow_figures {
 struct loss_figures {
   std::uint64_t packets = 0;                 // sent - received
   double percent = 0;
-  std::uint64_t receiver_kernel_drops = 0;   // counted by the receiving socket (buffer overflow)
+  std::uint64_t receiver_kernel_drops = 0;   // datagrams dropped by the receiving socket (buffer overflow)
+  std::uint64_t kernel_drop_buffers = 0;     // the kernel's own count: buffers, which with GRO hold many datagrams
+  bool drops_estimated = false;              // GRO: datagrams = buffers x datagrams per received buffer
   std::uint64_t path = 0;                    // the rest: lost between the two sockets
   bool drops_shared = false;                 // the receiving socket also served another test meanwhile
   bool reconciles = false;                   // sent == received + lost, path + drops == lost
@@ -67,8 +69,10 @@ struct test_result {
   std::vector<interval_figures> intervals;
 };
 
-// Fills loss and reconciliation from sender and receiver counts.
-void reconcile(test_result& r);
+// Fills loss and reconciliation from sender and receiver counts. `drop_buffers` is the receiving socket's
+// drop count and `buffers` the buffers it delivered: with GRO one buffer carries many datagrams, and the
+// kernel counts a dropped buffer once, so drops in datagrams are then an estimate (flagged).
+void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers);
 // Rates from counts and seconds.
 void compute_rates(flow_figures& f);
 

@@ -110,6 +110,7 @@ side_counts client_test::local_counts() const {
     if (r.first_arrival_ns.get() && (c.start_wall_ns == 0 || r.first_arrival_ns.get() < c.start_wall_ns))
       c.start_wall_ns = r.first_arrival_ns.get();
     c.end_wall_ns = std::max(c.end_wall_ns, r.last_arrival_ns.get());
+    c.buffers += r.buffers.get();
     c.sequenced += r.sequenced.get();
     c.out_of_order += r.out_of_order.get();
     c.seq_expected += r.next_seq.get();
@@ -194,9 +195,8 @@ test_result client_test::result() const {
                 o_.reverse ? local_buffer_granted_ : ready_.rcvbuf, rcv.batching};
   compute_rates(r.sender);
   compute_rates(r.receiver);
-  r.loss.receiver_kernel_drops = rcv.kernel_drops;
   r.loss.drops_shared = rcv.drops_shared;
-  reconcile(r);
+  reconcile(r, rcv.kernel_drops, o_.kind == test_kind::udp_stream ? rcv.buffers : 0);
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
     r.out_of_order = rcv.out_of_order;
     if (rcv.jitter_ns >= 0) r.jitter_ms = rcv.jitter_ns / 1e6;

@@ -19,8 +19,10 @@ std::string loss_line(const test_result& r) {
   if (!l.note.empty() && !l.reconciles) return fmt::format("Loss        does not reconcile: {}\n", l.note);
   std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets, r.sender.packets, l.percent);
   if (l.packets)
-    s += fmt::format(": {} dropped by the receiver's kernel (socket buffer full{}), {} lost on the path", l.receiver_kernel_drops,
+    s += fmt::format(": {}{} dropped by the receiver's kernel (socket buffer full{}), {} lost on the path",
+                     l.drops_estimated ? "about " : "", l.receiver_kernel_drops,
                      l.drops_shared ? ", socket shared with another test" : "", l.path);
+  if (l.drops_estimated) s += fmt::format("\n            (the kernel counts dropped GRO buffers: {})", l.kernel_drop_buffers);
   return s + "\n";
 }
 

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-tests-per-port", options.max_tests_per_port, "Most concurrent tests per port")->capture_default_str();
   app.add_option("--rcvbuf", options.rcvbuf, "Receive buffer of each UDP port socket, bytes")->capture_default_str();
   app.add_flag("!--no-gro", options.gro, "Do not use UDP GRO on receive");
+  app.add_option("--first-message-timeout", options.first_message_timeout_s,
+                 "Seconds a new connection may stay silent before it is closed")
+      ->capture_default_str();
   app.add_option("--drain-quiet", options.drain_quiet_s, "Seconds of quiet that end a UDP test's drain")->capture_default_str();
   app.add_option("--drain-max", options.drain_max_s, "Longest UDP drain, seconds")->capture_default_str();
   CLI11_PARSE(app, argc, argv);

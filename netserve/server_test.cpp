@@ -151,6 +151,7 @@ side_counts server_test::finish() {
     if (r.first_arrival_ns.get() && (c.start_wall_ns == 0 || r.first_arrival_ns.get() < c.start_wall_ns))
       c.start_wall_ns = r.first_arrival_ns.get();
     c.end_wall_ns = std::max(c.end_wall_ns, r.last_arrival_ns.get());
+    c.buffers += r.buffers.get();
     c.sequenced += r.sequenced.get();
     c.out_of_order += r.out_of_order.get();
     c.seq_expected += r.next_seq.get();

@@ -1,0 +1,106 @@
+// What a user sees: the netperf table, JSON lines, start instants, and clear errors.
+#include "core/clock.hpp"
+#include "tests/integration/netserve_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using nb::test::netload_argv;
+using nb::test::netserve_process;
+using nlohmann::json;
+
+TEST_CASE("the seed command prints netperf's two-line table plus packets per second", "[integration][output]") {
+  netserve_process server(1);
+  // netload -H 127.0.0.1 -p PORT -t UDP_STREAM -l 3 -- -m 1, as the procedure has it (paced for CI).
+  auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 1, {"--pps", "20000"}, {"-m", "1"}));
+  INFO(c.err);
+  REQUIRE(c.status == 0);
+  CHECK_THAT(c.out, Catch::Contains("Socket  Message  Elapsed      Messages"));
+  CHECK_THAT(c.out, Catch::Contains("bytes   bytes    secs            #      #   10^6bits/sec"));
+  CHECK_THAT(c.out, Catch::Contains("Packets/s   sender"));
+  CHECK_THAT(c.out, Catch::Contains("receiver"));
+  CHECK_THAT(c.out, Catch::Contains("Loss"));
+  // Sender line: buffer, size 1, time, count, errors, throughput; receiver line: buffer, time, count, throughput.
+  std::istringstream lines(c.out);
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(f), {}};
+    if ((w.size() == 6 && w[1] == "1") || (w.size() == 4 && rows == 1)) ++rows;
+  }
+  CHECK(rows == 2);
+}
+
+TEST_CASE("json-stream mode prints intervals then the result", "[integration][output]") {
+  netserve_process server(1);
+  auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 2, {"--json-stream", "--interval", "0.5", "--pps", "20000"},
+                                      {"-m", "64"}));
+  INFO(c.err);
+  REQUIRE(c.status == 0);
+  std::istringstream lines(c.out);
+  std::string line;
+  std::vector<json> events;
+  while (std::getline(lines, line)) events.push_back(json::parse(line));
+  REQUIRE(events.size() == 5);
+  std::uint64_t sent = 0, received = 0;
+  for (int i = 0; i < 4; ++i) {
+    CHECK(events[i]["type"] == "interval");
+    CHECK(events[i]["index"] == i);
+    CHECK(events[i]["complete"] == true);
+    CHECK(events[i]["sent_packets"].get<double>() == Approx(10000).epsilon(0.1));
+    sent += events[i]["sent_packets"].get<std::uint64_t>();
+    received += events[i]["received_packets"].get<std::uint64_t>();
+  }
+  const json& r = events[4];
+  CHECK(r["type"] == "result");
+  // Interval sums cover the test; the last datagrams may land after the last boundary.
+  CHECK(sent == r["sender"]["packets"].get<std::uint64_t>());
+  CHECK(received <= r["receiver"]["packets"].get<std::uint64_t>());
+  CHECK(r["intervals"].size() == 4);
+}
+
+TEST_CASE("start-at waits for the instant and reports when it started", "[integration][output]") {
+  netserve_process server(1);
+  double at = static_cast<double>(nb::wall_ns()) / 1e9 + 1.0;
+  auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 1,
+                                      {"--json", "--pps", "10000", "--start-at", std::to_string(at)}, {"-m", "16"}));
+  REQUIRE(c.status == 0);
+  json r = json::parse(c.out);
+  CHECK(r["requested_start"].get<double>() == Approx(at).margin(1e-3));
+  CHECK(r["actual_start"].get<double>() >= at - 1e-3);
+  CHECK(r["actual_start"].get<double>() - at < 0.05);
+}
+
+TEST_CASE("netload errors are one clear line with a non-zero status", "[integration][errors]") {
+  SECTION("a netperf option netload does not support") {
+    auto c = nb::test::run({nb::test::netload_path(), "-H", "127.0.0.1", "-c", "-t", "UDP_STREAM"});
+    CHECK(c.status == 2);
+    CHECK_THAT(c.err, Catch::Contains("netperf option -c (local CPU utilisation) is not supported"));
+  }
+  SECTION("a test-specific option netload does not support") {
+    auto c = nb::test::run({nb::test::netload_path(), "-t", "UDP_STREAM", "--", "-P", "5000"});
+    CHECK(c.status == 2);
+    CHECK_THAT(c.err, Catch::Contains("-P"));
+  }
+  SECTION("an unknown test") {
+    auto c = nb::test::run({nb::test::netload_path(), "-t", "TCP_RR"});
+    CHECK(c.status == 2);
+    CHECK_THAT(c.err, Catch::Contains("TCP_RR"));
+  }
+  SECTION("nobody listening") {
+    netserve_process server(1);
+    auto port = server.port();
+    server.stop();
+    auto c = nb::test::run(netload_argv(port, "UDP_STREAM", 1, {}, {"-m", "1"}));
+    CHECK(c.status == 1);
+    CHECK_THAT(c.err, Catch::Contains("Connection refused"));
+  }
+  SECTION("a test the server refuses") {
+    netserve_process server(1, {"--max-duration", "1"});
+    auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 5, {}, {"-m", "1"}));
+    CHECK(c.status == 1);
+    CHECK_THAT(c.err, Catch::Contains("rejected: duration"));
+  }
+}

@@ -1,0 +1,118 @@
+// Malformed control input closes that connection with a logged reason; netserve keeps serving others.
+#include "core/protocol.hpp"
+#include "tests/integration/netserve_fixture.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <thread>
+
+using nb::test::netload_argv;
+using nb::test::netserve_process;
+
+namespace {
+
+int connect_to(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+std::string frame_of(const std::string& payload) {
+  std::uint32_t len = htonl(static_cast<std::uint32_t>(payload.size()));
+  return std::string(reinterpret_cast<const char*>(&len), 4) + payload;
+}
+
+// Sends `bytes`, optionally half-closes, then waits until the server closes the connection.
+void send_and_expect_close(std::uint16_t port, const std::string& bytes, bool half_close) {
+  int fd = connect_to(port);
+  if (!bytes.empty()) REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  if (half_close) ::shutdown(fd, SHUT_WR);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
+  }
+  // Closed by the server (a reset when it left our extra bytes unread), not timed out here.
+  CHECK((n == 0 || errno == ECONNRESET));
+  ::close(fd);
+}
+
+void check_still_serves(netserve_process& server) {
+  auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 0.5, {"--json", "--pps", "10000"}, {"-m", "16"}));
+  INFO(c.err);
+  CHECK(c.status == 0);
+}
+
+void wait_for_log(netserve_process& server, const std::string& text) {
+  for (int i = 0; i < 300 && server.log().find(text) == std::string::npos; ++i) ::usleep(10'000);
+  INFO(server.log());
+  CHECK_THAT(server.log(), Catch::Contains(text));
+}
+
+}  // namespace
+
+TEST_CASE("malformed control input is refused - logged - and does not stop the server", "[integration][malformed]") {
+  netserve_process server(1, {"--first-message-timeout", "1"});
+  const auto port = server.port();
+
+  SECTION("truncated frame") {
+    send_and_expect_close(port, std::string("\0\0\0\x64", 4) + "{\"v\":1", true);
+    wait_for_log(server, "lost: End of file");
+  }
+  SECTION("oversized length") {
+    send_and_expect_close(port, std::string("\x7f\xff\xff\xff", 4), false);
+    wait_for_log(server, "exceeds the 65536-byte limit");
+  }
+  SECTION("wrong field types") {
+    send_and_expect_close(port, frame_of(R"({"v":1,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
+    wait_for_log(server, "field 'message_size' must be a non-negative integer");
+  }
+  SECTION("unknown message") {
+    send_and_expect_close(port, frame_of(R"({"v":1,"type":"launch_missiles","body":{}})"), false);
+    wait_for_log(server, "unknown message type 'launch_missiles'");
+  }
+  SECTION("wrong protocol version") {
+    send_and_expect_close(port, frame_of(R"({"v":99,"type":"start","body":{"start_wall_ns":0}})"), false);
+    wait_for_log(server, "protocol version 99 is not supported");
+  }
+  SECTION("random bytes") {
+    std::mt19937 rng(42);
+    std::string junk(512, '\0');
+    for (auto& ch : junk) ch = static_cast<char>(rng());
+    junk[0] = 0;  // a plausible length, so the payload is read and must fail to parse
+    junk[1] = 0;
+    junk[2] = 1;
+    junk[3] = 0;
+    send_and_expect_close(port, junk, false);
+    wait_for_log(server, "message is not valid JSON");
+  }
+  SECTION("a connection that sends nothing") {
+    send_and_expect_close(port, "", false);
+    wait_for_log(server, "timed out after 1.0 s waiting for a message");
+  }
+  SECTION("a data connection with an unknown cookie") {
+    send_and_expect_close(port, frame_of(R"({"v":1,"type":"data","body":{"cookie":"nope","stream":0}})"), false);
+    wait_for_log(server, "data connection names no test on this port");
+  }
+  check_still_serves(server);
+}
+
+TEST_CASE("a silent connection does not hold up other clients", "[integration][malformed]") {
+  netserve_process server(1, {"--first-message-timeout", "5"});
+  int idle = connect_to(server.port());
+  check_still_serves(server);  // runs while the silent connection is still open
+  ::close(idle);
+}

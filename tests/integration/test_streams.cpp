@@ -1,0 +1,142 @@
+// netserve and netload as real processes on 127.0.0.1: counts add up, and match netserve's own log.
+#include "tests/integration/netserve_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <thread>
+
+using nb::test::netload_argv;
+using nb::test::netserve_process;
+using nlohmann::json;
+
+namespace {
+
+json run_json(std::uint16_t port, const std::string& test, double seconds, std::vector<std::string> global,
+              std::vector<std::string> test_opts) {
+  global.push_back("--json");
+  auto c = nb::test::run(netload_argv(port, test, seconds, global, test_opts));
+  INFO("stderr: " << c.err);
+  REQUIRE(c.status == 0);
+  return json::parse(c.out);
+}
+
+void require_reconciles(const json& r) {
+  auto sent = r["sender"]["packets"].get<std::uint64_t>();
+  auto got = r["receiver"]["packets"].get<std::uint64_t>();
+  auto lost = r["loss"]["packets"].get<std::uint64_t>();
+  REQUIRE(r["ok"] == true);
+  REQUIRE(r["loss"]["reconciles"] == true);
+  REQUIRE(sent == got + lost);
+  REQUIRE(lost == r["loss"]["path"].get<std::uint64_t>() + r["loss"]["receiver_kernel_drops"].get<std::uint64_t>());
+  REQUIRE(sent > 0);
+}
+
+}  // namespace
+
+TEST_CASE("UDP_STREAM counts reconcile and match netserve's log", "[integration][udp]") {
+  netserve_process server(1);
+  auto size = GENERATE(std::string("1"), std::string("16"), std::string("1400"));
+  // Paced so that the 2-core CI machine stays responsive; the unpaced path is the benchmark's job.
+  json r = run_json(server.port(), "UDP_STREAM", 1, {"--pps", "50000"}, {"-m", size});
+  require_reconciles(r);
+  CHECK(r["message_size"] == std::stoul(size));
+  CHECK(r["receiver"]["packets"].get<std::uint64_t>() == server.wait_logged(server.port(), 1).at(0));
+  CHECK(r["sender"]["bytes"].get<std::uint64_t>() == r["sender"]["packets"].get<std::uint64_t>() * std::stoul(size));
+  if (size != "1") {
+    CHECK(r["out_of_order"].is_number());
+    CHECK(r["jitter_ms"].is_number());
+  } else {
+    CHECK(r["jitter_ms"].is_null());  // a 1-byte datagram has no room for a sequence number
+  }
+}
+
+TEST_CASE("UDP_STREAM unpaced with GSO and GRO counts every datagram", "[integration][udp]") {
+  netserve_process server(1);
+  json r = run_json(server.port(), "UDP_STREAM", 1, {}, {"-m", "1"});
+  require_reconciles(r);
+  CHECK(r["sender"]["batching"] == "gso");
+  CHECK(r["receiver"]["batching"] == "gro");
+  CHECK(r["receiver"]["packets"].get<std::uint64_t>() == server.wait_logged(server.port(), 1).at(0));
+}
+
+TEST_CASE("UDP_STREAM without GSO falls back to sendmmsg and says so", "[integration][udp]") {
+  netserve_process server(1, {"--no-gro"});
+  json r = run_json(server.port(), "UDP_STREAM", 1, {"--no-gso", "--pps", "100000"}, {"-m", "64"});
+  require_reconciles(r);
+  CHECK(r["sender"]["batching"] == "sendmmsg");
+  CHECK(r["receiver"]["batching"] == "recvmmsg");
+}
+
+TEST_CASE("TCP_STREAM delivers every byte", "[integration][tcp]") {
+  netserve_process server(1);
+  json r = run_json(server.port(), "TCP_STREAM", 1, {}, {"-m", "65536"});
+  require_reconciles(r);
+  CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
+  CHECK(r["mss"].get<int>() > 0);
+  CHECK(r["path_mtu"].get<int>() > 0);
+}
+
+TEST_CASE("TCP_STREAM honours -M (MSS)", "[integration][tcp]") {
+  netserve_process server(1);
+  json r = run_json(server.port(), "TCP_STREAM", 1, {"--rate", "200M"}, {"-m", "16K", "-M", "1200"});
+  require_reconciles(r);
+  CHECK(r["mss"].get<int>() <= 1200);
+}
+
+TEST_CASE("reverse mode: the server sends - counts still add up", "[integration][reverse]") {
+  netserve_process server(1);
+  SECTION("UDP") {
+    json r = run_json(server.port(), "UDP_STREAM", 1, {"--reverse", "--pps", "50000"}, {"-m", "100"});
+    require_reconciles(r);
+    CHECK(r["reverse"] == true);
+  }
+  SECTION("TCP") {
+    json r = run_json(server.port(), "TCP_STREAM", 1, {"--reverse"}, {"-m", "32K"});
+    require_reconciles(r);
+  }
+}
+
+TEST_CASE("eight concurrent instances on eight ports each get their own counts", "[integration][multi]") {
+  netserve_process server(8);
+  std::vector<std::unique_ptr<nb::test::child>> clients;
+  for (int i = 0; i < 8; ++i) {
+    // Different rates, so a mix-up between ports would show.
+    auto pps = std::to_string(5000 * (i + 1));
+    clients.push_back(std::make_unique<nb::test::child>(
+        netload_argv(server.port(i), "UDP_STREAM", 1, {"--json", "--pps", pps}, {"-m", "16"})));
+  }
+  for (int i = 0; i < 8; ++i) {
+    auto c = clients[i]->wait();
+    INFO("instance " << i << " stderr: " << c.err);
+    REQUIRE(c.status == 0);
+    json r = json::parse(c.out);
+    require_reconciles(r);
+    CHECK(r["port"] == server.port(i));
+    auto logged = server.wait_logged(server.port(i), 1);
+    REQUIRE(logged.size() == 1);
+    CHECK(r["receiver"]["packets"].get<std::uint64_t>() == logged[0]);
+    double expected = 5000.0 * (i + 1);
+    CHECK(r["sender"]["pps"].get<double>() == Approx(expected).epsilon(0.05));
+  }
+}
+
+TEST_CASE("two clients on one port are counted apart", "[integration][multi]") {
+  netserve_process server(1);
+  nb::test::child a(netload_argv(server.port(), "UDP_STREAM", 1, {"--json", "--pps", "10000"}, {"-m", "1"}));
+  nb::test::child b(netload_argv(server.port(), "UDP_STREAM", 1, {"--json", "--pps", "40000"}, {"-m", "1"}));
+  auto ra = a.wait(), rb = b.wait();
+  REQUIRE(ra.status == 0);
+  REQUIRE(rb.status == 0);
+  json ja = json::parse(ra.out), jb = json::parse(rb.out);
+  require_reconciles(ja);
+  require_reconciles(jb);
+  CHECK(ja["sender"]["pps"].get<double>() == Approx(10000).epsilon(0.05));
+  CHECK(jb["sender"]["pps"].get<double>() == Approx(40000).epsilon(0.05));
+  auto logged = server.wait_logged(server.port(), 2);
+  REQUIRE(logged.size() == 2);
+  std::multiset<std::uint64_t> from_log(logged.begin(), logged.end());
+  std::multiset<std::uint64_t> from_clients{ja["receiver"]["packets"].get<std::uint64_t>(),
+                                            jb["receiver"]["packets"].get<std::uint64_t>()};
+  CHECK(from_log == from_clients);
+}

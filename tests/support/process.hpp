@@ -1,0 +1,48 @@
+#pragma once
+// Test support: start a real program with its stdout and stderr captured, wait for a line, stop it.
+// Tests use the real binaries; this only spawns and reads them.
+#include <chrono>
+#include <string>
+#include <vector>
+#include <sys/types.h>
+
+namespace nb::test {
+
+struct completed {
+  int status = -1;  // exit code, or 128 + signal
+  std::string out, err;
+};
+
+class child {
+ public:
+  explicit child(const std::vector<std::string>& argv);
+  ~child();
+  child(const child&) = delete;
+  child& operator=(const child&) = delete;
+
+  // Reads stdout until a full line arrives (or the timeout passes: throws).
+  std::string read_line(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // SIGTERM, then waits; returns what was left of stdout/stderr.
+  completed stop(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Waits for the exit (throws after the timeout, killing the child).
+  completed wait(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // What stderr has said so far (non-blocking read of what is available).
+  const std::string& err_so_far();
+  pid_t pid() const { return pid_; }
+
+ private:
+  void pump(int timeout_ms);
+  pid_t pid_ = -1;
+  int out_fd_ = -1, err_fd_ = -1;
+  std::string out_, err_;
+  bool exited_ = false;
+};
+
+// Runs to completion.
+completed run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+// Paths of the built programs (from compile definitions).
+std::string netserve_path();
+std::string netload_path();
+
+}  // namespace nb::test

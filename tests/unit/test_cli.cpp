@@ -1,0 +1,60 @@
+#include "netload/cli.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nb::load;
+
+namespace {
+client_options parse(std::vector<std::string> args) {
+  auto o = parse_command_line(args);
+  REQUIRE(o);
+  return *o;
+}
+}  // namespace
+
+TEST_CASE("the seed procedure's netperf command lines parse unchanged", "[cli]") {
+  auto o = parse({"-H", "192.168.100.1", "-p", "11256", "-t", "UDP_STREAM", "-l", "300", "--", "-m", "1"});
+  CHECK(o.host == "192.168.100.1");
+  CHECK(o.port == 11256);
+  CHECK(o.kind == nb::test_kind::udp_stream);
+  CHECK(o.duration_s == 300);
+  CHECK(o.message_size == 1);
+  CHECK(o.target_pps() == 0);
+}
+
+TEST_CASE("netperf's -T - -s - -S - -M and -R parse", "[cli]") {
+  auto o = parse({"-t", "TCP_STREAM", "-T", "0,1", "--", "-s", "128K", "-S", "256K", "-M", "1200", "-R", "1"});
+  CHECK(o.local_cpu == 0);
+  CHECK(o.remote_cpu == 1);
+  CHECK(o.local_buffer == 131072);
+  CHECK(o.remote_buffer == 262144);
+  CHECK(o.mss == 1200);
+  CHECK(parse({"-T", "1"}).remote_cpu == 1);
+  CHECK(parse({"-T", ",1"}).local_cpu == -1);
+}
+
+TEST_CASE("long options: rate - pps - streams - start - json", "[cli]") {
+  auto o = parse({"-t", "UDP_STREAM", "--rate", "100m", "--streams", "4", "--start-at", "1700000000.25", "--json-stream",
+                  "--", "-m", "1250"});
+  CHECK(o.rate_bps == 100e6);
+  CHECK(o.target_pps() == Approx(10000));
+  CHECK(o.streams == 4);
+  CHECK(o.start_at == 1700000000.25);
+  CHECK(o.json_stream);
+  CHECK(o.interval_s == 1);  // JSON lines imply intervals
+  CHECK(parse({"-t", "UDP_STREAM"}).message_size == 1472);
+  CHECK(parse({}).message_size == 128 * 1024);
+}
+
+TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
+  CHECK_THROWS_WITH(parse_command_line({"-c"}), Catch::Contains("local CPU utilisation"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "-P", "12865"}), Catch::Contains("test-specific option -P"));
+  CHECK_THROWS_AS(parse_command_line({"--bogus"}), usage_error);
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR"}), Catch::Contains("UDP_RR"));
+  CHECK_THROWS_WITH(parse_command_line({"--rate", "1M", "--pps", "5"}), Catch::Contains("not both"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-m", "70000"}), Catch::Contains("65507"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-M", "1200"}), Catch::Contains("TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "-R", "0"}), Catch::Contains("SO_DONTROUTE"));
+  CHECK_THROWS_AS(parse_command_line({"-l", "0"}), usage_error);
+  CHECK_THROWS_AS(parse_command_line({"--rate", "lots"}), usage_error);
+}

@@ -1,0 +1,120 @@
+#include "core/protocol.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace nb;
+using nlohmann::json;
+
+namespace {
+
+test_request sample_request() {
+  test_request r;
+  r.kind = test_kind::udp_stream;
+  r.message_size = 1400;
+  r.duration_s = 300;
+  r.streams = 2;
+  r.pps = 1e6;
+  r.data_ports = {40000, 40001};
+  r.interval_s = 1;
+  r.client_version = "0.1.0";
+  return r;
+}
+
+template <class T>
+T round_trip(const T& m) {
+  message decoded = decode_payload(encode_payload(message{m}));
+  REQUIRE(std::holds_alternative<T>(decoded));
+  return std::get<T>(decoded);
+}
+
+}  // namespace
+
+TEST_CASE("every message survives encoding and decoding", "[protocol]") {
+  auto r = round_trip(sample_request());
+  CHECK(r.kind == test_kind::udp_stream);
+  CHECK(r.message_size == 1400);
+  CHECK(r.data_ports == std::vector<std::uint16_t>{40000, 40001});
+  CHECK(r.pps == 1e6);
+
+  side_counts c;
+  c.packets = 0xFFFF'FFFF'FFFFULL;  // beyond 32 bits: netperf's overflow must not happen here
+  c.bytes = 1ULL << 62;
+  c.jitter_ns = 12.5;
+  c.error = "x";
+  auto e = round_trip(end_msg{c});
+  CHECK(e.counts.packets == c.packets);
+  CHECK(e.counts.bytes == c.bytes);
+  CHECK(e.counts.jitter_ns == 12.5);
+  CHECK(round_trip(result_msg{c, 7}).unattributed == 7);
+  CHECK(round_trip(ready_msg{3, "abc", "0.1.0", 100, 200, "gro"}).cookie == "abc");
+  CHECK(round_trip(data_hello{"abc", 4}).stream == 4);
+  CHECK(round_trip(start_msg{-5}).start_wall_ns == -5);
+  CHECK(round_trip(interval_msg{2, 9, 10, 11}).bytes == 11);
+  CHECK(round_trip(error_msg{"no"}).reason == "no");
+}
+
+TEST_CASE("frames carry a big-endian length and a hard cap", "[protocol]") {
+  std::string f = encode_frame(message{start_msg{1}});
+  unsigned char header[4];
+  std::memcpy(header, f.data(), 4);
+  CHECK(decode_frame_length(header) == f.size() - 4);
+
+  unsigned char zero[4] = {0, 0, 0, 0};
+  CHECK_THROWS_WITH(decode_frame_length(zero), "empty frame");
+  unsigned char huge[4] = {0, 1, 0, 1};
+  CHECK_THROWS_WITH(decode_frame_length(huge), Catch::Contains("exceeds the 65536-byte limit"));
+  unsigned char at_cap[4] = {0, 1, 0, 0};
+  CHECK(decode_frame_length(at_cap) == max_frame_size);
+}
+
+TEST_CASE("malformed payloads are protocol errors that name the problem", "[protocol]") {
+  auto request = json::parse(encode_payload(message{sample_request()}));
+  auto fails_with = [](const json& j, const std::string& text) {
+    CHECK_THROWS_AS(decode_payload(j.dump()), protocol_error);
+    CHECK_THROWS_WITH(decode_payload(j.dump()), Catch::Contains(text));
+  };
+  CHECK_THROWS_AS(decode_payload("not json"), protocol_error);
+  CHECK_THROWS_AS(decode_payload("[1,2]"), protocol_error);
+  CHECK_THROWS_AS(decode_payload(""), protocol_error);
+
+  json j = request;
+  j["body"]["message_size"] = "1400";
+  fails_with(j, "field 'message_size' must be a non-negative integer");
+  j = request;
+  j["body"]["message_size"] = -1;
+  fails_with(j, "field 'message_size' must be a non-negative integer");
+  j = request;
+  j["body"]["message_size"] = 1ULL << 40;
+  fails_with(j, "field 'message_size' is out of range");
+  j = request;
+  j["body"]["data_ports"] = json::array({70000});
+  fails_with(j, "field 'data_ports' is out of range");
+  j = request;
+  j["body"]["reverse"] = 1;
+  fails_with(j, "field 'reverse' must be a boolean");
+  j = request;
+  j["body"].erase("duration_s");
+  fails_with(j, "field 'duration_s' is missing");
+  j = request;
+  j["body"]["surprise"] = true;
+  fails_with(j, "field 'surprise' is not a known field");
+  j = request;
+  j["body"]["kind"] = "TCP_RR";
+  fails_with(j, "field 'kind' names an unknown test");
+  j = request;
+  j["v"] = 2;
+  fails_with(j, "protocol version 2 is not supported");
+  j = request;
+  j["type"] = "shutdown";
+  fails_with(j, "unknown message type 'shutdown'");
+  j = request;
+  j.erase("body");
+  fails_with(j, "field 'body' is missing");
+  j = request;
+  j["extra"] = 1;
+  fails_with(j, "field 'extra' is not a known field");
+  j = request;
+  j["body"] = 5;
+  fails_with(j, "must be an object");
+}

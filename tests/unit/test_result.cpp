@@ -1,0 +1,122 @@
+#include "core/flow.hpp"
+#include "core/result.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nb;
+
+namespace {
+test_result udp(std::uint64_t sent, std::uint64_t received) {
+  test_result r;
+  r.ok = true;
+  r.sender.packets = sent;
+  r.receiver.packets = received;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("loss splits into receiver kernel drops and path loss - and reconciles", "[result]") {
+  auto r = udp(4'532'554, 1'099'999);  // the procedure's example: 4.5 M sent, 1.1 M received
+  reconcile(r, 432'555, 1'099'999);
+  CHECK(r.loss.packets == 3'432'555);
+  CHECK(r.loss.receiver_kernel_drops == 432'555);
+  CHECK(r.loss.path == 3'000'000);
+  CHECK(r.loss.reconciles);
+  CHECK_FALSE(r.loss.drops_estimated);
+  CHECK(r.loss.percent == Approx(75.73).margin(0.01));
+}
+
+TEST_CASE("drops never exceed the loss - even when the socket was shared", "[result]") {
+  auto r = udp(1000, 990);
+  reconcile(r, 50, 990);
+  CHECK(r.loss.receiver_kernel_drops == 10);
+  CHECK(r.loss.path == 0);
+  CHECK(r.loss.reconciles);
+}
+
+TEST_CASE("with GRO the kernel counts dropped buffers: datagrams are estimated and flagged", "[result]") {
+  auto r = udp(64'000, 60'800);  // 950 buffers of 64 datagrams received, 50 buffers dropped
+  reconcile(r, 50, 950);
+  CHECK(r.loss.drops_estimated);
+  CHECK(r.loss.kernel_drop_buffers == 50);
+  CHECK(r.loss.receiver_kernel_drops == 3200);
+  CHECK(r.loss.path == 0);
+  CHECK(r.loss.reconciles);
+}
+
+TEST_CASE("more received than sent does not reconcile", "[result]") {
+  auto r = udp(100, 101);
+  reconcile(r, 0, 101);
+  CHECK_FALSE(r.loss.reconciles);
+  CHECK_THAT(r.loss.note, Catch::Contains("1 more datagrams than were sent"));
+}
+
+TEST_CASE("TCP reconciles on bytes", "[result]") {
+  test_result r;
+  r.kind = test_kind::tcp_stream;
+  r.sender.packets = r.receiver.packets = 10;
+  r.sender.bytes = 1000;
+  r.receiver.bytes = 999;
+  reconcile(r, 0, 0);
+  CHECK_FALSE(r.loss.reconciles);
+}
+
+TEST_CASE("results survive JSON and bad JSON is refused by field", "[result]") {
+  auto r = udp(5'000'000'000ULL, 4'999'999'999ULL);  // past 32 bits
+  r.sender.seconds = r.receiver.seconds = 300;
+  compute_rates(r.sender);
+  compute_rates(r.receiver);
+  reconcile(r, 1, 4'999'999'999ULL);
+  r.jitter_ms = 0.25;
+  r.intervals.push_back({0, 1, 2, 3, 4, 5, 6, true});
+  auto back = result_from_json(to_json(r));
+  CHECK(back.sender.packets == 5'000'000'000ULL);
+  CHECK(back.receiver.pps == Approx(r.receiver.pps));
+  CHECK(back.loss.receiver_kernel_drops == 1);
+  CHECK(back.jitter_ms == 0.25);
+  CHECK_FALSE(back.out_of_order);
+  REQUIRE(back.intervals.size() == 1);
+  CHECK(back.intervals[0].received_packets == 5);
+
+  auto j = to_json(r);
+  j["sender"]["packets"] = -1;
+  CHECK_THROWS_WITH(result_from_json(j), Catch::Contains("'packets' must be a non-negative integer"));
+  j = to_json(r);
+  j["schema"] = "iperf3";
+  CHECK_THROWS_AS(result_from_json(j), std::runtime_error);
+}
+
+TEST_CASE("sequence numbers give out-of-order counts and RFC 3550 jitter", "[flow]") {
+  recv_counters c;
+  unsigned char d[16];
+  auto feed = [&](std::uint64_t seq, std::int64_t sent, std::int64_t arrived) {
+    write_payload_header(d, seq, sent);
+    c.on_receive(d, 16, 0, 16, arrived);
+  };
+  feed(0, 1000, 2000);
+  feed(1, 2000, 3000);
+  feed(3, 4000, 5000);
+  feed(2, 3000, 5100);  // late: out of order, transit 2100 vs 1000
+  CHECK(c.packets.get() == 4);
+  CHECK(c.next_seq.get() == 4);
+  CHECK(c.out_of_order.get() == 1);
+  CHECK(c.sequenced.get() == 4);
+  // J = J + (|D| - J) / 16 over D = 0, 0, 1100
+  CHECK(c.jitter_ns.get() == Approx(1100.0 / 16));
+}
+
+TEST_CASE("a GRO buffer counts as the datagrams it carries", "[flow]") {
+  recv_counters c;
+  std::vector<unsigned char> buf(64 * 20);
+  for (std::uint64_t i = 0; i < 20; ++i) write_payload_header(&buf[i * 64], i, 0);
+  c.on_receive(buf.data(), buf.size() - 10, 64, buf.size(), 1);  // 19 full segments and a short last one
+  CHECK(c.packets.get() == 20);
+  CHECK(c.bytes.get() == buf.size() - 10);
+  CHECK(c.buffers.get() == 1);
+  CHECK(c.next_seq.get() == 20);
+  recv_counters ones;
+  unsigned char one[64] = {};
+  ones.on_receive(one, 64, 1, 64, 1);  // 64 one-byte datagrams, no headers
+  CHECK(ones.packets.get() == 64);
+  CHECK(ones.sequenced.get() == 0);
+}

@@ -1,0 +1,55 @@
+#include "core/endpoint.hpp"
+#include "core/units.hpp"
+#include "netserve/port_spec.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace nb;
+
+TEST_CASE("rates read k/M/G decimal suffixes as iperf and netperf do", "[units]") {
+  CHECK(parse_rate("100m") == 100e6);
+  CHECK(parse_rate("9G") == 9e9);
+  CHECK(parse_rate("1.5k") == 1500);
+  CHECK(parse_rate("250000") == 250000);
+  CHECK_THROWS_AS(parse_rate(""), std::invalid_argument);
+  CHECK_THROWS_AS(parse_rate("fast"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_rate("10x"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_rate("-5"), std::invalid_argument);
+}
+
+TEST_CASE("sizes read K/M binary suffixes as netperf's -s/-S", "[units]") {
+  CHECK(parse_size("128K") == 131072);
+  CHECK(parse_size("4M") == 4 * 1024 * 1024);
+  CHECK(parse_size("65507") == 65507);
+  CHECK_THROWS_AS(parse_size("1.5"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_size("12Q"), std::invalid_argument);
+}
+
+TEST_CASE("port specs: ranges - lists - repeats - any-port", "[ports]") {
+  using serve::parse_port_specs;
+  CHECK(parse_port_specs({"11256-11263"}).size() == 8);
+  CHECK(parse_port_specs({"11256,11300"}) == std::vector<std::uint16_t>{11256, 11300});
+  CHECK(parse_port_specs({"11256", "11300-11301"}) == std::vector<std::uint16_t>{11256, 11300, 11301});
+  CHECK(parse_port_specs({"0,0"}) == std::vector<std::uint16_t>{0, 0});
+  CHECK_THROWS_WITH(parse_port_specs({"11256", "11256"}), "port 11256 is given twice");
+  CHECK_THROWS_WITH(parse_port_specs({"11263-11256"}), "bad port range '11263-11256'");
+  CHECK_THROWS_WITH(parse_port_specs({"70000"}), "bad port '70000' in '70000'");
+  CHECK_THROWS_AS(parse_port_specs({"a-b"}), std::invalid_argument);
+  CHECK_THROWS_AS(parse_port_specs({"1,,2"}), std::invalid_argument);
+  CHECK_THROWS_AS(parse_port_specs({}), std::invalid_argument);
+}
+
+TEST_CASE("endpoints parse - print and compare without DNS", "[endpoint]") {
+  auto v4 = endpoint::parse("127.0.0.1:11256");
+  CHECK(v4.to_string() == "127.0.0.1:11256");
+  CHECK(v4.is_loopback());
+  auto v6 = endpoint::parse("[::1]:80");
+  CHECK(v6.to_string() == "[::1]:80");
+  CHECK(v6.is_loopback());
+  CHECK(endpoint::parse("198.18.0.1:5") == endpoint::from_numeric("198.18.0.1", 5));
+  CHECK_FALSE(endpoint::parse("198.18.0.1:5") == endpoint::from_numeric("198.18.0.1", 6));
+  CHECK_FALSE(endpoint::parse("198.18.0.1:5").is_loopback());
+  CHECK_THROWS_AS(endpoint::parse("example.com:80"), std::invalid_argument);
+  CHECK_THROWS_AS(endpoint::parse("1.2.3.4"), std::invalid_argument);
+  CHECK_THROWS_AS(endpoint::parse("1.2.3.4:99999"), std::invalid_argument);
+}
