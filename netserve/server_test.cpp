@@ -128,7 +128,12 @@ bool server_test::finished() const {
 }
 
 bool server_test::drained(std::int64_t quiet_ns) const {
-  return port_->queued_bytes() == 0 && wall_ns() - port_->last_arrival_ns() >= quiet_ns;
+  // Arrival times are kernel stamps, so "quiet" alone could be fooled by a receiver that is behind:
+  // the socket's queue must be empty too. Another test still sending on the port keeps the queue busy;
+  // the session's drain bound ends the wait then.
+  std::int64_t last = 0;
+  for (const auto& c : udp_flows_->counters) last = std::max(last, c.last_arrival_ns.get());
+  return port_->queued_bytes() == 0 && wall_ns() - last >= quiet_ns;
 }
 
 side_counts server_test::finish() {

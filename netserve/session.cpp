@@ -119,11 +119,13 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server
   // own counters at the same wall-clock instants, so the two sides' intervals line up.
   const std::int64_t step = s_to_ns(r.interval_s), end = t.start_wall_ns() + s_to_ns(r.duration_s);
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  for (std::uint32_t k = 0; !ended; ++k) {
+  for (std::uint32_t k = 0;; ++k) {
     std::int64_t boundary = std::min(t.start_wall_ns() + (k + 1) * step, end);
+    // A client that ended early gets no more samples; one whose end merely beat our timer to the last
+    // boundary still gets every one, so its intervals are complete.
+    if (ended && boundary > wall_ns()) break;
     timer.expires_after(until_wall(boundary));
     co_await timer.async_wait(asio::use_awaitable);
-    if (ended) break;
     interval_msg m{k, boundary, 0, 0};
     t.totals(m.packets, m.bytes);
     const message msg = m;

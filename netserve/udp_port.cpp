@@ -85,7 +85,6 @@ void udp_port::run() {
     std::error_code ec;
     rx.receive(
         [&](const received& r) {
-          last_arrival_.set(r.arrival_ns);
           if (hint >= local.size() || !local[hint].source.same(r.source)) {
             auto it = std::find_if(local.begin(), local.end(), [&](const entry& e) { return e.source.same(r.source); });
             if (it == local.end()) {

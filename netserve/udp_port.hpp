@@ -40,7 +40,6 @@ class udp_port {
   // Datagrams the socket dropped since `flows` attached, and whether another test was attached meanwhile.
   std::uint64_t drops_since(const udp_flows& flows, bool& shared) const;
   std::uint64_t unattributed() const noexcept { return unattributed_.get(); }
-  std::int64_t last_arrival_ns() const noexcept { return last_arrival_.get(); }
   // Bytes waiting in the socket's receive queue (0 once drained).
   int queued_bytes() const noexcept;
   std::string batching() const { return gro_ ? "gro" : "recvmmsg"; }
@@ -64,7 +63,6 @@ class udp_port {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   relaxed<std::uint64_t> unattributed_;
-  relaxed<std::int64_t> last_arrival_;
 };
 
 }  // namespace nb::serve

@@ -1,0 +1,17 @@
+// Fuzz target for reading netload results back (the harness reads them from other hosts' output).
+#include "core/result.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto j = nlohmann::json::parse(data, data + size, nullptr, false);
+  if (j.is_discarded()) return 0;
+  try {
+    nb::test_result r = nb::result_from_json(j);
+    nb::test_result again = nb::result_from_json(nb::to_json(r));
+    if (again.sender.packets != r.sender.packets) __builtin_trap();
+  } catch (const std::exception&) {
+  }
+  return 0;
+}
