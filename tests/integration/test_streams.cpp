@@ -117,7 +117,7 @@ TEST_CASE("eight concurrent instances on eight ports each get their own counts",
     REQUIRE(logged.size() == 1);
     CHECK(r["receiver"]["packets"].get<std::uint64_t>() == logged[0]);
     double expected = 5000.0 * (i + 1);
-    CHECK(r["sender"]["pps"].get<double>() == Approx(expected).epsilon(0.05));
+    CHECK(r["sender"]["pps"].get<double>() == Approx(expected).epsilon(0.25));  // sanity only: pacing accuracy is the benchmark's job
   }
 }
 
@@ -131,8 +131,8 @@ TEST_CASE("two clients on one port are counted apart", "[integration][multi]") {
   json ja = json::parse(ra.out), jb = json::parse(rb.out);
   require_reconciles(ja);
   require_reconciles(jb);
-  CHECK(ja["sender"]["pps"].get<double>() == Approx(10000).epsilon(0.05));
-  CHECK(jb["sender"]["pps"].get<double>() == Approx(40000).epsilon(0.05));
+  CHECK(ja["sender"]["pps"].get<double>() == Approx(10000).epsilon(0.25));
+  CHECK(jb["sender"]["pps"].get<double>() == Approx(40000).epsilon(0.25));
   auto logged = server.wait_logged(server.port(), 2);
   REQUIRE(logged.size() == 2);
   std::multiset<std::uint64_t> from_log(logged.begin(), logged.end());
