@@ -7,6 +7,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 
 int main(int argc, char** argv) {
@@ -32,6 +34,12 @@ int main(int argc, char** argv) {
 
   try {
     options.ports = nb::serve::parse_port_specs(port_specs);
+    // Two descriptors per port (TCP acceptor, UDP socket) plus sessions: 1024 ports need more than the
+    // usual soft limit of 1024, so take the hard limit.
+    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+      lim.rlim_cur = lim.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &lim);
+    }
     boost::asio::io_context io;
     nb::serve::server server(io, options);
     server.bind();
