@@ -1,0 +1,195 @@
+#include "harness/aggregate.hpp"
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace harness {
+
+using nlohmann::json;
+
+void check(instance_record& i, const run_record& r) {
+  i.problems.clear();
+  if (!i.error.empty()) i.problems.push_back(i.error);
+  if (i.timed_out) i.problems.push_back("killed at its deadline");
+  if (!i.result) {
+    if (i.problems.empty()) i.problems.push_back(fmt::format("no result (exit status {})", i.exit_code));
+    return;
+  }
+  const nb::test_result& t = *i.result;
+  if (!t.ok) i.problems.push_back(fmt::format("netload failed: {}", t.error));
+  else if (!t.loss.reconciles) i.problems.push_back(fmt::format("counts do not reconcile: {}", t.loss.note));
+  else if (i.exit_code != 0) i.problems.push_back(fmt::format("netload exit status {}", i.exit_code));
+  const double late_ms = (t.actual_start - r.t0) * 1e3;
+  if (t.ok && late_ms > r.skew_bound_ms)
+    i.problems.push_back(fmt::format("started {:.1f} ms after T0 (bound {} ms)", late_ms, r.skew_bound_ms));
+}
+
+namespace {
+
+// Per-second samples aligned on wall clock: slot k is [T0 + k*interval, T0 + (k+1)*interval) for every
+// instance (they all started at T0). A slot counts when every instance has it, complete, after the warm-up.
+std::optional<steady_state> steady(const run_record& r, std::string& note) {
+  if (r.instances.empty()) return std::nullopt;
+  std::size_t slots = std::numeric_limits<std::size_t>::max();
+  for (const auto& i : r.instances) slots = std::min(slots, i.result->intervals.size());
+  const auto first = static_cast<std::size_t>(std::ceil(r.warmup / r.interval - 1e-9));
+  // A last sample cut short by the end of the test (shorter than the interval) is not steady state.
+  std::size_t last = slots;
+  const auto full_ns = static_cast<std::int64_t>(r.interval * 0.9e9);
+  for (const auto& i : r.instances)
+    if (last > first + 1 && last == slots && i.result->intervals[last - 1].end_ns - i.result->intervals[last - 1].start_ns < full_ns)
+      --last;
+  if (last <= first) {
+    note = fmt::format("no per-second sample after the {} s warm-up", r.warmup);
+    return std::nullopt;
+  }
+  steady_state s;
+  s.start_ns = std::numeric_limits<std::int64_t>::min();
+  s.end_ns = std::numeric_limits<std::int64_t>::max();
+  for (const auto& i : r.instances) {
+    const auto& iv = i.result->intervals;
+    std::int64_t span = 0;
+    rates snd, rcv;
+    for (std::size_t k = first; k < last; ++k) {
+      snd.packets += iv[k].sent_packets;
+      snd.bytes += iv[k].sent_bytes;
+      rcv.packets += iv[k].received_packets;
+      rcv.bytes += iv[k].received_bytes;
+      span += iv[k].end_ns - iv[k].start_ns;
+    }
+    s.start_ns = std::max(s.start_ns, iv[first].start_ns);
+    s.end_ns = std::min(s.end_ns, iv[last - 1].end_ns);
+    const double secs = nb::ns_to_s(span);
+    s.sender.packets += snd.packets;
+    s.sender.bytes += snd.bytes;
+    s.sender.pps += nb::per_second(snd.packets, secs);
+    s.sender.bps += nb::bits_per_second(snd.bytes, secs);
+    s.receiver.packets += rcv.packets;
+    s.receiver.bytes += rcv.bytes;
+    s.receiver.pps += nb::per_second(rcv.packets, secs);
+    s.receiver.bps += nb::bits_per_second(rcv.bytes, secs);
+  }
+  s.slots = static_cast<int>(last - first);
+  return s;
+}
+
+void add(rates& sum, const nb::flow_figures& f) {
+  sum.packets += f.packets;
+  sum.bytes += f.bytes;
+  sum.pps += f.pps;
+  sum.bps += f.bits_per_second;
+}
+
+}  // namespace
+
+run_summary summarize(run_record r) {
+  run_summary s;
+  for (auto& i : r.instances) {
+    check(i, r);
+    for (const auto& p : i.problems) s.failures.push_back(fmt::format("{}: {}", i.name, p));
+  }
+  s.ok = s.failures.empty() && !r.instances.empty();
+  if (s.ok) {
+    double earliest = std::numeric_limits<double>::max(), latest = 0;
+    for (const auto& i : r.instances) {
+      const nb::test_result& t = *i.result;
+      add(s.sender, t.sender);
+      add(s.receiver, t.receiver);
+      s.lost += t.loss.packets;
+      s.path_loss += t.loss.path;
+      s.kernel_drops += t.loss.receiver_kernel_drops;
+      earliest = std::min(earliest, t.actual_start);
+      latest = std::max(latest, t.actual_start);
+    }
+    s.loss_percent = s.sender.packets ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.sender.packets) : 0;
+    s.start_skew_ms = (latest - earliest) * 1e3;
+    s.max_start_offset_ms = (latest - r.t0) * 1e3;
+    s.steady = steady(r, s.steady_note);
+  }
+  s.run = std::move(r);
+  return s;
+}
+
+json to_json(const instance_record& i) {
+  return {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"client_address", i.client_address},
+          {"server_address", i.server_address}, {"category", i.category}, {"exit_code", i.exit_code},
+          {"timed_out", i.timed_out}, {"error", i.error}, {"stderr", i.stderr_text},
+          {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}};
+}
+
+instance_record instance_from_json(const json& j) {
+  instance_record i;
+  i.name = j.at("instance").get<std::string>();
+  i.client = j.at("client").get<std::string>();
+  i.server = j.at("server").get<std::string>();
+  i.client_address = j.at("client_address").get<std::string>();
+  i.server_address = j.at("server_address").get<std::string>();
+  i.category = j.at("category").get<std::string>();
+  i.exit_code = j.at("exit_code").get<int>();
+  i.timed_out = j.at("timed_out").get<bool>();
+  i.error = j.at("error").get<std::string>();
+  i.stderr_text = j.at("stderr").get<std::string>();
+  if (!j.at("result").is_null()) i.result = nb::result_from_json(j.at("result"));
+  return i;
+}
+
+run_record run_from_json(const json& spec) {
+  run_record r;
+  r.spec = spec;
+  r.id = spec.at("id").get<std::string>();
+  r.test = spec.at("test").get<std::string>();
+  r.role = spec.at("role").get<std::string>();
+  r.topology = spec.at("topology").get<std::string>();
+  r.kind = spec.at("kind").get<std::string>();
+  r.message_size = spec.at("message_size").get<std::uint32_t>();
+  r.t0 = spec.at("t0").get<double>();
+  r.warmup = spec.at("warmup").get<double>();
+  r.interval = spec.at("interval").get<double>();
+  r.skew_bound_ms = spec.at("skew_bound_ms").get<double>();
+  return r;
+}
+
+namespace {
+json rates_json(const rates& r) {
+  return {{"packets", r.packets}, {"bytes", r.bytes}, {"pps", r.pps}, {"bits_per_second", r.bps}};
+}
+}  // namespace
+
+json to_json(const run_summary& s) {
+  json j = {{"run", s.run.id}, {"test", s.run.test}, {"role", s.run.role}, {"topology", s.run.topology},
+            {"kind", s.run.kind}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
+            {"t0", s.run.t0}, {"instances", json::array()}};
+  for (const auto& i : s.run.instances) {
+    json row = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"category", i.category},
+                {"ok", i.problems.empty()}, {"problems", i.problems}};
+    if (i.result && i.result->ok) {
+      const auto& t = *i.result;
+      row["sender"] = {{"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
+      row["receiver"] = {{"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
+      row["loss"] = {{"packets", t.loss.packets}, {"percent", t.loss.percent}, {"path", t.loss.path},
+                     {"receiver_kernel_drops", t.loss.receiver_kernel_drops}};
+      row["start_offset_ms"] = (t.actual_start - s.run.t0) * 1e3;
+    }
+    j["instances"].push_back(row);
+  }
+  if (!s.ok) return j;
+  j["sum"] = {{"sender", rates_json(s.sender)}, {"receiver", rates_json(s.receiver)},
+              {"loss", {{"packets", s.lost}, {"percent", s.loss_percent}, {"path", s.path_loss},
+                        {"receiver_kernel_drops", s.kernel_drops}}}};
+  j["steady_state"] = nullptr;
+  if (s.steady)
+    j["steady_state"] = {{"start_ns", s.steady->start_ns}, {"end_ns", s.steady->end_ns}, {"slots", s.steady->slots},
+                         {"sender", rates_json(s.steady->sender)}, {"receiver", rates_json(s.steady->receiver)}};
+  j["steady_state_note"] = s.steady_note;
+  j["start_skew_ms"] = s.start_skew_ms;
+  j["max_start_offset_ms"] = s.max_start_offset_ms;
+  return j;
+}
+
+}  // namespace harness

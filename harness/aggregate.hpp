@@ -1,0 +1,66 @@
+#pragma once
+// From raw instance records to per-run figures: per instance, the plain sum over instances (what users
+// add up by hand), and the steady-state aggregate over the wall-clock window in which every instance was
+// sending, after the warm-up. A run with a failed instance reports its failures, never a number for them.
+#include "core/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct instance_record {
+  std::string name, client, server, client_address, server_address, category;
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string error;      // why the harness could not get a result (start failure, crash, bad output)
+  std::string stderr_text;
+  std::optional<nb::test_result> result;
+  std::vector<std::string> problems;  // filled by check(): why this instance does not count
+};
+
+struct run_record {
+  nlohmann::json spec;  // raw/<run>/run.json
+  std::string id, test, role, topology, kind;
+  std::uint32_t message_size = 0;
+  double t0 = 0, warmup = 0, interval = 1, skew_bound_ms = 20;
+  std::vector<instance_record> instances;
+};
+
+struct rates {
+  std::uint64_t packets = 0, bytes = 0;
+  double pps = 0, bps = 0;
+};
+
+struct steady_state {
+  std::int64_t start_ns = 0, end_ns = 0;  // wall clock, the window every instance was sending in
+  int slots = 0;                           // per-second samples (intervals) inside it, per instance
+  rates sender, receiver;
+};
+
+struct run_summary {
+  run_record run;
+  bool ok = false;
+  std::vector<std::string> failures;  // "instance: reason"
+  rates sender, receiver;             // plain sums of the per-instance figures
+  std::uint64_t lost = 0, path_loss = 0, kernel_drops = 0;
+  double loss_percent = 0;
+  std::optional<steady_state> steady;
+  std::string steady_note;            // why there is no steady-state figure
+  double start_skew_ms = 0;           // latest - earliest actual start
+  double max_start_offset_ms = 0;     // latest actual start - T0
+};
+
+// Marks the instance's problems: no result, failed, counts not reconciled, started late.
+void check(instance_record& i, const run_record& r);
+run_summary summarize(run_record r);
+
+nlohmann::json to_json(const instance_record& i);
+instance_record instance_from_json(const nlohmann::json& j);
+run_record run_from_json(const nlohmann::json& spec);
+nlohmann::json to_json(const run_summary& s);
+
+}  // namespace harness

@@ -1,0 +1,21 @@
+#pragma once
+// The harness commands, for main.cpp: run a plan (or dry-run it), rebuild reports.
+#include <filesystem>
+#include <string>
+
+namespace harness {
+
+struct run_request {
+  std::string plan_path;  // empty: the embedded default plan (configs/loopback.toml)
+  bool dry_run = false;
+  std::filesystem::path results_root = "results";
+  std::string bin_dir;    // --bin-dir, else found next to this program
+  std::string self_exe;
+  bool live = true;
+};
+
+// Each returns the process exit status; errors are thrown to main.
+int run_plan(const run_request& req);
+int rebuild_reports(const std::filesystem::path& dir);
+
+}  // namespace harness

@@ -1,0 +1,53 @@
+#pragma once
+// A plan expanded into runs: test x message size x repeat (x pair x direction for `pairs`). A run is
+// what starts at one instant T0: its servers (one netserve per server host, all its ports) and its
+// netload instances.
+#include "harness/plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct server_spec {
+  std::string host;
+  std::vector<std::uint16_t> ports;  // as planned; 0 = any free port, the ready line says which
+};
+
+struct instance_spec {
+  std::string name;        // file name in raw/<run>/
+  std::string client;      // host running netload
+  std::string server;      // host running netserve
+  std::size_t server_index = 0, port_slot = 0;  // into run_spec::servers and its ports
+  std::string category;    // pairs: the path category label
+};
+
+struct run_spec {
+  std::string id;           // raw/<id>/
+  std::string test;
+  std::string role;         // which side the shared host plays, in words
+  topology topo = topology::fan_in;
+  std::string kind;
+  std::uint32_t message_size = 0;
+  int repeat = 1;
+  double duration = 0, warmup = 0, interval = 1;
+  std::vector<server_spec> servers;
+  std::vector<instance_spec> instances;
+  const test_spec* spec = nullptr;  // the test it came from (not serialised)
+};
+
+std::vector<run_spec> expand(const plan& p);
+
+// The commands meant for the host (launchers wrap them). Ports are the actual ones once known.
+std::vector<std::string> netserve_command(const std::string& program, const std::string& bind,
+                                          const std::vector<std::uint16_t>& ports);
+std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const std::string& server_address,
+                                         std::uint16_t port, const std::string& start_at);
+
+// The run's description as stored in raw/<run>/run.json, enough to rebuild the reports.
+nlohmann::json to_json(const run_spec& r, const plan& p);
+
+}  // namespace harness

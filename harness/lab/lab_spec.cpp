@@ -1,0 +1,199 @@
+// Parsing the [lab] table: strict (unknown keys and wrong types are errors naming file:line:col) and
+// safe (every address inside 198.18.0.0/15, every name short enough to derive interface names from).
+#include "harness/lab/lab.hpp"
+
+#include "core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace lab {
+namespace {
+
+constexpr std::uint32_t bench_net = 0xC6120000;   // 198.18.0.0
+constexpr std::uint32_t bench_mask = 0xFFFE0000;  // /15
+
+std::string where(const toml::source_region& r) {
+  return fmt::format("{}:{}:{}", r.path ? *r.path : std::string("<lab>"), r.begin.line, r.begin.column);
+}
+
+[[noreturn]] void fail_at(const toml::node& n, const std::string& message) {
+  throw lab_error(fmt::format("{}: {}", where(n.source()), message));
+}
+
+// One table read key by key; done() rejects the keys nobody asked for.
+class reader {
+ public:
+  reader(const toml::table& t, std::string context) : t_(t), context_(std::move(context)) {}
+  const toml::node* find(const char* key) {
+    seen_.insert(key);
+    return t_.get(key);
+  }
+  const toml::node& need(const char* key) {
+    if (const toml::node* n = find(key)) return *n;
+    fail_at(t_, fmt::format("{}: missing key '{}'", context_, key));
+  }
+  std::string string(const toml::node& n, const char* key) const {
+    if (!n.is_string()) fail_at(n, fmt::format("{}: '{}' must be a string", context_, key));
+    return n.as_string()->get();
+  }
+  std::int64_t integer(const toml::node& n, const char* key, std::int64_t lo, std::int64_t hi) const {
+    if (!n.is_integer()) fail_at(n, fmt::format("{}: '{}' must be an integer", context_, key));
+    const std::int64_t v = n.as_integer()->get();
+    if (v < lo || v > hi) fail_at(n, fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
+    return v;
+  }
+  const toml::table& table(const toml::node& n, const char* key) const {
+    if (!n.is_table()) fail_at(n, fmt::format("{}: '{}' must be a table", context_, key));
+    return *n.as_table();
+  }
+  void done() const {
+    for (const auto& [key, value] : t_)
+      if (!seen_.count(std::string(key.str())))
+        fail_at(value, fmt::format("{}: unknown key '{}'", context_, key.str()));
+  }
+  const std::string& context() const { return context_; }
+
+ private:
+  const toml::table& t_;
+  std::string context_;
+  std::set<std::string> seen_;
+};
+
+std::uint32_t parse_ipv4(const reader& r, const toml::node& n, const std::string& text, const char* key) {
+  in_addr a{};
+  if (inet_pton(AF_INET, text.c_str(), &a) != 1)
+    fail_at(n, fmt::format("{}: '{}' = '{}' is not an IPv4 address", r.context(), key, text));
+  const std::uint32_t v = ntohl(a.s_addr);
+  // The lab must never be able to reach a real network: benchmarking space only (RFC 2544).
+  if ((v & bench_mask) != bench_net)
+    fail_at(n, fmt::format("{}: '{}' = '{}' is outside 198.18.0.0/15, the only range a lab may use", r.context(), key, text));
+  return v;
+}
+
+std::uint32_t mask_of(int prefix) { return prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix); }
+
+// "198.18.0.1/24": the circuit's own address on one side, and that side's subnet.
+ipv4_net parse_gateway(reader& r, const char* key) {
+  const toml::node& n = r.need(key);
+  const std::string s = r.string(n, key);
+  const auto slash = s.find('/');
+  if (slash == std::string::npos) fail_at(n, fmt::format("{}: '{}' must be ADDRESS/PREFIX, e.g. 198.18.0.1/24", r.context(), key));
+  ipv4_net net;
+  net.address = parse_ipv4(r, n, s.substr(0, slash), key);
+  try {
+    net.prefix = std::stoi(s.substr(slash + 1));
+  } catch (const std::exception&) {
+    net.prefix = -1;
+  }
+  if (net.prefix < 15 || net.prefix > 30)
+    fail_at(n, fmt::format("{}: '{}' prefix must be /15 to /30 (inside 198.18.0.0/15)", r.context(), key));
+  return net;
+}
+
+std::string parse_netns(const reader& r, const toml::node& n) {
+  const std::string s = r.string(n, "namespace");
+  static const std::regex ok("[A-Za-z0-9_.-]{1,48}");
+  if (!std::regex_match(s, ok)) fail_at(n, fmt::format("{}: namespace '{}' must be 1-48 of A-Z a-z 0-9 _ . -", r.context(), s));
+  return s;
+}
+
+lab_host parse_host(const reader& parent, const toml::node& n, std::string role, const ipv4_net& side) {
+  reader r(parent.table(n, role.c_str()), fmt::format("lab {}", role));
+  lab_host h;
+  h.role = std::move(role);
+  h.netns = parse_netns(r, r.need("namespace"));
+  const toml::node& a = r.need("address");
+  h.address = parse_ipv4(r, a, r.string(a, "address"), "address");
+  const std::uint32_t m = mask_of(side.prefix);
+  if ((h.address & m) != (side.address & m) || h.address == side.address || (h.address & ~m) == 0 || (h.address & ~m) == ~m)
+    fail_at(a, fmt::format("{}: address {} is not a free host address in {}/{}", r.context(), format_ipv4(h.address),
+                           format_ipv4(side.address & m), side.prefix));
+  r.done();
+  return h;
+}
+
+circuit_spec parse_circuit(const reader& parent, const toml::node& n) {
+  reader r(parent.table(n, "circuit"), "lab circuit");
+  circuit_spec c;
+  if (const toml::node* x = r.find("rate")) {
+    try {
+      c.rate_bps = nb::parse_rate(r.string(*x, "rate"));
+    } catch (const std::invalid_argument& e) {
+      fail_at(*x, fmt::format("lab circuit: 'rate': {}", e.what()));
+    }
+    if (*c.rate_bps < 8000 || *c.rate_bps > 100e9) fail_at(*x, "lab circuit: 'rate' must be between 8k and 100G bit/s");
+  }
+  if (const toml::node* x = r.find("pps")) c.pps = static_cast<std::uint64_t>(r.integer(*x, "pps", 1, 100'000'000));
+  if (const toml::node* x = r.find("mtu_onprem")) c.mtu_onprem = static_cast<int>(r.integer(*x, "mtu_onprem", 576, 9000));
+  if (const toml::node* x = r.find("mtu_vpc")) c.mtu_vpc = static_cast<int>(r.integer(*x, "mtu_vpc", 576, 9000));
+  r.done();
+  return c;
+}
+
+void check_unique(const lab_spec& s, const toml::node& where_node) {
+  std::set<std::string> names{s.circuit_netns, s.device.netns};
+  std::set<std::uint32_t> addresses{s.device.address};
+  for (const auto& h : s.instances)
+    if (!names.insert(h.netns).second || !addresses.insert(h.address).second)
+      fail_at(where_node, fmt::format("lab: namespace '{}' or address {} is used twice", h.netns, format_ipv4(h.address)));
+  if (names.size() != s.instances.size() + 2) fail_at(where_node, "lab: the device and circuit namespaces must differ");
+  const std::uint32_t m = mask_of(std::min(s.onprem.prefix, s.vpc.prefix));
+  if ((s.onprem.address & m) == (s.vpc.address & m))
+    fail_at(where_node, "lab: the on-prem and VPC subnets overlap: the circuit could not route between them");
+}
+
+}  // namespace
+
+std::string format_ipv4(std::uint32_t a) {
+  return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+}
+
+lab_spec parse_lab(const toml::table& t, const std::string& file) {
+  reader r(t, "lab");
+  lab_spec s;
+  s.source = file;
+  const toml::node& name = r.need("name");
+  s.name = r.string(name, "name");
+  // Interface names are "<name>-v64" at most: 8 + 4 characters, under the kernel's 15.
+  static const std::regex ok("[a-z][a-z0-9]{0,7}");
+  if (!std::regex_match(s.name, ok)) fail_at(name, fmt::format("lab: name '{}' must be 1-8 of a-z 0-9, starting with a letter", s.name));
+  const toml::node* cn = r.find("circuit_namespace");
+  s.circuit_netns = cn ? parse_netns(r, *cn) : s.name + "-circuit";
+  s.onprem = parse_gateway(r, "onprem_gateway");
+  s.vpc = parse_gateway(r, "vpc_gateway");
+  s.device = parse_host(r, r.need("device"), "device", s.onprem);
+  const toml::node& inst = r.need("instances");
+  if (!inst.is_array() || inst.as_array()->empty() || inst.as_array()->size() > 64)
+    fail_at(inst, "lab: 'instances' must be an array of 1 to 64 { namespace, address } tables");
+  for (const toml::node& e : *inst.as_array())
+    s.instances.push_back(parse_host(r, e, fmt::format("i{}", s.instances.size() + 1), s.vpc));
+  if (const toml::node* c = r.find("circuit")) s.circuit = parse_circuit(r, *c);
+  r.done();
+  check_unique(s, t);
+  return s;
+}
+
+lab_spec load_lab(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw lab_error(fmt::format("{}: cannot read the file", file));
+  std::ostringstream text;
+  text << in.rdbuf();
+  toml::table root;
+  try {
+    root = toml::parse(text.str(), file);
+  } catch (const toml::parse_error& e) {
+    throw lab_error(fmt::format("{}: TOML syntax: {}", where(e.source()), e.description()));
+  }
+  const toml::node* l = root.get("lab");
+  if (!l || !l->is_table()) throw lab_error(fmt::format("{}: no [lab] table", file));
+  return parse_lab(*l->as_table(), file);
+}
+
+}  // namespace lab

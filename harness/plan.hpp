@@ -1,0 +1,89 @@
+#pragma once
+// The typed plan: what a TOML plan file says, checked once at load time. Everything downstream works on
+// these structs and never looks at TOML again.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+// A plan error names the place in the file, as a compiler does: "plan.toml:12:5: message".
+struct plan_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class launcher_kind { local, ssh, netns };
+
+struct ssh_options {
+  std::string user;                  // empty: ssh's own default
+  std::uint16_t port = 0;            // 0: ssh's own default
+  std::string identity;              // -i file; empty: agent / default keys
+  std::vector<std::string> options;  // extra "-o" values, e.g. "StrictHostKeyChecking=no"
+  int connect_timeout = 5;           // seconds, ssh ConnectTimeout
+};
+
+struct host {
+  std::string name;
+  std::string address;
+  launcher_kind launcher = launcher_kind::local;
+  ssh_options ssh;
+  std::string netns;    // namespace name for launcher netns
+  std::string bin_dir;  // where netserve / netload live on that host; empty: the harness default
+};
+
+enum class topology { fan_in, fan_out, pairs };
+
+struct pair_spec {
+  std::string from, to, category;
+};
+
+struct test_spec {
+  std::string name;
+  std::string kind = "UDP_STREAM";              // UDP_STREAM | TCP_STREAM
+  std::vector<std::uint32_t> message_sizes;     // more than one: a sweep
+  std::optional<double> pps;                    // per instance
+  std::optional<std::string> rate;              // per instance, "100M"
+  std::uint32_t streams = 1;
+  std::uint32_t mss = 0;
+  std::string send_buffer, recv_buffer;         // netperf -s / -S
+  int dscp = -1;
+  bool reverse = false;
+  topology topo = topology::fan_in;
+  std::string server;                           // fan-in
+  std::string client;                           // fan-out
+  std::vector<std::string> instances;           // fan-in: client hosts; fan-out: server hosts
+  std::vector<pair_spec> pairs;
+  bool both_directions = false;
+  std::vector<std::uint16_t> ports;             // per instance index; 0 = any free port
+  double duration = 0, warmup = 0;
+  int repeats = 1;
+};
+
+struct plan {
+  std::string name;
+  std::string source_path;
+  std::string source_text;
+  double duration = 10;      // seconds per test
+  double warmup = 1;         // seconds left out of the steady-state window
+  int repeats = 1;
+  double lead = 1.0;         // seconds from launch to the common start instant T0
+  double interval = 1.0;     // netload --interval
+  double skew_bound_ms = 20; // an instance starting later than T0 + this is a failed instance
+  double settle = 1.0;       // pause between runs (seconds), so one run's tail does not hit the next
+  std::vector<std::uint16_t> ports;
+  std::map<std::string, host> hosts;
+  std::map<std::string, std::vector<std::string>> groups;
+  std::vector<test_spec> tests;
+};
+
+// Parses and checks a plan; throws plan_error naming file:line:col.
+plan parse_plan(const std::string& text, const std::string& source_path);
+plan load_plan(const std::string& path);
+
+const char* to_string(launcher_kind k);
+const char* to_string(topology t);
+
+}  // namespace harness

@@ -1,0 +1,168 @@
+// The [[tests]] part of a plan: kinds, sizes, rates, topology, and the checks that need the whole test
+// (port clashes, sizes that cannot be sent).
+#include "core/units.hpp"
+#include "harness/plan.hpp"
+#include "harness/toml_reader.hpp"
+
+#include <set>
+
+namespace harness {
+namespace {
+
+constexpr std::int64_t max_udp_payload = 65507;  // IPv4: 65535 - 20 (IP) - 8 (UDP)
+constexpr std::int64_t max_tcp_message = 1 << 24;
+
+std::vector<std::string> host_list(const plan& p, const toml_reader& r, const toml::node& n, const char* key) {
+  if (n.is_string()) {  // a group name, or one host
+    const std::string name = n.as_string()->get();
+    if (auto g = p.groups.find(name); g != p.groups.end()) return g->second;
+    return {host_ref(p, r, n, key)};
+  }
+  std::vector<std::string> out;
+  for (const toml::node& e : r.array(n, key)) out.push_back(host_ref(p, r, e, key));
+  if (out.empty()) fail_at(n.source(), fmt::format("{}: '{}' is empty", r.context(), key));
+  return out;
+}
+
+void parse_sizes(test_spec& t, toml_reader& r) {
+  const toml::node& n = r.need("message_size");
+  const std::int64_t hi = t.kind == "UDP_STREAM" ? max_udp_payload : max_tcp_message;
+  auto one = [&](const toml::node& e) {
+    if (e.is_integer() && (e.as_integer()->get() < 1 || e.as_integer()->get() > hi))
+      fail_at(e.source(), fmt::format("{}: message_size {} is impossible for {} (1 to {} bytes)", r.context(),
+                                      e.as_integer()->get(), t.kind, hi));
+    t.message_sizes.push_back(static_cast<std::uint32_t>(r.integer(e, "message_size", 1, hi)));
+  };
+  if (n.is_array()) {
+    for (const toml::node& e : *n.as_array()) one(e);
+    if (t.message_sizes.empty()) fail_at(n.source(), fmt::format("{}: 'message_size' is empty", r.context()));
+  } else {
+    one(n);
+  }
+}
+
+void parse_rate(test_spec& t, toml_reader& r) {
+  const toml::node* pps = r.find("pps");
+  const toml::node* rate = r.find("rate");
+  if (pps && rate) fail_at(rate->source(), fmt::format("{}: give 'pps' or 'rate', not both", r.context()));
+  if (pps) t.pps = r.number(*pps, "pps", 1, 1e9);
+  if (rate) {
+    t.rate = r.string(*rate, "rate");
+    try {
+      if (nb::parse_rate(*t.rate) <= 0) throw std::invalid_argument("not positive");
+    } catch (const std::exception&) {
+      fail_at(rate->source(), fmt::format("{}: rate '{}' is not a bit rate like 100M or 9G", r.context(), *t.rate));
+    }
+  }
+}
+
+std::string buffer(toml_reader& r, const char* key) {
+  const toml::node* n = r.find(key);
+  if (!n) return {};
+  std::string s = n->is_integer() ? std::to_string(r.integer(*n, key, 1, 1LL << 31)) : r.string(*n, key);
+  try {
+    const auto bytes = nb::parse_size(s);
+    if (bytes == 0 || bytes > (1ULL << 31)) throw std::invalid_argument("range");
+  } catch (const std::exception&) {
+    fail_at(n->source(), fmt::format("{}: '{}' = '{}' is not a socket buffer size like 256K", r.context(), key, s));
+  }
+  return s;
+}
+
+void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
+  const toml::node& n = r.need("topology");
+  const std::string s = r.string(n, "topology");
+  if (s == "fan-in") {
+    t.topo = topology::fan_in;
+    t.server = host_ref(p, r, r.need("server"), "server");
+    t.instances = host_list(p, r, r.need("clients"), "clients");
+  } else if (s == "fan-out") {
+    t.topo = topology::fan_out;
+    t.client = host_ref(p, r, r.need("client"), "client");
+    t.instances = host_list(p, r, r.need("servers"), "servers");
+  } else if (s == "pairs") {
+    t.topo = topology::pairs;
+    t.both_directions = r.boolean_or("both_directions", false);
+    for (const toml::node& e : r.array(r.need("pairs"), "pairs")) {
+      toml_reader pr(r.table(e, "pairs"), r.context() + " pair");
+      pair_spec ps;
+      ps.from = host_ref(p, pr, pr.need("from"), "from");
+      ps.to = host_ref(p, pr, pr.need("to"), "to");
+      ps.category = pr.string_or("category", "");
+      pr.done();
+      t.pairs.push_back(ps);
+    }
+    if (t.pairs.empty()) fail_at(n.source(), fmt::format("{}: 'pairs' is empty", r.context()));
+  } else {
+    fail_at(n.source(), fmt::format("{}: topology '{}' is not one of fan-in, fan-out, pairs", r.context(), s));
+  }
+}
+
+// Every instance needs a port of its own on its server host; two instances asking for the same fixed
+// port on one host would fight over it.
+void check_ports(const test_spec& t, const toml_reader& r, const toml::node& where_node) {
+  const std::size_t need = t.topo == topology::pairs ? 1 : t.instances.size();
+  if (t.ports.size() < need)
+    fail_at(where_node.source(), fmt::format("{}: {} instances need {} ports, the plan gives {}", r.context(), need,
+                                             need, t.ports.size()));
+  std::set<std::pair<std::string, std::uint16_t>> used;
+  for (std::size_t i = 0; i < need; ++i) {
+    const std::string server = t.topo == topology::fan_in ? t.server : t.topo == topology::fan_out ? t.instances[i] : "";
+    if (t.ports[i] != 0 && !used.emplace(server, t.ports[i]).second)
+      fail_at(where_node.source(), fmt::format("{}: port clash: port {} is used twice on host '{}'", r.context(),
+                                               t.ports[i], server));
+  }
+}
+
+test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
+  toml_reader r(tt, fmt::format("tests[{}]", index));
+  test_spec t;
+  t.name = r.string(r.need("name"), "name");
+  if (t.name.empty() || t.name.find_first_of("/ \t") != std::string::npos)
+    fail_at(tt.source(), fmt::format("{}: name '{}' must be non-empty, without '/' or spaces", r.context(), t.name));
+  const toml::node* kind = r.find("kind");
+  if (kind) t.kind = r.string(*kind, "kind");
+  if (t.kind != "UDP_STREAM" && t.kind != "TCP_STREAM")
+    fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM or TCP_STREAM", r.context(), t.kind));
+  parse_sizes(t, r);
+  parse_rate(t, r);
+  t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, 64));
+  if (const toml::node* m = r.find("mss")) {
+    if (t.kind != "TCP_STREAM") fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP_STREAM", r.context()));
+    t.mss = static_cast<std::uint32_t>(r.integer(*m, "mss", 88, 65495));
+  }
+  t.send_buffer = buffer(r, "send_buffer");
+  t.recv_buffer = buffer(r, "recv_buffer");
+  t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, 63));
+  t.reverse = r.boolean_or("reverse", false);
+  parse_topology(p, t, r);
+  t.duration = r.number_or("duration", p.duration, 0.1, 86400);
+  t.warmup = r.number_or("warmup", p.warmup, 0, 86400);
+  t.repeats = static_cast<int>(r.integer_or("repeats", p.repeats, 1, 1000));
+  if (t.warmup >= t.duration)
+    fail_at(tt.source(), fmt::format("{}: warmup {} s leaves nothing of a {} s test", r.context(), t.warmup, t.duration));
+  t.ports = p.ports;
+  const toml::node* ports = r.find("ports");
+  if (ports) t.ports = parse_ports(r, *ports);
+  check_ports(t, r, ports ? *ports : static_cast<const toml::node&>(tt));
+  r.done();
+  return t;
+}
+
+}  // namespace
+
+void parse_tests(plan& p, const toml::node& n) {
+  const toml::table none;  // the reader only type-checks here; the keys belong to the root table
+  toml_reader r(none, "plan");
+  const toml::array& a = r.array(n, "tests");
+  if (a.empty()) fail_at(n.source(), "plan: 'tests' is empty");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    test_spec t = parse_test(p, r.table(a[i], "tests"), i);
+    if (!names.insert(t.name).second)
+      fail_at(a[i].source(), fmt::format("tests[{}]: test name '{}' is used twice", i, t.name));
+    p.tests.push_back(std::move(t));
+  }
+}
+
+}  // namespace harness

@@ -1,0 +1,61 @@
+#pragma once
+// A child process on this machine (the program itself, or the ssh / ip-netns-exec that carries it):
+// argv only, never a shell string; stdout read line by line as it comes, stderr collected; a hard
+// deadline after which it is killed; killed on cancel.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+namespace asio = boost::asio;
+
+struct process_outcome {
+  int exit_code = -1;       // the program's status; 128+N when a signal N ended it
+  bool timed_out = false;   // the deadline killed it
+  std::string stdout_text;  // what on_line did not consume (everything when no callback)
+  std::string stderr_text;
+};
+
+class child_process {
+ public:
+  // Starts argv[0] (searched in PATH when not a path). Throws std::runtime_error when it cannot start.
+  child_process(asio::any_io_executor ex, const std::vector<std::string>& argv);
+  ~child_process();
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  // Reads stdout to its end, handing each line to on_line, and stderr to its end, then reaps the
+  // process. Killed (SIGKILL) once the deadline passes.
+  asio::awaitable<process_outcome> finish(std::chrono::steady_clock::time_point deadline,
+                                          std::function<void(const std::string&)> on_line = {});
+  // Reads stdout up to the next line; nullopt at end of file or deadline (then the process is killed).
+  asio::awaitable<std::optional<std::string>> read_line(std::chrono::steady_clock::time_point deadline);
+
+  void request_stop();  // SIGTERM: let it shut down cleanly
+  void kill();          // SIGKILL
+  int pid() const;
+  bool running();
+
+ public:
+  struct state;  // shared with the deadline handler, which may outlive a call
+
+ private:
+  void arm_deadline(std::chrono::steady_clock::time_point deadline);
+  std::shared_ptr<state> s_;
+};
+
+// Runs a command to its end, with a deadline; output collected.
+asio::awaitable<process_outcome> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
+
+// "a b 'c d'": for logs, the environment record and dry runs; never executed through a shell.
+std::string quote_argv(const std::vector<std::string>& argv);
+std::string shell_quote(const std::string& word);
+
+}  // namespace harness

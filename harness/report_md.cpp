@@ -1,0 +1,86 @@
+// report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
+// the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
+#include "harness/report.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace harness {
+namespace {
+
+std::string overview(const std::vector<run_summary>& runs) {
+  text_table t({"role", "test", "kind", "m (bytes)", "sent pps", "received pps", "sent Mbit/s", "received Mbit/s",
+                "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms"});
+  for (const auto& s : runs) {
+    if (s.run.topology == "pairs") continue;
+    if (!s.ok) {
+      t.add({s.run.role, s.run.test, s.run.kind, std::to_string(s.run.message_size), "**FAILED**", "", "", "", "", "",
+             "", ""});
+      continue;
+    }
+    t.add({s.run.role, s.run.test, s.run.kind, std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
+           fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
+           s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
+           fmt::format("{:.3f} ({} / {})", s.loss_percent, s.path_loss, s.kernel_drops),
+           fmt::format("{:.3f}", s.start_skew_ms)});
+  }
+  return t.empty() ? "" : "## Overview: packet rate and bandwidth side by side\n\n" + t.markdown() + "\n";
+}
+
+std::string pairs_table(const std::vector<run_summary>& runs) {
+  text_table t({"from", "to", "bandwidth (Mbit/s received)", "category", "test", "sent Mbit/s", "loss %"});
+  for (const auto& s : runs) {
+    if (s.run.topology != "pairs") continue;
+    for (const auto& i : s.run.instances) {
+      if (!s.ok || !i.result) {
+        t.add({i.client, i.server, "**FAILED**", i.category, s.run.id, "", ""});
+        continue;
+      }
+      t.add({i.client, i.server, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
+             fmt_mbps(i.result->sender.bits_per_second), fmt::format("{:.3f}", i.result->loss.percent)});
+    }
+  }
+  return t.empty() ? "" : "## Pairs: from -> to -> bandwidth -> category\n\n" + t.markdown() + "\n";
+}
+
+std::string run_section(const run_summary& s) {
+  std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role, s.run.kind,
+                                s.run.message_size, s.run.topology, s.run.t0, s.ok ? "" : " — **FAILED**");
+  text_table t(detail_headers());
+  for (const auto& i : s.run.instances) t.add(instance_cells(i, s.run.t0));
+  if (s.ok) {
+    t.add(sum_cells(s));
+    t.add(steady_cells(s));
+  }
+  out += t.markdown() + "\n";
+  for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
+  if (s.ok) {
+    out += fmt::format(
+        "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,
+        s.max_start_offset_ms);
+    if (s.lost)
+      out += fmt::format("Loss: {} packets, {} on the path and {} dropped by the receiving socket's kernel buffer.\n",
+                         s.lost, s.path_loss, s.kernel_drops);
+    if (s.steady)
+      out += fmt::format("Steady state: {} per-second samples per instance in which every instance was sending, "
+                         "after the warm-up.\n",
+                         s.steady->slots);
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string report_markdown(const std::vector<run_summary>& runs, const std::filesystem::path& dir) {
+  std::string out = fmt::format("# Results: {}\n\n", dir.filename().string());
+  out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
+         "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
+         "wall-clock window in which every instance was sending, after the warm-up.\n\n";
+  out += overview(runs) + pairs_table(runs);
+  out += "## Runs\n\n";
+  for (const auto& s : runs) out += run_section(s);
+  return out;
+}
+
+}  // namespace harness

@@ -1,0 +1,165 @@
+// The moving parts of one run: netserve processes up and ready, netload instances started together and
+// followed live, raw files written as each instance ends, servers stopped.
+#include "core/clock.hpp"
+#include "core/units.hpp"
+#include "harness/results.hpp"
+#include "harness/runner.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using asio::use_awaitable;
+using nlohmann::json;
+
+namespace {
+
+constexpr auto ready_timeout = 15s;
+
+// The ready line: {"event":"ready","ports":[...],"pid":N,...}; anything else is a failed start.
+void take_ready_line(running_server& s, const std::string& line, std::size_t want) {
+  const json j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("event", "") != "ready" || !j.contains("ports"))
+    throw std::runtime_error(fmt::format("unexpected first line '{}'", line));
+  s.ports = j.at("ports").get<std::vector<std::uint16_t>>();
+  s.remote_pid = j.value("pid", 0);
+  if (s.ports.size() != want)
+    throw std::runtime_error(fmt::format("ready with {} ports, {} asked for", s.ports.size(), want));
+}
+
+}  // namespace
+
+asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<running_server>& servers) {
+  for (const server_spec& spec : r.servers) {
+    const launcher& l = on(spec.host);
+    auto argv = l.wrap(netserve_command(l.program("netserve"), l.target().address, spec.ports));
+    record_command(spec.host, argv);
+    servers.push_back({spec.host, std::make_unique<child_process>(io_.get_executor(), argv), {}, 0, {}});
+    active_.insert(servers.back().proc.get());
+  }
+  // All of them start at once; then each must say it is ready within the timeout.
+  for (running_server& s : servers) {
+    const std::size_t want = r.servers[static_cast<std::size_t>(&s - servers.data())].ports.size();
+    auto line = co_await s.proc->read_line(std::chrono::steady_clock::now() + ready_timeout);
+    try {
+      if (!line) throw std::runtime_error("exited or timed out before its ready line");
+      take_ready_line(s, *line, want);
+    } catch (const std::exception& e) {
+      s.error = e.what();
+    }
+    if (!s.error.empty()) {
+      s.proc->kill();
+      auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 5s);
+      throw std::runtime_error(fmt::format("run {}: netserve on host '{}' did not start: {} {}", r.id, s.host, s.error,
+                                           o.stderr_text.substr(0, o.stderr_text.find('\n'))));
+    }
+  }
+}
+
+asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers) {
+  for (running_server& s : servers) {
+    const launcher& l = on(s.host);
+    if (l.stops_remotely() && s.remote_pid > 0) {
+      // The remote netserve gets the signal; the ssh client then ends with it.
+      auto argv = l.wrap({"kill", "-TERM", std::to_string(s.remote_pid)});
+      record_command(s.host, argv);
+      co_await run_command(argv, 10s);
+    }
+    s.proc->request_stop();
+  }
+  for (running_server& s : servers) {
+    auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 10s);
+    active_.erase(s.proc.get());
+    if (o.exit_code != 0 && o.exit_code != 143 && o.exit_code != 15)  // SIGTERM is how we end it
+      fmt::print(stderr, "harness: netserve on '{}' ended with status {}: {}\n", s.host, o.exit_code,
+                 o.stderr_text.substr(0, 300));
+  }
+}
+
+asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers, double t0,
+                                            const fs::path& run_dir) {
+  std::vector<live_instance> live(r.instances.size());
+  std::size_t pending = r.instances.size();
+  std::exception_ptr failure;
+  asio::steady_timer tick(io_);
+  for (std::size_t i = 0; i < r.instances.size(); ++i) {
+    const running_server& server = servers.at(r.instances[i].server_index);
+    asio::co_spawn(io_, run_instance(r, i, server, t0, run_dir, live[i]), [&](std::exception_ptr e) {
+      if (e && !failure) failure = e;
+      if (--pending == 0) tick.cancel();
+    });
+  }
+  // The run coroutine itself is the live display: wake every second, or when the last instance ends.
+  const auto first_tick = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3));
+  tick.expires_at(first_tick + 1s);
+  while (pending > 0) {
+    co_await tick.async_wait(asio::as_tuple(use_awaitable));
+    if (pending == 0) break;
+    print_live(r, live, t0);
+    tick.expires_at(tick.expiry() + 1s);
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index, const running_server& server,
+                                           double t0, const fs::path& run_dir, live_instance& live) {
+  const instance_spec& spec = r.instances[index];
+  const launcher& l = on(spec.client);
+  const host& srv = plan_.hosts.at(spec.server);
+  instance_record rec;
+  rec.name = spec.name;
+  rec.client = spec.client;
+  rec.server = spec.server;
+  rec.client_address = l.target().address;
+  rec.server_address = srv.address;
+  rec.category = spec.category;
+  const auto port = server.ports.at(spec.port_slot);
+  auto argv = l.wrap(netload_command(l.program("netload"), r, srv.address, port, fmt::format("{:.6f}", t0)));
+  record_command(spec.client, argv);
+  std::optional<json> result_line;
+  auto on_line = [&](const std::string& line) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return;
+    if (j.value("type", "") == "interval") {
+      const double secs = static_cast<double>(j.value("end_ns", 0LL) - j.value("start_ns", 0LL)) / 1e9;
+      live.sent_pps = nb::per_second(j.value("sent_packets", 0ULL), secs);
+      live.sent_bps = nb::bits_per_second(j.value("sent_bytes", 0ULL), secs);
+      live.recv_pps = nb::per_second(j.value("received_packets", 0ULL), secs);
+      live.recv_bps = nb::bits_per_second(j.value("received_bytes", 0ULL), secs);
+    } else if (j.value("type", "") == "result") {
+      j.erase("type");
+      result_line = std::move(j);
+    }
+  };
+  // Hard deadline: the lead, the test, and a generous allowance for connect, drain and the final report.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<long>((plan_.lead + r.duration) * 1e3)) + 30s;
+  try {
+    child_process p(io_.get_executor(), argv);
+    active_.insert(&p);
+    struct unregister {  // cancel() must never reach a process that is gone
+      std::set<child_process*>& set;
+      child_process* p;
+      ~unregister() { set.erase(p); }
+    } guard{active_, &p};
+    process_outcome o = co_await p.finish(deadline, on_line);
+    rec.exit_code = o.exit_code;
+    rec.timed_out = o.timed_out;
+    rec.stderr_text = std::move(o.stderr_text);
+    if (result_line) rec.result = nb::result_from_json(*result_line);
+    else rec.error = fmt::format("no result line (exit status {}): {}", o.exit_code, rec.stderr_text.substr(0, 300));
+  } catch (const std::exception& e) {
+    rec.error = e.what();
+  }
+  live.running = false;
+  live.sent_pps = live.sent_bps = live.recv_pps = live.recv_bps = 0;
+  live.failed = !rec.error.empty() || !rec.result || !rec.result->ok;
+  write_json(run_dir / (spec.name + ".json"), to_json(rec));  // measured data hits the disk first
+}
+
+}  // namespace harness

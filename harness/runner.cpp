@@ -1,0 +1,188 @@
+#include "harness/runner.hpp"
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+#include "core/version.hpp"
+#include "harness/results.hpp"
+
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using asio::use_awaitable;
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
+
+// The hosts a plan's runs use, and which of our programs each needs.
+std::map<std::string, std::set<std::string>> programs_per_host(const std::vector<run_spec>& runs) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& r : runs) {
+    for (const auto& s : r.servers) out[s.host].insert("netserve");
+    for (const auto& i : r.instances) out[i.client].insert("netload");
+  }
+  return out;
+}
+
+}  // namespace
+
+runner::runner(asio::io_context& io, const plan& p, run_options o) : io_(io), plan_(p), opt_(std::move(o)) {
+  char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
+  if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
+  control_dir_ = tmpl;
+  for (const auto& [name, h] : plan_.hosts) launchers_.emplace(name, make_launcher(h, opt_.bin_dir, control_dir_));
+}
+
+runner::~runner() {
+  std::error_code ec;
+  fs::remove_all(control_dir_, ec);
+}
+
+void runner::cancel() {
+  cancelled_ = true;
+  for (child_process* c : active_) c->request_stop();
+}
+
+void runner::record_command(const std::string& host, const std::vector<std::string>& argv) {
+  environment_["hosts"][host]["commands"].push_back(quote_argv(argv));
+}
+
+void runner::write_environment() { write_json(dir_ / "environment.json", environment_); }
+
+asio::awaitable<void> runner::preflight() {
+  const auto needs = programs_per_host(expand(plan_));
+  std::map<std::string, std::string> versions;  // "host netload" -> version
+  for (const auto& [name, programs] : needs) {
+    const launcher& l = on(name);
+    const host& h = l.target();
+    auto& env = environment_["hosts"][name];
+    env["address"] = h.address;
+    env["launcher"] = to_string(h.launcher);
+    if (h.launcher == launcher_kind::local) {
+      // The plan's address must be one this machine can use (127.0.0.x always is).
+      asio::ip::udp::socket probe(io_);
+      boost::system::error_code ec;
+      auto addr = asio::ip::make_address(h.address, ec);
+      if (!ec) probe.open(addr.is_v4() ? asio::ip::udp::v4() : asio::ip::udp::v6(), ec);
+      if (!ec) probe.bind({addr, 0}, ec);
+      if (ec) throw std::runtime_error(fmt::format("host '{}': {} is not an address of this machine: {}", name, h.address, ec.message()));
+    }
+    if (auto open = l.open_argv(); !open.empty()) {
+      record_command(name, open);
+      auto o = co_await run_command(open, std::chrono::seconds(h.ssh.connect_timeout + 10));
+      if (o.exit_code != 0)
+        throw std::runtime_error(fmt::format("host '{}' ({}): ssh failed: {}", name, h.address, first_line(o.stderr_text)));
+    }
+    for (const auto& prog : programs) {
+      const std::vector<std::string> version_cmd{l.program(prog), "--version"};
+      const auto argv = l.wrap(version_cmd);
+      auto o = co_await run_command(argv, 20s);
+      if (o.exit_code != 0)
+        throw std::runtime_error(fmt::format("host '{}': '{}' failed ({}): {}", name, quote_argv(argv), o.exit_code,
+                                             first_line(o.stderr_text)));
+      const std::string out = trim(o.stdout_text);
+      const std::string v = out.substr(out.find_last_of(' ') == std::string::npos ? 0 : out.find_last_of(' ') + 1);
+      env["versions"][prog] = v;
+      versions[name + " " + prog] = v;
+    }
+    const auto uname = l.wrap({"uname", "-srm"});  // named: GCC 12 and temporaries across co_await
+    auto k = co_await run_command(uname, 20s);
+    env["kernel"] = k.exit_code == 0 ? trim(k.stdout_text) : "unknown";
+  }
+  for (const auto& [who, v] : versions)
+    if (v != nb::version)
+      throw std::runtime_error(fmt::format("version mismatch: {} is {}, the harness is {}", who, v, nb::version));
+}
+
+asio::awaitable<void> runner::close_launchers() {
+  for (const auto& [name, l] : launchers_)
+    if (auto argv = l->close_argv(); !argv.empty() && environment_["hosts"].contains(name))
+      co_await run_command(argv, 10s);
+}
+
+asio::awaitable<fs::path> runner::run_all() {
+  dir_ = make_results_dir(opt_.results_root, plan_.name);
+  fmt::print(stderr, "harness: results in {}\n", dir_.string());
+  write_file(dir_ / "plan.toml", plan_.source_text);
+  environment_ = {{"harness_version", nb::version}, {"plan", plan_.source_path},
+                  {"started_utc", fmt::format("{:.3f}", nb::ns_to_s(nb::wall_ns()))}, {"hosts", nlohmann::json::object()}};
+  std::exception_ptr failure;
+  try {
+    co_await preflight();
+    write_environment();
+    const auto runs = expand(plan_);
+    for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
+      if (i > 0 && plan_.settle > 0) {
+        asio::steady_timer pause(io_, std::chrono::milliseconds(static_cast<long>(plan_.settle * 1e3)));
+        co_await pause.async_wait(use_awaitable);
+      }
+      co_await run_one(runs[i], static_cast<int>(i));
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  write_environment();
+  co_await close_launchers();
+  if (failure) std::rethrow_exception(failure);
+  if (cancelled_) throw std::runtime_error(fmt::format("interrupted; partial results in {}", dir_.string()));
+  co_return dir_;
+}
+
+asio::awaitable<void> runner::run_one(const run_spec& r, int order) {
+  const fs::path run_dir = dir_ / "raw" / r.id;
+  fs::create_directories(run_dir);
+  fmt::print(stderr, "harness: run {} ({}, {} -m {}, {} instance(s), {} s)\n", r.id, r.role, r.kind, r.message_size,
+             r.instances.size(), r.duration);
+  std::vector<running_server> servers;
+  std::exception_ptr failure;
+  try {
+    co_await start_servers(r, servers);
+    const double t0 = nb::ns_to_s(nb::wall_ns()) + plan_.lead;
+    nlohmann::json spec = to_json(r, plan_);
+    spec["order"] = order;
+    spec["t0"] = t0;
+    write_json(run_dir / "run.json", spec);
+    co_await run_instances(r, servers, t0, run_dir);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_await stop_servers(servers);  // also after an error or a signal
+  write_environment();
+  if (failure) std::rethrow_exception(failure);
+  const auto summaries = write_reports(dir_);
+  (void)summaries;
+}
+
+void runner::print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const {
+  if (!opt_.live) return;
+  double spps = 0, sbps = 0, rpps = 0, rbps = 0;
+  int running = 0, failed = 0;
+  for (const auto& l : live) {
+    running += l.running;
+    failed += l.failed;
+    spps += l.sent_pps;
+    sbps += l.sent_bps;
+    rpps += l.recv_pps;
+    rbps += l.recv_bps;
+  }
+  const double elapsed = std::max(0.0, nb::ns_to_s(nb::wall_ns()) - t0);
+  fmt::print(stderr, "  {} {:5.1f}/{:g} s  running {}/{} failed {}  sent {} pps {:.2f} Mbit/s  received {} pps {:.2f} Mbit/s\n",
+             r.id, std::min(elapsed, r.duration), r.duration, running, live.size(), failed, nb::format_si(spps),
+             sbps / 1e6, nb::format_si(rpps), rbps / 1e6);
+}
+
+}  // namespace harness

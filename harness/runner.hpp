@@ -1,0 +1,80 @@
+#pragma once
+// One plan, run: preflight every host, then run by run: start the servers and wait for their ready
+// lines, pick T0, start every netload at T0, follow them live, collect, write raw/ at once, rebuild the
+// reports; servers are stopped after each run, also after an error or a signal.
+#include "harness/aggregate.hpp"
+#include "harness/expand.hpp"
+#include "harness/launcher.hpp"
+#include "harness/plan.hpp"
+#include "harness/process.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct run_options {
+  std::filesystem::path results_root = "results";
+  std::string bin_dir;       // where this machine's netserve / netload are ("" = PATH)
+  bool live = true;          // the per-second progress line on stderr
+};
+
+// A started netserve: its process, and the ports its ready line gave.
+struct running_server {
+  std::string host;
+  std::unique_ptr<child_process> proc;
+  std::vector<std::uint16_t> ports;
+  int remote_pid = 0;
+  std::string error;  // why it did not become ready
+};
+
+// What the live display knows about one instance while it runs.
+struct live_instance {
+  bool running = true, failed = false;
+  double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;  // last interval
+};
+
+class runner {
+ public:
+  runner(asio::io_context& io, const plan& p, run_options o);
+  ~runner();
+  // Runs every run of the plan; returns the results folder.
+  asio::awaitable<std::filesystem::path> run_all();
+  // From the signal handler: stop every process now; run_all then throws.
+  void cancel();
+
+ private:
+  asio::awaitable<void> preflight();
+  asio::awaitable<void> run_one(const run_spec& r, int order);
+  asio::awaitable<void> start_servers(const run_spec& r, std::vector<running_server>& servers);
+  asio::awaitable<void> stop_servers(std::vector<running_server>& servers);
+  asio::awaitable<void> run_instances(const run_spec& r, const std::vector<running_server>& servers, double t0,
+                                      const std::filesystem::path& run_dir);
+  asio::awaitable<void> run_instance(const run_spec& r, std::size_t index, const running_server& server, double t0,
+                                     const std::filesystem::path& run_dir, live_instance& live);
+  asio::awaitable<void> close_launchers();
+  void record_command(const std::string& host, const std::vector<std::string>& argv);
+  void write_environment();
+  void print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const;
+  const launcher& on(const std::string& host) const { return *launchers_.at(host); }
+
+  asio::io_context& io_;
+  const plan& plan_;
+  run_options opt_;
+  std::filesystem::path dir_, control_dir_;
+  std::map<std::string, std::unique_ptr<launcher>> launchers_;
+  nlohmann::json environment_;
+  std::set<child_process*> active_;  // every child alive now, for cancel()
+  bool cancelled_ = false;
+};
+
+}  // namespace harness

@@ -1,0 +1,129 @@
+#pragma once
+// Strict, typed reading of one TOML table: each key is read once with its type, and done() rejects keys
+// nobody read. Every error carries file:line:col of the offending node, so a plan error reads like a
+// compiler error.
+#include "harness/plan.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+
+namespace harness {
+
+inline std::string where(const toml::source_region& r) {
+  const std::string path = r.path ? *r.path : std::string("<plan>");
+  return fmt::format("{}:{}:{}", path, r.begin.line, r.begin.column);
+}
+
+[[noreturn]] inline void fail_at(const toml::source_region& r, const std::string& message) {
+  throw plan_error(fmt::format("{}: {}", where(r), message));
+}
+
+inline const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    default: return "a date/time";
+  }
+}
+
+class toml_reader {
+ public:
+  toml_reader(const toml::table& t, std::string context) : t_(t), context_(std::move(context)) {}
+
+  const toml::node* find(const char* key) {
+    seen_.insert(key);
+    return t_.get(key);
+  }
+  const toml::node& need(const char* key) {
+    const toml::node* n = find(key);
+    if (!n) fail_at(t_.source(), fmt::format("{}: missing key '{}'", context_, key));
+    return *n;
+  }
+  bool has(const char* key) const { return t_.contains(key); }
+
+  std::string string(const toml::node& n, const char* key) const {
+    if (!n.is_string()) wrong(n, key, "a string");
+    return n.as_string()->get();
+  }
+  std::int64_t integer(const toml::node& n, const char* key, std::int64_t lo, std::int64_t hi) const {
+    if (!n.is_integer()) wrong(n, key, "an integer");
+    const std::int64_t v = n.as_integer()->get();
+    if (v < lo || v > hi) fail_at(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
+    return v;
+  }
+  double number(const toml::node& n, const char* key, double lo, double hi) const {
+    if (!n.is_number()) wrong(n, key, "a number");
+    const double v = n.value<double>().value_or(0);
+    if (!(v >= lo && v <= hi)) fail_at(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
+    return v;
+  }
+  bool boolean(const toml::node& n, const char* key) const {
+    if (!n.is_boolean()) wrong(n, key, "a boolean");
+    return n.as_boolean()->get();
+  }
+  const toml::array& array(const toml::node& n, const char* key) const {
+    if (!n.is_array()) wrong(n, key, "an array");
+    return *n.as_array();
+  }
+  const toml::table& table(const toml::node& n, const char* key) const {
+    if (!n.is_table()) wrong(n, key, "a table");
+    return *n.as_table();
+  }
+
+  // Optional keys: the value when present, the fallback otherwise.
+  std::string string_or(const char* key, std::string fallback) {
+    const toml::node* n = find(key);
+    return n ? string(*n, key) : fallback;
+  }
+  std::int64_t integer_or(const char* key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
+    const toml::node* n = find(key);
+    return n ? integer(*n, key, lo, hi) : fallback;
+  }
+  double number_or(const char* key, double fallback, double lo, double hi) {
+    const toml::node* n = find(key);
+    return n ? number(*n, key, lo, hi) : fallback;
+  }
+  bool boolean_or(const char* key, bool fallback) {
+    const toml::node* n = find(key);
+    return n ? boolean(*n, key) : fallback;
+  }
+
+  void done() const {
+    for (const auto& [key, value] : t_)
+      if (!seen_.count(std::string(key.str())))
+        fail_at(key.source(), fmt::format("{}: unknown key '{}'", context_, key.str()));
+  }
+
+  const toml::table& source_table() const { return t_; }
+  const std::string& context() const { return context_; }
+
+ private:
+  [[noreturn]] void wrong(const toml::node& n, const char* key, const char* want) const {
+    fail_at(n.source(), fmt::format("{}: '{}' must be {}, not {}", context_, key, want, type_name(n)));
+  }
+
+  const toml::table& t_;
+  std::string context_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace harness
+
+namespace harness {
+// Shared by the plan parser's files.
+std::string host_ref(const plan& p, const toml_reader& r, const toml::node& n, const char* key);
+void parse_tests(plan& p, const toml::node& n);
+}  // namespace harness
+
+namespace harness {
+std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n);
+}  // namespace harness
