@@ -84,6 +84,7 @@ struct alignas(64) recv_counters {
     if (first_arrival_ns.get() == 0) first_arrival_ns.set(arrival_ns);
     last_arrival_ns.set(arrival_ns);
     std::size_t step = n == 1 ? len : segment;
+    if (step < payload_header_size) return;  // datagrams too small to carry a sequence number
     for (std::size_t off = 0; off < len && off + payload_header_size <= copied; off += step)
       on_datagram(p + off, std::min(step, len - off), arrival_ns);
   }

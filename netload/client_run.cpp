@@ -210,8 +210,10 @@ test_result client_test::result() const {
 test_result run_test(asio::io_context& io, const client_options& options, interval_sink sink) {
   auto test = std::make_shared<client_test>(io, options, std::move(sink));
   std::string failure;
+  bool completed = false;
   asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
     io.stop();  // the test is over: main's signal handler is the only other work left
+    completed = true;
     if (!e) return;
     try {
       std::rethrow_exception(e);
@@ -222,6 +224,7 @@ test_result run_test(asio::io_context& io, const client_options& options, interv
     }
   });
   io.run();
+  if (!completed) failure = "interrupted before the test completed";
   if (!failure.empty()) {
     test_result r;
     r.kind = options.kind;
