@@ -1,5 +1,6 @@
 #include "harness/dry_run.hpp"
 
+#include "core/units.hpp"
 #include "harness/expand.hpp"
 #include "harness/launcher.hpp"
 #include "harness/process.hpp"
@@ -33,6 +34,8 @@ std::string iperf_equivalent(const run_spec& r, const std::string& address, std:
   if (r.kind == "UDP_STREAM")  // 16 bytes is iperf3's smallest UDP payload
     return fmt::format("iperf3 -u -l {} -b {} -t {:g} -c {} -i 1 -p {}{}", std::max<std::uint32_t>(16, r.message_size),
                        rate, r.duration, address, port, t.reverse ? " -R" : "");
+  // iperf's -b is per stream; netload's --rate is for all streams together.
+  if (t.rate) rate = fmt::format("{:g}M", nb::parse_rate(*t.rate) / t.streams / 1e6);
   std::string cmd = fmt::format("iperf -c {} -p {} -t {:g} -b {} -P {}", address, port, r.duration, rate, t.streams);
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
   return cmd;

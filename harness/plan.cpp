@@ -41,7 +41,10 @@ void parse_defaults(plan& p, const toml::table& t) {
   p.interval = r.number_or("interval", p.interval, 0.1, 60);
   p.skew_bound_ms = r.number_or("skew_bound_ms", p.skew_bound_ms, 0.1, 60000);
   p.settle = r.number_or("settle", p.settle, 0, 600);
-  if (const toml::node* n = r.find("ports")) p.ports = parse_ports(r, *n);
+  if (const toml::node* n = r.find("ports")) {
+    p.ports = parse_ports(r, *n);
+    p.ports_where = where(n->source());
+  }
   r.done();
   if (p.warmup >= p.duration)
     fail_at(t.source(), fmt::format("defaults: warmup {} s leaves nothing of a {} s test", p.warmup, p.duration));

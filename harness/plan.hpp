@@ -74,6 +74,7 @@ struct plan {
   double skew_bound_ms = 20; // an instance starting later than T0 + this is a failed instance
   double settle = 1.0;       // pause between runs (seconds), so one run's tail does not hit the next
   std::vector<std::uint16_t> ports;
+  std::string ports_where;  // "file:line:col" where [defaults] gave them, for errors
   std::map<std::string, host> hosts;
   std::map<std::string, std::vector<std::string>> groups;
   std::vector<test_spec> tests;

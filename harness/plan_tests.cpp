@@ -100,17 +100,16 @@ void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
 
 // Every instance needs a port of its own on its server host; two instances asking for the same fixed
 // port on one host would fight over it.
-void check_ports(const test_spec& t, const toml_reader& r, const toml::node& where_node) {
+void check_ports(const test_spec& t, const toml_reader& r, const std::string& loc) {
+  auto fail = [&](const std::string& m) { throw plan_error(fmt::format("{}: {}: {}", loc, r.context(), m)); };
   const std::size_t need = t.topo == topology::pairs ? 1 : t.instances.size();
   if (t.ports.size() < need)
-    fail_at(where_node.source(), fmt::format("{}: {} instances need {} ports, the plan gives {}", r.context(), need,
-                                             need, t.ports.size()));
+    fail(fmt::format("{} instances need {} ports, the plan gives {}", need, need, t.ports.size()));
   std::set<std::pair<std::string, std::uint16_t>> used;
   for (std::size_t i = 0; i < need; ++i) {
     const std::string server = t.topo == topology::fan_in ? t.server : t.topo == topology::fan_out ? t.instances[i] : "";
     if (t.ports[i] != 0 && !used.emplace(server, t.ports[i]).second)
-      fail_at(where_node.source(), fmt::format("{}: port clash: port {} is used twice on host '{}'", r.context(),
-                                               t.ports[i], server));
+      fail(fmt::format("port clash: port {} is used twice on host '{}'", t.ports[i], server));
   }
 }
 
@@ -136,15 +135,19 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, 63));
   t.reverse = r.boolean_or("reverse", false);
   parse_topology(p, t, r);
-  t.duration = r.number_or("duration", p.duration, 0.1, 86400);
-  t.warmup = r.number_or("warmup", p.warmup, 0, 86400);
+  const toml::node* duration = r.find("duration");
+  const toml::node* warmup = r.find("warmup");
+  t.duration = duration ? r.number(*duration, "duration", 0.1, 86400) : p.duration;
+  t.warmup = warmup ? r.number(*warmup, "warmup", 0, 86400) : p.warmup;
   t.repeats = static_cast<int>(r.integer_or("repeats", p.repeats, 1, 1000));
   if (t.warmup >= t.duration)
-    fail_at(tt.source(), fmt::format("{}: warmup {} s leaves nothing of a {} s test", r.context(), t.warmup, t.duration));
+    fail_at(warmup ? warmup->source() : duration ? duration->source() : tt.source(),
+            fmt::format("{}: warmup {} s leaves nothing of a {} s test", r.context(), t.warmup, t.duration));
   t.ports = p.ports;
   const toml::node* ports = r.find("ports");
   if (ports) t.ports = parse_ports(r, *ports);
-  check_ports(t, r, ports ? *ports : static_cast<const toml::node&>(tt));
+  // A clash is reported where the ports were given: in the test, or in [defaults].
+  check_ports(t, r, ports ? where(ports->source()) : !p.ports_where.empty() ? p.ports_where : where(tt.source()));
   r.done();
   return t;
 }

@@ -61,6 +61,9 @@ void lab_down(const lab_spec& spec);
 // What exists: namespaces, links, qdiscs with their counters, nft counters. Without a spec: every lab
 // circuit namespace found on this machine.
 std::string lab_status(const lab_spec* spec);
+// JSON: UDP datagrams delivered to each host (nft), forwarded / dropped per circuit direction (nft),
+// bytes / packets / drops of each tbf.
+std::string lab_counters(const lab_spec& spec);
 
 // `lab up FILE`, `lab down FILE`, `lab status [FILE]`, `lab counters FILE`; args exclude the program
 // name (the harness passes what follows "harness lab"). Returns the exit code; prints one-line errors.

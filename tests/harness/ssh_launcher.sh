@@ -1,0 +1,85 @@
+#!/bin/sh
+# The ssh launcher against a real sshd: the test starts its own sshd on 127.0.0.1/127.0.0.2 on a free
+# port with a throw-away host key and client key, then runs a two-instance plan whose hosts all use the
+# ssh launcher. It checks the run succeeded through ssh (master connection, multiplexed commands, remote
+# stop of netserve by pid) and that nothing it started is left running.
+set -eu
+harness=$1
+build=$2
+sshd=$(command -v sshd || echo /usr/sbin/sshd)
+[ -x "$sshd" ] || { echo "SKIP: no sshd on this machine"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: sshd needs root to run here"; exit 77; }
+tmp=$(mktemp -d /tmp/harness-sshd.XXXXXX)
+cleanup() { [ -f "$tmp/sshd.pid" ] && kill "$(cat "$tmp/sshd.pid")" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+mkdir -p /run/sshd "$tmp/bin" "$tmp/results"
+ln -s "$build/netserve/netserve" "$tmp/bin/netserve"
+ln -s "$build/netload/netload" "$tmp/bin/netload"
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/host_key"
+ssh-keygen -q -t ed25519 -N '' -f "$tmp/client_key"
+cp "$tmp/client_key.pub" "$tmp/authorized_keys"
+chmod 600 "$tmp/authorized_keys"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+started=""
+for attempt in 1 2 3 4 5; do
+  port=$(free_port)
+  cat > "$tmp/sshd_config" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+ListenAddress 127.0.0.2
+HostKey $tmp/host_key
+AuthorizedKeysFile $tmp/authorized_keys
+PidFile $tmp/sshd.pid
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxSessions 50
+MaxStartups 50
+CONF
+  "$sshd" -f "$tmp/sshd_config" -E "$tmp/sshd.log" || { cat "$tmp/sshd.log"; continue; }
+  for i in $(seq 50); do
+    if ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+         -i "$tmp/client_key" -p "$port" root@127.0.0.1 true 2>/dev/null; then started=yes; break; fi
+    sleep 0.1
+  done
+  [ -n "$started" ] && break
+  kill "$(cat "$tmp/sshd.pid" 2>/dev/null)" 2>/dev/null || true
+done
+[ -n "$started" ] || { echo "SKIP: sshd could not be started:"; cat "$tmp/sshd.log"; exit 77; }
+
+opts='ssh_options = ["StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null", "LogLevel=ERROR"]'
+cat > "$tmp/ssh.toml" <<PLAN
+name = "ssh"
+[defaults]
+duration = 2
+warmup = 1
+lead = 2.0
+ports = [0, 0]
+[hosts]
+server = { address = "127.0.0.1", launcher = "ssh", user = "root", ssh_port = $port, identity = "$tmp/client_key", bin_dir = "$tmp/bin", $opts }
+client = { address = "127.0.0.2", launcher = "ssh", user = "root", ssh_port = $port, identity = "$tmp/client_key", bin_dir = "$tmp/bin", $opts }
+[[tests]]
+name = "over-ssh"
+message_size = 100
+pps = 2000
+topology = "fan-in"
+server = "server"
+clients = ["client", "client"]
+PLAN
+
+"$harness" run "$tmp/ssh.toml" --results "$tmp/results" --no-live > "$tmp/out" 2> "$tmp/err" || {
+  echo "FAIL: harness over ssh exited $?"; cat "$tmp/err" "$tmp/out"; exit 1; }
+cat "$tmp/out"
+dir=$(ls -d "$tmp"/results/ssh-*)
+grep -q '"ok": true' "$dir/summary.json" || { echo "FAIL: run not ok"; cat "$dir/summary.json"; exit 1; }
+[ "$(ls "$dir/raw/over-ssh-m100" | wc -l)" = 3 ] || { echo "FAIL: expected run.json + 2 raw files"; exit 1; }
+# The commands really went through ssh, and the remote netserve was stopped by pid over ssh.
+grep -q "ControlMaster=yes" "$dir/environment.json" || { echo "FAIL: no ssh master connection"; exit 1; }
+grep -q "kill -TERM" "$dir/environment.json" || { echo "FAIL: netserve not stopped remotely"; exit 1; }
+sleep 0.5
+if pgrep -f "$tmp/bin/net" >/dev/null; then echo "FAIL: left running:"; pgrep -af "$tmp/bin/net"; exit 1; fi
+if pgrep -f "ControlPath=/tmp/harness-ssh" >/dev/null; then echo "FAIL: ssh master left running"; exit 1; fi
+echo "ok: two instances over ssh via sshd on 127.0.0.1:$port"

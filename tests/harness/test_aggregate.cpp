@@ -1,0 +1,99 @@
+// Aggregation from instance records: sums, the steady-state window, start skew, and failures that
+// never turn into numbers.
+#include "harness/aggregate.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+// A result as netload would report it: `seconds` of sending at `pps`, with per-second intervals.
+nb::test_result result(double t0, double start_offset, std::uint64_t pps, int seconds) {
+  nb::test_result r;
+  r.ok = true;
+  r.message_size = 100;
+  r.requested_start = t0;
+  r.actual_start = t0 + start_offset;
+  const auto start_ns = static_cast<std::int64_t>(t0 * 1e9);
+  for (int k = 0; k < seconds; ++k) {
+    nb::interval_figures i;
+    i.index = static_cast<std::uint32_t>(k);
+    i.start_ns = start_ns + k * 1'000'000'000LL;
+    i.end_ns = i.start_ns + 1'000'000'000LL;
+    i.sent_packets = i.received_packets = pps;
+    i.sent_bytes = i.received_bytes = pps * 100;
+    i.complete = true;
+    r.intervals.push_back(i);
+  }
+  r.sender.packets = r.receiver.packets = pps * static_cast<std::uint64_t>(seconds);
+  r.sender.bytes = r.receiver.bytes = r.sender.packets * 100;
+  r.sender.seconds = r.receiver.seconds = seconds;
+  nb::compute_rates(r.sender);
+  nb::compute_rates(r.receiver);
+  nb::reconcile(r, 0, 0);
+  return r;
+}
+
+harness::run_record run_of(std::initializer_list<nb::test_result> results) {
+  harness::run_record r;
+  r.id = "t";
+  r.t0 = 1000.0;
+  r.warmup = 1;
+  r.interval = 1;
+  int n = 0;
+  for (const auto& res : results) {
+    harness::instance_record i;
+    i.name = "i" + std::to_string(++n);
+    i.exit_code = 0;
+    i.result = res;
+    r.instances.push_back(i);
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("harness aggregate: sum, steady state and start skew", "[harness][aggregate]") {
+  const auto s = harness::summarize(run_of({result(1000, 0.001, 1000, 4), result(1000, 0.004, 3000, 4)}));
+  REQUIRE(s.ok);
+  CHECK(s.sender.packets == 16000);
+  CHECK(s.sender.pps == Approx(4000));
+  CHECK(s.receiver.bps == Approx(4000 * 800));
+  CHECK(s.start_skew_ms == Approx(3).margin(1e-6));
+  CHECK(s.max_start_offset_ms == Approx(4).margin(1e-6));
+  REQUIRE(s.steady);
+  CHECK(s.steady->slots == 3);  // warm-up second left out
+  CHECK(s.steady->receiver.pps == Approx(4000));
+}
+
+TEST_CASE("harness aggregate: a failed instance fails the run, with its reason and no figures", "[harness][aggregate]") {
+  auto bad = result(1000, 0.001, 1000, 3);
+  bad.ok = false;
+  bad.error = "connection refused";
+  const auto s = harness::summarize(run_of({result(1000, 0.001, 1000, 3), bad}));
+  CHECK_FALSE(s.ok);
+  REQUIRE(s.failures.size() == 1);
+  CHECK(s.failures[0] == "i2: netload failed: connection refused");
+  CHECK(s.sender.packets == 0);
+  CHECK_FALSE(s.steady);
+}
+
+TEST_CASE("harness aggregate: late start and unreconciled counts are failures", "[harness][aggregate]") {
+  auto late = result(1000, 0.050, 1000, 3);
+  auto lossy = result(1000, 0.001, 1000, 3);
+  lossy.receiver.packets += 5;  // more received than sent: cannot reconcile
+  nb::reconcile(lossy, 0, 0);
+  const auto s = harness::summarize(run_of({late, lossy}));
+  CHECK_FALSE(s.ok);
+  REQUIRE(s.failures.size() == 2);
+  CHECK(s.failures[0] == "i1: started 50.0 ms after T0 (bound 20 ms)");
+  CHECK(s.failures[1].rfind("i2: counts do not reconcile", 0) == 0);
+}
+
+TEST_CASE("harness aggregate: raw records round-trip through JSON", "[harness][aggregate]") {
+  auto run = run_of({result(1000, 0.001, 1000, 2)});
+  const auto j = harness::to_json(run.instances[0]);
+  const auto back = harness::instance_from_json(j);
+  REQUIRE(back.result);
+  CHECK(back.result->sender.packets == 2000);
+  CHECK(back.name == "i1");
+}

@@ -1,0 +1,137 @@
+// The real thing on loopback: the harness binary runs eight netload instances against one netserve
+// (127.0.0.1 <- 127.0.0.2..9, free ports), and the results folder must add up: the aggregate equals the
+// sum of the raw files, start skew is reported and small, `harness report` rebuilds the same summary.
+#include "harness/process.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+harness::process_outcome run(const std::vector<std::string>& argv, std::chrono::seconds limit) {
+  boost::asio::io_context io;
+  harness::process_outcome out;
+  std::exception_ptr failure;
+  boost::asio::co_spawn(io, harness::run_command(argv, limit), [&](std::exception_ptr e, harness::process_outcome o) {
+    failure = e;
+    out = std::move(o);
+  });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path temp_dir(const char* tag) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("harness-{}-{}", tag, ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string eight_instance_plan() {
+  std::string hosts = "device = { address = \"127.0.0.1\" }\n", group;
+  for (int i = 1; i <= 8; ++i) {
+    hosts += fmt::format("c{} = {{ address = \"127.0.0.{}\" }}\n", i, i + 1);
+    group += fmt::format("{}\"c{}\"", i > 1 ? ", " : "", i);
+  }
+  return fmt::format(R"(name = "eight"
+[defaults]
+duration = 2
+warmup = 1
+lead = 1.0
+ports = [0, 0, 0, 0, 0, 0, 0, 0]
+[hosts]
+{}
+[groups]
+clients = [{}]
+[[tests]]
+name = "pps"
+message_size = 16
+pps = 5000
+topology = "fan-in"
+server = "device"
+clients = "clients"
+)",
+                     hosts, group);
+}
+
+}  // namespace
+
+TEST_CASE("harness integration: eight instances on loopback add up, start together, report rebuilds", "[harness][loopback]") {
+  const fs::path root = temp_dir("eight");
+  std::ofstream(root / "eight.toml") << eight_instance_plan();
+  const auto o = run({HARNESS_PATH, "run", (root / "eight.toml").string(), "--results", (root / "results").string(),
+                      "--bin-dir", NETBENCH_BIN_DIR},
+                     90s);
+  INFO(o.stderr_text);
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.stdout_text.find("SUM") != std::string::npos);
+  CHECK(o.stdout_text.find("STEADY") != std::string::npos);
+
+  fs::path dir;
+  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+  REQUIRE(fs::exists(dir / "raw" / "pps-m16" / "run.json"));
+  for (const char* f : {"plan.toml", "environment.json", "summary.json", "summary.csv", "report.md"})
+    CHECK(fs::exists(dir / f));
+
+  // The sums, from the raw files alone.
+  std::uint64_t sent = 0, received = 0;
+  double sent_pps = 0, received_bps = 0, earliest = 1e300, latest = 0;
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir / "raw" / "pps-m16")) {
+    if (e.path().filename() == "run.json") continue;
+    const json r = json::parse(slurp(e.path())).at("result");
+    ++files;
+    sent += r.at("sender").at("packets").get<std::uint64_t>();
+    received += r.at("receiver").at("packets").get<std::uint64_t>();
+    sent_pps += r.at("sender").at("pps").get<double>();
+    received_bps += r.at("receiver").at("bits_per_second").get<double>();
+    earliest = std::min(earliest, r.at("actual_start").get<double>());
+    latest = std::max(latest, r.at("actual_start").get<double>());
+  }
+  CHECK(files == 8);
+  CHECK(sent > 8 * 5000);  // 2 s at 5000 pps each, give or take pacing
+
+  const json summary = json::parse(slurp(dir / "summary.json"));
+  const json& run0 = summary.at("runs").at(0);
+  REQUIRE(run0.at("ok").get<bool>());
+  CHECK(run0.at("instances").size() == 8);
+  CHECK(run0.at("sum").at("sender").at("packets").get<std::uint64_t>() == sent);
+  CHECK(run0.at("sum").at("receiver").at("packets").get<std::uint64_t>() == received);
+  CHECK(run0.at("sum").at("sender").at("pps").get<double>() == Approx(sent_pps));
+  CHECK(run0.at("sum").at("receiver").at("bits_per_second").get<double>() == Approx(received_bps));
+  const double skew = run0.at("start_skew_ms").get<double>();
+  CHECK(skew == Approx((latest - earliest) * 1e3).margin(1e-6));
+  CHECK(skew < 20.0);
+  CHECK(run0.at("steady_state").at("slots").get<int>() >= 1);
+
+  // `harness report DIR` rebuilds every report from raw/ alone, to the same content.
+  const std::string before = slurp(dir / "summary.json"), md = slurp(dir / "report.md");
+  fs::remove(dir / "summary.json");
+  fs::remove(dir / "report.md");
+  fs::remove(dir / "summary.csv");
+  const auto rep = run({HARNESS_PATH, "report", dir.string()}, 30s);
+  CHECK(rep.exit_code == 0);
+  CHECK(slurp(dir / "summary.json") == before);
+  CHECK(slurp(dir / "report.md") == md);
+  CHECK(fs::exists(dir / "summary.csv"));
+  fs::remove_all(root);
+}

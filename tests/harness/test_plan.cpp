@@ -1,0 +1,137 @@
+// Plan parsing: a good plan becomes the expected typed plan, and every error class names file:line:col.
+#include "harness/expand.hpp"
+#include "harness/plan.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using harness::parse_plan;
+using harness::plan_error;
+
+namespace {
+
+const std::string hosts = R"(
+[hosts]
+dev = { address = "127.0.0.1" }
+a = { address = "127.0.0.2" }
+b = { address = "127.0.0.3" }
+)";
+
+// The message of the plan_error the text raises ("" when it parses).
+std::string error_of(const std::string& text) {
+  try {
+    parse_plan(text, "plan.toml");
+  } catch (const plan_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string fan_in(const std::string& extra, const std::string& ports = "[0, 0]") {
+  return "[defaults]\nduration = 2\nports = " + ports + "\n" + hosts +
+         "[[tests]]\nname = \"t\"\nmessage_size = 1\ntopology = \"fan-in\"\nserver = \"dev\"\nclients = [\"a\", \"b\"]\n" +
+         extra;
+}
+
+}  // namespace
+
+TEST_CASE("harness plan: a fan-in plan parses into typed structs and expands", "[harness][plan]") {
+  const auto p = parse_plan(fan_in("pps = 1000\nstreams = 2\n"), "plan.toml");
+  REQUIRE(p.tests.size() == 1);
+  CHECK(p.tests[0].pps == 1000.0);
+  CHECK(p.tests[0].streams == 2);
+  CHECK(p.hosts.at("b").address == "127.0.0.3");
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].servers.size() == 1);
+  CHECK(runs[0].instances.size() == 2);
+  CHECK(runs[0].instances[1].client == "b");
+}
+
+TEST_CASE("harness plan: sweep, pairs both directions and fan-out expand to runs", "[harness][plan]") {
+  const std::string text = "[defaults]\nports = [0, 0]\n" + hosts + R"(
+[[tests]]
+name = "sweep"
+message_size = [1, 1400]
+topology = "fan-out"
+client = "dev"
+servers = ["a", "b"]
+[[tests]]
+name = "p"
+kind = "TCP_STREAM"
+message_size = 1000
+mss = 1200
+topology = "pairs"
+both_directions = true
+pairs = [{ from = "a", to = "b", category = "OCI internal" }]
+)";
+  const auto runs = harness::expand(parse_plan(text, "plan.toml"));
+  REQUIRE(runs.size() == 4);
+  CHECK(runs[0].id == "sweep-m1");
+  CHECK(runs[1].message_size == 1400);
+  CHECK(runs[0].servers.size() == 2);
+  CHECK(runs[2].id == "p-m1000-a-to-b");
+  CHECK(runs[3].instances[0].client == "b");
+  CHECK(runs[3].instances[0].category == "OCI internal");
+}
+
+TEST_CASE("harness plan error: TOML syntax", "[harness][plan]") {
+  CHECK(error_of("name = \"x\"\n[hosts\n").rfind("plan.toml:2:", 0) == 0);
+}
+
+TEST_CASE("harness plan error: unknown key", "[harness][plan]") {
+  const auto e = error_of(fan_in("mesage_size = 3\n"));
+  CHECK(e == "plan.toml:15:1: tests[0]: unknown key 'mesage_size'");
+}
+
+TEST_CASE("harness plan error: unknown key in a host", "[harness][plan]") {
+  const auto e = error_of("[hosts]\nx = { address = \"127.0.0.1\", adress = \"1\" }\n[[tests]]\n");
+  CHECK(e == "plan.toml:2:30: host 'x': unknown key 'adress'");
+}
+
+TEST_CASE("harness plan error: wrong type", "[harness][plan]") {
+  CHECK(error_of(fan_in("streams = \"two\"\n")) == "plan.toml:15:11: tests[0]: 'streams' must be an integer, not a string");
+  CHECK(error_of("[defaults]\nduration = \"5s\"\n" + hosts) ==
+        "plan.toml:2:12: defaults: 'duration' must be a number, not a string");
+}
+
+TEST_CASE("harness plan error: unknown host", "[harness][plan]") {
+  const std::string text = "[defaults]\nports = [0, 0]\n" + hosts +
+                           "[[tests]]\nname = \"t\"\nmessage_size = 1\ntopology = \"fan-in\"\nserver = \"dve\"\n"
+                           "clients = [\"a\", \"b\"]\n";
+  CHECK(error_of(text) == "plan.toml:12:10: tests[0]: unknown host 'dve'");
+  CHECK(error_of("[hosts]\na = { address = \"127.0.0.1\" }\n[groups]\ng = [\"a\", \"zz\"]\n") ==
+        "plan.toml:4:11: groups: unknown host 'zz'");
+}
+
+TEST_CASE("harness plan error: port clash", "[harness][plan]") {
+  CHECK(error_of(fan_in("", "[11256, 11256]")) ==
+        "plan.toml:3:9: tests[0]: port clash: port 11256 is used twice on host 'dev'");
+  CHECK(error_of(fan_in("", "[0]")) == "plan.toml:3:9: tests[0]: 2 instances need 2 ports, the plan gives 1");
+  CHECK(error_of(fan_in("ports = \"20-10\"\n")) == "plan.toml:15:9: tests[0]: 'ports' range '20-10' is not LOW-HIGH within 1-65535");
+}
+
+TEST_CASE("harness plan error: impossible sizes", "[harness][plan]") {
+  std::string big = fan_in("");
+  big.replace(big.find("message_size = 1\n"), 17, "message_size = [1, 70000]\n");
+  CHECK(error_of(big) == "plan.toml:11:20: tests[0]: message_size 70000 is impossible for UDP_STREAM (1 to 65507 bytes)");
+  std::string zero = fan_in("");
+  zero.replace(zero.find("message_size = 1\n"), 17, "message_size = 0\n");
+  CHECK(error_of(zero) == "plan.toml:11:16: tests[0]: message_size 0 is impossible for UDP_STREAM (1 to 65507 bytes)");
+  CHECK(error_of(fan_in("send_buffer = \"lots\"\n")) ==
+        "plan.toml:15:15: tests[0]: 'send_buffer' = 'lots' is not a socket buffer size like 256K");
+  CHECK(error_of(fan_in("mss = 1200\n")) == "plan.toml:15:7: tests[0]: 'mss' only applies to TCP_STREAM");
+}
+
+TEST_CASE("harness plan error: missing key and bad values", "[harness][plan]") {
+  CHECK(error_of("[hosts]\nx = { launcher = \"local\" }\n") == "plan.toml:2:5: host 'x': missing key 'address'");
+  CHECK(error_of(fan_in("topology = \"mesh\"\n")).find("unknown key") == std::string::npos);  // duplicate key: TOML syntax
+  CHECK(error_of(fan_in("pps = 10\nrate = \"1M\"\n")) == "plan.toml:16:8: tests[0]: give 'pps' or 'rate', not both");
+  CHECK(error_of(fan_in("rate = \"fast\"\n")) == "plan.toml:15:8: tests[0]: rate 'fast' is not a bit rate like 100M or 9G");
+  CHECK(error_of(fan_in("warmup = 5\n")) == "plan.toml:15:10: tests[0]: warmup 5 s leaves nothing of a 2 s test");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", launcher = \"telnet\" }\n") ==
+        "plan.toml:2:41: host 'x': launcher 'telnet' is not one of local, ssh, netns");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", identity = \"k\" }\n") ==
+        "plan.toml:2:41: host 'x': 'identity' only applies to launcher 'ssh'");
+}
