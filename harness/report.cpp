@@ -73,7 +73,7 @@ std::vector<std::string> sum_cells(const run_summary& s) {
 std::vector<std::string> steady_cells(const run_summary& s) {
   if (!s.steady) return {"STEADY", "n/a", s.steady_note};
   const auto& st = *s.steady;
-  return {"STEADY", fmt::format("{} s window", st.slots), fmt_pps(st.sender.pps), fmt_pps(st.receiver.pps),
+  return {"STEADY", fmt::format("{:g} s window", st.slots * s.run.interval), fmt_pps(st.sender.pps), fmt_pps(st.receiver.pps),
           fmt_mbps(st.sender.bps), fmt_mbps(st.receiver.bps), "", "", "", ""};
 }
 
