@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Lab test: an MTU step on the circuit (device side 1500, VPC side 1400, the OCI tutorial's mismatch or
+# an IPsec overhead in miniature). The device's own link says 1500, so it learns the smaller path MTU only
+# from the circuit router's ICMP "fragmentation needed" (the lab never drops ICMP):
+#  - the first UDP -m 1472 run sends, the router drops the datagram and answers with ICMP, netload's next
+#    send fails with EMSGSIZE and it stops with the path-MTU error (1 datagram sent, 0 received);
+#  - the second run fails before sending, the route cache now holding MTU 1400;
+#  - -m 1372 (1400 - 28) passes; TCP_STREAM reports an MSS <= 1360 (1400 - 40, less TCP options).
+#   lab_mtu.sh LAB_CLI NETSERVE NETLOAD
+lab_cli=$1 netserve=$2 netload=$3
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lab_common.sh"
+lab_require
+
+lab_start "$lab_cli" "$(lab_file lmtu 1 'mtu_onprem = 1500' 'mtu_vpc = 1400')"
+netserve_in lmtu-i1 198.19.0.2 11256 "$work/ns"
+load() { ip netns exec lmtu-dev "$netload" -H 198.19.0.2 -p 11256 -l 0.5 "$@"; }
+field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+for attempt in first second; do
+  if load -t UDP_STREAM --pps 1000 --json -- -m 1472 >"$work/$attempt.json" 2>"$work/$attempt.err"; then
+    echo "FAIL: UDP -m 1472 across a 1400 MTU did not fail ($attempt run)"; exit 1
+  fi
+  err=$(field "$work/$attempt.json" 'r["error"]')
+  grep -q 'does not fit the path MTU 1400' <<<"$err" || { echo "FAIL: $attempt run: unclear error: $err"; exit 1; }
+  grep -q 'largest UDP payload 1372' <<<"$err" || { echo "FAIL: $attempt run: no largest payload: $err"; exit 1; }
+  echo "$attempt run: sent $(field "$work/$attempt.json" 'r["sender"]["packets"]'), received" \
+       "$(field "$work/$attempt.json" 'r["receiver"]["packets"]'): $err"
+done
+load -t UDP_STREAM --pps 1000 --json -- -m 1372 >"$work/fits.json" || { echo "FAIL: -m 1372 fits 1400 but failed"; exit 1; }
+load -t TCP_STREAM --rate 20M --json >"$work/tcp.json" || { echo "FAIL: TCP_STREAM across the step failed"; exit 1; }
+mss=$(field "$work/tcp.json" 'r["mss"]') pmtu=$(field "$work/tcp.json" 'r["path_mtu"]')
+(( mss > 0 && mss <= 1360 )) || { echo "FAIL: TCP MSS $mss does not follow the 1400 path MTU"; exit 1; }
+echo "ok: -m 1372 passes; TCP_STREAM MSS $mss, path MTU $pmtu"

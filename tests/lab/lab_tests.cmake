@@ -1,0 +1,27 @@
+# The emulated-circuit lab tests (harness/lab, docs/lab.md). Included from tests/lab/CMakeLists.txt.
+# They need root and network namespaces (CI runs as root) and skip with 77, saying why, elsewhere.
+# The limit tests measure rates on a 2-core machine: RUN_SERIAL keeps other tests off the CPU meanwhile.
+# Until `harness lab` exists they drive the lab through lab_cli (harness/lab/lab_cli.cpp, same lab_main).
+set(_lab ${CMAKE_CURRENT_LIST_DIR})
+set(_lab_bins $<TARGET_FILE:lab_cli> $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
+
+add_test(NAME "lab: [lab] errors name file:line:col, addresses outside 198.18.0.0/15 are refused"
+         COMMAND ${_lab}/lab_spec_errors.sh $<TARGET_FILE:lab_cli>)
+add_test(NAME "lab: up is idempotent, down leaves netns and links as before, also after a failed run"
+         COMMAND ${_lab}/lab_updown.sh ${_lab_bins})
+add_test(NAME "lab: packet-rate limit read back within 5 % in both roles, received = kernel UDP count within 1 %"
+         COMMAND ${_lab}/lab_limits.sh pps ${_lab_bins})
+add_test(NAME "lab: bit-rate limit read back within 5 % of rate x 1400/1442 in both roles"
+         COMMAND ${_lab}/lab_limits.sh bps ${_lab_bins})
+add_test(NAME "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, TCP MSS <= 1360"
+         COMMAND ${_lab}/lab_mtu.sh ${_lab_bins})
+
+set_tests_properties(
+  "lab: [lab] errors name file:line:col, addresses outside 198.18.0.0/15 are refused"
+  "lab: up is idempotent, down leaves netns and links as before, also after a failed run"
+  "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, TCP MSS <= 1360"
+  PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+set_tests_properties(
+  "lab: packet-rate limit read back within 5 % in both roles, received = kernel UDP count within 1 %"
+  "lab: bit-rate limit read back within 5 % of rate x 1400/1442 in both roles"
+  PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60 RUN_SERIAL TRUE)
