@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace harness {
@@ -25,7 +26,41 @@ std::string overview(const std::vector<run_summary>& runs) {
            fmt::format("{:.3f} ({} / {})", s.loss_percent, s.path_loss, s.kernel_drops),
            fmt::format("{:.3f}", s.start_skew_ms)});
   }
-  return t.empty() ? "" : "## Overview: packet rate and bandwidth side by side\n\n" + t.markdown() + "\n";
+  return t.empty() ? "" : "## Every run\n\n" + t.markdown() + "\n";
+}
+
+// One row per role, one column per message size: the PPS test and the BPS test of a role side by side.
+std::string by_role(const std::vector<run_summary>& runs) {
+  std::vector<std::string> roles;
+  std::vector<std::uint32_t> sizes;
+  for (const auto& s : runs) {
+    if (s.run.topology == "pairs") continue;
+    if (std::find(roles.begin(), roles.end(), s.run.role) == roles.end()) roles.push_back(s.run.role);
+    if (std::find(sizes.begin(), sizes.end(), s.run.message_size) == sizes.end()) sizes.push_back(s.run.message_size);
+  }
+  std::vector<std::string> headers{"role"};
+  for (auto m : sizes) headers.push_back(fmt::format("-m {}: received pps (sum / steady)", m));
+  for (auto m : sizes) headers.push_back(fmt::format("-m {}: received Mbit/s (sum / steady)", m));
+  text_table t(headers);
+  for (const auto& role : roles) {
+    std::vector<std::string> pps_cells, bps_cells;
+    for (auto m : sizes) {
+      std::string pps, bps;
+      for (const auto& s : runs) {
+        if (s.run.role != role || s.run.message_size != m || s.run.topology == "pairs") continue;
+        const std::string sep = pps.empty() ? "" : "; ";
+        pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps), s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a") : "FAILED");
+        bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps), s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a") : "FAILED");
+      }
+      pps_cells.push_back(pps);
+      bps_cells.push_back(bps);
+    }
+    std::vector<std::string> row{role};
+    row.insert(row.end(), pps_cells.begin(), pps_cells.end());
+    row.insert(row.end(), bps_cells.begin(), bps_cells.end());
+    t.add(row);
+  }
+  return t.empty() ? "" : "## By role: PPS and BPS side by side\n\n" + t.markdown() + "\n";
 }
 
 std::string pairs_table(const std::vector<run_summary>& runs) {
@@ -77,7 +112,7 @@ std::string report_markdown(const std::vector<run_summary>& runs, const std::fil
   out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
          "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
          "wall-clock window in which every instance was sending, after the warm-up.\n\n";
-  out += overview(runs) + pairs_table(runs);
+  out += by_role(runs) + overview(runs) + pairs_table(runs);
   out += "## Runs\n\n";
   for (const auto& s : runs) out += run_section(s);
   return out;

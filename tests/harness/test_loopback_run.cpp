@@ -135,3 +135,46 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
   CHECK(fs::exists(dir / "summary.csv"));
   fs::remove_all(root);
 }
+
+TEST_CASE("harness integration: pairs in both directions give the from -> to -> bandwidth -> category table",
+          "[harness][loopback][pairs]") {
+  const fs::path root = temp_dir("pairs");
+  std::ofstream(root / "pairs.toml") << R"(name = "pairs"
+[defaults]
+duration = 1
+warmup = 0
+lead = 0.5
+settle = 0.2
+ports = [0]
+[hosts]
+a = { address = "127.0.0.2" }
+b = { address = "127.0.0.3" }
+[[tests]]
+name = "tcp"
+kind = "TCP_STREAM"
+message_size = 16384
+rate = "200M"
+streams = 2
+mss = 1200
+topology = "pairs"
+both_directions = true
+pairs = [{ from = "a", to = "b", category = "OCI internal" }]
+)";
+  const auto o = run({HARNESS_PATH, "run", (root / "pairs.toml").string(), "--results", (root / "results").string(),
+                      "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+                     60s);
+  INFO(o.stderr_text << o.stdout_text);
+  REQUIRE(o.exit_code == 0);
+  fs::path dir;
+  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+  const std::string md = slurp(dir / "report.md");
+  CHECK(md.find("## Pairs: from -> to -> bandwidth -> category") != std::string::npos);
+  CHECK(md.find("| a | b | ") != std::string::npos);
+  CHECK(md.find("| b | a | ") != std::string::npos);
+  CHECK(md.find("| OCI internal | tcp-m16384-a-to-b |") != std::string::npos);
+  // The MSS asked for reached netload, and TCP byte counts reconcile.
+  const json r = json::parse(slurp(dir / "raw" / "tcp-m16384-b-to-a" / "b-to-a.json")).at("result");
+  CHECK(r.at("options").at("mss").get<int>() == 1200);
+  CHECK(r.at("loss").at("reconciles").get<bool>());
+  fs::remove_all(root);
+}
