@@ -107,10 +107,10 @@ asio::awaitable<std::optional<std::string>> child_process::read_line(std::chrono
 }
 
 asio::awaitable<process_outcome> child_process::finish(std::chrono::steady_clock::time_point deadline,
-                                                       std::function<void(const std::string&)> on_line) {
+                                                       const std::function<void(const std::string&)>* on_line) {
   auto s = s_;
   auto read_out = [](std::shared_ptr<state> st,
-                     std::function<void(const std::string&)> cb) -> asio::awaitable<void> {
+                     const std::function<void(const std::string&)>* cb) -> asio::awaitable<void> {
     if (!cb) {  // keep it all in out_buf
       auto [ec, n] = co_await asio::async_read(st->out, asio::dynamic_buffer(st->out_buf), asio::as_tuple(use_awaitable));
       (void)ec;
@@ -123,7 +123,7 @@ asio::awaitable<process_outcome> child_process::finish(std::chrono::steady_clock
       if (ec) co_return;
       std::string line = st->out_buf.substr(0, n - 1);
       st->out_buf.erase(0, n);
-      cb(line);
+      (*cb)(line);
     }
   };
   auto read_err = [](std::shared_ptr<state> st) -> asio::awaitable<void> {

@@ -33,8 +33,10 @@ class child_process {
 
   // Reads stdout to its end, handing each line to on_line, and stderr to its end, then reaps the
   // process. Killed (SIGKILL) once the deadline passes.
+  // on_line is a pointer, not a std::function by value: GCC 12 mis-destroys non-trivial temporaries that
+  // live across a co_await, and a default-constructed std::function argument would be one.
   asio::awaitable<process_outcome> finish(std::chrono::steady_clock::time_point deadline,
-                                          std::function<void(const std::string&)> on_line = {});
+                                          const std::function<void(const std::string&)>* on_line = nullptr);
   // Reads stdout up to the next line; nullopt at end of file or deadline (then the process is killed).
   asio::awaitable<std::optional<std::string>> read_line(std::chrono::steady_clock::time_point deadline);
 

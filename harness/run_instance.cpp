@@ -122,7 +122,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   auto argv = l.wrap(netload_command(l.program("netload"), r, srv.address, port, fmt::format("{:.6f}", t0)));
   record_command(spec.client, argv);
   std::optional<json> result_line;
-  auto on_line = [&](const std::string& line) {
+  const std::function<void(const std::string&)> on_line = [&](const std::string& line) {
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return;
     if (j.value("type", "") == "interval") {
@@ -147,7 +147,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       child_process* p;
       ~unregister() { set.erase(p); }
     } guard{active_, &p};
-    process_outcome o = co_await p.finish(deadline, on_line);
+    process_outcome o = co_await p.finish(deadline, &on_line);
     rec.exit_code = o.exit_code;
     rec.timed_out = o.timed_out;
     rec.stderr_text = std::move(o.stderr_text);
