@@ -49,6 +49,21 @@ std::optional<steady_state> steady(const run_record& r, std::string& note) {
     note = fmt::format("no per-second sample after the {} s warm-up", r.warmup);
     return std::nullopt;
   }
+  // Same index must mean same wall-clock second on every instance (they share T0); if not, the
+  // samples cannot be added up as one window.
+  const auto bound_ns = static_cast<std::int64_t>(r.skew_bound_ms * 1e6);
+  for (std::size_t k = first; k < last; ++k) {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    for (const auto& i : r.instances) {
+      lo = std::min(lo, i.result->intervals[k].start_ns);
+      hi = std::max(hi, i.result->intervals[k].start_ns);
+    }
+    if (hi - lo > bound_ns) {
+      note = fmt::format("sample {} starts {:.1f} ms apart across instances: not aligned on wall clock", k,
+                         static_cast<double>(hi - lo) / 1e6);
+      return std::nullopt;
+    }
+  }
   steady_state s;
   s.start_ns = std::numeric_limits<std::int64_t>::min();
   s.end_ns = std::numeric_limits<std::int64_t>::max();

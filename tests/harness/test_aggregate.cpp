@@ -97,3 +97,16 @@ TEST_CASE("harness aggregate: raw records round-trip through JSON", "[harness][a
   CHECK(back.result->sender.packets == 2000);
   CHECK(back.name == "i1");
 }
+
+TEST_CASE("harness aggregate: samples not aligned on wall clock give no steady state, with the reason",
+          "[harness][aggregate]") {
+  auto shifted = result(1000, 0.001, 1000, 4);
+  for (auto& i : shifted.intervals) {  // this instance's seconds are 300 ms off the others'
+    i.start_ns += 300'000'000;
+    i.end_ns += 300'000'000;
+  }
+  const auto s = harness::summarize(run_of({result(1000, 0.001, 1000, 4), shifted}));
+  REQUIRE(s.ok);
+  CHECK_FALSE(s.steady);
+  CHECK(s.steady_note == "sample 1 starts 300.0 ms apart across instances: not aligned on wall clock");
+}
