@@ -25,3 +25,13 @@ set_tests_properties(
   "lab: packet-rate limit read back within 5 % in both roles, received = kernel UDP count within 1 %"
   "lab: bit-rate limit read back within 5 % of rate x 1400/1442 in both roles"
   PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60 RUN_SERIAL TRUE)
+
+# The harness reading the limits back: configs/express-connect-lab.toml end to end (about 25 s).
+if(TARGET harness)
+  add_test(NAME "lab: harness runs configs/express-connect-lab.toml - steady-state pps and Mbit/s within 5 % of the circuit"
+           COMMAND ${_lab}/lab_harness.sh $<TARGET_FILE:lab_cli> $<TARGET_FILE:harness> $<TARGET_FILE:netserve>
+                   $<TARGET_FILE:netload> ${PROJECT_SOURCE_DIR}/configs/express-connect-lab.toml)
+  set_tests_properties(
+    "lab: harness runs configs/express-connect-lab.toml - steady-state pps and Mbit/s within 5 % of the circuit"
+    PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
+endif()
