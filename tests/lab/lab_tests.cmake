@@ -35,3 +35,13 @@ if(TARGET harness)
     "lab: harness runs configs/express-connect-lab.toml - steady-state pps and Mbit/s within 5 % of the circuit"
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
 endif()
+
+# The ssh launcher across the circuit: sshd in the device namespace, the harness in instance 1's (about 8 s).
+if(TARGET harness)
+  add_test(NAME "lab: harness over ssh to an sshd in the device namespace, across the circuit - pps within 5 %"
+           COMMAND ${_lab}/lab_ssh.sh $<TARGET_FILE:lab_cli> $<TARGET_FILE:harness> $<TARGET_FILE:netserve>
+                   $<TARGET_FILE:netload>)
+  set_tests_properties(
+    "lab: harness over ssh to an sshd in the device namespace, across the circuit - pps within 5 %"
+    PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60 RUN_SERIAL TRUE)
+endif()
