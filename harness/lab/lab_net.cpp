@@ -134,8 +134,9 @@ void end_processes(const std::string& ns) {
 
 }  // namespace
 
-void lab_up(const lab_spec& s) {
-  require_root();
+namespace {
+
+void build(const lab_spec& s) {
   const auto have = existing_netns();
   ensure_netns(s.circuit_netns, have);
   probe_features(s);
@@ -158,6 +159,18 @@ void lab_up(const lab_spec& s) {
   nft_load(c, circuit_ruleset(s));
   nft_load(s.device.netns, host_ruleset(s));
   for (const auto& h : s.instances) nft_load(h.netns, host_ruleset(s));
+}
+
+}  // namespace
+
+void lab_up(const lab_spec& s) {
+  require_root();
+  try {
+    build(s);
+  } catch (const lab_error& e) {
+    // A half-made lab is harmless (all of it inside its namespaces) but should not be left behind.
+    throw lab_error(fmt::format("{} (`lab down {}` removes what was made)", e.what(), s.source));
+  }
 }
 
 void lab_down(const lab_spec& s) {
