@@ -90,6 +90,8 @@ std::string run_section(const run_summary& s) {
   }
   out += t.markdown() + "\n";
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
+  for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
+    if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);
   if (s.ok) {
     out += fmt::format(
         "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,

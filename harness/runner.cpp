@@ -180,9 +180,11 @@ void runner::print_live(const run_spec& r, const std::vector<live_instance>& liv
     rbps += l.recv_bps;
   }
   const double elapsed = std::max(0.0, nb::ns_to_s(nb::wall_ns()) - t0);
-  fmt::print(stderr, "  {} {:5.1f}/{:g} s  running {}/{} failed {}  sent {} pps {:.2f} Mbit/s  received {} pps {:.2f} Mbit/s\n",
-             r.id, std::min(elapsed, r.duration), r.duration, running, live.size(), failed, nb::format_si(spps),
-             sbps / 1e6, nb::format_si(rpps), rbps / 1e6);
+  fmt::print(stderr,
+             "  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  sent {} pps {:.2f} Mbit/s  "
+             "received {} pps {:.2f} Mbit/s\n",
+             r.id, std::min(elapsed, r.duration), r.duration, std::max(0.0, r.duration - elapsed), running, live.size(),
+             failed, nb::format_si(spps), sbps / 1e6, nb::format_si(rpps), rbps / 1e6);
 }
 
 }  // namespace harness
