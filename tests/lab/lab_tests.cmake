@@ -2,6 +2,10 @@
 # They need root and network namespaces (CI runs as root) and skip with 77, saying why, elsewhere.
 # The limit tests measure rates on a 2-core machine: RUN_SERIAL keeps other tests off the CPU meanwhile.
 # Until `harness lab` exists they drive the lab through lab_cli (harness/lab/lab_cli.cpp, same lab_main).
+# lab_cli is built with the harness (harness/lab); without it (NETBENCH_HARNESS=OFF) there are no lab tests.
+if(NOT TARGET lab_cli)
+  return()
+endif()
 set(_lab ${CMAKE_CURRENT_LIST_DIR})
 set(_lab_bins $<TARGET_FILE:lab_cli> $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
 
