@@ -42,6 +42,12 @@ class ssh_launcher final : public launcher {
     return argv;
   }
   bool stops_remotely() const override { return true; }
+  std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const override {
+    // A fixed script; the command stays separate words ("$@"), quoted like any other argv.
+    std::vector<std::string> argv{"sh", "-c", "echo harness-remote-pid $$; exec \"$@\"", "sh"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    return wrap(argv);
+  }
   // One master connection per host, started up front in the background (-f -N) with its output on
   // /dev/null, so later commands multiplex over it and no background ssh holds our pipes.
   std::vector<std::string> open_argv() const override {

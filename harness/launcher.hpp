@@ -20,6 +20,11 @@ class launcher {
   // ssh: a signal to the local ssh client does not reach the remote program, so stopping a server
   // means running `kill` there with the pid from its ready line.
   virtual bool stops_remotely() const { return false; }
+  // Like wrap, but where stops_remotely() the remote side first prints "harness-remote-pid N" on
+  // stdout, so the program (netload has no ready line) can be stopped on cancel.
+  virtual std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const {
+    return wrap(command);
+  }
   // Commands to run once before / after all others (the ssh master connection), possibly empty.
   virtual std::vector<std::string> open_argv() const { return {}; }
   virtual std::vector<std::string> close_argv() const { return {}; }

@@ -119,10 +119,15 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   rec.server_address = srv.address;
   rec.category = spec.category;
   const auto port = server.ports.at(spec.port_slot);
-  auto argv = l.wrap(netload_command(l.program("netload"), r, srv.address, port, fmt::format("{:.6f}", t0)));
+  auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv.address, port, fmt::format("{:.6f}", t0)));
   record_command(spec.client, argv);
   std::optional<json> result_line;
+  child_process* self = nullptr;
   const std::function<void(const std::string&)> on_line = [&](const std::string& line) {
+    if (line.rfind("harness-remote-pid ", 0) == 0) {
+      remote_[self] = {spec.client, std::atoi(line.c_str() + 19)};
+      return;
+    }
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return;
     if (j.value("type", "") == "interval") {
@@ -141,12 +146,16 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
                         std::chrono::milliseconds(static_cast<long>((plan_.lead + r.duration) * 1e3)) + 30s;
   try {
     child_process p(io_.get_executor(), argv);
+    self = &p;
     active_.insert(&p);
     struct unregister {  // cancel() must never reach a process that is gone
-      std::set<child_process*>& set;
+      runner& r;
       child_process* p;
-      ~unregister() { set.erase(p); }
-    } guard{active_, &p};
+      ~unregister() {
+        r.active_.erase(p);
+        r.remote_.erase(p);
+      }
+    } guard{*this, &p};
     process_outcome o = co_await p.finish(deadline, &on_line);
     rec.exit_code = o.exit_code;
     rec.timed_out = o.timed_out;

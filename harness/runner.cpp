@@ -5,6 +5,7 @@
 #include "core/version.hpp"
 #include "harness/results.hpp"
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -55,6 +56,20 @@ runner::~runner() {
 void runner::cancel() {
   cancelled_ = true;
   for (child_process* c : active_) c->request_stop();
+  // A signal to a local ssh client does not reach the remote program: kill it there, by pid.
+  for (const auto& [proc, where] : remote_)
+    asio::co_spawn(io_, remote_kill(where.first, where.second), [host = where.first](std::exception_ptr e) {
+      if (e) fmt::print(stderr, "harness: could not stop netload on '{}'\n", host);
+    });
+}
+
+asio::awaitable<void> runner::remote_kill(std::string host, int pid) {
+  const launcher& l = on(host);
+  const std::vector<std::string> kill_cmd{"kill", "-TERM", std::to_string(pid)};
+  const auto argv = l.wrap(kill_cmd);
+  record_command(host, argv);
+  const auto o = co_await run_command(argv, 10s);
+  if (o.exit_code != 0) fmt::print(stderr, "harness: '{}' failed: {}\n", quote_argv(argv), first_line(o.stderr_text));
 }
 
 void runner::record_command(const std::string& host, const std::vector<std::string>& argv) {

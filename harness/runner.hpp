@@ -73,7 +73,10 @@ class runner {
   std::filesystem::path dir_, control_dir_;
   std::map<std::string, std::unique_ptr<launcher>> launchers_;
   nlohmann::json environment_;
+  asio::awaitable<void> remote_kill(std::string host, int pid);
+
   std::set<child_process*> active_;  // every child alive now, for cancel()
+  std::map<child_process*, std::pair<std::string, int>> remote_;  // ssh-launched netload: host, remote pid
   bool cancelled_ = false;
 };
 

@@ -81,5 +81,29 @@ grep -q "ControlMaster=yes" "$dir/environment.json" || { echo "FAIL: no ssh mast
 grep -q "kill -TERM" "$dir/environment.json" || { echo "FAIL: netserve not stopped remotely"; exit 1; }
 sleep 0.5
 if pgrep -f "$tmp/bin/net" >/dev/null; then echo "FAIL: left running:"; pgrep -af "$tmp/bin/net"; exit 1; fi
-if pgrep -f "ControlPath=/tmp/harness-ssh" >/dev/null; then echo "FAIL: ssh master left running"; exit 1; fi
+if pgrep -f "ControlMaster=yes.*$tmp/client_key" >/dev/null; then echo "FAIL: ssh master left running"; exit 1; fi
 echo "ok: two instances over ssh via sshd on 127.0.0.1:$port"
+
+# Ctrl-C during a run over ssh: the remote netload processes (which a signal to the local ssh client
+# does not reach) and the remote netserve must be stopped too.
+sed -e 's/^duration = 2/duration = 30/' -e 's/^name = "ssh"/name = "sshint"/' "$tmp/ssh.toml" > "$tmp/long.toml"
+"$harness" run "$tmp/long.toml" --results "$tmp/results" --no-live > "$tmp/out2" 2> "$tmp/err2" &
+pid=$!
+for i in $(seq 150); do
+  [ "$(pgrep -fc "^$tmp/bin/netload" || true)" -ge 2 ] && break
+  sleep 0.1
+done
+[ "$(pgrep -fc "^$tmp/bin/netload" || true)" -ge 2 ] || { echo "FAIL: remote netload never started"; cat "$tmp/err2"; kill $pid; exit 1; }
+kill -INT $pid
+wait $pid || true
+for i in $(seq 50); do
+  pgrep -f "$tmp/bin/net" >/dev/null || break
+  sleep 0.1
+done
+if pgrep -f "$tmp/bin/net" >/dev/null; then echo "FAIL: left running after Ctrl-C:"; pgrep -af "$tmp/bin/net"; exit 1; fi
+grep -q "interrupted" "$tmp/err2" || { echo "FAIL: no 'interrupted'"; cat "$tmp/err2"; exit 1; }
+# Stopped by the harness, not merely by a broken pipe at netload's next interval line.
+dir2=$(ls -d "$tmp"/results/sshint-*)
+kills=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print(sum("kill -TERM" in c for c in e["hosts"]["client"]["commands"]))' "$dir2/environment.json")
+[ "$kills" = 2 ] || { echo "FAIL: expected 2 remote kills of netload on the client host, got $kills"; exit 1; }
+echo "ok: Ctrl-C over ssh stopped the remote netload and netserve processes"
