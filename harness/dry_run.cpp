@@ -56,7 +56,8 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
     progs[i.client].insert("netload");
     const std::string& address = p.hosts.at(i.server).address;
     const std::uint16_t port = r.servers[i.server_index].ports[i.port_slot];
-    auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, address, port, "T0"));
+    auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, address, port, "T0",
+                                                           source_address(p.hosts.at(i.client))));
     if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";

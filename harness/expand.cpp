@@ -77,11 +77,15 @@ std::vector<std::string> netserve_command(const std::string& program, const std:
   return {program, "-p", list, "--bind", bind};
 }
 
+std::string source_address(const host& h) { return h.launcher == launcher_kind::local ? h.address : ""; }
+
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const std::string& server_address,
-                                         std::uint16_t port, const std::string& start_at) {
+                                         std::uint16_t port, const std::string& start_at,
+                                         const std::string& local_address) {
   const test_spec& t = *r.spec;
   std::vector<std::string> argv{program, "-H", server_address, "-p", std::to_string(port), "-t", r.kind,
                                 "-l", fmt::format("{:g}", r.duration)};
+  if (!local_address.empty()) argv.insert(argv.end(), {"-L", local_address});
   if (t.pps) argv.insert(argv.end(), {"--pps", fmt::format("{:g}", *t.pps)});
   if (t.rate) argv.insert(argv.end(), {"--rate", *t.rate});
   if (t.streams > 1) argv.insert(argv.end(), {"--streams", std::to_string(t.streams)});

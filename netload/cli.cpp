@@ -19,7 +19,7 @@ const std::map<std::string, std::string> unsupported_global = {
     {"-B", "result banner text"}, {"-c", "local CPU utilisation"}, {"-C", "remote CPU utilisation"},
     {"-d", "debug output"}, {"-D", "demo mode (use --interval)"}, {"-f", "output units"},
     {"-F", "fill file"}, {"-i", "confidence iterations"}, {"-I", "confidence interval"},
-    {"-j", "latency statistics"}, {"-L", "local address"}, {"-n", "CPU count"}, {"-N", "no control connection"},
+    {"-j", "latency statistics"}, {"-n", "CPU count"}, {"-N", "no control connection"},
     {"-o", "remote offset"}, {"-O", "output selectors"}, {"-P", "banner on/off"}, {"-v", "verbosity"},
     {"-w", "send wait time (use --pps)"}, {"-W", "send/recv width"}, {"-y", "SO_PRIORITY"}, {"-Y", "IP_TOS (use --dscp)"}};
 const std::map<std::string, std::string> unsupported_test = {
@@ -71,6 +71,7 @@ struct raw_options {
 void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_option("-H,--host", o.host, "Server host name or address");
   app.add_option("-p,--port", o.port, "Server port (control and data)");
+  app.add_option("-L,--local", o.local_address, "Local address to send from (numeric; control and data)");
   app.add_option("-t,--test", raw.test, "UDP_STREAM or TCP_STREAM");
   app.add_option("-l,--length", o.duration_s, "Test duration, seconds")->check(CLI::PositiveNumber);
   app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax)");

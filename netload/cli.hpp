@@ -15,6 +15,7 @@ namespace nb::load {
 struct client_options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 12865;             // netperf's default control port
+  std::string local_address;              // -L: bind control and data sockets to it, "" = the kernel's choice
   int family = 0;                         // AF_INET / AF_INET6 with -4 / -6, 0 = any
   test_kind kind = test_kind::tcp_stream;  // netperf's default test
   double duration_s = 10;

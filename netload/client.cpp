@@ -61,9 +61,18 @@ client_test::~client_test() {
   for (auto& t : threads_) t.request_stop();
 }
 
+void client_test::bind_local(tcp::socket& s, const tcp::endpoint& to) const {
+  s.open(to.protocol());
+  if (o_.local_address.empty()) return;
+  boost::system::error_code ec;
+  s.bind(tcp::endpoint(asio::ip::make_address(o_.local_address, ec), 0), ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot send from local address {}: {}", o_.local_address, ec.message()));
+}
+
 asio::awaitable<void> client_test::connect_control() {
   server_ = endpoint::resolve(o_.host, o_.port, o_.family);
   tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
+  bind_local(control_, to);
   co_await connect_within(control_, to, o_.connect_timeout_s);
   control_.set_option(tcp::no_delay(true));
 }
@@ -116,7 +125,7 @@ asio::awaitable<void> client_test::open_tcp_streams() {
   tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
   for (std::uint32_t s = 0; s < o_.streams; ++s) {
     tcp::socket sock(io_);
-    sock.open(to.protocol());
+    bind_local(sock, to);
     // Buffers and MSS before connect: the window scale and the SYN's MSS are fixed at the handshake.
     if (o_.mss) set_tcp_mss(sock.native_handle(), static_cast<int>(o_.mss));
     if (o_.local_buffer > 0) {

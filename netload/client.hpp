@@ -31,6 +31,7 @@ class client_test {
   test_result result() const;
 
  private:
+  void bind_local(tcp::socket& s, const tcp::endpoint& to) const;
   asio::awaitable<void> connect_control();
   void open_udp_sockets();
   asio::awaitable<void> open_tcp_streams();

@@ -5,6 +5,7 @@
 #include "core/version.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
@@ -207,6 +208,25 @@ test_result client_test::result() const {
   return r;
 }
 
+namespace {
+
+// One line for a failure; when both halves of a parallel wait failed, the first one is the cause.
+std::string describe(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const asio::multiple_exceptions& x) {
+    return describe(x.first_exception());
+  } catch (const boost::system::system_error& x) {
+    if (x.code() == asio::error::eof || x.code() == asio::error::connection_reset)
+      return "the server closed the control connection during the test";
+    return x.what();
+  } catch (const std::exception& x) {
+    return x.what();
+  }
+}
+
+}  // namespace
+
 test_result run_test(asio::io_context& io, const client_options& options, interval_sink sink) {
   auto test = std::make_shared<client_test>(io, options, std::move(sink));
   std::string failure;
@@ -214,14 +234,7 @@ test_result run_test(asio::io_context& io, const client_options& options, interv
   asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
     io.stop();  // the test is over: main's signal handler is the only other work left
     completed = true;
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (const boost::system::system_error& x) {
-      failure = x.code() == asio::error::eof ? "the server closed the control connection" : x.what();
-    } catch (const std::exception& x) {
-      failure = x.what();
-    }
+    if (e) failure = describe(e);
   });
   io.run();
   if (!completed) failure = "interrupted before the test completed";

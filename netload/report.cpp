@@ -71,7 +71,7 @@ std::string format_interval_line(const interval_figures& i, std::int64_t test_st
 }
 
 nlohmann::json options_json(const client_options& o) {
-  return {{"host", o.host},           {"port", o.port},           {"test", to_string(o.kind)},
+  return {{"host", o.host},           {"port", o.port},           {"local_address", o.local_address},           {"test", to_string(o.kind)},
           {"duration_s", o.duration_s}, {"message_size", o.message_size}, {"local_buffer", o.local_buffer},
           {"remote_buffer", o.remote_buffer}, {"local_cpu", o.local_cpu}, {"remote_cpu", o.remote_cpu},
           {"mss", o.mss},             {"rate_bps", o.rate_bps},   {"pps", o.pps},
