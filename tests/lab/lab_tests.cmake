@@ -1,4 +1,4 @@
-# The emulated-circuit lab tests (harness/lab, docs/lab.md). Included from tests/lab/CMakeLists.txt.
+# The emulated-circuit lab tests (harness/lab; README.md, "Rehearse on an emulated circuit"). Included from tests/lab/CMakeLists.txt.
 # They need root and network namespaces (CI runs as root) and skip with 77, saying why, elsewhere.
 # The limit tests measure rates on a 2-core machine: RUN_SERIAL keeps other tests off the CPU meanwhile.
 # Until `harness lab` exists they drive the lab through lab_cli (harness/lab/lab_cli.cpp, same lab_main).
