@@ -53,27 +53,11 @@ struct alignas(64) recv_counters {
   relaxed<std::int64_t> last_transit_ns;
   relaxed<double> jitter_ns;
 
-  // One datagram (or GRO segment) of `len` bytes; `p` valid for len bytes.
-  void on_datagram(const unsigned char* p, std::size_t len, std::int64_t arrival_ns) noexcept {
-    if (len < payload_header_size) return;
-    std::uint64_t seq;
-    std::int64_t sent_ns;
-    read_payload_header(p, seq, sent_ns);
-    if (seq >= next_seq.get())
-      next_seq.set(seq + 1);
-    else
-      out_of_order.add(1);
-    std::int64_t transit = arrival_ns - sent_ns;
-    if (sequenced.get() > 0) {
-      double d = std::fabs(static_cast<double>(transit - last_transit_ns.get()));
-      jitter_ns.set(jitter_ns.get() + (d - jitter_ns.get()) / 16.0);
-    }
-    last_transit_ns.set(transit);
-    sequenced.add(1);
-  }
-
-  // A batch's worth of datagrams of one flow: `len` bytes in segments of `segment` bytes (GRO), or one
-  // datagram when segment is 0.
+  // What the socket handed over: `len` bytes of one flow, in segments of `segment` bytes when GRO
+  // coalesced several datagrams (0: one datagram), of which the first `copied` bytes are in `p`.
+  // The receiver reads only the start of each buffer (MSG_TRUNC gives the full length): the first
+  // datagram's header stands for the buffer. GRO only merges consecutive datagrams of one flow, so the
+  // buffer carries sequence numbers seq .. seq + n - 1; jitter is then sampled once per buffer.
   void on_receive(const unsigned char* p, std::size_t len, std::size_t segment, std::size_t copied,
                   std::int64_t arrival_ns) noexcept {
     std::uint64_t n = 1;
@@ -83,10 +67,22 @@ struct alignas(64) recv_counters {
     buffers.add(1);
     if (first_arrival_ns.get() == 0) first_arrival_ns.set(arrival_ns);
     last_arrival_ns.set(arrival_ns);
-    std::size_t step = n == 1 ? len : segment;
-    if (step < payload_header_size) return;  // datagrams too small to carry a sequence number
-    for (std::size_t off = 0; off < len && off + payload_header_size <= copied; off += step)
-      on_datagram(p + off, std::min(step, len - off), arrival_ns);
+    std::size_t first = n == 1 ? len : segment;
+    if (first < payload_header_size || copied < payload_header_size) return;  // no room for a header
+    std::uint64_t seq;
+    std::int64_t sent_ns;
+    read_payload_header(p, seq, sent_ns);
+    if (seq >= next_seq.get())
+      next_seq.set(seq + n);
+    else
+      out_of_order.add(n);
+    std::int64_t transit = arrival_ns - sent_ns;
+    if (sequenced.get() > 0) {
+      double d = std::fabs(static_cast<double>(transit - last_transit_ns.get()));
+      jitter_ns.set(jitter_ns.get() + (d - jitter_ns.get()) / 16.0);
+    }
+    last_transit_ns.set(transit);
+    sequenced.add(n);
   }
 };
 

@@ -109,9 +109,10 @@ udp_batch_receiver::udp_batch_receiver(int fd, std::size_t batch, bool try_gro) 
   int on = 1;
   if (try_gro) gro_ = ::setsockopt(fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
   ::setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
-  // GRO hands over up to 64 KiB at once; without it a datagram's first bytes are all we read (MSG_TRUNC
-  // gives the real length), which keeps the copy small for any message size.
-  buf_size_ = gro_ ? 65536 : 64;
+  // Only the first bytes of each buffer are read, the first datagram's header; MSG_TRUNC still gives the
+  // full length, and GRO's segment size says how many datagrams it held. The receiver never copies
+  // payload it does not look at, so it keeps up with a sender that only copies once.
+  buf_size_ = 64;
   batch = std::max<std::size_t>(batch, 1);
   buffer_.resize(batch * buf_size_);
   control_.resize(batch * control_size);

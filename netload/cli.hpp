@@ -19,7 +19,7 @@ struct client_options {
   int family = 0;                         // AF_INET / AF_INET6 with -4 / -6, 0 = any
   test_kind kind = test_kind::tcp_stream;  // netperf's default test
   double duration_s = 10;
-  std::uint32_t message_size = 0;         // 0 = default for the test (UDP 1472, TCP 128 KiB)
+  std::uint32_t message_size = 0;         // 0 = default for the test (UDP 1472, TCP 1 MiB)
   std::int32_t local_buffer = 0;          // -s
   std::int32_t remote_buffer = 0;         // -S
   std::int32_t local_cpu = -1, remote_cpu = -1;

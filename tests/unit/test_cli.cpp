@@ -43,7 +43,7 @@ TEST_CASE("long options: rate - pps - streams - start - json", "[cli]") {
   CHECK(o.json_stream);
   CHECK(o.interval_s == 1);  // JSON lines imply intervals
   CHECK(parse({"-t", "UDP_STREAM"}).message_size == 1472);
-  CHECK(parse({}).message_size == 128 * 1024);
+  CHECK(parse({}).message_size == 1024 * 1024);
 }
 
 TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
