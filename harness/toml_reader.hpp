@@ -35,9 +35,11 @@ inline const char* type_name(const toml::node& n) {
   }
 }
 
-class toml_reader {
+// Error is the exception a mistake throws: plan_error for plans, lab::lab_error for the [lab] table.
+template <class Error>
+class basic_toml_reader {
  public:
-  toml_reader(const toml::table& t, std::string context) : t_(t), context_(std::move(context)) {}
+  basic_toml_reader(const toml::table& t, std::string context) : t_(t), context_(std::move(context)) {}
 
   const toml::node* find(const char* key) {
     seen_.insert(key);
@@ -45,7 +47,7 @@ class toml_reader {
   }
   const toml::node& need(const char* key) {
     const toml::node* n = find(key);
-    if (!n) fail_at(t_.source(), fmt::format("{}: missing key '{}'", context_, key));
+    if (!n) fail(t_.source(), fmt::format("{}: missing key '{}'", context_, key));
     return *n;
   }
   bool has(const char* key) const { return t_.contains(key); }
@@ -57,13 +59,13 @@ class toml_reader {
   std::int64_t integer(const toml::node& n, const char* key, std::int64_t lo, std::int64_t hi) const {
     if (!n.is_integer()) wrong(n, key, "an integer");
     const std::int64_t v = n.as_integer()->get();
-    if (v < lo || v > hi) fail_at(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
+    if (v < lo || v > hi) fail(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
     return v;
   }
   double number(const toml::node& n, const char* key, double lo, double hi) const {
     if (!n.is_number()) wrong(n, key, "a number");
     const double v = n.value<double>().value_or(0);
-    if (!(v >= lo && v <= hi)) fail_at(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
+    if (!(v >= lo && v <= hi)) fail(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
     return v;
   }
   bool boolean(const toml::node& n, const char* key) const {
@@ -100,21 +102,26 @@ class toml_reader {
   void done() const {
     for (const auto& [key, value] : t_)
       if (!seen_.count(std::string(key.str())))
-        fail_at(key.source(), fmt::format("{}: unknown key '{}'", context_, key.str()));
+        fail(key.source(), fmt::format("{}: unknown key '{}'", context_, key.str()));
   }
 
   const toml::table& source_table() const { return t_; }
   const std::string& context() const { return context_; }
 
  private:
+  [[noreturn]] void fail(const toml::source_region& r, const std::string& message) const {
+    throw Error(fmt::format("{}: {}", where(r), message));
+  }
   [[noreturn]] void wrong(const toml::node& n, const char* key, const char* want) const {
-    fail_at(n.source(), fmt::format("{}: '{}' must be {}, not {}", context_, key, want, type_name(n)));
+    fail(n.source(), fmt::format("{}: '{}' must be {}, not {}", context_, key, want, type_name(n)));
   }
 
   const toml::table& t_;
   std::string context_;
   std::set<std::string> seen_;
 };
+
+using toml_reader = basic_toml_reader<plan_error>;
 
 }  // namespace harness
 

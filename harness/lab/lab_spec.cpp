@@ -3,6 +3,7 @@
 #include "harness/lab/lab.hpp"
 
 #include "core/units.hpp"
+#include "harness/toml_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -19,52 +20,12 @@ namespace {
 constexpr std::uint32_t bench_net = 0xC6120000;   // 198.18.0.0
 constexpr std::uint32_t bench_mask = 0xFFFE0000;  // /15
 
-std::string where(const toml::source_region& r) {
-  return fmt::format("{}:{}:{}", r.path ? *r.path : std::string("<lab>"), r.begin.line, r.begin.column);
-}
+using harness::where;
+using reader = harness::basic_toml_reader<lab_error>;
 
 [[noreturn]] void fail_at(const toml::node& n, const std::string& message) {
   throw lab_error(fmt::format("{}: {}", where(n.source()), message));
 }
-
-// One table read key by key; done() rejects the keys nobody asked for.
-class reader {
- public:
-  reader(const toml::table& t, std::string context) : t_(t), context_(std::move(context)) {}
-  const toml::node* find(const char* key) {
-    seen_.insert(key);
-    return t_.get(key);
-  }
-  const toml::node& need(const char* key) {
-    if (const toml::node* n = find(key)) return *n;
-    fail_at(t_, fmt::format("{}: missing key '{}'", context_, key));
-  }
-  std::string string(const toml::node& n, const char* key) const {
-    if (!n.is_string()) fail_at(n, fmt::format("{}: '{}' must be a string", context_, key));
-    return n.as_string()->get();
-  }
-  std::int64_t integer(const toml::node& n, const char* key, std::int64_t lo, std::int64_t hi) const {
-    if (!n.is_integer()) fail_at(n, fmt::format("{}: '{}' must be an integer", context_, key));
-    const std::int64_t v = n.as_integer()->get();
-    if (v < lo || v > hi) fail_at(n, fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
-    return v;
-  }
-  const toml::table& table(const toml::node& n, const char* key) const {
-    if (!n.is_table()) fail_at(n, fmt::format("{}: '{}' must be a table", context_, key));
-    return *n.as_table();
-  }
-  void done() const {
-    for (const auto& [key, value] : t_)
-      if (!seen_.count(std::string(key.str())))
-        fail_at(value, fmt::format("{}: unknown key '{}'", context_, key.str()));
-  }
-  const std::string& context() const { return context_; }
-
- private:
-  const toml::table& t_;
-  std::string context_;
-  std::set<std::string> seen_;
-};
 
 std::uint32_t parse_ipv4(const reader& r, const toml::node& n, const std::string& text, const char* key) {
   in_addr a{};
