@@ -15,30 +15,14 @@ trap cleanup EXIT
 mkdir -p /run/sshd "$tmp/bin" "$tmp/results"
 ln -s "$build/netserve/netserve" "$tmp/bin/netserve"
 ln -s "$build/netload/netload" "$tmp/bin/netload"
-ssh-keygen -q -t ed25519 -N '' -f "$tmp/host_key"
-ssh-keygen -q -t ed25519 -N '' -f "$tmp/client_key"
-cp "$tmp/client_key.pub" "$tmp/authorized_keys"
-chmod 600 "$tmp/authorized_keys"
+. "$(dirname "$0")/../support/throwaway_sshd.sh"
+make_throwaway_keys "$tmp"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 started=""
 for attempt in 1 2 3 4 5; do
   port=$(free_port)
-  cat > "$tmp/sshd_config" <<CONF
-Port $port
-ListenAddress 127.0.0.1
-ListenAddress 127.0.0.2
-HostKey $tmp/host_key
-AuthorizedKeysFile $tmp/authorized_keys
-PidFile $tmp/sshd.pid
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-MaxSessions 50
-MaxStartups 50
-CONF
+  write_sshd_config "$tmp" "$port" 127.0.0.1 127.0.0.2
   "$sshd" -f "$tmp/sshd_config" -E "$tmp/sshd.log" || { cat "$tmp/sshd.log"; continue; }
   for i in $(seq 50); do
     if ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \

@@ -17,24 +17,9 @@ lab_start "$lab_cli" "$(lab_file lsh 8 'pps = 20000')"
 mkdir -p /run/sshd "$work/bin"
 ln -s "$netserve" "$work/bin/netserve"
 ln -s "$netload" "$work/bin/netload"
-ssh-keygen -q -t ed25519 -N '' -f "$work/host_key"
-ssh-keygen -q -t ed25519 -N '' -f "$work/client_key"
-cp "$work/client_key.pub" "$work/authorized_keys"
-chmod 600 "$work/authorized_keys"
-cat >"$work/sshd_config" <<CONF
-Port 22
-ListenAddress 198.18.0.2
-HostKey $work/host_key
-AuthorizedKeysFile $work/authorized_keys
-PidFile $work/sshd.pid
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-MaxSessions 50
-MaxStartups 50
-CONF
+. "$here/../support/throwaway_sshd.sh"
+make_throwaway_keys "$work"
+write_sshd_config "$work" 22 198.18.0.2
 ip netns exec lsh-dev "$sshd" -f "$work/sshd_config" -E "$work/sshd.log" ||
   { cat "$work/sshd.log"; echo "SKIP: sshd could not start in the device namespace"; exit 77; }
 for _ in $(seq 50); do [[ -s $work/sshd.pid ]] && break; sleep 0.1; done
