@@ -2,6 +2,7 @@
 // back exactly the words), deadlines kill, exit status and output are captured.
 #include "harness/launcher.hpp"
 #include "harness/process.hpp"
+#include "tests/harness/run_sync.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -12,22 +13,6 @@
 
 using namespace std::chrono_literals;
 
-namespace {
-
-harness::process_outcome run(const std::vector<std::string>& argv, std::chrono::milliseconds limit) {
-  boost::asio::io_context io;
-  harness::process_outcome out;
-  std::exception_ptr failure;
-  boost::asio::co_spawn(io, harness::run_command(argv, limit), [&](std::exception_ptr e, harness::process_outcome o) {
-    failure = e;
-    out = std::move(o);
-  });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("harness launcher: the ssh command line survives a POSIX shell word for word", "[harness][launcher]") {
   const std::vector<std::string> words{"printf", "[%s]", "a b", "it's", "$HOME", "`id`", "; rm -rf /", "\"q\"", ""};
@@ -41,7 +26,7 @@ TEST_CASE("harness launcher: the ssh command line survives a POSIX shell word fo
   CHECK(argv[argv.size() - 2] == "127.0.0.1");
   CHECK(std::find(argv.begin(), argv.end(), "BatchMode=yes") != argv.end());
   // What the remote sshd does with that last string: sh -c.
-  const auto o = run({"sh", "-c", argv.back()}, 5s);
+  const auto o = harness::test::run_sync({"sh", "-c", argv.back()}, 5s);
   CHECK(o.exit_code == 0);
   CHECK(o.stdout_text == "[a b][it's][$HOME][`id`][; rm -rf /][\"q\"][]");
 }
@@ -60,7 +45,7 @@ TEST_CASE("harness launcher: netns wraps with ip netns exec, local leaves argv a
 }
 
 TEST_CASE("harness process: output, stderr and exit status are captured", "[harness][process]") {
-  const auto o = run({"sh", "-c", "echo out; echo err >&2; exit 7"}, 5s);
+  const auto o = harness::test::run_sync({"sh", "-c", "echo out; echo err >&2; exit 7"}, 5s);
   CHECK(o.exit_code == 7);
   CHECK(o.stdout_text == "out\n");
   CHECK(o.stderr_text == "err\n");
@@ -69,12 +54,12 @@ TEST_CASE("harness process: output, stderr and exit status are captured", "[harn
 
 TEST_CASE("harness process: the deadline kills a process that would run on", "[harness][process]") {
   const auto start = std::chrono::steady_clock::now();
-  const auto o = run({"sleep", "30"}, 300ms);
+  const auto o = harness::test::run_sync({"sleep", "30"}, 300ms);
   CHECK(o.timed_out);
   CHECK(o.exit_code != 0);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
 }
 
 TEST_CASE("harness process: a missing program is an error naming it", "[harness][process]") {
-  CHECK_THROWS_WITH(run({"no-such-program-xyz"}, 1s), Catch::Contains("no-such-program-xyz"));
+  CHECK_THROWS_WITH(harness::test::run_sync({"no-such-program-xyz"}, 1s), Catch::Contains("no-such-program-xyz"));
 }

@@ -2,6 +2,7 @@
 // (127.0.0.1 <- 127.0.0.2..9, free ports), and the results folder must add up: the aggregate equals the
 // sum of the raw files, start skew is reported and small, `harness report` rebuilds the same summary.
 #include "harness/process.hpp"
+#include "tests/harness/run_sync.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -19,18 +20,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-harness::process_outcome run(const std::vector<std::string>& argv, std::chrono::seconds limit) {
-  boost::asio::io_context io;
-  harness::process_outcome out;
-  std::exception_ptr failure;
-  boost::asio::co_spawn(io, harness::run_command(argv, limit), [&](std::exception_ptr e, harness::process_outcome o) {
-    failure = e;
-    out = std::move(o);
-  });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
-  return out;
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -78,7 +67,7 @@ clients = "clients"
 TEST_CASE("harness integration: eight instances on loopback add up, start together, report rebuilds", "[harness][loopback]") {
   const fs::path root = temp_dir("eight");
   std::ofstream(root / "eight.toml") << eight_instance_plan();
-  const auto o = run({HARNESS_PATH, "run", (root / "eight.toml").string(), "--results", (root / "results").string(),
+  const auto o = harness::test::run_sync({HARNESS_PATH, "run", (root / "eight.toml").string(), "--results", (root / "results").string(),
                       "--bin-dir", NETBENCH_BIN_DIR},
                      90s);
   INFO(o.stderr_text);
@@ -128,7 +117,7 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
   fs::remove(dir / "summary.json");
   fs::remove(dir / "report.md");
   fs::remove(dir / "summary.csv");
-  const auto rep = run({HARNESS_PATH, "report", dir.string()}, 30s);
+  const auto rep = harness::test::run_sync({HARNESS_PATH, "report", dir.string()}, 30s);
   CHECK(rep.exit_code == 0);
   CHECK(slurp(dir / "summary.json") == before);
   CHECK(slurp(dir / "report.md") == md);
@@ -160,7 +149,7 @@ topology = "pairs"
 both_directions = true
 pairs = [{ from = "a", to = "b", category = "OCI internal" }]
 )";
-  const auto o = run({HARNESS_PATH, "run", (root / "pairs.toml").string(), "--results", (root / "results").string(),
+  const auto o = harness::test::run_sync({HARNESS_PATH, "run", (root / "pairs.toml").string(), "--results", (root / "results").string(),
                       "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
                      60s);
   INFO(o.stderr_text << o.stdout_text);
