@@ -17,9 +17,13 @@ namespace {
 
 constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks at its stop token
 
-void begin(const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono, std::int64_t& end_mono) {
+// Waits for the start instant (in slices that look at the stop token: the instant may be an hour away),
+// then fixes the test's monotonic start and end.
+void begin(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
+           std::int64_t& end_mono) {
   if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
-  if (plan.start_wall_ns > wall_ns()) sleep_until_ns(CLOCK_REALTIME, plan.start_wall_ns);
+  while (!stop.stop_requested() && wall_ns() < plan.start_wall_ns)
+    sleep_until_ns(CLOCK_REALTIME, std::min(plan.start_wall_ns, wall_ns() + poll_ns));
   start_mono = mono_ns();
   out.start_wall_ns = wall_ns();
   end_mono = start_mono + plan.duration_ns;
@@ -40,13 +44,13 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   ::setsockopt(plan.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest);
   std::int64_t start = 0, end = 0;
-  begin(plan, out, start, end);
+  begin(stop, plan, out, start, end);
   pacer pace(plan.pps, start);
   std::uint64_t attempted = 0;
   while (!stop.stop_requested()) {
-    std::size_t n = pace.due(attempted, sender.batch(), end);
+    std::size_t n = pace.due(attempted, sender.batch(), end, stop);
     if (n == 0 || mono_ns() >= end) break;
-    send_outcome r = sender.send(n, counters.packets.get(), wall_ns());
+    send_outcome r = sender.send(n, attempted, wall_ns());  // refused ones keep their numbers: none is reused
     attempted += r.sent + r.refused;
     counters.packets.add(r.sent);
     counters.bytes.add(r.sent * plan.message_size);
@@ -67,13 +71,13 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   ::setsockopt(plan.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   std::vector<unsigned char> buffer(std::max<std::size_t>(plan.message_size, 1), 0x5a);
   std::int64_t start = 0, end = 0;
-  begin(plan, out, start, end);
+  begin(stop, plan, out, start, end);
   out.batching = "send";
   pacer pace(plan.pps, start);
   std::uint64_t sends = 0;
   std::size_t offset = 0;  // a partial send is finished before the next message starts
   while (!stop.stop_requested() && mono_ns() < end) {
-    if (offset == 0 && pace.due(sends, 1, end) == 0) break;
+    if (offset == 0 && pace.due(sends, 1, end, stop) == 0) break;
     ssize_t r = ::send(plan.fd, buffer.data() + offset, buffer.size() - offset, MSG_NOSIGNAL);
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;

@@ -5,6 +5,7 @@
 #include "core/endpoint.hpp"
 #include "core/flow.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stop_token>
@@ -31,6 +32,12 @@ struct stream_outcome {
   std::string batching;              // "gso", "sendmmsg", "send"
   std::string error;                 // empty when the stream ran to its end
 };
+
+// Datagrams per system call for a message size: about 1 MiB of payload per batch, at most 1024, so a
+// stream's buffer stays around 1 MiB whatever the size.
+inline std::size_t default_batch(std::size_t message_size) {
+  return std::clamp<std::size_t>((1u << 20) / std::max<std::size_t>(message_size, 1), 1, 1024);
+}
 
 // Sends datagrams until the duration ends; fails the stream on EMSGSIZE naming the path MTU.
 void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out);

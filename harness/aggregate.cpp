@@ -45,10 +45,22 @@ std::optional<steady_state> steady(const run_record& r, std::string& note) {
   for (const auto& i : r.instances)
     if (last > first + 1 && last == slots && i.result->intervals[last - 1].end_ns - i.result->intervals[last - 1].start_ns < full_ns)
       --last;
+  // A slot in which one side's sample never arrived holds a zero that is not a measurement: such slots
+  // are trimmed off the end, and a hole inside the window leaves no steady state at all.
+  const auto complete = [&](std::size_t k) {
+    return std::all_of(r.instances.begin(), r.instances.end(),
+                       [&](const auto& i) { return i.result->intervals[k].complete; });
+  };
+  while (last > first && !complete(last - 1)) --last;
   if (last <= first) {
-    note = fmt::format("no per-second sample after the {} s warm-up", r.warmup);
+    note = fmt::format("no complete per-second sample after the {} s warm-up", r.warmup);
     return std::nullopt;
   }
+  for (std::size_t k = first; k < last; ++k)
+    if (!complete(k)) {
+      note = fmt::format("sample {} is missing one side's count", k);
+      return std::nullopt;
+    }
   // Same index must mean same wall-clock second on every instance (they share T0); if not, the
   // samples cannot be added up as one window.
   const auto bound_ns = static_cast<std::int64_t>(r.skew_bound_ms * 1e6);

@@ -38,10 +38,6 @@ fd_handle take_blocking_fd(tcp::socket& s) {
   return fd;
 }
 
-std::size_t default_batch(std::size_t message_size) {
-  return std::clamp<std::size_t>((1u << 20) / std::max<std::size_t>(message_size, 1), 1, 1024);
-}
-
 }  // namespace
 
 client_test::client_test(asio::io_context& io, client_options options, interval_sink sink)
@@ -184,7 +180,9 @@ asio::awaitable<void> client_test::run() {
   const message start = start_msg{start_wall_ns_};
   co_await write_message(control_, start);
   start_threads();
-  auto result = co_await (local_side() && read_server());
+  // The server's side first: when both fail, `&&` reports the first operand's exception, and a server
+  // that went away is the cause, the local side's cancellation only its consequence.
+  auto result = co_await (read_server() && local_side());
   server_final_ = std::move(result);
   emit_intervals(true);
 }

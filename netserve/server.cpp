@@ -48,7 +48,7 @@ void server::bind_port(port_state& p, std::uint16_t wanted) {
 
 void server::bind() {
   for (auto wanted : options_.ports) {
-    auto p = std::make_unique<port_state>();
+    auto p = std::make_shared<port_state>();
     bind_port(*p, wanted);
     ports_.push_back(std::move(p));
   }
@@ -64,7 +64,7 @@ std::string server::ready_line() const {
 
 void server::start() {
   for (auto& p : ports_)
-    asio::co_spawn(io_, accept_loop(*p), [n = p->number](std::exception_ptr e) {
+    asio::co_spawn(io_, accept_loop(p), [n = p->number](std::exception_ptr e) {
       if (!e) return;
       try {
         std::rethrow_exception(e);
@@ -81,7 +81,8 @@ void server::stop() {
   }
 }
 
-asio::awaitable<void> server::accept_loop(port_state& p) {
+asio::awaitable<void> server::accept_loop(std::shared_ptr<port_state> port) {
+  port_state& p = *port;
   for (;;) {
     auto [ec, socket] = co_await p.acceptor->async_accept(asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || !p.acceptor->is_open()) co_return;
@@ -93,7 +94,7 @@ asio::awaitable<void> server::accept_loop(port_state& p) {
     }
     socket.set_option(tcp::no_delay(true));
     // The session logs its own failures; nothing escapes it.
-    asio::co_spawn(io_, session(std::move(socket), p), [](std::exception_ptr) {});
+    asio::co_spawn(io_, session(std::move(socket), port), [](std::exception_ptr) {});
   }
 }
 
@@ -112,6 +113,9 @@ void server::validate(const test_request& r) const {
   } else if (r.message_size > (16u << 20)) {
     reject("TCP message size exceeds 16 MiB");
   }
+  // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
+  if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > (64u << 20))
+    reject("streams x message size exceeds 64 MiB");
   if (!(r.pps >= 0) || r.pps > 1e10) reject("bad packet rate");
   if (r.interval_s != 0 && !(r.interval_s >= 0.05 && r.interval_s <= r.duration_s))
     reject("interval must be 0 or between 0.05 s and the duration");

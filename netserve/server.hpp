@@ -48,8 +48,8 @@ class server {
   };
 
   void bind_port(port_state& p, std::uint16_t wanted);
-  asio::awaitable<void> accept_loop(port_state& p);
-  asio::awaitable<void> session(tcp::socket socket, port_state& p);
+  asio::awaitable<void> accept_loop(std::shared_ptr<port_state> p);
+  asio::awaitable<void> session(tcp::socket socket, std::shared_ptr<port_state> p);
   asio::awaitable<void> run_test(tcp::socket& socket, port_state& p, test_request request);
   asio::awaitable<void> report_intervals(tcp::socket& socket, const server_test& t, const bool& ended);
   asio::awaitable<end_msg> await_end(tcp::socket& socket, const server_test& t, bool& ended);
@@ -59,7 +59,9 @@ class server {
 
   asio::io_context& io_;
   server_options options_;
-  std::vector<std::unique_ptr<port_state>> ports_;
+  // Shared with the coroutines that serve them: at shutdown io_context destroys suspended coroutine
+  // frames after this object is gone, and a frame's clean-up still touches its port.
+  std::vector<std::shared_ptr<port_state>> ports_;
   std::uint64_t next_test_id_ = 0;
 };
 

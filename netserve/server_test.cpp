@@ -36,7 +36,8 @@ int server_test::attach_udp() {
     e.set_port(p);
     sources.push_back(e);
   }
-  if (request_.rcvbuf > 0) set_recv_buffer(port_->fd(), request_.rcvbuf);
+  // The port's socket is shared: a test may enlarge its buffer, never shrink it under another test.
+  if (request_.rcvbuf > recv_buffer(port_->fd()) / 2) set_recv_buffer(port_->fd(), request_.rcvbuf);
   udp_flows_ = std::make_shared<udp_flows>(std::move(sources));
   port_->attach(udp_flows_);
   return recv_buffer(port_->fd());
@@ -81,6 +82,7 @@ void server_test::start_sender(std::uint32_t stream) {
   plan.pps = request_.pps / request_.streams;
   plan.start_wall_ns = start_wall_ns_;
   plan.duration_ns = s_to_ns(request_.duration_s);
+  plan.batch = default_batch(request_.message_size);
   plan.gso = request_.gso;
   plan.cpu = request_.cpu;
   if (request_.kind == test_kind::udp_stream) {

@@ -30,13 +30,19 @@ asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
   co_await t.async_wait(asio::use_awaitable);
 }
 
-std::chrono::nanoseconds until_wall(std::int64_t wall) { return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns())); }
+// Time left until a wall-clock instant, never negative; instants are validated, so no overflow.
+std::chrono::nanoseconds until_wall(std::int64_t wall) {
+  return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns()));
+}
 
 constexpr std::int64_t max_start_lead_ns = 3600LL * 1'000'000'000;  // a start instant further out is refused
+constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;     // ... and one this far in the past
+constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
 
 }  // namespace
 
-asio::awaitable<void> server::session(tcp::socket socket, port_state& p) {
+asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_state> port) {
+  port_state& p = *port;
   std::string peer = "?";
   try {
     peer = socket.remote_endpoint().address().to_string();
@@ -90,6 +96,7 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
 
   auto start = co_await expect_message<start_msg>(socket, 30s);
   if (start.start_wall_ns > wall_ns() + max_start_lead_ns) throw protocol_error("rejected: start instant too far ahead");
+  if (start.start_wall_ns < wall_ns() - max_start_lag_ns) throw protocol_error("rejected: start instant long past");
   for (int i = 0; i < 1000 && !test->all_data_attached(); ++i) co_await sleep_for(10ms);
   if (!test->all_data_attached()) throw protocol_error("not every TCP data connection arrived within 10 s");
   test->start(start.start_wall_ns);
@@ -123,9 +130,12 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server
     std::int64_t boundary = std::min(t.start_wall_ns() + (k + 1) * step, end);
     // A client that ended early gets no more samples; one whose end merely beat our timer to the last
     // boundary still gets every one, so its intervals are complete.
+    // Waits in short slices, so that a client that ended early does not hold its result back.
+    while (!ended && wall_ns() < boundary) {
+      timer.expires_after(std::min<std::chrono::nanoseconds>(until_wall(boundary), 100ms));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
     if (ended && boundary > wall_ns()) break;
-    timer.expires_after(until_wall(boundary));
-    co_await timer.async_wait(asio::use_awaitable);
     interval_msg m{k, boundary, 0, 0};
     t.totals(m.packets, m.bytes);
     const message msg = m;
@@ -136,7 +146,7 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server
 
 asio::awaitable<end_msg> server::await_end(tcp::socket& socket, const server_test& t, bool& ended) {
   const test_request& r = t.request();
-  auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(r.duration_s)) + 3600s;
+  auto timeout = until_wall(t.start_wall_ns()) + std::chrono::nanoseconds(s_to_ns(r.duration_s)) + end_grace;
   auto end = co_await expect_message<end_msg>(socket, timeout);
   ended = true;
   co_return end;

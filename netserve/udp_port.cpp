@@ -58,8 +58,7 @@ bool udp_port::refresh(std::vector<entry>& local, std::uint64_t& seen) {
   std::lock_guard lock(mu_);
   local = table_;
   seen = generation_.load(std::memory_order_acquire);
-  if (!local.empty()) return true;
-  return false;
+  return !local.empty();
 }
 
 void udp_port::run() {
@@ -86,7 +85,16 @@ void udp_port::run() {
     rx.receive(
         [&](const received& r) {
           if (hint >= local.size() || !local[hint].source.same(r.source)) {
-            auto it = std::find_if(local.begin(), local.end(), [&](const entry& e) { return e.source.same(r.source); });
+            auto find = [&] {
+              return std::find_if(local.begin(), local.end(), [&](const entry& e) { return e.source.same(r.source); });
+            };
+            auto it = find();
+            // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very
+            // batch, so a miss looks at the table again before calling a datagram foreign.
+            if (it == local.end() && generation_.load(std::memory_order_acquire) != seen) {
+              refresh(local, seen);
+              it = find();
+            }
             if (it == local.end()) {
               unattributed_.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);
               return;

@@ -110,3 +110,20 @@ TEST_CASE("harness aggregate: samples not aligned on wall clock give no steady s
   CHECK_FALSE(s.steady);
   CHECK(s.steady_note == "sample 1 starts 300.0 ms apart across instances: not aligned on wall clock");
 }
+
+TEST_CASE("harness aggregate: a sample missing one side's count is never read as zero", "[harness][aggregate]") {
+  auto last_missing = result(1000, 0.001, 1000, 4);
+  last_missing.intervals[3].complete = false;  // the server's last sample never arrived
+  last_missing.intervals[3].received_packets = 0;
+  auto s = harness::summarize(run_of({result(1000, 0.001, 1000, 4), last_missing}));
+  REQUIRE(s.steady);
+  CHECK(s.steady->slots == 2);  // warm-up second and the incomplete last second left out
+  CHECK(s.steady->receiver.pps == Approx(2000));
+
+  auto hole = result(1000, 0.001, 1000, 4);
+  hole.intervals[2].complete = false;
+  hole.intervals[2].received_packets = 0;
+  s = harness::summarize(run_of({result(1000, 0.001, 1000, 4), hole}));
+  CHECK_FALSE(s.steady);
+  CHECK_THAT(s.steady_note, Catch::Contains("sample 2 is missing one side's count"));
+}

@@ -1,4 +1,5 @@
 // Malformed control input closes that connection with a logged reason; netserve keeps serving others.
+#include "core/clock.hpp"
 #include "core/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
@@ -115,4 +116,30 @@ TEST_CASE("a silent connection does not hold up other clients", "[integration][m
   int idle = connect_to(server.port());
   check_still_serves(server);  // runs while the silent connection is still open
   ::close(idle);
+}
+
+TEST_CASE("SIGTERM during a test: netserve exits cleanly and netload says why it failed", "[integration][signals]") {
+  netserve_process server(1);
+  nb::test::child client(netload_argv(server.port(), "UDP_STREAM", 5, {"--pps", "20000"}, {"-m", "100"}));
+  ::usleep(700'000);  // the test is running
+  auto s = server.stop();
+  INFO(s.err);
+  CHECK(s.status == 0);  // also under ASan: no use-after-free while suspended sessions are torn down
+  CHECK_THAT(s.err, Catch::Contains("shutting down"));
+  auto c = client.wait();
+  CHECK(c.status == 1);
+  CHECK_THAT(c.err, Catch::Contains("the server closed the control connection"));
+}
+
+TEST_CASE("a client that vanishes before a far start instant does not hold up the server", "[integration][signals]") {
+  netserve_process server(1);
+  double far = static_cast<double>(nb::wall_ns()) / 1e9 + 600;
+  {
+    nb::test::child gone(netload_argv(server.port(), "UDP_STREAM", 5,
+                                      {"--reverse", "--pps", "1000", "--start-at", std::to_string(far)}, {"-m", "100"}));
+    ::usleep(500'000);  // registered, its sender thread waiting for the instant; then killed
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  check_still_serves(server);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
 }
