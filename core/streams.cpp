@@ -42,7 +42,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   set_receive_timeout(plan.fd, poll_ns);
   timeval tv{0, static_cast<suseconds_t>(poll_ns / 1000)};
   ::setsockopt(plan.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest);
+  udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos);
   std::int64_t start = 0, end = 0;
   begin(stop, plan, out, start, end);
   pacer pace(plan.pps, start);

@@ -17,6 +17,8 @@ namespace nb {
 struct stream_plan {
   int fd = -1;                       // connected socket (or unconnected UDP with `dest`), not owned
   std::optional<endpoint> dest;      // UDP only, for an unconnected socket
+  std::optional<endpoint> source;    // UDP on a shared socket: the local address to send from
+  int tos = -1;                      // UDP on a shared socket: TOS / traffic class per datagram
   std::size_t message_size = 0;
   double pps = 0;                    // this stream's datagrams (TCP: sends) per second, 0 = unlimited
   std::int64_t start_wall_ns = 0;    // the agreed start instant (wall clock)

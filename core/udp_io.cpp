@@ -16,7 +16,9 @@ namespace {
 constexpr std::size_t max_gso_segments = 64;  // UDP_MAX_SEGMENTS on every kernel since 4.18
 constexpr std::size_t max_gso_bytes = 65000;  // one GSO buffer must fit an IP datagram's 64 KiB
 constexpr std::size_t control_size = CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(timespec));
-constexpr std::size_t gso_control_size = CMSG_SPACE(sizeof(std::uint16_t));
+// Per message: segment size, traffic class, source address (the largest, IPv6's).
+constexpr std::size_t send_control_size =
+    CMSG_SPACE(sizeof(std::uint16_t)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(in6_pktinfo));
 
 bool transient(int err) {
   return err == ENOBUFS || err == EAGAIN || err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH ||
@@ -26,8 +28,13 @@ bool transient(int err) {
 }  // namespace
 
 udp_batch_sender::udp_batch_sender(int fd, std::size_t message_size, std::size_t batch, bool try_gso,
-                                   std::optional<endpoint> dest)
-    : fd_(fd), size_(message_size), batch_(std::max<std::size_t>(batch, 1)), dest_(std::move(dest)) {
+                                   std::optional<endpoint> dest, std::optional<endpoint> source, int tos)
+    : fd_(fd),
+      size_(message_size),
+      batch_(std::max<std::size_t>(batch, 1)),
+      dest_(std::move(dest)),
+      source_(std::move(source)),
+      tos_(tos) {
   if (try_gso && size_ > 0) {
     gso_segments_ = std::min(max_gso_segments, max_gso_bytes / size_);
     if (gso_segments_ < 2) gso_segments_ = 1;
@@ -35,7 +42,41 @@ udp_batch_sender::udp_batch_sender(int fd, std::size_t message_size, std::size_t
   buffer_.assign(batch_ * std::max<std::size_t>(size_, 1), 0);
   msgs_.resize(batch_);
   iovs_.resize(batch_);
-  control_.assign(batch_ * gso_control_size, 0);
+  control_.assign(batch_ * send_control_size, 0);
+}
+
+std::size_t udp_batch_sender::build_control(msghdr& h, unsigned char* space, std::size_t datagrams) const noexcept {
+  std::memset(space, 0, send_control_size);
+  h.msg_control = space;
+  h.msg_controllen = send_control_size;
+  std::size_t used = 0;
+  cmsghdr* c = CMSG_FIRSTHDR(&h);
+  auto add = [&](int level, int type, const void* data, std::size_t len) {
+    c->cmsg_level = level;
+    c->cmsg_type = type;
+    c->cmsg_len = CMSG_LEN(len);
+    std::memcpy(CMSG_DATA(c), data, len);
+    used += CMSG_SPACE(len);
+    c = CMSG_NXTHDR(&h, c);
+  };
+  if (datagrams > 1) {  // only a buffer of several datagrams needs cutting
+    auto seg = static_cast<std::uint16_t>(size_);
+    add(SOL_UDP, UDP_SEGMENT, &seg, sizeof seg);
+  }
+  const bool v6 = dest_ && dest_->family() == AF_INET6;
+  if (tos_ >= 0) add(v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_TCLASS : IP_TOS, &tos_, sizeof tos_);
+  if (source_ && v6) {
+    in6_pktinfo info{};
+    info.ipi6_addr = reinterpret_cast<const sockaddr_in6*>(source_->data())->sin6_addr;
+    add(IPPROTO_IPV6, IPV6_PKTINFO, &info, sizeof info);
+  } else if (source_) {
+    in_pktinfo info{};
+    info.ipi_spec_dst = reinterpret_cast<const sockaddr_in*>(source_->data())->sin_addr;
+    add(IPPROTO_IP, IP_PKTINFO, &info, sizeof info);
+  }
+  h.msg_controllen = used;
+  if (used == 0) h.msg_control = nullptr;
+  return used;
 }
 
 void udp_batch_sender::disable_gso() noexcept { gso_segments_ = 1; }
@@ -58,16 +99,7 @@ std::size_t udp_batch_sender::fill_messages(std::size_t count) noexcept {
       h.msg_name = const_cast<sockaddr*>(dest_->data());
       h.msg_namelen = dest_->size();
     }
-    if (k > 1) {  // only a buffer of several datagrams needs cutting
-      h.msg_control = &control_[n * gso_control_size];
-      h.msg_controllen = gso_control_size;
-      cmsghdr* c = CMSG_FIRSTHDR(&h);
-      c->cmsg_level = SOL_UDP;
-      c->cmsg_type = UDP_SEGMENT;
-      c->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-      auto seg = static_cast<std::uint16_t>(size_);
-      std::memcpy(CMSG_DATA(c), &seg, sizeof seg);
-    }
+    build_control(h, &control_[n * send_control_size], k);
   }
   return n;
 }

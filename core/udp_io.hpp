@@ -24,9 +24,12 @@ struct send_outcome {
 
 class udp_batch_sender {
  public:
-  // `fd` connected (dest empty) or not (dest given). `message_size` bytes per datagram.
+  // `fd` connected (dest empty) or not (dest given). `message_size` bytes per datagram. On a socket shared
+  // by several tests (netserve's port socket), `source` (the address the client talks to) and `tos`
+  // (the IP TOS / traffic class byte) go with every message instead of being set on the socket.
   udp_batch_sender(int fd, std::size_t message_size, std::size_t batch, bool try_gso,
-                   std::optional<endpoint> dest = std::nullopt);
+                   std::optional<endpoint> dest = std::nullopt, std::optional<endpoint> source = std::nullopt,
+                   int tos = -1);
 
   // Sends `count` (<= batch()) datagrams numbered from `first_seq`, stamped with `now_wall_ns`.
   send_outcome send(std::size_t count, std::uint64_t first_seq, std::int64_t now_wall_ns);
@@ -37,6 +40,7 @@ class udp_batch_sender {
  private:
   void stamp(std::size_t count, std::uint64_t first_seq, std::int64_t now_wall_ns) noexcept;
   std::size_t fill_messages(std::size_t count) noexcept;  // returns mmsghdr count
+  std::size_t build_control(msghdr& h, unsigned char* space, std::size_t datagrams) const noexcept;
   void disable_gso() noexcept;
 
   int fd_;
@@ -44,10 +48,12 @@ class udp_batch_sender {
   std::size_t batch_;
   std::size_t gso_segments_ = 1;  // datagrams per GSO buffer, 1 = no GSO
   std::optional<endpoint> dest_;
+  std::optional<endpoint> source_;
+  int tos_;
   std::vector<unsigned char> buffer_;
   std::vector<mmsghdr> msgs_;
   std::vector<iovec> iovs_;
-  std::vector<unsigned char> control_;  // one UDP_SEGMENT control message per GSO buffer
+  std::vector<unsigned char> control_;  // per message: UDP_SEGMENT, TOS, PKTINFO as needed
 };
 
 // One received buffer: `len` bytes from `source`, `segment` > 0 when GRO coalesced several datagrams of

@@ -8,11 +8,13 @@
 
 namespace nb::serve {
 
-server_test::server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, std::shared_ptr<udp_port> port)
+server_test::server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
+              std::shared_ptr<udp_port> port)
     : id_(id),
       cookie_(std::move(cookie)),
       request_(std::move(request)),
       peer_(std::move(peer)),
+      local_(std::move(local)),
       port_(std::move(port)),
       tcp_fds_(request_.streams),
       tcp_recv_(request_.streams),
@@ -90,7 +92,10 @@ void server_test::start_sender(std::uint32_t stream) {
     endpoint dest = peer_;
     dest.set_port(request_.data_ports[stream]);
     plan.dest = dest;
-    if (request_.dscp >= 0) set_dscp(port_->fd(), dest.family(), request_.dscp);
+    // The port's socket is shared and bound to the wildcard: the source address and the DSCP go with
+    // each datagram, so the client's connected socket accepts them and no other test is marked.
+    plan.source = local_;
+    plan.tos = request_.dscp >= 0 ? request_.dscp << 2 : -1;
   } else {
     plan.fd = tcp_fds_[stream].get();
     if (request_.dscp >= 0) set_dscp(plan.fd, peer_.family(), request_.dscp);

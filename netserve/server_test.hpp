@@ -19,7 +19,8 @@ namespace nb::serve {
 
 class server_test {
  public:
-  server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, std::shared_ptr<udp_port> port);
+  server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
+              std::shared_ptr<udp_port> port);
   ~server_test();
   server_test(const server_test&) = delete;
   server_test& operator=(const server_test&) = delete;
@@ -55,6 +56,7 @@ class server_test {
   std::string cookie_;
   test_request request_;
   endpoint peer_;
+  endpoint local_;  // the control connection's local address: reverse datagrams come from it
   std::shared_ptr<udp_port> port_;  // shared: a test may outlive the server object at shutdown
   std::uint64_t unattributed_at_start_ = 0;
   std::int64_t start_wall_ns_ = 0;

@@ -77,7 +77,8 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
   if (p.tests.size() >= options_.max_tests_per_port)
     throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.tests.size()));
   endpoint peer = endpoint::peer_of(socket.native_handle());
-  auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer, p.udp);
+  auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer,
+                                            endpoint::local_of(socket.native_handle()), p.udp);
   const test_request& r = test->request();
   p.tests.emplace(test->cookie(), test);
   struct unregister {
