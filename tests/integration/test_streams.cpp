@@ -140,3 +140,19 @@ TEST_CASE("two clients on one port are counted apart", "[integration][multi]") {
                                             jb["receiver"]["packets"].get<std::uint64_t>()};
   CHECK(from_log == from_clients);
 }
+
+TEST_CASE("reverse UDP answers from the address the client used - also on a wildcard-bound server", "[integration][reverse]") {
+  // netserve on 0.0.0.0, the client talks to 127.0.0.5: the kernel's own choice of source for the reply
+  // would be 127.0.0.1, which the client's connected socket would silently discard.
+  nb::test::child server({nb::test::netserve_path(), "-p", "0", "--bind", "0.0.0.0"});
+  auto ready = json::parse(server.read_line());
+  auto port = ready["ports"][0].get<std::uint16_t>();
+  auto c = nb::test::run({nb::test::netload_path(), "-H", "127.0.0.5", "-p", std::to_string(port), "-t", "UDP_STREAM",
+                          "-l", "1", "--reverse", "--pps", "20000", "--dscp", "46", "--json", "--", "-m", "100"});
+  INFO(c.err);
+  REQUIRE(c.status == 0);
+  json r = json::parse(c.out);
+  require_reconciles(r);
+  CHECK(r["loss"]["packets"] == 0);
+  server.stop();
+}
