@@ -1,22 +1,17 @@
 // harness: runs a TOML plan of netserve / netload instances across hosts and writes the results folder.
 #include "harness/app.hpp"
+#include "harness/lab/lab.hpp"
 #include "harness/plan.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#ifdef HARNESS_WITH_LAB
-#include "harness/lab/lab.hpp"
-#endif
-
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
-#ifdef HARNESS_WITH_LAB
   // `harness lab ...` has its own commands and options: everything after "lab" goes to it untouched.
   if (argc > 1 && std::string(argv[1]) == "lab") return lab::lab_main(std::vector<std::string>(argv + 2, argv + argc));
-#endif
   CLI::App app{"harness: run a netserve / netload test plan and report it"};
   app.require_subcommand(1);
   harness::run_request req;
@@ -30,9 +25,7 @@ int main(int argc, char** argv) {
   std::string report_dir;
   auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv and report.md from raw/");
   report->add_option("dir", report_dir, "A results folder")->required();
-#ifdef HARNESS_WITH_LAB
   app.add_subcommand("lab", "Network-namespace lab: up FILE, down FILE, status [FILE], counters FILE")->allow_extras();
-#endif
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) return harness::run_plan(req);

@@ -145,7 +145,7 @@ plan parse_plan(const std::string& text, const std::string& source_path) {
     }
   }
   parse_tests(p, r.need("tests"));
-  r.find("lab");  // the emulated circuit: read and checked by `harness lab`, not by runs
+  p.has_lab = r.find("lab") != nullptr;  // the emulated circuit: checked by `harness lab`, counted by runs
   r.done();
   return p;
 }

@@ -78,6 +78,7 @@ struct plan {
   std::map<std::string, host> hosts;
   std::map<std::string, std::vector<std::string>> groups;
   std::vector<test_spec> tests;
+  bool has_lab = false;     // the file also has a [lab] table: runs read the emulated circuit's counters
 };
 
 // Parses and checks a plan; throws plan_error naming file:line:col.

@@ -99,6 +99,12 @@ std::string run_section(const run_summary& s) {
     if (s.lost)
       out += fmt::format("Loss: {} packets, {} on the path and {} dropped by the receiving socket's kernel buffer.\n",
                          s.lost, s.path_loss, s.kernel_drops);
+    if (const auto c = s.run.spec.find("circuit"); c != s.run.spec.end())
+      out += fmt::format("Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; the "
+                         "receiving hosts' kernels delivered {} UDP datagrams. Sent - received = {}: those are the "
+                         "circuit's drops (its counts also include the tests' control packets).\n",
+                         c->at("limit_dropped").get<std::uint64_t>(), c->at("shaper_dropped").get<std::uint64_t>(),
+                         c->at("udp_delivered").get<std::uint64_t>(), s.sender.packets - s.receiver.packets);
     if (s.steady)
       out += fmt::format("Steady state: {} per-second samples per instance in which every instance was sending, "
                          "after the warm-up.\n",

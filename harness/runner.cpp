@@ -138,6 +138,7 @@ asio::awaitable<fs::path> runner::run_all() {
   std::exception_ptr failure;
   try {
     co_await preflight();
+    if (plan_.has_lab) lab_ = lab::load_lab(plan_.source_path);
     write_environment();
     const auto runs = expand(plan_);
     for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
@@ -171,7 +172,12 @@ asio::awaitable<void> runner::run_one(const run_spec& r, int order) {
     spec["order"] = order;
     spec["t0"] = t0;
     write_json(run_dir / "run.json", spec);
+    const auto before = circuit_counters();
     co_await run_instances(r, servers, t0, run_dir);
+    if (lab_) {  // what the emulated circuit itself counted during the run, for the report
+      spec["circuit"] = circuit_delta(before, circuit_counters());
+      write_json(run_dir / "run.json", spec);
+    }
   } catch (...) {
     failure = std::current_exception();
   }
@@ -180,6 +186,24 @@ asio::awaitable<void> runner::run_one(const run_spec& r, int order) {
   if (failure) std::rethrow_exception(failure);
   const auto summaries = write_reports(dir_);
   (void)summaries;
+}
+
+nlohmann::json runner::circuit_counters() const {
+  return lab_ ? nlohmann::json::parse(lab::lab_counters(*lab_)) : nlohmann::json();
+}
+
+nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json& after) {
+  auto delta = [&](const nlohmann::json::json_pointer& p) {
+    return after.value(p, std::uint64_t{0}) - before.value(p, std::uint64_t{0});
+  };
+  std::uint64_t limited = 0, shaped = 0, delivered = 0;
+  for (const char* d : {"to_onprem", "to_vpc"}) {
+    limited += delta(nlohmann::json::json_pointer(fmt::format("/circuit/nft/{}_dropped/packets", d)));
+    shaped += delta(nlohmann::json::json_pointer(fmt::format("/circuit/tbf_{}/drops", d)));
+  }
+  for (const auto& [name, host] : after.at("hosts").items())
+    delivered += delta(nlohmann::json::json_pointer(fmt::format("/hosts/{}/udp_delivered/packets", name)));
+  return {{"limit_dropped", limited}, {"shaper_dropped", shaped}, {"udp_delivered", delivered}};
 }
 
 void runner::print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const {

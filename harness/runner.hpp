@@ -5,6 +5,7 @@
 #include "harness/aggregate.hpp"
 #include "harness/expand.hpp"
 #include "harness/launcher.hpp"
+#include "harness/lab/lab.hpp"
 #include "harness/plan.hpp"
 #include "harness/process.hpp"
 
@@ -43,6 +44,10 @@ struct live_instance {
   double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;  // last interval
 };
 
+// The emulated circuit's own counts between two snapshots (`harness lab counters`): packets its
+// packet-rate limit and its bit-rate shaper dropped, UDP datagrams the hosts' kernels delivered.
+nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json& after);
+
 class runner {
  public:
   runner(asio::io_context& io, const plan& p, run_options o);
@@ -53,6 +58,7 @@ class runner {
   void cancel();
 
  private:
+  nlohmann::json circuit_counters() const;
   asio::awaitable<void> preflight();
   asio::awaitable<void> run_one(const run_spec& r, int order);
   asio::awaitable<void> start_servers(const run_spec& r, std::vector<running_server>& servers);
@@ -69,6 +75,7 @@ class runner {
 
   asio::io_context& io_;
   const plan& plan_;
+  std::optional<lab::lab_spec> lab_;  // the plan's emulated circuit, when it has one
   run_options opt_;
   std::filesystem::path dir_, control_dir_;
   std::map<std::string, std::unique_ptr<launcher>> launchers_;

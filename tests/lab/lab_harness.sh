@@ -18,19 +18,16 @@ sed -E 's/"ec-/"lht-/g; s/^name = "ec"/name = "lht"/; s/^name = "express-connect
 grep -q '"lht-circuit"' "$plan" || { echo "FAIL: $config no longer has the expected [lab] names"; exit 1; }
 lab_start "$lab_cli" "$plan"
 
-# The harness reads the plan part; until its parser accepts the [lab] table it gets the file without it.
 run_plan=$plan
-dry=$("$harness" run "$plan" --dry-run 2>&1 || true)
-if grep -q "unknown key 'lab'" <<<"$dry"; then
-  echo "note: this harness refuses the [lab] table; running the plan without it"
-  sed '/^# The emulated circuit/,$d' "$plan" >"$work/plan-only.toml"
-  run_plan="$work/plan-only.toml"
-fi
 "$lab_cli" counters "$lab_toml" >"$work/before.json"
 "$harness" run "$run_plan" --results "$work/results" --no-live >"$work/console" 2>&1 ||
   { tail -30 "$work/console"; echo "FAIL: harness run failed"; exit 1; }
 "$lab_cli" counters "$lab_toml" >"$work/after.json"
 sed -n '/^Summary/,$p' "$work/console"
+# The report says where the difference between sender and receiver went: the circuit's own counts.
+circuit_lines=$(grep -c "^Circuit (emulated): its packet-rate limit dropped" "$work"/results/*/report.md || true)
+[ "$circuit_lines" -eq 4 ] || { echo "FAIL: report.md gives the circuit's drops for $circuit_lines of 4 runs"; exit 1; }
+grep "^Circuit (emulated)" "$work"/results/*/report.md | head -2
 
 python3 - "$work" <<'PY'
 import glob, json, sys
