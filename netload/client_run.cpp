@@ -53,6 +53,9 @@ asio::awaitable<void> client_test::local_side() {
       while (wall_ns() < boundary && !(local_done() && !o_.reverse))
         co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(boundary - wall_ns(), 50'000'000)));
       if (wall_ns() < boundary) break;
+      // The senders started when their threads woke, a little after the instant, and end as late: the
+      // last sample waits for them, so the intervals add up to everything that was sent.
+      if (boundary >= end && !o_.reverse) co_await wait_local_done();
       std::pair<std::uint64_t, std::uint64_t> sample;
       local_totals(sample.first, sample.second);
       own_samples_.push_back(sample);
