@@ -23,7 +23,4 @@ inline void sleep_until_ns(clockid_t id, std::int64_t t) noexcept {
   }
 }
 
-// The monotonic instant that corresponds to a wall-clock instant, as seen now.
-inline std::int64_t wall_to_mono_ns(std::int64_t wall) noexcept { return mono_ns() + (wall - wall_ns()); }
-
 }  // namespace nb

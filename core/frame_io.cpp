@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <string>
@@ -34,6 +35,17 @@ asio::awaitable<std::size_t> with_deadline(Op op, std::chrono::steady_clock::dur
 constexpr auto no_throw = asio::as_tuple(asio::use_awaitable);
 
 }  // namespace
+
+asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+fd_handle release_blocking(tcp::socket& socket) {
+  fd_handle fd(socket.release());
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
 
 asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
   unsigned char header[frame_header_size];

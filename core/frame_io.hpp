@@ -2,6 +2,7 @@
 // Reading and writing control frames on an Asio TCP socket, from coroutines, with a deadline on every
 // read and write: a peer that sends nothing, or too slowly, costs a timer, never a stuck session.
 #include "core/protocol.hpp"
+#include "core/socket.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,6 +25,13 @@ inline asio::awaitable<void> write_message(tcp::socket& socket, const message& m
                                            std::chrono::steady_clock::duration timeout = std::chrono::seconds(10)) {
   return write_frame(socket, encode_frame(m), timeout);
 }
+
+// A coroutine pause on a timer (polling loops in the control plane: drains, data-plane completion).
+asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d);
+
+// Hands a connected socket over to the data plane: its descriptor, back in blocking mode (the data-plane
+// loops use blocking calls with timeouts; Asio may have made it non-blocking).
+fd_handle release_blocking(tcp::socket& socket);
 
 // Reads a message and requires it to be of type T; an error message from the peer becomes a
 // protocol_error carrying the peer's reason.

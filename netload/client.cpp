@@ -9,7 +9,6 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fcntl.h>
 #include <fmt/format.h>
 
 namespace nb::load {
@@ -30,12 +29,6 @@ asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, do
   if (r.index() == 1) throw std::runtime_error(fmt::format("timed out connecting to {} after {} s", to.address().to_string(), timeout_s));
   if (auto [ec] = std::get<0>(r); ec)
     throw std::runtime_error(fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
-}
-
-fd_handle take_blocking_fd(tcp::socket& s) {
-  fd_handle fd(s.release());
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-  return fd;
 }
 
 }  // namespace
@@ -134,7 +127,7 @@ asio::awaitable<void> client_test::open_tcp_streams() {
     if (o_.dscp >= 0) set_dscp(sock.native_handle(), server_.family(), o_.dscp);
     const message hello = data_hello{ready_.cookie, s};
     co_await write_message(sock, hello);
-    fd_handle fd = take_blocking_fd(sock);
+    fd_handle fd = release_blocking(sock);
     mss_ = tcp_mss(fd.get());
     path_mtu_ = path_mtu(fd.get(), server_.family());
     if (o_.local_buffer <= 0) local_buffer_granted_ = o_.reverse ? recv_buffer(fd.get()) : send_buffer(fd.get());

@@ -17,11 +17,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
-}
-
 constexpr std::int64_t drain_quiet_ns = 100'000'000;   // reverse UDP: quiet this long after the end
 constexpr std::int64_t drain_max_ns = 2'000'000'000;
 constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // senders or TCP receivers must end by then

@@ -5,7 +5,6 @@
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -128,10 +127,7 @@ void server::validate(const test_request& r) const {
 void server::attach_data(tcp::socket socket, port_state& p, const data_hello& hello) {
   auto it = p.tests.find(hello.cookie);
   if (it == p.tests.end()) throw protocol_error("data connection names no test on this port");
-  // The data plane uses blocking system calls with timeouts; Asio may have made the socket non-blocking.
-  fd_handle fd(socket.release());
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-  if (auto error = it->second->attach_tcp(hello.stream, std::move(fd)); !error.empty()) throw protocol_error(error);
+  if (auto error = it->second->attach_tcp(hello.stream, release_blocking(socket)); !error.empty()) throw protocol_error(error);
 }
 
 }  // namespace nb::serve

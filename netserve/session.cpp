@@ -25,11 +25,6 @@ std::string make_cookie() {
   return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
 }
 
-asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
-  co_await t.async_wait(asio::use_awaitable);
-}
-
 // Time left until a wall-clock instant, never negative; instants are validated, so no overflow.
 std::chrono::nanoseconds until_wall(std::int64_t wall) {
   return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns()));
