@@ -477,6 +477,12 @@ def report(raw, outjson):
     ratio_row("6e  --streams 2 vs 1, -m 1400 tx Mbit/s (GSO->GRO)", s["s2_m1400"], s["s1_m1400"], "sent_mbps", fmt_mbps,
               None, "1 stream")
     ratio_row("6f  --streams 2 vs 1, -m 1 tx pps (GSO->GRO)", s["s2_m1"], s["s1_m1"], "sent_pps", fmt_pps, None, "1 stream")
+    # One unpinned stream shares a core with the receive lane of its CPU whenever the scheduler puts them
+    # together; the pinned one-stream rows (sender and receiver on different cores) are its best case.
+    ratio_row("6g  --streams 2 unpinned vs 1 pinned (row 2), -m 1400 rx Mbit/s", s["s2_m1400"],
+              results["udp_m1400"]["udp_m1400"], "recv_mbps", fmt_mbps, None, "pinned")
+    ratio_row("6h  --streams 2 unpinned vs 1 pinned (row 1), -m 1 rx pps", s["s2_m1"], results["udp_m1"]["udp_m1"],
+              "recv_pps", fmt_pps, None, "pinned")
 
     # 7. 1024 ports
     try:

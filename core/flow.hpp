@@ -86,4 +86,32 @@ struct alignas(64) recv_counters {
   }
 };
 
+// One stream's receive counts, summed over the counter blocks that saw it (netserve keeps one per
+// receive lane).
+struct flow_totals {
+  std::uint64_t packets = 0, bytes = 0, buffers = 0, sequenced = 0, out_of_order = 0;
+  std::uint64_t next_seq = 0;  // highest sequence seen + 1, over every block
+  std::int64_t first_arrival_ns = 0, last_arrival_ns = 0;
+  double jitter_ns = 0;  // of the block that carried most sequenced datagrams
+
+  flow_totals& add(const recv_counters& c) noexcept {
+    packets += c.packets.get();
+    bytes += c.bytes.get();
+    buffers += c.buffers.get();
+    if (c.sequenced.get() > sequenced_most_) {
+      sequenced_most_ = c.sequenced.get();
+      jitter_ns = c.jitter_ns.get();
+    }
+    sequenced += c.sequenced.get();
+    out_of_order += c.out_of_order.get();
+    if (c.next_seq.get() > next_seq) next_seq = c.next_seq.get();
+    if (auto f = c.first_arrival_ns.get(); f && (first_arrival_ns == 0 || f < first_arrival_ns)) first_arrival_ns = f;
+    if (c.last_arrival_ns.get() > last_arrival_ns) last_arrival_ns = c.last_arrival_ns.get();
+    return *this;
+  }
+
+ private:
+  std::uint64_t sequenced_most_ = 0;
+};
+
 }  // namespace nb

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace nb {
@@ -177,6 +178,16 @@ std::size_t decode_frame_length(const unsigned char (&header)[frame_header_size]
   if (len > max_frame_size)
     throw protocol_error(fmt::format("frame of {} bytes exceeds the {}-byte limit", len, max_frame_size));
   return len;
+}
+
+void side_counts::add_received(const flow_totals& r) noexcept {
+  if (r.first_arrival_ns && (start_wall_ns == 0 || r.first_arrival_ns < start_wall_ns)) start_wall_ns = r.first_arrival_ns;
+  end_wall_ns = std::max(end_wall_ns, r.last_arrival_ns);
+  buffers += r.buffers;
+  sequenced += r.sequenced;
+  out_of_order += r.out_of_order;
+  seq_expected += r.next_seq;
+  if (r.sequenced > 1) jitter_ns = std::max(jitter_ns, r.jitter_ns);
 }
 
 }  // namespace nb

@@ -3,6 +3,8 @@
 // A frame is a 4-byte big-endian length and that many bytes of JSON, at most max_frame_size; the JSON is
 // one object with "v" (protocol version) and "type". Every field is type-checked on decode and unknown
 // fields are rejected: a malformed message is a protocol_error, never a crash or a guess.
+#include "core/flow.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -82,6 +84,10 @@ struct side_counts {
   double jitter_ns = -1;                 // receiver: RFC 3550 jitter, -1 = unknown
   std::string batching;
   std::string error;                     // empty when that side ran to its end
+
+  // Receiver: adds one stream's arrival window, buffers and sequence analysis (not packets or bytes,
+  // which the totals count).
+  void add_received(const flow_totals& r) noexcept;
 };
 
 // netserve -> netload, once per interval when asked: the server side's cumulative counts at the end of

@@ -1,5 +1,6 @@
 #include "core/socket.hpp"
 
+#include <linux/filter.h>
 #include <linux/sock_diag.h>
 #include <netinet/ip.h>
 #include <netinet/tcp.h>
@@ -24,14 +25,31 @@ fd_handle make_socket(int family, int type) {
   return fd_handle(fd);
 }
 
-fd_handle bind_udp(const endpoint& local) {
+fd_handle bind_udp(const endpoint& local, bool reuse_port) {
   auto fd = make_socket(local.family(), SOCK_DGRAM);
-  if (local.family() == AF_INET6) {
-    int off = 0;  // an IPv6 wildcard also takes IPv4, like the TCP acceptor
+  int on = 1, off = 0;
+  if (local.family() == AF_INET6)  // an IPv6 wildcard also takes IPv4, like the TCP acceptor
     ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-  }
+  if (reuse_port && ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0)
+    throw sys_error("setsockopt(SO_REUSEPORT)");
   if (::bind(fd.get(), local.data(), local.size()) != 0) throw sys_error("bind");
   return fd;
+}
+
+void steer_by_cpu(int fd, const std::vector<int>& cpus) {
+  // Classic BPF: A = the current CPU; a table of "CPU c -> socket i"; any other CPU -> A mod n. An index
+  // past the group's end would make the kernel fall back to its hash, so every answer is in range.
+  std::vector<sock_filter> code;
+  code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(SKF_AD_OFF + SKF_AD_CPU)));
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(cpus[i]), 0, 1));
+    code.push_back(BPF_STMT(BPF_RET | BPF_K, static_cast<std::uint32_t>(i)));
+  }
+  code.push_back(BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, static_cast<std::uint32_t>(cpus.size())));
+  code.push_back(BPF_STMT(BPF_RET | BPF_A, 0));
+  sock_fprog prog{static_cast<unsigned short>(code.size()), code.data()};
+  if (::setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) != 0)
+    throw sys_error("setsockopt(SO_ATTACH_REUSEPORT_CBPF)");
 }
 
 fd_handle connect_udp(const endpoint& remote, const std::optional<endpoint>& local) {
@@ -94,11 +112,23 @@ std::uint64_t socket_drops(int fd) {
   return info[SK_MEMINFO_DROPS];
 }
 
-bool pin_thread_to_cpu(int cpu) {
+bool pin_thread_to_cpu(int cpu) { return set_thread_cpus({cpu}); }
+
+bool set_thread_cpus(const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
+  for (int c : cpus) CPU_SET(c, &set);
   return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 }  // namespace nb

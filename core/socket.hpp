@@ -7,6 +7,7 @@
 #include <optional>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 namespace nb {
 
@@ -32,8 +33,13 @@ class fd_handle {
 std::system_error sys_error(const char* what);  // from errno
 
 fd_handle make_socket(int family, int type);  // throws
-// UDP socket bound to `local` (port 0 = any); SO_REUSEADDR off: a busy port is an error.
-fd_handle bind_udp(const endpoint& local);
+// UDP socket bound to `local` (port 0 = any); SO_REUSEADDR off: a busy port is an error. With
+// `reuse_port`, several sockets of this process share the port as one SO_REUSEPORT group.
+fd_handle bind_udp(const endpoint& local, bool reuse_port = false);
+// Steers each datagram of a SO_REUSEPORT group to the socket of the CPU whose softirq received it:
+// the group's i-th socket (in bind order) takes `cpus[i]`; other CPUs spread over the group by number.
+// Throws if the kernel refuses the filter.
+void steer_by_cpu(int fd, const std::vector<int>& cpus);
 // UDP socket connected to `remote` (optionally bound to a local address first).
 fd_handle connect_udp(const endpoint& remote, const std::optional<endpoint>& local = std::nullopt);
 
@@ -58,5 +64,9 @@ void set_tcp_mss(int fd, int mss);
 std::uint64_t socket_drops(int fd);
 // Pins the calling thread to one CPU; returns false (with errno) if the kernel refuses.
 bool pin_thread_to_cpu(int cpu);
+// Lets the calling thread run on any of `cpus`.
+bool set_thread_cpus(const std::vector<int>& cpus);
+// The CPUs this process may run on (its affinity mask), in ascending order.
+std::vector<int> allowed_cpus();
 
 }  // namespace nb

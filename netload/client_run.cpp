@@ -105,15 +105,7 @@ side_counts client_test::local_counts() const {
       if (!out.error.empty() && c.error.empty()) c.error = out.error;
       continue;
     }
-    const recv_counters& r = recv_[s];
-    if (r.first_arrival_ns.get() && (c.start_wall_ns == 0 || r.first_arrival_ns.get() < c.start_wall_ns))
-      c.start_wall_ns = r.first_arrival_ns.get();
-    c.end_wall_ns = std::max(c.end_wall_ns, r.last_arrival_ns.get());
-    c.buffers += r.buffers.get();
-    c.sequenced += r.sequenced.get();
-    c.out_of_order += r.out_of_order.get();
-    c.seq_expected += r.next_seq.get();
-    if (r.sequenced.get() > 1) c.jitter_ns = std::max(c.jitter_ns, r.jitter_ns.get());
+    c.add_received(flow_totals{}.add(recv_[s]));
     if (o_.kind == test_kind::udp_stream)
       c.kernel_drops += static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(data_fds_[s].get())) - drops_at_start_[s]);
     c.batching = o_.kind == test_kind::udp_stream ? batching_[s] : "recv";

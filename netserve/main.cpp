@@ -23,7 +23,12 @@ int main(int argc, char** argv) {
   app.add_option("--max-duration", options.max_duration_s, "Longest test accepted, seconds")->capture_default_str();
   app.add_option("--max-streams", options.max_streams, "Most streams per test")->capture_default_str();
   app.add_option("--max-tests-per-port", options.max_tests_per_port, "Most concurrent tests per port")->capture_default_str();
-  app.add_option("--rcvbuf", options.rcvbuf, "Receive buffer of each UDP port socket, bytes")->capture_default_str();
+  app.add_option("--rcvbuf", options.rcvbuf, "Receive buffer of each UDP socket, bytes")->capture_default_str();
+  unsigned rx_threads = 0;
+  app.add_option("--rx-threads", rx_threads,
+                 "UDP receive sockets and threads per port, one per CPU (0 = every CPU netserve may run on)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   app.add_flag("!--no-gro", options.gro, "Do not use UDP GRO on receive");
   app.add_option("--first-message-timeout", options.first_message_timeout_s,
                  "Seconds a new connection may stay silent before it is closed")
@@ -34,7 +39,8 @@ int main(int argc, char** argv) {
 
   try {
     options.ports = nb::serve::parse_port_specs(port_specs);
-    // Two descriptors per port (TCP acceptor, UDP socket) plus sessions: 1024 ports need more than the
+    options.rx_cpus = nb::serve::receive_cpus(nb::allowed_cpus(), rx_threads);
+    // Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the
     // usual soft limit of 1024, so take the hard limit.
     if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
       lim.rlim_cur = lim.rlim_max;

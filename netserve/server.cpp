@@ -15,6 +15,19 @@ namespace nb::serve {
 
 server::server(asio::io_context& io, server_options options) : io_(io), options_(std::move(options)) {}
 
+std::vector<udp_lane> server::bind_udp_lanes(const endpoint& local) const {
+  // SO_REUSEPORT lets another socket of this user join the group, but the TCP acceptor on the same
+  // number (bound first, exclusively) keeps a second netserve off the port.
+  const bool group = options_.rx_cpus.size() > 1;
+  std::vector<udp_lane> lanes;
+  for (int cpu : options_.rx_cpus) {
+    lanes.push_back({bind_udp(local, group), cpu});
+    set_recv_buffer(lanes.back().fd.get(), options_.rcvbuf);
+  }
+  if (group) steer_by_cpu(lanes.front().fd.get(), options_.rx_cpus);
+  return lanes;
+}
+
 void server::bind_port(port_state& p, std::uint16_t wanted) {
   // With port 0 the kernel picks the TCP port; the UDP socket must then get the same number, which
   // another program may hold: try again with a new number a few times.
@@ -32,14 +45,13 @@ void server::bind_port(port_state& p, std::uint16_t wanted) {
     std::uint16_t number = acceptor->local_endpoint().port();
     local.set_port(number);
     try {
-      auto fd = bind_udp(local);
-      set_recv_buffer(fd.get(), options_.rcvbuf);
+      std::vector<udp_lane> lanes = bind_udp_lanes(local);
       p.number = number;
       p.acceptor = std::move(acceptor);
-      p.udp = std::make_shared<udp_port>(std::move(fd), options_.gro);
+      p.udp = std::make_shared<udp_port>(std::move(lanes), options_.gro);
       return;
     } catch (const std::system_error& e) {
-      if (wanted != 0) throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", wanted, options_.bind, e.code().message()));
+      if (wanted != 0) throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", wanted, options_.bind, e.what()));
     }
   }
   throw std::runtime_error("cannot find a port free for both TCP and UDP");

@@ -22,7 +22,10 @@ struct server_options {
   double max_duration_s = 3600;
   std::uint32_t max_streams = 64;
   std::uint32_t max_tests_per_port = 64;
-  int rcvbuf = 4 << 20;                // default receive buffer of every UDP port socket
+  int rcvbuf = 16 << 20;               // default receive buffer of every UDP lane socket
+  // One UDP socket and receive thread per CPU listed, for every port (see udp_port.hpp). One entry of
+  // -1: a single socket whose thread the scheduler places.
+  std::vector<int> rx_cpus{-1};
   bool gro = true;
   double drain_quiet_s = 0.1;          // after the client's end: quiet this long and the queue empty
   double drain_max_s = 2.0;            // ... or give up waiting after this long
@@ -48,6 +51,7 @@ class server {
   };
 
   void bind_port(port_state& p, std::uint16_t wanted);
+  std::vector<udp_lane> bind_udp_lanes(const endpoint& local) const;
   asio::awaitable<void> accept_loop(std::shared_ptr<port_state> p);
   asio::awaitable<void> session(tcp::socket socket, std::shared_ptr<port_state> p);
   asio::awaitable<void> run_test(tcp::socket& socket, port_state& p, test_request request);

@@ -38,11 +38,11 @@ int server_test::attach_udp() {
     e.set_port(p);
     sources.push_back(e);
   }
-  // The port's socket is shared: a test may enlarge its buffer, never shrink it under another test.
-  if (request_.rcvbuf > recv_buffer(port_->fd()) / 2) set_recv_buffer(port_->fd(), request_.rcvbuf);
-  udp_flows_ = std::make_shared<udp_flows>(std::move(sources));
+  // The port's sockets are shared: a test may enlarge their buffers, never shrink them under another test.
+  int granted = port_->grow_recv_buffer(request_.rcvbuf);
+  udp_flows_ = std::make_shared<udp_flows>(std::move(sources), port_->lanes());
   port_->attach(udp_flows_);
-  return recv_buffer(port_->fd());
+  return granted;
 }
 
 std::string server_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
@@ -117,8 +117,9 @@ void server_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
       packets += send_[s].packets.get();
       bytes += send_[s].bytes.get();
     } else if (request_.kind == test_kind::udp_stream) {
-      packets += udp_flows_->counters[s].packets.get();
-      bytes += udp_flows_->counters[s].bytes.get();
+      flow_totals t = totals_of(*udp_flows_, s);
+      packets += t.packets;
+      bytes += t.bytes;
     } else {
       bytes += tcp_recv_[s].bytes.get();
     }
@@ -139,7 +140,7 @@ bool server_test::drained(std::int64_t quiet_ns) const {
   // the socket's queue must be empty too. Another test still sending on the port keeps the queue busy;
   // the session's drain bound ends the wait then.
   std::int64_t last = 0;
-  for (const auto& c : udp_flows_->counters) last = std::max(last, c.last_arrival_ns.get());
+  for (const recv_counters& c : udp_flows_->counters) last = std::max(last, c.last_arrival_ns.get());
   return port_->queued_bytes() == 0 && wall_ns() - last >= quiet_ns;
 }
 
@@ -159,15 +160,7 @@ side_counts server_test::finish() {
       c.batching = o.batching;
       continue;
     }
-    const recv_counters& r = request_.kind == test_kind::udp_stream ? udp_flows_->counters[s] : tcp_recv_[s];
-    if (r.first_arrival_ns.get() && (c.start_wall_ns == 0 || r.first_arrival_ns.get() < c.start_wall_ns))
-      c.start_wall_ns = r.first_arrival_ns.get();
-    c.end_wall_ns = std::max(c.end_wall_ns, r.last_arrival_ns.get());
-    c.buffers += r.buffers.get();
-    c.sequenced += r.sequenced.get();
-    c.out_of_order += r.out_of_order.get();
-    c.seq_expected += r.next_seq.get();
-    if (r.sequenced.get() > 1) c.jitter_ns = std::max(c.jitter_ns, r.jitter_ns.get());
+    c.add_received(request_.kind == test_kind::udp_stream ? totals_of(*udp_flows_, s) : flow_totals{}.add(tcp_recv_[s]));
   }
   if (!request_.reverse && request_.kind == test_kind::udp_stream) {
     c.kernel_drops = port_->drops_since(*udp_flows_, c.drops_shared);

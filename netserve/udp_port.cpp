@@ -5,34 +5,70 @@
 
 #include <sys/ioctl.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace nb::serve {
 namespace {
 constexpr std::int64_t idle_exit_ns = 2'000'000'000;  // a thread with no test for this long ends
 constexpr std::size_t batch = 64;
+constexpr std::int64_t busy_window_ns = 100'000'000;  // a lane that received within this is busy
+constexpr std::int64_t place_every_ns = 10'000'000;
 }  // namespace
 
-udp_port::udp_port(fd_handle fd, bool gro) : fd_(std::move(fd)), gro_(gro) {
-  set_receive_timeout(fd_.get(), 50'000'000);
+std::vector<int> receive_cpus(const std::vector<int>& allowed, unsigned wanted) {
+  constexpr std::size_t default_most = 8;
+  if (wanted > allowed.size())
+    throw std::invalid_argument(fmt::format("--rx-threads {}: netserve may run on {} CPUs", wanted, allowed.size()));
+  std::size_t n = wanted ? wanted : std::min(allowed.size(), default_most);
+  if (n <= 1) return {-1};
+  return {allowed.begin(), allowed.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+flow_totals totals_of(const udp_flows& flows, std::size_t stream) {
+  flow_totals t;
+  for (std::size_t l = 0; l < flows.lanes(); ++l) t.add(flows.at(l, stream));
+  return t;
+}
+
+udp_port::udp_port(std::vector<udp_lane> lanes, bool gro) : gro_(gro) {
+  for (auto& l : lanes) {
+    set_receive_timeout(l.fd.get(), 50'000'000);
+    lanes_.push_back(std::make_unique<lane_state>());
+    lanes_.back()->lane = std::move(l);
+    if (lanes_.back()->lane.cpu >= 0) cpus_.push_back(lanes_.back()->lane.cpu);
+  }
 }
 
 udp_port::~udp_port() {
   stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  for (auto& l : lanes_)
+    if (l->thread.joinable()) l->thread.join();
+}
+
+int udp_port::grow_recv_buffer(int bytes) {
+  int granted = recv_buffer(fd());
+  if (bytes <= granted / 2) return granted;  // the kernel reports twice what was asked
+  for (auto& l : lanes_) granted = set_recv_buffer(l->lane.fd.get(), bytes);
+  return granted;
 }
 
 void udp_port::attach(const std::shared_ptr<udp_flows>& flows) {
   std::lock_guard lock(mu_);
   flows->shared_at_attach = !table_.empty();
   flows->attach_serial = ++attach_serial_;
-  flows->drops_at_attach = static_cast<std::uint32_t>(socket_drops(fd_.get()));
-  for (std::size_t i = 0; i < flows->sources.size(); ++i) table_.push_back({flows->sources[i], &flows->counters[i], flows});
+  for (std::size_t l = 0; l < lanes_.size(); ++l)
+    flows->drops_at_attach[l] = static_cast<std::uint32_t>(socket_drops(lanes_[l]->lane.fd.get()));
+  for (std::size_t i = 0; i < flows->sources.size(); ++i) table_.push_back({flows->sources[i], i, flows});
   generation_.fetch_add(1, std::memory_order_release);
-  if (!running_) {
-    if (thread_.joinable()) thread_.join();  // a thread that ended for idleness; it no longer needs mu_
-    running_ = true;
-    thread_ = std::thread([this] { run(); });
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    lane_state& s = *lanes_[l];
+    if (s.running) continue;
+    if (s.thread.joinable()) s.thread.join();  // a thread that ended for idleness; it no longer needs mu_
+    s.running = true;
+    s.thread = std::thread([this, l] { run(l); });
   }
 }
 
@@ -43,60 +79,87 @@ void udp_port::detach(const std::shared_ptr<udp_flows>& flows) {
 }
 
 std::uint64_t udp_port::drops_since(const udp_flows& flows, bool& shared) const {
-  auto now = static_cast<std::uint32_t>(socket_drops(fd_.get()));
   shared = flows.shared_at_attach || attach_serial_ != flows.attach_serial;
-  return static_cast<std::uint32_t>(now - flows.drops_at_attach);  // the kernel counter wraps at 2^32
+  std::uint64_t drops = 0;
+  for (std::size_t l = 0; l < lanes_.size(); ++l) {
+    auto now = static_cast<std::uint32_t>(socket_drops(lanes_[l]->lane.fd.get()));
+    drops += static_cast<std::uint32_t>(now - flows.drops_at_attach[l]);  // the kernel counter wraps at 2^32
+  }
+  return drops;
 }
 
-int udp_port::queued_bytes() const noexcept {
-  int n = 0;
-  ::ioctl(fd_.get(), FIONREAD, &n);
+std::uint64_t udp_port::unattributed() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& l : lanes_) n += l->unattributed.get();
   return n;
 }
 
-bool udp_port::refresh(std::vector<entry>& local, std::uint64_t& seen) {
+std::int64_t udp_port::queued_bytes() const noexcept {
+  std::int64_t total = 0;
+  for (const auto& l : lanes_) {
+    int n = 0;
+    ::ioctl(l->lane.fd.get(), FIONREAD, &n);
+    total += n;
+  }
+  return total;
+}
+
+bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen) {
   std::lock_guard lock(mu_);
-  local = table_;
+  local.clear();
+  for (const entry& e : table_) local.push_back({e.source, &e.owner->at(lane, e.stream), e.owner});
   seen = generation_.load(std::memory_order_acquire);
   return !local.empty();
 }
 
-void udp_port::run() {
-  udp_batch_receiver rx(fd_.get(), batch, gro_);
-  std::vector<entry> local;
+void udp_port::place(lane_state& self, std::int64_t now) {
+  if (self.lane.cpu < 0) return;
+  int busy = 0;
+  for (const auto& l : lanes_) busy += now - l->busy_ns.get() < busy_window_ns;
+  bool pin = busy >= 2;
+  if (pin == self.pinned) return;
+  self.pinned = pin ? pin_thread_to_cpu(self.lane.cpu) : !set_thread_cpus(cpus_);
+}
+
+void udp_port::run(std::size_t lane) {
+  lane_state& self = *lanes_[lane];
+  if (self.lane.cpu >= 0) set_thread_cpus(cpus_);
+  std::int64_t next_place = 0;
+  udp_batch_receiver rx(self.lane.fd.get(), batch, gro_);
+  std::vector<local_entry> local;
   std::uint64_t seen = ~0ULL;
   std::int64_t idle_since = mono_ns();
   std::size_t hint = 0;  // the last matching entry: consecutive datagrams mostly belong to one flow
   while (!stop_.load(std::memory_order_relaxed)) {
     if (generation_.load(std::memory_order_acquire) != seen) {
-      if (refresh(local, seen)) idle_since = 0;
+      if (refresh(lane, local, seen)) idle_since = 0;
       else if (idle_since == 0) idle_since = mono_ns();
       hint = 0;
     }
     if (local.empty() && mono_ns() - idle_since > idle_exit_ns) {
       std::lock_guard lock(mu_);
       if (generation_.load(std::memory_order_acquire) == seen) {
-        running_ = false;
+        self.running = false;
         return;
       }
       continue;
     }
     std::error_code ec;
-    rx.receive(
+    std::size_t got = rx.receive(
         [&](const received& r) {
           if (hint >= local.size() || !local[hint].source.same(r.source)) {
             auto find = [&] {
-              return std::find_if(local.begin(), local.end(), [&](const entry& e) { return e.source.same(r.source); });
+              return std::find_if(local.begin(), local.end(), [&](const local_entry& e) { return e.source.same(r.source); });
             };
             auto it = find();
             // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very
             // batch, so a miss looks at the table again before calling a datagram foreign.
             if (it == local.end() && generation_.load(std::memory_order_acquire) != seen) {
-              refresh(local, seen);
+              refresh(lane, local, seen);
               it = find();
             }
             if (it == local.end()) {
-              unattributed_.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);
+              self.unattributed.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);
               return;
             }
             hint = static_cast<std::size_t>(it - local.begin());
@@ -104,6 +167,12 @@ void udp_port::run() {
           local[hint].counters->on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns);
         },
         ec);
+    std::int64_t now = mono_ns();
+    if (got) self.busy_ns.set(now);
+    if (now >= next_place) {
+      place(self, now);
+      next_place = now + place_every_ns;
+    }
   }
 }
 

@@ -1,8 +1,19 @@
 #pragma once
-// One UDP data socket per port, shared by every test on that port. A receive thread runs while any test
-// is attached and attributes each datagram to its test by source address (a 1-byte datagram has no room
-// for a header). The flow table is copied to the thread only when it changes (a generation number is
-// checked once per batch), so the per-datagram path takes no lock.
+// The UDP data path of one port, shared by every test on that port. A test's datagrams are attributed by
+// source address (a 1-byte datagram has no room for a header).
+//
+// The port is a SO_REUSEPORT group of lanes, one socket and one receive thread per CPU, and the kernel
+// hands each datagram to the lane of the CPU that received it (steer_by_cpu). While two or more lanes
+// are busy, each lane's thread runs on its own CPU, where the softirq ran (the sender's CPU on loopback,
+// the RX queue's CPU on a NIC): two streams on two cores are received on two cores, and no skb crosses
+// between caches. A lane busy alone is left to the scheduler instead: on loopback its CPU is the
+// sender's, and one stream goes faster with its receiver on the other core. With one lane (one CPU
+// allowed) the port is a plain socket.
+//
+// A flow normally stays on one lane, but a sender that migrates moves it: every flow therefore has a
+// counter block per lane, each with a single writer, and readers add them up (flow_totals).
+// The flow table is copied to a thread only when it changes (a generation number is checked once per
+// batch), so the per-datagram path takes no lock.
 #include "core/endpoint.hpp"
 #include "core/flow.hpp"
 #include "core/socket.hpp"
@@ -17,52 +28,88 @@
 
 namespace nb::serve {
 
-// The flows of one UDP test: one per client stream (its source port), each counted on its own.
+// The flows of one UDP test: one per client stream (its source port), counted per lane.
 struct udp_flows {
-  explicit udp_flows(std::vector<endpoint> from) : sources(std::move(from)), counters(sources.size()) {}
+  udp_flows(std::vector<endpoint> from, std::size_t lanes)
+      : sources(std::move(from)), counters(sources.size() * lanes), drops_at_attach(lanes) {}
+  recv_counters& at(std::size_t lane, std::size_t stream) { return counters[lane * sources.size() + stream]; }
+  const recv_counters& at(std::size_t lane, std::size_t stream) const {
+    return counters[lane * sources.size() + stream];
+  }
+  std::size_t lanes() const noexcept { return drops_at_attach.size(); }
+
   std::vector<endpoint> sources;
-  std::vector<recv_counters> counters;
-  std::uint32_t drops_at_attach = 0;  // the socket's drop counter (32-bit in the kernel) when attached
+  std::vector<recv_counters> counters;         // lane-major
+  std::vector<std::uint32_t> drops_at_attach;  // each lane's drop counter (32-bit in the kernel)
   std::uint64_t attach_serial = 0;
   bool shared_at_attach = false;
 };
 
+// One stream's counts, summed over the lanes.
+flow_totals totals_of(const udp_flows& flows, std::size_t stream);
+
+// The CPUs that get a lane: the first `wanted` of `allowed` (0: all of them, at most 8, about the RX
+// queues a NIC has). A single lane gets no CPU of its own: {-1}. Throws std::invalid_argument when more
+// lanes are wanted than CPUs allowed.
+std::vector<int> receive_cpus(const std::vector<int>& allowed, unsigned wanted);
+
+// One socket of the group and the CPU it serves (-1: no CPU of its own, the scheduler places it).
+struct udp_lane {
+  fd_handle fd;
+  int cpu = -1;
+};
+
 class udp_port {
  public:
-  udp_port(fd_handle fd, bool gro);
+  udp_port(std::vector<udp_lane> lanes, bool gro);
   ~udp_port();
   udp_port(const udp_port&) = delete;
   udp_port& operator=(const udp_port&) = delete;
 
-  int fd() const noexcept { return fd_.get(); }
+  std::size_t lanes() const noexcept { return lanes_.size(); }
+  int fd() const noexcept { return lanes_.front()->lane.fd.get(); }  // any lane sends for the port
+  // Receive buffer of every lane: grows to at least `bytes`, never shrinks. Returns the granted size.
+  int grow_recv_buffer(int bytes);
   void attach(const std::shared_ptr<udp_flows>& flows);
   void detach(const std::shared_ptr<udp_flows>& flows);
-  // Datagrams the socket dropped since `flows` attached, and whether another test was attached meanwhile.
+  // Datagrams the lanes dropped since `flows` attached, and whether another test was attached meanwhile.
   std::uint64_t drops_since(const udp_flows& flows, bool& shared) const;
-  std::uint64_t unattributed() const noexcept { return unattributed_.get(); }
-  // Bytes waiting in the socket's receive queue (0 once drained).
-  int queued_bytes() const noexcept;
+  std::uint64_t unattributed() const noexcept;
+  // Bytes waiting in the lanes' receive queues (0 once drained).
+  std::int64_t queued_bytes() const noexcept;
   std::string batching() const { return gro_ ? "gro" : "recvmmsg"; }
 
  private:
   struct entry {
     endpoint source;
-    recv_counters* counters;
-    std::shared_ptr<udp_flows> owner;  // keeps the counters alive while the thread's copy uses them
+    std::size_t stream;
+    std::shared_ptr<udp_flows> owner;  // keeps the counters alive while a thread's copy uses them
   };
-  void run();
-  bool refresh(std::vector<entry>& local, std::uint64_t& seen);
+  struct local_entry {
+    endpoint source;
+    recv_counters* counters;
+    std::shared_ptr<udp_flows> owner;
+  };
+  struct lane_state {
+    udp_lane lane;
+    std::thread thread;
+    bool running = false;  // guarded by mu_
+    bool pinned = false;   // the lane's own thread only
+    relaxed<std::uint64_t> unattributed;
+    relaxed<std::int64_t> busy_ns;  // monotonic time of the last datagram
+  };
+  void run(std::size_t lane);
+  void place(lane_state& self, std::int64_t now);
+  bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen);
 
-  fd_handle fd_;
+  std::vector<std::unique_ptr<lane_state>> lanes_;
+  std::vector<int> cpus_;  // every lane's CPU
   bool gro_;
   std::mutex mu_;
   std::vector<entry> table_;
   std::atomic<std::uint64_t> generation_{0};
   std::uint64_t attach_serial_ = 0;
-  bool running_ = false;
   std::atomic<bool> stop_{false};
-  std::thread thread_;
-  relaxed<std::uint64_t> unattributed_;
 };
 
 }  // namespace nb::serve

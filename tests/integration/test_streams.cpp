@@ -1,4 +1,5 @@
 // netserve and netload as real processes on 127.0.0.1: counts add up, and match netserve's own log.
+#include "core/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
 #include <catch2/catch.hpp>
@@ -139,6 +140,40 @@ TEST_CASE("two clients on one port are counted apart", "[integration][multi]") {
   std::multiset<std::uint64_t> from_clients{ja["receiver"]["packets"].get<std::uint64_t>(),
                                             jb["receiver"]["packets"].get<std::uint64_t>()};
   CHECK(from_log == from_clients);
+}
+
+TEST_CASE("two clients on two CPUs into one port are received on two lanes and counted exactly", "[integration][multi]") {
+  auto cpus = nb::allowed_cpus();
+  if (cpus.size() < 2) {
+    WARN("skipped: this process may run on one CPU only, lanes need two");
+    return;
+  }
+  netserve_process server(1, {"--rx-threads", "2"});
+  auto client = [&](int cpu) {
+    return std::make_unique<nb::test::child>(netload_argv(
+        server.port(), "UDP_STREAM", 1, {"--json", "-T", std::to_string(cpu), "--pps", "200000"}, {"-m", "1400"}));
+  };
+  auto a = client(cpus[0]), b = client(cpus[1]);
+  auto ra = a->wait(), rb = b->wait();
+  INFO("a: " << ra.err << " b: " << rb.err);
+  REQUIRE(ra.status == 0);
+  REQUIRE(rb.status == 0);
+  json ja = json::parse(ra.out), jb = json::parse(rb.out);
+  require_reconciles(ja);
+  require_reconciles(jb);
+  auto logged = server.wait_logged(server.port(), 2);
+  REQUIRE(logged.size() == 2);
+  std::multiset<std::uint64_t> from_log(logged.begin(), logged.end());
+  std::multiset<std::uint64_t> from_clients{ja["receiver"]["packets"].get<std::uint64_t>(),
+                                            jb["receiver"]["packets"].get<std::uint64_t>()};
+  CHECK(from_log == from_clients);
+}
+
+TEST_CASE("two unpaced streams reconcile whichever lanes their datagrams land on", "[integration][multi]") {
+  netserve_process server(1);
+  auto r = run_json(server.port(), "UDP_STREAM", 1, {"--streams", "2"}, {"-m", "1400"});
+  require_reconciles(r);
+  CHECK(r["streams"] == 2);
 }
 
 TEST_CASE("reverse UDP answers from the address the client used - also on a wildcard-bound server", "[integration][reverse]") {

@@ -1,0 +1,114 @@
+// netserve's receive lanes: which CPUs get one, that the kernel steers each datagram to the lane of the
+// CPU that sent it over loopback, and that a flow split over lanes is still counted exactly once.
+#include "core/clock.hpp"
+#include "core/flow.hpp"
+#include "core/socket.hpp"
+#include "netserve/udp_port.hpp"
+
+#include <catch2/catch.hpp>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <thread>
+
+using namespace nb;
+using nb::serve::receive_cpus;
+
+namespace {
+
+// Two sockets of one SO_REUSEPORT group on 127.0.0.1, steered to lanes by CPU.
+std::vector<serve::udp_lane> bind_group(const std::vector<int>& cpus) {
+  std::vector<serve::udp_lane> lanes;
+  endpoint local = endpoint::from_numeric("127.0.0.1", 0);
+  for (int cpu : cpus) {
+    lanes.push_back({bind_udp(local, true), cpu});
+    set_recv_buffer(lanes.back().fd.get(), 4 << 20);  // the test's datagrams all fit: none dropped
+    local = endpoint::local_of(lanes.front().fd.get());  // the others join the first one's port
+  }
+  steer_by_cpu(lanes.front().fd.get(), cpus);
+  return lanes;
+}
+
+// Sends `count` sequenced datagrams on `fd` from a thread pinned to `cpu`; returns how many went out.
+// (Catch2 assertions stay on the test's own thread.)
+std::uint64_t send_from(int cpu, int fd, std::uint64_t first_seq, std::uint64_t count) {
+  std::uint64_t sent = 0;
+  std::thread([&] {
+    if (!pin_thread_to_cpu(cpu)) return;
+    std::array<unsigned char, 64> payload{};
+    for (std::uint64_t i = 0; i < count; ++i) {
+      write_payload_header(payload.data(), first_seq + i, wall_ns());
+      if (::send(fd, payload.data(), payload.size(), 0) == static_cast<ssize_t>(payload.size())) ++sent;
+    }
+  }).join();
+  return sent;
+}
+
+std::size_t drain(int fd) {
+  std::size_t n = 0;
+  std::array<unsigned char, 64> buf;
+  while (::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT) > 0) ++n;
+  return n;
+}
+
+std::vector<int> two_cpus() {
+  auto cpus = allowed_cpus();
+  if (cpus.size() < 2) return {};
+  return {cpus[0], cpus[1]};
+}
+
+}  // namespace
+
+TEST_CASE("receive lanes: one per allowed CPU - at most 8 by default - a single one unpinned", "[lanes]") {
+  CHECK(receive_cpus({0, 1, 2, 3}, 0) == std::vector<int>{0, 1, 2, 3});
+  CHECK(receive_cpus({2, 5}, 0) == std::vector<int>{2, 5});
+  CHECK(receive_cpus({0, 1, 2, 3}, 2) == std::vector<int>{0, 1});
+  CHECK(receive_cpus({0, 1, 2, 3}, 1) == std::vector<int>{-1});
+  CHECK(receive_cpus({3}, 0) == std::vector<int>{-1});
+  CHECK(receive_cpus({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 0).size() == 8);
+  CHECK(receive_cpus({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 12).size() == 12);
+  CHECK_THROWS_WITH(receive_cpus({0, 1}, 3), "--rx-threads 3: netserve may run on 2 CPUs");
+}
+
+TEST_CASE("the kernel hands a loopback datagram to the lane of the CPU that sent it", "[lanes]") {
+  auto cpus = two_cpus();
+  if (cpus.empty()) {
+    WARN("skipped: this process may run on one CPU only, lanes need two");
+    return;
+  }
+  auto lanes = bind_group(cpus);
+  for (std::size_t from = 0; from < 2; ++from) {
+    auto tx = connect_udp(endpoint::local_of(lanes[0].fd.get()));
+    REQUIRE(send_from(cpus[from], tx.get(), 0, 500) == 500);
+    CHECK(drain(lanes[from].fd.get()) == 500);
+    CHECK(drain(lanes[1 - from].fd.get()) == 0);
+  }
+}
+
+TEST_CASE("a flow whose sender moves to another CPU is counted once over both lanes", "[lanes]") {
+  auto cpus = two_cpus();
+  if (cpus.empty()) {
+    WARN("skipped: this process may run on one CPU only, lanes need two");
+    return;
+  }
+  serve::udp_port port(bind_group(cpus), true);
+  auto tx = connect_udp(endpoint::local_of(port.fd()));
+  auto flows = std::make_shared<serve::udp_flows>(std::vector<endpoint>{endpoint::local_of(tx.get())}, port.lanes());
+  port.attach(flows);
+  REQUIRE(send_from(cpus[0], tx.get(), 0, 1000) == 1000);
+  REQUIRE(send_from(cpus[1], tx.get(), 1000, 700) == 700);
+  for (int i = 0; i < 200 && serve::totals_of(*flows, 0).packets < 1700; ++i) ::usleep(10'000);
+  port.detach(flows);
+
+  flow_totals t = serve::totals_of(*flows, 0);
+  CHECK(flows->at(0, 0).packets.get() == 1000);
+  CHECK(flows->at(1, 0).packets.get() == 700);
+  CHECK(t.packets == 1700);
+  CHECK(t.bytes == 1700 * 64);
+  CHECK(t.next_seq == 1700);
+  CHECK(t.out_of_order == 0);
+  bool shared = false;
+  CHECK(port.drops_since(*flows, shared) == 0);
+  CHECK(port.unattributed() == 0);
+}
