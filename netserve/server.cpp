@@ -16,13 +16,15 @@ namespace nb::serve {
 server::server(asio::io_context& io, server_options options) : io_(io), options_(std::move(options)) {}
 
 std::vector<udp_lane> server::bind_udp_lanes(const endpoint& local) const {
-  // SO_REUSEPORT lets another socket of this user join the group, but the TCP acceptor on the same
-  // number (bound first, exclusively) keeps a second netserve off the port.
   const bool group = options_.rx_cpus.size() > 1;
+  // A plain bind first: it fails if anything holds the port, even another SO_REUSEPORT group of this
+  // user, which the lanes would otherwise join without a word.
+  if (group) bind_udp(local, false);
+  int rcvbuf = options_.rcvbuf > 0 ? options_.rcvbuf : default_rcvbuf(options_.rx_cpus.size());
   std::vector<udp_lane> lanes;
   for (int cpu : options_.rx_cpus) {
     lanes.push_back({bind_udp(local, group), cpu});
-    set_recv_buffer(lanes.back().fd.get(), options_.rcvbuf);
+    set_recv_buffer(lanes.back().fd.get(), rcvbuf);
   }
   if (group) steer_by_cpu(lanes.front().fd.get(), options_.rx_cpus);
   return lanes;
@@ -51,7 +53,10 @@ void server::bind_port(port_state& p, std::uint16_t wanted) {
       p.udp = std::make_shared<udp_port>(std::move(lanes), options_.gro);
       return;
     } catch (const std::system_error& e) {
-      if (wanted != 0) throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", wanted, options_.bind, e.what()));
+      // Only a taken number is worth another try; anything else (out of descriptors, a refused
+      // option) would fail again.
+      if (wanted != 0 || e.code() != std::errc::address_in_use)
+        throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", number, options_.bind, e.what()));
     }
   }
   throw std::runtime_error("cannot find a port free for both TCP and UDP");

@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,7 +23,7 @@ struct server_options {
   double max_duration_s = 3600;
   std::uint32_t max_streams = 64;
   std::uint32_t max_tests_per_port = 64;
-  int rcvbuf = 16 << 20;               // default receive buffer of every UDP lane socket
+  int rcvbuf = 0;                      // receive buffer of every UDP lane socket; 0: default_rcvbuf
   // One UDP socket and receive thread per CPU listed, for every port (see udp_port.hpp). One entry of
   // -1: a single socket whose thread the scheduler places.
   std::vector<int> rx_cpus{-1};
@@ -31,6 +32,13 @@ struct server_options {
   double drain_max_s = 2.0;            // ... or give up waiting after this long
   double first_message_timeout_s = 5;  // a connection that says nothing is closed after this
 };
+
+// 32 MiB per port shared by its lanes, at least 4 MiB each: a lane sharing its core with a sender
+// waits out a whole scheduler slice while the queue fills at tens of Gbit/s, and many lanes on a big
+// machine should not multiply the memory a port can pin.
+constexpr int default_rcvbuf(std::size_t lanes) {
+  return std::max<int>(4 << 20, static_cast<int>((32u << 20) / std::max<std::size_t>(lanes, 1)));
+}
 
 class server {
  public:

@@ -137,7 +137,7 @@ bool server_test::finished() const {
 
 bool server_test::drained(std::int64_t quiet_ns) const {
   // Arrival times are kernel stamps, so "quiet" alone could be fooled by a receiver that is behind:
-  // the socket's queue must be empty too. Another test still sending on the port keeps the queue busy;
+  // the lanes' queues must be empty too. Another test still sending on the port keeps a queue busy;
   // the session's drain bound ends the wait then.
   std::int64_t last = 0;
   for (const recv_counters& c : udp_flows_->counters) last = std::max(last, c.last_arrival_ns.get());
@@ -164,6 +164,7 @@ side_counts server_test::finish() {
   }
   if (!request_.reverse && request_.kind == test_kind::udp_stream) {
     c.kernel_drops = port_->drops_since(*udp_flows_, c.drops_shared);
+    lanes_used_ = serve::lanes_used(*udp_flows_);
     c.batching = port_->batching();
     port_->detach(udp_flows_);
     udp_flows_.reset();

@@ -43,11 +43,13 @@ class server_test {
   void totals(std::uint64_t& packets, std::uint64_t& bytes) const;
   // True once this side is done: senders finished, or TCP receivers saw EOF.
   bool finished() const;
-  // Forward UDP: the socket has been quiet for `quiet_ns` and its queue is empty.
+  // Forward UDP: the port has been quiet for `quiet_ns` and its lanes' queues are empty.
   bool drained(std::int64_t quiet_ns) const;
   // Stops every thread (bounded) and returns this side's counts.
   side_counts finish();
   std::uint64_t unattributed_since_start() const { return port_->unattributed() - unattributed_at_start_; }
+  // Forward UDP, once finished: which of the port's receive lanes the test's datagrams arrived on.
+  const std::string& lanes_used() const noexcept { return lanes_used_; }
 
  private:
   void start_sender(std::uint32_t stream);
@@ -60,6 +62,7 @@ class server_test {
   std::shared_ptr<udp_port> port_;  // shared: a test may outlive the server object at shutdown
   std::uint64_t unattributed_at_start_ = 0;
   std::int64_t start_wall_ns_ = 0;
+  std::string lanes_used_;
 
   std::shared_ptr<udp_flows> udp_flows_;          // forward UDP
   std::vector<fd_handle> tcp_fds_;                // TCP, per stream

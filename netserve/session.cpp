@@ -108,11 +108,11 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
   double seconds = ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns);
   fmt::print(stderr,
              "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
-             "mbps={:.3f} kernel_drops={} unattributed={}{}{}\n",
+             "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}\n",
              p.number, test->id(), to_string(r.kind), r.reverse ? "reverse" : "forward", peer.address(), r.message_size,
              r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds, per_second(c.packets, seconds),
-             bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, result.unattributed, c.error.empty() ? "" : " error=",
-             c.error);
+             bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, result.unattributed,
+             test->lanes_used().empty() ? "" : " lanes=", test->lanes_used(), c.error.empty() ? "" : " error=", c.error);
 }
 
 asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server_test& t, const bool& ended) {

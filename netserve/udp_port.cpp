@@ -15,6 +15,8 @@ namespace {
 constexpr std::int64_t idle_exit_ns = 2'000'000'000;  // a thread with no test for this long ends
 constexpr std::size_t batch = 64;
 constexpr std::int64_t busy_window_ns = 100'000'000;  // a lane that received within this is busy
+// How often a lane looks at the others: often enough that pinning follows a second stream within a
+// few interval samples, rarely enough that the clock reads and the scan cost nothing per batch.
 constexpr std::int64_t place_every_ns = 10'000'000;
 }  // namespace
 
@@ -33,12 +35,21 @@ flow_totals totals_of(const udp_flows& flows, std::size_t stream) {
   return t;
 }
 
+std::string lanes_used(const udp_flows& flows) {
+  std::string used;
+  for (std::size_t l = 0; l < flows.lanes(); ++l) {
+    bool any = false;
+    for (std::size_t s = 0; s < flows.sources.size(); ++s) any = any || flows.at(l, s).packets.get() > 0;
+    if (any) used += fmt::format("{}{}", used.empty() ? "" : "+", l);
+  }
+  return used.empty() ? "none" : used;
+}
+
 udp_port::udp_port(std::vector<udp_lane> lanes, bool gro) : gro_(gro) {
   for (auto& l : lanes) {
     set_receive_timeout(l.fd.get(), 50'000'000);
     lanes_.push_back(std::make_unique<lane_state>());
     lanes_.back()->lane = std::move(l);
-    if (lanes_.back()->lane.cpu >= 0) cpus_.push_back(lanes_.back()->lane.cpu);
   }
 }
 
@@ -67,8 +78,8 @@ void udp_port::attach(const std::shared_ptr<udp_flows>& flows) {
     lane_state& s = *lanes_[l];
     if (s.running) continue;
     if (s.thread.joinable()) s.thread.join();  // a thread that ended for idleness; it no longer needs mu_
+    s.thread = std::thread([this, l] { run(l); });  // may throw: the lane then stays startable
     s.running = true;
-    s.thread = std::thread([this, l] { run(l); });
   }
 }
 
@@ -112,18 +123,19 @@ bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::u
   return !local.empty();
 }
 
-void udp_port::place(lane_state& self, std::int64_t now) {
+void udp_port::place(lane_state& self, const std::vector<int>& home, std::int64_t now) {
   if (self.lane.cpu < 0) return;
   int busy = 0;
   for (const auto& l : lanes_) busy += now - l->busy_ns.get() < busy_window_ns;
   bool pin = busy >= 2;
   if (pin == self.pinned) return;
-  self.pinned = pin ? pin_thread_to_cpu(self.lane.cpu) : !set_thread_cpus(cpus_);
+  self.pinned = pin ? pin_thread_to_cpu(self.lane.cpu) : !set_thread_cpus(home);
 }
 
 void udp_port::run(std::size_t lane) {
   lane_state& self = *lanes_[lane];
-  if (self.lane.cpu >= 0) set_thread_cpus(cpus_);
+  const std::vector<int> home = allowed_cpus();  // inherited from netserve's main thread: where "unpinned" goes back to
+  self.pinned = false;
   std::int64_t next_place = 0;
   udp_batch_receiver rx(self.lane.fd.get(), batch, gro_);
   std::vector<local_entry> local;
@@ -170,7 +182,7 @@ void udp_port::run(std::size_t lane) {
     std::int64_t now = mono_ns();
     if (got) self.busy_ns.set(now);
     if (now >= next_place) {
-      place(self, now);
+      place(self, home, now);
       next_place = now + place_every_ns;
     }
   }

@@ -8,7 +8,11 @@
 // the RX queue's CPU on a NIC): two streams on two cores are received on two cores, and no skb crosses
 // between caches. A lane busy alone is left to the scheduler instead: on loopback its CPU is the
 // sender's, and one stream goes faster with its receiver on the other core. With one lane (one CPU
-// allowed) the port is a plain socket.
+// allowed, or --rx-threads 1) the port is a plain socket.
+//
+// SO_REUSEPORT would let a socket of another program of the same user join the group; netserve binds
+// the port without it first to see that nobody holds it (server::bind_udp_lanes), and its TCP acceptor
+// on the same number keeps a second netserve away.
 //
 // A flow normally stays on one lane, but a sender that migrates moves it: every flow therefore has a
 // counter block per lane, each with a single writer, and readers add them up (flow_totals).
@@ -47,6 +51,8 @@ struct udp_flows {
 
 // One stream's counts, summed over the lanes.
 flow_totals totals_of(const udp_flows& flows, std::size_t stream);
+// The lanes that received any of the flows' datagrams, for the log: "0", "1", "0+1", or "none".
+std::string lanes_used(const udp_flows& flows);
 
 // The CPUs that get a lane: the first `wanted` of `allowed` (0: all of them, at most 8, about the RX
 // queues a NIC has). A single lane gets no CPU of its own: {-1}. Throws std::invalid_argument when more
@@ -90,7 +96,7 @@ class udp_port {
     recv_counters* counters;
     std::shared_ptr<udp_flows> owner;
   };
-  struct lane_state {
+  struct alignas(64) lane_state {  // per-batch writes of one lane stay off its neighbours' cache line
     udp_lane lane;
     std::thread thread;
     bool running = false;  // guarded by mu_
@@ -99,11 +105,10 @@ class udp_port {
     relaxed<std::int64_t> busy_ns;  // monotonic time of the last datagram
   };
   void run(std::size_t lane);
-  void place(lane_state& self, std::int64_t now);
+  void place(lane_state& self, const std::vector<int>& home, std::int64_t now);
   bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen);
 
   std::vector<std::unique_ptr<lane_state>> lanes_;
-  std::vector<int> cpus_;  // every lane's CPU
   bool gro_;
   std::mutex mu_;
   std::vector<entry> table_;

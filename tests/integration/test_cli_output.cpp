@@ -1,5 +1,6 @@
 // What a user sees: the netperf table, JSON lines, start instants, and clear errors.
 #include "core/clock.hpp"
+#include "core/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
 #include <catch2/catch.hpp>
@@ -102,5 +103,23 @@ TEST_CASE("netload errors are one clear line with a non-zero status", "[integrat
     auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 5, {}, {"-m", "1"}));
     CHECK(c.status == 1);
     CHECK_THAT(c.err, Catch::Contains("rejected: duration"));
+  }
+}
+
+TEST_CASE("netserve refuses a port another socket holds - even a SO_REUSEPORT group it could join", "[integration][errors]") {
+  // Held by a plain socket, and by a socket of this very user with SO_REUSEPORT, whose group netserve's
+  // lanes (SO_REUSEPORT themselves) would otherwise join and then lose datagrams to.
+  for (bool reuse : {false, true}) {
+    auto held = nb::bind_udp(nb::endpoint::from_numeric("127.0.0.1", 0), reuse);
+    auto port = std::to_string(nb::endpoint::local_of(held.get()).port());
+    auto c = nb::test::run({nb::test::netserve_path(), "--bind", "127.0.0.1", "-p", port, "--rx-threads", "1"});
+    INFO("reuse " << reuse << ": " << c.err);
+    CHECK(c.status == 1);
+    CHECK_THAT(c.err, Catch::Contains("cannot bind UDP port " + port));
+    if (nb::allowed_cpus().size() >= 2) {
+      c = nb::test::run({nb::test::netserve_path(), "--bind", "127.0.0.1", "-p", port, "--rx-threads", "2"});
+      CHECK(c.status == 1);
+      CHECK_THAT(c.err, Catch::Contains("cannot bind UDP port " + port));
+    }
   }
 }
