@@ -67,8 +67,8 @@ def dig(d, expr):
 
 
 def ports_test(netserve, cpu, n, out):
-    """Start netserve with n ports, time start -> ready line, read RSS, stop it."""
-    argv = ["taskset", "-c", str(cpu), netserve, "--bind", "127.0.0.1"]
+    """Start netserve with n ports, time start -> ready line, read RSS, stop it. cpu "-": unpinned."""
+    argv = ([] if cpu == "-" else ["taskset", "-c", str(cpu)]) + [netserve, "--bind", "127.0.0.1"]
     for _ in range(n):
         argv += ["-p", "0"]
     res = {"ports_requested": n, "ok": False}
