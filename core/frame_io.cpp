@@ -1,5 +1,7 @@
 #include "core/frame_io.hpp"
 
+#include "core/auth.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -55,6 +57,36 @@ asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_c
   co_await with_deadline(asio::async_read(socket, asio::buffer(payload), no_throw), timeout,
                          "reading a message");
   co_return decode_payload(payload);
+}
+
+asio::awaitable<void> require_auth(tcp::socket& socket, const std::string& psk, std::chrono::steady_clock::duration timeout) {
+  const challenge_msg challenge{make_nonce()};
+  const message challenge_m = challenge;
+  co_await write_message(socket, challenge_m, timeout);
+  message m = co_await read_message(socket, timeout);
+  auto* answer = std::get_if<auth_msg>(&m);
+  if (!answer)
+    throw protocol_error(fmt::format("'{}' before authenticating: this netserve has a key (netload --psk-file)",
+                                     message_type(m)));
+  if (!constant_time_equal(answer->answer, auth_answer(psk, challenge.nonce)))
+    throw protocol_error("wrong key: the answer to the challenge does not match");
+}
+
+asio::awaitable<void> answer_challenge(tcp::socket& socket, const std::string& psk,
+                                       std::chrono::steady_clock::duration timeout) {
+  const char* no_challenge = "the server sent no authentication challenge: it runs without a key (drop --psk-file, or start netserve with one)";
+  message m;
+  try {
+    m = co_await read_message(socket, timeout);
+  } catch (const protocol_error& e) {
+    if (std::string_view(e.what()).starts_with("timed out")) throw protocol_error(no_challenge);
+    throw;
+  }
+  if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(e->reason);
+  auto* challenge = std::get_if<challenge_msg>(&m);
+  if (!challenge) throw protocol_error(no_challenge);
+  const message answer = auth_msg{auth_answer(psk, challenge->nonce)};
+  co_await write_message(socket, answer, timeout);
 }
 
 asio::awaitable<void> write_frame(tcp::socket& socket, std::string frame, std::chrono::steady_clock::duration timeout) {

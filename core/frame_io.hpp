@@ -33,12 +33,22 @@ asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d);
 // loops use blocking calls with timeouts; Asio may have made it non-blocking).
 fd_handle release_blocking(tcp::socket& socket);
 
+// Server side of the key check (core/auth.hpp): sends a fresh challenge and requires the right answer
+// as the peer's first message; throws protocol_error saying what was wrong.
+asio::awaitable<void> require_auth(tcp::socket& socket, const std::string& psk, std::chrono::steady_clock::duration timeout);
+// Client side: reads the server's challenge and answers it with `psk`; throws protocol_error when the
+// server asks for nothing within `timeout` (it runs without a key).
+asio::awaitable<void> answer_challenge(tcp::socket& socket, const std::string& psk,
+                                       std::chrono::steady_clock::duration timeout);
+
 // Reads a message and requires it to be of type T; an error message from the peer becomes a
 // protocol_error carrying the peer's reason.
 template <class T>
 asio::awaitable<T> expect_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
   message m = co_await read_message(socket, timeout);
   if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(e->reason);
+  if (std::holds_alternative<challenge_msg>(m) && !std::is_same_v<T, challenge_msg>)
+    throw protocol_error("the server requires a key: give netload --psk-file");
   if (auto* t = std::get_if<T>(&m)) co_return std::move(*t);
   throw protocol_error(fmt::format("expected a '{}' message, got '{}'", message_type(message{T{}}), message_type(m)));
 }

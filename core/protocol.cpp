@@ -41,6 +41,8 @@ json to_json(const side_counts& c) {
 json to_json(const end_msg& m) { return {{"counts", to_json(m.counts)}}; }
 json to_json(const result_msg& m) { return {{"counts", to_json(m.counts)}, {"unattributed", m.unattributed}}; }
 json to_json(const error_msg& m) { return {{"reason", m.reason}}; }
+json to_json(const challenge_msg& m) { return {{"nonce", m.nonce}}; }
+json to_json(const auth_msg& m) { return {{"answer", m.answer}}; }
 
 test_kind read_kind(fields& f) {
   auto name = f.get<std::string>("kind");
@@ -119,6 +121,10 @@ message read_body(const std::string& type, const json& body) {
     m = result_msg{read_counts(body.at("counts")), f.get<std::uint64_t>("unattributed")};
   } else if (type == "error") {
     m = error_msg{f.get<std::string>("reason")};
+  } else if (type == "challenge") {
+    m = challenge_msg{f.get<std::string>("nonce")};
+  } else if (type == "auth") {
+    m = auth_msg{f.get<std::string>("answer")};
   } else {
     throw protocol_error(fmt::format("unknown message type '{}'", type));
   }
@@ -137,8 +143,8 @@ std::optional<test_kind> parse_test_kind(std::string_view name) noexcept {
 }
 
 std::string_view message_type(const message& m) noexcept {
-  static constexpr std::string_view names[] = {"test_request", "ready",  "data",   "start",
-                                               "interval",     "end",    "result", "error"};
+  static constexpr std::string_view names[] = {"test_request", "ready",  "data",   "start",     "interval",
+                                               "end",          "result", "error", "challenge", "auth"};
   return names[m.index()];
 }
 

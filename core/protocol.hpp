@@ -114,8 +114,18 @@ struct error_msg {
   std::string reason;
 };
 
+// netserve -> netload, first on every connection when netserve has a key (core/auth.hpp).
+struct challenge_msg {
+  std::string nonce;  // hex
+};
+
+// netload -> netserve, the answer to the challenge, before anything else.
+struct auth_msg {
+  std::string answer;  // hex HMAC-SHA256
+};
+
 using message = std::variant<test_request, ready_msg, data_hello, start_msg, interval_msg, end_msg, result_msg,
-                             error_msg>;
+                             error_msg, challenge_msg, auth_msg>;
 
 std::string_view message_type(const message& m) noexcept;
 // JSON text of a message (no frame header).

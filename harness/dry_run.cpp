@@ -45,8 +45,8 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
   for (const auto& s : r.servers) {
     const launcher& l = *ls.at(s.host);
     progs[s.host].insert("netserve");
-    out[s.host].push_back(fmt::format("[{}] {}", r.id, quote_argv(l.wrap(netserve_command(l.program("netserve"),
-                                                                                          l.target().address, s.ports)))));
+    out[s.host].push_back(
+        fmt::format("[{}] {}", r.id, quote_argv(l.wrap(netserve_command(l.program("netserve"), l.target(), s.ports)))));
     std::string ports;
     for (auto port : s.ports) ports += fmt::format(" -p {}", port);
     out[s.host].push_back(fmt::format("    replaces: netserver{}   |   iperf3 -s -i 1 -p PORT (one per port)", ports));
@@ -56,8 +56,7 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
     progs[i.client].insert("netload");
     const std::string& address = p.hosts.at(i.server).address;
     const std::uint16_t port = r.servers[i.server_index].ports[i.port_slot];
-    auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, address, port, "T0",
-                                                           source_address(p.hosts.at(i.client))));
+    auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, address, port, "T0", p.hosts.at(i.client)));
     if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";

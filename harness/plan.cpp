@@ -77,6 +77,7 @@ host parse_host(const std::string& name, const toml::table& t) {
     fail_at(a.source(), fmt::format("{}: address '{}' is not a host address", r.context(), h.address));
   if (const toml::node* n = r.find("launcher")) h.launcher = parse_launcher(r, *n);
   h.bin_dir = r.string_or("bin_dir", "");
+  h.psk_file = r.string_or("psk_file", "");
   only_for(r, h, launcher_kind::ssh, {"user", "ssh_port", "identity", "ssh_options", "connect_timeout"});
   only_for(r, h, launcher_kind::netns, {"namespace"});
   if (h.launcher == launcher_kind::ssh) {

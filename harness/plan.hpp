@@ -32,6 +32,7 @@ struct host {
   ssh_options ssh;
   std::string netns;    // namespace name for launcher netns
   std::string bin_dir;  // where netserve / netload live on that host; empty: the harness default
+  std::string psk_file; // key file on that host, for its netserve and netload (--psk-file); empty: none
 };
 
 enum class topology { fan_in, fan_out, pairs };

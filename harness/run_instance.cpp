@@ -37,7 +37,7 @@ void take_ready_line(running_server& s, const std::string& line, std::size_t wan
 asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<running_server>& servers) {
   for (const server_spec& spec : r.servers) {
     const launcher& l = on(spec.host);
-    auto argv = l.wrap(netserve_command(l.program("netserve"), l.target().address, spec.ports));
+    auto argv = l.wrap(netserve_command(l.program("netserve"), l.target(), spec.ports));
     record_command(spec.host, argv);
     servers.push_back({spec.host, std::make_unique<child_process>(io_.get_executor(), argv), {}, 0, {}});
     active_.insert(servers.back().proc.get());
@@ -120,7 +120,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   rec.category = spec.category;
   const auto port = server.ports.at(spec.port_slot);
   auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv.address, port, fmt::format("{:.6f}", t0),
-                                                           source_address(plan_.hosts.at(spec.client))));
+                                                           plan_.hosts.at(spec.client)));
   record_command(spec.client, argv);
   std::optional<json> result_line;
   child_process* self = nullptr;

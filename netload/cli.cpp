@@ -90,6 +90,7 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)");
   app.add_option("--batch", o.batch, "Datagrams per system call at most")->check(CLI::Range(1, 4096));
   app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server")->check(CLI::PositiveNumber);
+  app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file");
 }
 
 void add_test(CLI::App& app, raw_options& raw, client_options& o) {

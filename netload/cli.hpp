@@ -37,6 +37,7 @@ struct client_options {
   bool gro = true;
   std::size_t batch = 0;                  // datagrams per system call, 0 = automatic
   double connect_timeout_s = 5;
+  std::string psk_file;                   // answer netserve's challenge with this file's key
   std::vector<std::string> argv;          // as given, for the result
 
   // Packets per second all streams together, from --pps or --rate; 0 = unlimited.

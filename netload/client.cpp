@@ -1,5 +1,6 @@
 #include "netload/client.hpp"
 
+#include "core/auth.hpp"
 #include "core/clock.hpp"
 #include "core/version.hpp"
 
@@ -36,6 +37,7 @@ asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, do
 client_test::client_test(asio::io_context& io, client_options options, interval_sink sink)
     : io_(io),
       o_(std::move(options)),
+      psk_(o_.psk_file.empty() ? std::string() : read_psk_file(o_.psk_file)),
       sink_(std::move(sink)),
       control_(io),
       drops_at_start_(o_.streams),
@@ -64,6 +66,13 @@ asio::awaitable<void> client_test::connect_control() {
   bind_local(control_, to);
   co_await connect_within(control_, to, o_.connect_timeout_s);
   control_.set_option(tcp::no_delay(true));
+  co_await authenticate(control_);
+}
+
+asio::awaitable<void> client_test::authenticate(tcp::socket& s) {
+  if (psk_.empty()) co_return;
+  co_await answer_challenge(s, psk_, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::duration<double>(o_.connect_timeout_s)));
 }
 
 void client_test::open_udp_sockets() {
@@ -124,6 +133,7 @@ asio::awaitable<void> client_test::open_tcp_streams() {
                                          : set_send_buffer(sock.native_handle(), o_.local_buffer);
     }
     co_await connect_within(sock, to, o_.connect_timeout_s);
+    co_await authenticate(sock);
     if (o_.dscp >= 0) set_dscp(sock.native_handle(), server_.family(), o_.dscp);
     const message hello = data_hello{ready_.cookie, s};
     co_await write_message(sock, hello);

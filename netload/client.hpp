@@ -33,6 +33,7 @@ class client_test {
  private:
   void bind_local(tcp::socket& s, const tcp::endpoint& to) const;
   asio::awaitable<void> connect_control();
+  asio::awaitable<void> authenticate(tcp::socket& s);  // answers the server's challenge when we have a key
   void open_udp_sockets();
   asio::awaitable<void> open_tcp_streams();
   test_request make_request() const;
@@ -47,6 +48,7 @@ class client_test {
 
   asio::io_context& io_;
   client_options o_;
+  std::string psk_;  // from o_.psk_file, read once
   interval_sink sink_;
   tcp::socket control_;
   endpoint server_;

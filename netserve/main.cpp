@@ -1,4 +1,5 @@
 // netserve: a netserver-like listener that binds many ports in one process.
+#include "core/auth.hpp"
 #include "core/version.hpp"
 #include "netserve/port_spec.hpp"
 #include "netserve/server.hpp"
@@ -35,11 +36,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--drain-quiet", options.drain_quiet_s, "Seconds of quiet that end a UDP test's drain")->capture_default_str();
   app.add_option("--drain-max", options.drain_max_s, "Longest UDP drain, seconds")->capture_default_str();
+  std::string psk_file;
+  app.add_option("--psk-file", psk_file,
+                 "Key file (first line, mode 600): every connection must prove it holds the key (netload --psk-file)");
   CLI11_PARSE(app, argc, argv);
 
   try {
     options.ports = nb::serve::parse_port_specs(port_specs);
     options.rx_cpus = nb::serve::receive_cpus(nb::allowed_cpus(), rx_threads);
+    if (!psk_file.empty()) options.psk = nb::read_psk_file(psk_file);
     // Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the
     // usual soft limit of 1024, so take the hard limit.
     if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {

@@ -31,6 +31,7 @@ struct server_options {
   double drain_quiet_s = 0.1;          // after the client's end: quiet this long and the queue empty
   double drain_max_s = 2.0;            // ... or give up waiting after this long
   double first_message_timeout_s = 5;  // a connection that says nothing is closed after this
+  std::string psk;                     // non-empty: every connection must answer a challenge with it
 };
 
 // 32 MiB per port shared by its lanes, at least 4 MiB each: a lane sharing its core with a sender

@@ -43,6 +43,7 @@ asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_s
     peer = socket.remote_endpoint().address().to_string();
     auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(options_.first_message_timeout_s));
+    if (!options_.psk.empty()) co_await require_auth(socket, options_.psk, timeout);
     message first = co_await read_message(socket, timeout);
     if (auto* hello = std::get_if<data_hello>(&first)) {
       attach_data(std::move(socket), p, *hello);

@@ -167,3 +167,45 @@ pairs = [{ from = "a", to = "b", category = "OCI internal" }]
   CHECK(r.at("loss").at("reconciles").get<bool>());
   fs::remove_all(root);
 }
+
+TEST_CASE("harness integration: psk_file on a host keys its netserve and its netload", "[harness][loopback]") {
+  const fs::path root = temp_dir("psk");
+  const fs::path key = root / "key";
+  std::ofstream(key) << "a key for this test only\n";
+  fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write);
+  auto plan = [&](bool client_has_key) {
+    return fmt::format(R"(name = "keyed"
+[defaults]
+duration = 1
+warmup = 0
+lead = 1.0
+ports = [0]
+[hosts]
+device = {{ address = "127.0.0.1", psk_file = "{0}" }}
+c1 = {{ address = "127.0.0.2"{1} }}
+[[tests]]
+name = "pps"
+message_size = 100
+pps = 2000
+topology = "fan-in"
+server = "device"
+clients = ["c1"]
+)",
+                       key.string(), client_has_key ? fmt::format(", psk_file = \"{}\"", key.string()) : "");
+  };
+  auto run = [&](const char* name, bool client_has_key) {
+    std::ofstream(root / name) << plan(client_has_key);
+    return harness::test::run_sync({HARNESS_PATH, "run", (root / name).string(), "--results", (root / "results").string(),
+                                    "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+                                   60s);
+  };
+
+  const auto ok = run("keyed.toml", true);
+  INFO(ok.stderr_text << ok.stdout_text);
+  CHECK(ok.exit_code == 0);
+  const auto refused = run("half.toml", false);
+  INFO(refused.stderr_text << refused.stdout_text);
+  CHECK(refused.exit_code != 0);
+  CHECK((refused.stderr_text + refused.stdout_text).find("requires a key") != std::string::npos);
+  fs::remove_all(root);
+}

@@ -52,6 +52,8 @@ TEST_CASE("every message survives encoding and decoding", "[protocol]") {
   CHECK(round_trip(start_msg{-5}).start_wall_ns == -5);
   CHECK(round_trip(interval_msg{2, 9, 10, 11}).bytes == 11);
   CHECK(round_trip(error_msg{"no"}).reason == "no");
+  CHECK(round_trip(challenge_msg{"00ff"}).nonce == "00ff");
+  CHECK(round_trip(auth_msg{"beef"}).answer == "beef");
 }
 
 TEST_CASE("frames carry a big-endian length and a hard cap", "[protocol]") {

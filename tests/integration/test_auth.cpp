@@ -1,0 +1,90 @@
+// netserve with a key: clients that hold it run UDP and TCP tests as usual; clients without it, with a
+// wrong one, or with one for a server that has none, get one clear line and a non-zero status, and the
+// server goes on serving.
+#include "tests/integration/netserve_fixture.hpp"
+
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+using nb::test::netload_argv;
+using nb::test::netserve_process;
+using nlohmann::json;
+
+namespace {
+
+struct key_file {
+  explicit key_file(const std::string& key) {
+    char tmpl[] = "/tmp/netbench-key-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+    path = dir + "/psk";
+    std::ofstream(path) << key << "\n";
+    ::chmod(path.c_str(), 0600);
+  }
+  ~key_file() {
+    ::unlink(path.c_str());
+    ::rmdir(dir.c_str());
+  }
+  std::string dir, path;
+};
+
+nb::test::completed run_with(std::uint16_t port, const std::string& test, std::vector<std::string> global) {
+  global.insert(global.end(), {"--json", "--pps", "20000", "--connect-timeout", "2"});
+  return nb::test::run(netload_argv(port, test, 1, global, {"-m", "1400"}));
+}
+
+}  // namespace
+
+TEST_CASE("a keyed netserve serves clients that hold the key - UDP and TCP", "[integration][auth]") {
+  key_file key("correct horse battery staple");
+  netserve_process server(1, {"--psk-file", key.path});
+  for (std::string test : {"UDP_STREAM", "TCP_STREAM"}) {
+    auto c = run_with(server.port(), test, {"--psk-file", key.path, "--streams", "2"});
+    INFO(test << ": " << c.err);
+    REQUIRE(c.status == 0);
+    json r = json::parse(c.out);
+    CHECK(r["ok"] == true);
+    CHECK(r["loss"]["reconciles"] == true);
+    CHECK(r["receiver"]["bytes"].get<std::uint64_t>() > 0);
+  }
+}
+
+TEST_CASE("a keyed netserve refuses clients without the key and goes on serving", "[integration][auth]") {
+  key_file key("correct horse battery staple"), other("Tr0ub4dor&3");
+  netserve_process server(1, {"--psk-file", key.path});
+
+  auto none = run_with(server.port(), "UDP_STREAM", {});
+  CHECK(none.status == 1);
+  CHECK_THAT(none.err, Catch::Contains("the server requires a key: give netload --psk-file"));
+
+  auto wrong = run_with(server.port(), "UDP_STREAM", {"--psk-file", other.path});
+  CHECK(wrong.status == 1);
+  CHECK_THAT(wrong.err, Catch::Contains("wrong key"));
+
+  auto ok = run_with(server.port(), "UDP_STREAM", {"--psk-file", key.path});
+  CHECK(ok.status == 0);
+  for (int i = 0; i < 300 && server.log().find("wrong key") == std::string::npos; ++i) ::usleep(10'000);
+  CHECK_THAT(server.log(), Catch::Contains("'test_request' before authenticating"));
+  CHECK_THAT(server.log(), Catch::Contains("wrong key"));
+}
+
+TEST_CASE("a key for a netserve without one is an error that says so", "[integration][auth]") {
+  key_file key("correct horse battery staple");
+  netserve_process server(1, {"--first-message-timeout", "10"});
+  auto c = run_with(server.port(), "UDP_STREAM", {"--psk-file", key.path});
+  CHECK(c.status == 1);
+  CHECK_THAT(c.err, Catch::Contains("the server sent no authentication challenge"));
+}
+
+TEST_CASE("key files others may read are refused at start", "[integration][auth]") {
+  key_file key("correct horse battery staple");
+  ::chmod(key.path.c_str(), 0644);
+  auto s = nb::test::run({nb::test::netserve_path(), "--bind", "127.0.0.1", "-p", "0", "--psk-file", key.path});
+  CHECK(s.status == 1);
+  CHECK_THAT(s.err, Catch::Contains("chmod 600"));
+  auto c = nb::test::run(netload_argv(9, "UDP_STREAM", 1, {"--psk-file", key.path}, {"-m", "1"}));
+  CHECK(c.status == 1);
+  CHECK_THAT(c.err, Catch::Contains("chmod 600"));
+}
