@@ -1,0 +1,202 @@
+"""Parsers of the raw outputs bench/run keeps (netload JSON, iperf3 JSON, iperf2 and sockperf text), and
+the pacing analysis. Each parser returns a dict with at least "ok"; on failure "error" says why."""
+import json
+import os
+import re
+
+# ---------------------------------------------------------------- parsers
+# Each parser returns a dict with at least "ok"; on failure "error" says why (never a zero figure).
+
+class ParseError(Exception):
+    pass
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        raise ParseError(f"missing {os.path.basename(path)}")
+
+
+def _stderr_tail(path, n=3):
+    try:
+        lines = [l for l in open(path).read().splitlines() if l.strip()]
+        return " | ".join(lines[-n:])
+    except FileNotFoundError:
+        return ""
+
+
+def parse_netload(raw, name):
+    path = os.path.join(raw, name + ".json")
+    txt = _read(path).strip()
+    if not txt:
+        raise ParseError(f"{name}: empty output; stderr: {_stderr_tail(os.path.join(raw, name + '.err'))}")
+    d = json.loads(txt)
+    if not d.get("ok", False):
+        raise ParseError(f"{name}: netload reports failure: {d.get('error')}")
+    s, r, loss = d["sender"], d["receiver"], d["loss"]
+    out = {
+        "ok": True,
+        "tool": "netload",
+        "sent_packets": s["packets"],
+        "sent_pps": s["pps"],
+        "sent_mbps": s["bits_per_second"] / 1e6,
+        "recv_packets": r["packets"],
+        "recv_bytes": r["bytes"],
+        "seconds": r["seconds"],
+        "recv_pps": r["pps"],
+        "recv_mbps": r["bits_per_second"] / 1e6,
+        "sender_batching": s.get("batching"),
+        "receiver_batching": r.get("batching"),
+        "kernel_drops": loss.get("receiver_kernel_drops"),
+        "drops_estimated": loss.get("drops_estimated"),
+        "loss_percent": loss.get("percent"),
+        "reconciles": loss.get("reconciles"),
+        "loss_note": loss.get("note", ""),
+        "intervals": d.get("intervals") or [],
+        "streams": d.get("streams"),
+    }
+    return out
+
+
+def parse_iperf3(raw, name):
+    d = json.loads(_read(os.path.join(raw, name + ".json")))
+    if "error" in d:
+        raise ParseError(f"{name}: iperf3: {d['error']}")
+    end = d["end"]
+    proto = d["start"]["test_start"]["protocol"]
+    if proto == "UDP":
+        so = d.get("server_output_json")
+        if so:
+            # Server side: per stream "packets" is the highest sequence seen, lost_packets the gaps.
+            ss = so["end"]["sum"]
+            secs = ss["seconds"]
+            recv = ss["packets"] - ss["lost_packets"]
+            src = "server_output_json end.sum: packets - lost_packets"
+        else:
+            ss = end["sum"]
+            secs = ss["seconds"]
+            recv = ss["packets"] - ss["lost_packets"]
+            src = "client end.sum: packets - lost_packets"
+        sent = end["sum"]["packets"]
+        blksize = d["start"]["test_start"]["blksize"]
+        return {
+            "ok": True, "tool": "iperf3", "sent_packets": sent,
+            "sent_pps": sent / end["sum"]["seconds"], "recv_packets": recv, "seconds": secs,
+            "recv_pps": recv / secs, "recv_mbps": recv * blksize * 8 / secs / 1e6,
+            "sent_mbps": sent * blksize * 8 / end["sum"]["seconds"] / 1e6,
+            "source": src,
+        }
+    sr = end["sum_received"]
+    return {"ok": True, "tool": "iperf3", "recv_mbps": sr["bits_per_second"] / 1e6,
+            "seconds": sr["seconds"], "recv_bytes": sr["bytes"],
+            "sent_mbps": end["sum_sent"]["bits_per_second"] / 1e6,
+            "source": "end.sum_received (server-side bytes)"}
+
+
+IPERF2_REPORT = re.compile(
+    r"\]\s+(\d+\.\d+)-(\d+\.\d+)\s+sec\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+ms\s+(\d+)/(\d+)\s+\(")
+
+
+def parse_iperf2(raw, name, size):
+    src = None
+    m = None
+    for fname, label in ((name + ".server.out", "server output"), (name + ".out", "client 'Server Report'")):
+        try:
+            txt = _read(os.path.join(raw, fname))
+        except ParseError:
+            continue
+        ms = IPERF2_REPORT.findall(txt)
+        if ms:
+            m = ms[-1]
+            src = label
+            break
+    if not m:
+        raise ParseError(f"{name}: no iperf2 server report found")
+    t0, t1, lost, total = float(m[0]), float(m[1]), int(m[2]), int(m[3])
+    secs = t1 - t0
+    recv = total - lost
+    sent = None
+    try:
+        ms = re.search(r"Sent (\d+) datagrams", _read(os.path.join(raw, name + ".out")))
+        sent = int(ms.group(1)) if ms else None
+    except ParseError:
+        pass
+    return {"ok": True, "tool": "iperf2", "recv_packets": recv, "seconds": secs,
+            "recv_pps": recv / secs, "recv_mbps": recv * size * 8 / secs / 1e6,
+            "sent_packets": sent, "sent_pps": (sent / secs) if sent else None,
+            "source": f"{src}: Total - Lost"}
+
+
+def parse_sockperf(raw, name, size):
+    cli = _read(os.path.join(raw, name + ".out"))
+    srv = _read(os.path.join(raw, name + ".server.out"))
+    mc = re.search(r"Total of (\d+) messages sent in ([\d.]+) sec", cli)
+    ms = re.search(r"Total (\d+) messages received", srv)
+    if not mc or not ms:
+        raise ParseError(f"{name}: sockperf totals not found")
+    sent, secs, recv = int(mc.group(1)), float(mc.group(2)), int(ms.group(1))
+    return {"ok": True, "tool": "sockperf", "sent_packets": sent, "sent_pps": sent / secs,
+            "recv_packets": recv, "seconds": secs, "recv_pps": recv / secs,
+            "recv_mbps": recv * size * 8 / secs / 1e6,
+            "source": "server 'Total N messages received' (incl. warm-up) / client test seconds"}
+
+
+def safe(fn, *a):
+    try:
+        return fn(*a)
+    except ParseError as e:
+        return {"ok": False, "error": str(e)}
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        return {"ok": False, "error": f"{a[1] if len(a) > 1 else ''}: unparsable output ({type(e).__name__}: {e})"}
+
+
+# ---------------------------------------------------------------- pacing analysis
+
+def pacing_stats(res, target):
+    iv = [i for i in res["intervals"] if i.get("complete", True)]
+    out = {"target_pps": target,
+           "recv_dev_pct": (res["recv_pps"] / target - 1) * 100,
+           "sent_dev_pct": (res["sent_pps"] / target - 1) * 100,
+           "intervals": len(iv)}
+
+    def worst(sel, key):
+        w = 0.0
+        for i in sel:
+            dt = (i["end_ns"] - i["start_ns"]) / 1e9
+            if dt <= 0:
+                continue
+            dev = (i[key] / dt / target - 1) * 100
+            if abs(dev) > abs(w):
+                w = dev
+        return w
+    interior = iv[1:-1] if len(iv) > 2 else iv
+    # Does the worst receiver interval have a neighbour that makes up for it (packets counted one interval
+    # late or early at the receiver, not a burst from the sender)?
+    devs = []
+    for i in iv:
+        dt = (i["end_ns"] - i["start_ns"]) / 1e9
+        devs.append((i["received_packets"] / dt / target - 1) * 100 if dt > 0 else 0.0)
+    lo, hi = (1, len(devs) - 1) if len(devs) > 2 else (0, len(devs))
+    if hi > lo:
+        k = max(range(lo, hi), key=lambda j: abs(devs[j]))
+        pairs = [devs[k] + devs[j] for j in (k - 1, k + 1) if 0 <= j < len(devs)]
+        out["worst_rx_compensated_by_neighbour"] = bool(pairs) and min(abs(p) for p in pairs) <= 1.0
+        out["worst_rx_neighbours_pct"] = [round(devs[j], 2) for j in (k - 1, k + 1) if 0 <= j < len(devs)]
+    out["worst_interval_recv_dev_pct_interior"] = worst(interior, "received_packets")
+    out["worst_interval_sent_dev_pct_interior"] = worst(interior, "sent_packets")
+    out["worst_interval_recv_dev_pct_all"] = worst(iv, "received_packets")
+    # Worst 200-ms window (two adjacent interior intervals): immune to a sample taken a few ms late.
+    def worst2(sel, key):
+        w = 0.0
+        for a, b in zip(sel, sel[1:]):
+            dt = (b["end_ns"] - a["start_ns"]) / 1e9
+            dev = ((a[key] + b[key]) / dt / target - 1) * 100 if dt > 0 else 0.0
+            if abs(dev) > abs(w):
+                w = dev
+        return w
+    out["worst_200ms_recv_dev_pct_interior"] = worst2(interior, "received_packets")
+    out["worst_200ms_sent_dev_pct_interior"] = worst2(interior, "sent_packets")
+    out["worst_interval_sent_dev_pct_all"] = worst(iv, "sent_packets")
+    return out
