@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace harness {
 
@@ -34,8 +35,9 @@ namespace {
 
 // Per-second samples aligned on wall clock: slot k is [T0 + k*interval, T0 + (k+1)*interval) for every
 // instance (they all started at T0). A slot counts when every instance has it, complete, after the warm-up.
-std::optional<steady_state> steady(const run_record& r, std::string& note) {
-  if (r.instances.empty()) return std::nullopt;
+// The window of whole, complete, wall-clock-aligned samples after the warm-up: [first, last) sample
+// indexes, or nothing with `note` saying why.
+std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_record& r, std::string& note) {
   std::size_t slots = std::numeric_limits<std::size_t>::max();
   for (const auto& i : r.instances) slots = std::min(slots, i.result->intervals.size());
   const auto first = static_cast<std::size_t>(std::ceil(r.warmup / r.interval - 1e-9));
@@ -76,6 +78,14 @@ std::optional<steady_state> steady(const run_record& r, std::string& note) {
       return std::nullopt;
     }
   }
+  return std::pair{first, last};
+}
+
+std::optional<steady_state> steady(const run_record& r, std::string& note) {
+  if (r.instances.empty()) return std::nullopt;
+  auto window = steady_window(r, note);
+  if (!window) return std::nullopt;
+  const auto [first, last] = *window;
   steady_state s;
   s.start_ns = std::numeric_limits<std::int64_t>::min();
   s.end_ns = std::numeric_limits<std::int64_t>::max();
