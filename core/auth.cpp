@@ -1,12 +1,13 @@
 #include "core/auth.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -121,16 +122,23 @@ bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
 }
 
 std::string read_psk_file(const std::string& path) {
+  // The mode is checked on the descriptor that is read, so the file cannot be swapped in between.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("key file {}: {}", path, std::strerror(errno)));
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw std::runtime_error(fmt::format("key file {}: {}", path, std::strerror(errno)));
-  if (st.st_mode & (S_IRWXG | S_IRWXO))
-    throw std::runtime_error(fmt::format("key file {}: others may read it (mode {:04o}); chmod 600 it", path,
+  std::string text(4096, '\0');
+  ssize_t n = ::fstat(fd, &st) == 0 ? ::read(fd, text.data(), text.size()) : -1;
+  int err = errno;
+  ::close(fd);
+  if (n < 0) throw std::runtime_error(fmt::format("key file {}: {}", path, std::strerror(err)));
+  // Group bits are allowed: systemd's LoadCredential grants the service user read access with an ACL,
+  // whose mask shows as group permission.
+  if (st.st_mode & S_IRWXO)
+    throw std::runtime_error(fmt::format("key file {}: others may read or write it (mode {:04o}); chmod o= it", path,
                                          st.st_mode & 07777));
-  std::ifstream in(path);
-  std::string key;
-  if (!in || !std::getline(in, key)) throw std::runtime_error(fmt::format("key file {}: cannot read it", path));
-  if (!key.empty() && key.back() == '\r') key.pop_back();
+  text.resize(static_cast<std::size_t>(n));
+  std::string key = text.substr(0, text.find('\n'));
+  while (!key.empty() && (key.back() == '\r' || key.back() == ' ' || key.back() == '\t')) key.pop_back();
   if (key.empty()) throw std::runtime_error(fmt::format("key file {}: the first line is empty", path));
   return key;
 }

@@ -28,8 +28,9 @@ std::string random_bytes(std::size_t n);
 // Compares in time that depends only on the lengths, so a wrong answer reveals nothing of the right one.
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept;
 
-// A key file: its first line, without the line end. Throws std::runtime_error naming the file when it
-// cannot be read, is empty, or others may read it (like ssh with a private key).
+// A key file: its first line, without the line end and trailing blanks (a text key: `openssl rand
+// -hex 32`). Throws std::runtime_error naming the file when it cannot be read, the line is empty, or
+// others (not owner, not group) may read or write it, as ssh refuses a private key.
 std::string read_psk_file(const std::string& path);
 
 // The challenge's nonce (hex), and the answer a client holding `psk` gives to it (hex).

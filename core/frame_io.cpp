@@ -49,21 +49,31 @@ fd_handle release_blocking(tcp::socket& socket) {
   return fd;
 }
 
-asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
+asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout,
+                                      std::size_t max_size) {
   unsigned char header[frame_header_size];
   co_await with_deadline(asio::async_read(socket, asio::buffer(header), no_throw), timeout,
                          "waiting for a message");
-  std::string payload(decode_frame_length(header), '\0');
+  const std::size_t length = decode_frame_length(header);
+  if (length > max_size) throw protocol_error(fmt::format("frame of {} bytes where at most {} may come", length, max_size));
+  std::string payload(length, '\0');
   co_await with_deadline(asio::async_read(socket, asio::buffer(payload), no_throw), timeout,
                          "reading a message");
   co_return decode_payload(payload);
 }
 
+namespace {
+// An answer is ~100 bytes; a request from a client without a key (~1 KB at 64 streams) still fits, so the
+// log can say what came instead. A peer not yet trusted gets no more.
+constexpr std::size_t auth_frame_max = 2048;
+constexpr std::size_t nonce_hex_size = 64;
+}  // namespace
+
 asio::awaitable<void> require_auth(tcp::socket& socket, const std::string& psk, std::chrono::steady_clock::duration timeout) {
   const challenge_msg challenge{make_nonce()};
   const message challenge_m = challenge;
   co_await write_message(socket, challenge_m, timeout);
-  message m = co_await read_message(socket, timeout);
+  message m = co_await read_message(socket, timeout, auth_frame_max);
   auto* answer = std::get_if<auth_msg>(&m);
   if (!answer)
     throw protocol_error(fmt::format("'{}' before authenticating: this netserve has a key (netload --psk-file)",
@@ -74,17 +84,25 @@ asio::awaitable<void> require_auth(tcp::socket& socket, const std::string& psk, 
 
 asio::awaitable<void> answer_challenge(tcp::socket& socket, const std::string& psk,
                                        std::chrono::steady_clock::duration timeout) {
-  const char* no_challenge = "the server sent no authentication challenge: it runs without a key (drop --psk-file, or start netserve with one)";
+  // A server without a key sends nothing and waits for a request: whichever side's timer ends the
+  // silence first (ours, or the server's, which then closes or says so), it was no challenge.
+  const std::string no_challenge =
+      "the server sent no authentication challenge: it runs without a key (drop --psk-file, or start netserve with one)";
   message m;
   try {
-    m = co_await read_message(socket, timeout);
+    m = co_await read_message(socket, timeout, auth_frame_max);
   } catch (const protocol_error& e) {
-    if (std::string_view(e.what()).starts_with("timed out")) throw protocol_error(no_challenge);
-    throw;
+    throw protocol_error(fmt::format("{} ({})", no_challenge, e.what()));
+  } catch (const boost::system::system_error& e) {
+    throw protocol_error(fmt::format("{} ({})", no_challenge, e.code().message()));
   }
-  if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(e->reason);
+  if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(fmt::format("{} (it said: {})", no_challenge, e->reason));
   auto* challenge = std::get_if<challenge_msg>(&m);
-  if (!challenge) throw protocol_error(no_challenge);
+  if (!challenge) throw protocol_error(fmt::format("{} (it sent '{}')", no_challenge, message_type(m)));
+  // Only a nonce of the expected form is answered: the answer is not a signing service for any text.
+  if (challenge->nonce.size() != nonce_hex_size ||
+      challenge->nonce.find_first_not_of("0123456789abcdef") != std::string::npos)
+    throw protocol_error("the server's challenge is malformed");
   const message answer = auth_msg{auth_answer(psk, challenge->nonce)};
   co_await write_message(socket, answer, timeout);
 }

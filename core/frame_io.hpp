@@ -17,7 +17,9 @@ using tcp = asio::ip::tcp;
 
 // Throws protocol_error for a malformed frame or message, and for a deadline that passed (the error
 // says "timed out ..."); boost::system::system_error when the connection fails or closes.
-asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout);
+// `max_size` below the protocol's cap: where only a small message may come (a peer not yet trusted).
+asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout,
+                                      std::size_t max_size = max_frame_size);
 asio::awaitable<void> write_frame(tcp::socket& socket, std::string frame, std::chrono::steady_clock::duration timeout);
 // Encodes now and returns the write. Call sites keep messages in named variables: GCC 12 destroys some
 // temporaries that live across a co_await twice.
@@ -47,7 +49,7 @@ template <class T>
 asio::awaitable<T> expect_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
   message m = co_await read_message(socket, timeout);
   if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(e->reason);
-  if (std::holds_alternative<challenge_msg>(m) && !std::is_same_v<T, challenge_msg>)
+  if (std::holds_alternative<challenge_msg>(m))  // only a keyed netserve sends one, first thing
     throw protocol_error("the server requires a key: give netload --psk-file");
   if (auto* t = std::get_if<T>(&m)) co_return std::move(*t);
   throw protocol_error(fmt::format("expected a '{}' message, got '{}'", message_type(message{T{}}), message_type(m)));

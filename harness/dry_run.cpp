@@ -54,9 +54,10 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
   for (const auto& i : r.instances) {
     const launcher& l = *ls.at(i.client);
     progs[i.client].insert("netload");
-    const std::string& address = p.hosts.at(i.server).address;
     const std::uint16_t port = r.servers[i.server_index].ports[i.port_slot];
-    auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, address, port, "T0", p.hosts.at(i.client)));
+    const std::string& address = p.hosts.at(i.server).address;
+    auto argv =
+        l.wrap_announcing_pid(netload_command(l.program("netload"), r, p.hosts.at(i.server), port, "T0", p.hosts.at(i.client)));
     if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";

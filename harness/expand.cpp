@@ -81,13 +81,13 @@ std::vector<std::string> netserve_command(const std::string& program, const host
 
 std::string source_address(const host& h) { return h.launcher == launcher_kind::local ? h.address : ""; }
 
-std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const std::string& server_address,
+std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
                                          std::uint16_t port, const std::string& start_at, const host& client) {
   const test_spec& t = *r.spec;
-  std::vector<std::string> argv{program, "-H", server_address, "-p", std::to_string(port), "-t", r.kind,
+  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", r.kind,
                                 "-l", fmt::format("{:g}", r.duration)};
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
-  if (!client.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
+  if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
   if (t.pps) argv.insert(argv.end(), {"--pps", fmt::format("{:g}", *t.pps)});
   if (t.rate) argv.insert(argv.end(), {"--rate", *t.rate});
   if (t.streams > 1) argv.insert(argv.end(), {"--streams", std::to_string(t.streams)});

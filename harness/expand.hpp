@@ -42,13 +42,14 @@ struct run_spec {
 std::vector<run_spec> expand(const plan& p);
 
 // The commands meant for the host (launchers wrap them). Ports are the actual ones once known.
-// netserve binds the server host's plan address; a host's psk_file goes to the programs run there.
+// netserve binds the server host's plan address and, with the host's psk_file, requires a key; netload
+// answers with its own host's psk_file when (and only when) the server requires one.
 std::vector<std::string> netserve_command(const std::string& program, const host& server,
                                           const std::vector<std::uint16_t>& ports);
 // A host run by the local launcher sends from its plan address (netload -L): on loopback, 127.0.0.2..9
 // are then eight distinct sources, as eight instances would be. Remote hosts send from their own.
 std::string source_address(const host& h);
-std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const std::string& server_address,
+std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
                                          std::uint16_t port, const std::string& start_at, const host& client);
 
 // The run's description as stored in raw/<run>/run.json, enough to rebuild the reports.

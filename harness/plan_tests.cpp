@@ -113,6 +113,25 @@ void check_ports(const test_spec& t, const toml_reader& r, const std::string& lo
   }
 }
 
+// A netserve with a key (its host's psk_file) refuses a netload without one: every client host of a
+// keyed server must have a key file too, and that is known before anything runs.
+void check_keys(const plan& p, const test_spec& t, const toml_reader& r, const toml::table& tt) {
+  auto need = [&](const std::string& client, const std::string& server) {
+    if (!p.hosts.at(server).psk_file.empty() && p.hosts.at(client).psk_file.empty())
+      fail_at(tt.source(), fmt::format("{}: host '{}' has no psk_file, but the netserve on '{}' requires a key",
+                                       r.context(), client, server));
+  };
+  if (t.topo == topology::fan_in)
+    for (const auto& c : t.instances) need(c, t.server);
+  else if (t.topo == topology::fan_out)
+    for (const auto& s : t.instances) need(t.client, s);
+  else
+    for (const auto& pr : t.pairs) {
+      need(pr.from, pr.to);
+      if (t.both_directions) need(pr.to, pr.from);
+    }
+}
+
 test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   toml_reader r(tt, fmt::format("tests[{}]", index));
   test_spec t;
@@ -148,6 +167,7 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   if (ports) t.ports = parse_ports(r, *ports);
   // A clash is reported where the ports were given: in the test, or in [defaults].
   check_ports(t, r, ports ? where(ports->source()) : !p.ports_where.empty() ? p.ports_where : where(tt.source()));
+  check_keys(p, t, r, tt);
   r.done();
   return t;
 }

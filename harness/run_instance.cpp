@@ -119,7 +119,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   rec.server_address = srv.address;
   rec.category = spec.category;
   const auto port = server.ports.at(spec.port_slot);
-  auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv.address, port, fmt::format("{:.6f}", t0),
+  auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv, port, fmt::format("{:.6f}", t0),
                                                            plan_.hosts.at(spec.client)));
   record_command(spec.client, argv);
   std::optional<json> result_line;

@@ -135,3 +135,15 @@ TEST_CASE("harness plan error: missing key and bad values", "[harness][plan]") {
   CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", identity = \"k\" }\n") ==
         "plan.toml:2:41: host 'x': 'identity' only applies to launcher 'ssh'");
 }
+
+TEST_CASE("harness plan error: a client host without a key for a keyed netserve", "[harness][plan]") {
+  const std::string text = "[defaults]\nports = [0, 0]\n[hosts]\ndev = { address = \"127.0.0.1\", psk_file = \"/k\" }\n"
+                           "a = { address = \"127.0.0.2\", psk_file = \"/k\" }\nb = { address = \"127.0.0.3\" }\n"
+                           "[[tests]]\nname = \"t\"\nmessage_size = 1\ntopology = \"fan-in\"\nserver = \"dev\"\n"
+                           "clients = [\"a\", \"b\"]\n";
+  CHECK(error_of(text) == "plan.toml:7:1: tests[0]: host 'b' has no psk_file, but the netserve on 'dev' requires a key");
+  // The other way round is fine: a keyed client host only presents its key to keyed servers.
+  CHECK(error_of(fan_in("", "[0, 0]").replace(fan_in("", "[0, 0]").find("a = { address = \"127.0.0.2\" }"),
+                                              std::string("a = { address = \"127.0.0.2\" }").size(),
+                                              "a = { address = \"127.0.0.2\", psk_file = \"/k\" }")) == "");
+}

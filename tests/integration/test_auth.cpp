@@ -1,13 +1,19 @@
 // netserve with a key: clients that hold it run UDP and TCP tests as usual; clients without it, with a
 // wrong one, or with one for a server that has none, get one clear line and a non-zero status, and the
 // server goes on serving.
+#include "core/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <stdexcept>
 
 using nb::test::netload_argv;
 using nb::test::netserve_process;
@@ -18,7 +24,8 @@ namespace {
 struct key_file {
   explicit key_file(const std::string& key) {
     char tmpl[] = "/tmp/netbench-key-XXXXXX";
-    dir = ::mkdtemp(tmpl);
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
     path = dir + "/psk";
     std::ofstream(path) << key << "\n";
     ::chmod(path.c_str(), 0600);
@@ -29,6 +36,23 @@ struct key_file {
   }
   std::string dir, path;
 };
+
+// Connects, sends `bytes` as they are, and reads until the server closes (bounded by a 10-s timeout).
+void send_raw_until_closed(std::uint16_t port, const std::string& bytes) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[4096];
+  while (::recv(fd, buf, sizeof buf, 0) > 0) {
+  }
+  ::close(fd);
+}
 
 nb::test::completed run_with(std::uint16_t port, const std::string& test, std::vector<std::string> global) {
   global.insert(global.end(), {"--json", "--pps", "20000", "--connect-timeout", "2"});
@@ -70,12 +94,26 @@ TEST_CASE("a keyed netserve refuses clients without the key and goes on serving"
   CHECK_THAT(server.log(), Catch::Contains("wrong key"));
 }
 
-TEST_CASE("a key for a netserve without one is an error that says so", "[integration][auth]") {
+TEST_CASE("a key for a netserve without one is an error that says so - whichever side gives up first", "[integration][auth]") {
   key_file key("correct horse battery staple");
-  netserve_process server(1, {"--first-message-timeout", "10"});
-  auto c = run_with(server.port(), "UDP_STREAM", {"--psk-file", key.path});
-  CHECK(c.status == 1);
-  CHECK_THAT(c.err, Catch::Contains("the server sent no authentication challenge"));
+  // Both wait for the other to speak: netload's timer (2 s) ends it, or netserve's (1 s) does.
+  for (std::string server_timeout : {"10", "1"}) {
+    netserve_process server(1, {"--first-message-timeout", server_timeout});
+    auto c = run_with(server.port(), "UDP_STREAM", {"--psk-file", key.path});
+    INFO("netserve --first-message-timeout " << server_timeout << ": " << c.err);
+    CHECK(c.status == 1);
+    CHECK_THAT(c.err, Catch::Contains("the server sent no authentication challenge"));
+  }
+}
+
+TEST_CASE("a keyed netserve gates data connections too", "[integration][auth]") {
+  // A TCP data connection that skips the challenge is refused before its cookie is even looked at.
+  key_file key("correct horse battery staple");
+  netserve_process server(1, {"--psk-file", key.path});
+  const nb::message hello = nb::data_hello{std::string(32, '0'), 0};
+  send_raw_until_closed(server.port(), nb::encode_frame(hello));
+  for (int i = 0; i < 300 && server.log().find("'data' before authenticating") == std::string::npos; ++i) ::usleep(10'000);
+  CHECK_THAT(server.log(), Catch::Contains("'data' before authenticating"));
 }
 
 TEST_CASE("key files others may read are refused at start", "[integration][auth]") {
@@ -83,8 +121,8 @@ TEST_CASE("key files others may read are refused at start", "[integration][auth]
   ::chmod(key.path.c_str(), 0644);
   auto s = nb::test::run({nb::test::netserve_path(), "--bind", "127.0.0.1", "-p", "0", "--psk-file", key.path});
   CHECK(s.status == 1);
-  CHECK_THAT(s.err, Catch::Contains("chmod 600"));
+  CHECK_THAT(s.err, Catch::Contains("chmod o= it"));
   auto c = nb::test::run(netload_argv(9, "UDP_STREAM", 1, {"--psk-file", key.path}, {"-m", "1"}));
   CHECK(c.status == 1);
-  CHECK_THAT(c.err, Catch::Contains("chmod 600"));
+  CHECK_THAT(c.err, Catch::Contains("chmod o= it"));
 }

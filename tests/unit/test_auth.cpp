@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 using namespace nb;
@@ -24,7 +25,8 @@ std::string bytes(std::initializer_list<int> b) {
 struct temp_file {
   temp_file(const std::string& text, mode_t mode) {
     char tmpl[] = "/tmp/netbench-auth-XXXXXX";
-    dir = ::mkdtemp(tmpl);
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
     path = dir + "/key";
     std::ofstream(path) << text;
     ::chmod(path.c_str(), mode);
@@ -45,7 +47,7 @@ TEST_CASE("SHA-256 matches FIPS 180-4 and every padding boundary", "[auth]") {
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   CHECK(to_hex(sha256(std::string(1'000'000, 'a'))) ==
         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-  // 55 bytes is the most that pads into one block; 56 to 63 need a second one; 64 and 120 start over.
+  // With its 9 bytes of padding, a message of 55 bytes fits one block, 56 to 119 take two, 120 three.
   CHECK(to_hex(sha256(std::string(55, 'x'))) == "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072");
   CHECK(to_hex(sha256(std::string(56, 'x'))) == "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e");
   CHECK(to_hex(sha256(std::string(63, 'x'))) == "75220b47218278e656f2013bb8f0c455a25eaf01e86c64924e9d48d89776d6f2");
@@ -80,16 +82,22 @@ TEST_CASE("challenges are fresh and answers depend on key and nonce", "[auth]") 
   CHECK(auth_answer("k", n1) == auth_answer("k", n1));
   CHECK(auth_answer("k", n1) != auth_answer("k", n2));
   CHECK(auth_answer("k", n1) != auth_answer("K", n1));
+  // Pinned: a change to the context string or the encoding would make versions refuse each other.
+  CHECK(auth_answer("k", std::string(64, '0')) == "ee001b19a6fa731deefbf3e77f2bf45cc3e6fb78a03bfce63743d3757a3023b4");
   CHECK(constant_time_equal("abc", "abc"));
   CHECK_FALSE(constant_time_equal("abc", "abd"));
   CHECK_FALSE(constant_time_equal("abc", "abcd"));
 }
 
-TEST_CASE("key files: first line - private - not empty", "[auth]") {
+TEST_CASE("key files: first line - not for others - not empty", "[auth]") {
   CHECK(read_psk_file(temp_file("s3cret\nignored\n", 0600).path) == "s3cret");
-  CHECK(read_psk_file(temp_file("crlf\r\n", 0400).path) == "crlf");
+  CHECK(read_psk_file(temp_file("crlf \t\r\n", 0400).path) == "crlf");
+  CHECK(read_psk_file(temp_file("no line end", 0600).path) == "no line end");
+  // Group read is how systemd's LoadCredential lets a dynamic user read its copy (ACL mask).
+  CHECK(read_psk_file(temp_file("via acl\n", 0440).path) == "via acl");
   CHECK_THROWS_WITH(read_psk_file(temp_file("s3cret\n", 0644).path),
-                    Catch::Contains("others may read it (mode 0644); chmod 600 it"));
+                    Catch::Contains("others may read or write it (mode 0644)"));
+  CHECK_THROWS_WITH(read_psk_file(temp_file("s3cret\n", 0602).path), Catch::Contains("(mode 0602)"));
   CHECK_THROWS_WITH(read_psk_file(temp_file("\nkey on line two\n", 0600).path), Catch::Contains("the first line is empty"));
   CHECK_THROWS_WITH(read_psk_file("/nonexistent/netbench.key"), Catch::Contains("No such file"));
 }
