@@ -45,7 +45,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos);
   std::int64_t start = 0, end = 0;
   begin(stop, plan, out, start, end);
-  pacer pace(plan.pps, start);
+  pacer pace(plan.pps, start, sender.batch());
   std::uint64_t attempted = 0;
   while (!stop.stop_requested()) {
     std::size_t n = pace.due(attempted, sender.batch(), end, stop);
