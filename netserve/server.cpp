@@ -15,21 +15,6 @@ namespace nb::serve {
 
 server::server(asio::io_context& io, server_options options) : io_(io), options_(std::move(options)) {}
 
-std::vector<udp_lane> server::bind_udp_lanes(const endpoint& local) const {
-  const bool group = options_.rx_cpus.size() > 1;
-  // A plain bind first: it fails if anything holds the port, even another SO_REUSEPORT group of this
-  // user, which the lanes would otherwise join without a word.
-  if (group) bind_udp(local, false);
-  int rcvbuf = options_.rcvbuf > 0 ? options_.rcvbuf : default_rcvbuf(options_.rx_cpus.size());
-  std::vector<udp_lane> lanes;
-  for (int cpu : options_.rx_cpus) {
-    lanes.push_back({bind_udp(local, group), cpu});
-    set_recv_buffer(lanes.back().fd.get(), rcvbuf);
-  }
-  if (group) steer_by_cpu(lanes.front().fd.get(), options_.rx_cpus);
-  return lanes;
-}
-
 void server::bind_port(port_state& p, std::uint16_t wanted) {
   // With port 0 the kernel picks the TCP port; the UDP socket must then get the same number, which
   // another program may hold: try again with a new number a few times.
@@ -47,7 +32,8 @@ void server::bind_port(port_state& p, std::uint16_t wanted) {
     std::uint16_t number = acceptor->local_endpoint().port();
     local.set_port(number);
     try {
-      std::vector<udp_lane> lanes = bind_udp_lanes(local);
+      int rcvbuf = options_.rcvbuf > 0 ? options_.rcvbuf : default_rcvbuf(options_.rx_cpus.size());
+      std::vector<udp_lane> lanes = bind_lanes(local, options_.rx_cpus, rcvbuf);
       p.number = number;
       p.acceptor = std::move(acceptor);
       p.udp = std::make_shared<udp_port>(std::move(lanes), options_.gro);

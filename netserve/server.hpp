@@ -60,7 +60,6 @@ class server {
   };
 
   void bind_port(port_state& p, std::uint16_t wanted);
-  std::vector<udp_lane> bind_udp_lanes(const endpoint& local) const;
   asio::awaitable<void> accept_loop(std::shared_ptr<port_state> p);
   asio::awaitable<void> session(tcp::socket socket, std::shared_ptr<port_state> p);
   asio::awaitable<void> run_test(tcp::socket& socket, port_state& p, test_request request);

@@ -45,6 +45,20 @@ std::string lanes_used(const udp_flows& flows) {
   return used.empty() ? "none" : used;
 }
 
+std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& cpus, int rcvbuf) {
+  const bool group = cpus.size() > 1;
+  // A plain bind first: it fails if anything holds the port, even another SO_REUSEPORT group of this
+  // user, which the lanes would otherwise join without a word.
+  if (group) bind_udp(local, false);
+  std::vector<udp_lane> lanes;
+  for (int cpu : cpus) {
+    lanes.push_back({bind_udp(local, group), cpu});
+    set_recv_buffer(lanes.back().fd.get(), rcvbuf);
+  }
+  if (group) steer_by_cpu(lanes.front().fd.get(), cpus);
+  return lanes;
+}
+
 udp_port::udp_port(std::vector<udp_lane> lanes, bool gro) : gro_(gro) {
   for (auto& l : lanes) {
     set_receive_timeout(l.fd.get(), 50'000'000);

@@ -11,7 +11,7 @@
 // allowed, or --rx-threads 1) the port is a plain socket.
 //
 // SO_REUSEPORT would let a socket of another program of the same user join the group; netserve binds
-// the port without it first to see that nobody holds it (server::bind_udp_lanes), and its TCP acceptor
+// the port without it first to see that nobody holds it (bind_lanes), and its TCP acceptor
 // on the same number keeps a second netserve away.
 //
 // A flow normally stays on one lane, but a sender that migrates moves it: every flow therefore has a
@@ -64,6 +64,11 @@ struct udp_lane {
   fd_handle fd;
   int cpu = -1;
 };
+
+// The lanes of one port: a socket per CPU in `cpus` ({-1}: one plain socket), bound to `local` (a
+// port number, not 0), each with `rcvbuf`, steered by CPU. Throws std::system_error; EADDRINUSE when
+// anything holds the port.
+std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& cpus, int rcvbuf);
 
 class udp_port {
  public:

@@ -3,17 +3,12 @@
 // server goes on serving.
 #include "core/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include "tests/integration/raw_client.hpp"
+#include "tests/support/temp_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fstream>
-#include <stdexcept>
 
 using nb::test::netload_argv;
 using nb::test::netserve_process;
@@ -21,38 +16,10 @@ using nlohmann::json;
 
 namespace {
 
-struct key_file {
-  explicit key_file(const std::string& key) {
-    char tmpl[] = "/tmp/netbench-key-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir = tmpl;
-    path = dir + "/psk";
-    std::ofstream(path) << key << "\n";
-    ::chmod(path.c_str(), 0600);
-  }
-  ~key_file() {
-    ::unlink(path.c_str());
-    ::rmdir(dir.c_str());
-  }
-  std::string dir, path;
+// A key file as a user would write it: the key and a line end, mode 600.
+struct key_file : nb::test::temp_file {
+  explicit key_file(const std::string& key) : temp_file(key + "\n", 0600) {}
 };
-
-// Connects, sends `bytes` as they are, and reads until the server closes (bounded by a 10-s timeout).
-void send_raw_until_closed(std::uint16_t port, const std::string& bytes) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
-  timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  char buf[4096];
-  while (::recv(fd, buf, sizeof buf, 0) > 0) {
-  }
-  ::close(fd);
-}
 
 nb::test::completed run_with(std::uint16_t port, const std::string& test, std::vector<std::string> global) {
   global.insert(global.end(), {"--json", "--pps", "20000", "--connect-timeout", "2"});
@@ -111,7 +78,7 @@ TEST_CASE("a keyed netserve gates data connections too", "[integration][auth]") 
   key_file key("correct horse battery staple");
   netserve_process server(1, {"--psk-file", key.path});
   const nb::message hello = nb::data_hello{std::string(32, '0'), 0};
-  send_raw_until_closed(server.port(), nb::encode_frame(hello));
+  nb::test::send_and_expect_close(server.port(), nb::encode_frame(hello), false);
   for (int i = 0; i < 300 && server.log().find("'data' before authenticating") == std::string::npos; ++i) ::usleep(10'000);
   CHECK_THAT(server.log(), Catch::Contains("'data' before authenticating"));
 }

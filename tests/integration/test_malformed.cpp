@@ -2,6 +2,7 @@
 #include "core/clock.hpp"
 #include "core/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
+#include "tests/integration/raw_client.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,38 +18,14 @@
 
 using nb::test::netload_argv;
 using nb::test::netserve_process;
+using nb::test::connect_to;
+using nb::test::send_and_expect_close;
 
 namespace {
-
-int connect_to(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
 
 std::string frame_of(const std::string& payload) {
   std::uint32_t len = htonl(static_cast<std::uint32_t>(payload.size()));
   return std::string(reinterpret_cast<const char*>(&len), 4) + payload;
-}
-
-// Sends `bytes`, optionally half-closes, then waits until the server closes the connection.
-void send_and_expect_close(std::uint16_t port, const std::string& bytes, bool half_close) {
-  int fd = connect_to(port);
-  if (!bytes.empty()) REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
-  if (half_close) ::shutdown(fd, SHUT_WR);
-  timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
-  }
-  // Closed by the server (a reset when it left our extra bytes unread), not timed out here.
-  CHECK((n == 0 || errno == ECONNRESET));
-  ::close(fd);
 }
 
 void check_still_serves(netserve_process& server) {

@@ -33,6 +33,16 @@ void require_reconciles(const json& r) {
   REQUIRE(sent > 0);
 }
 
+// netserve logged one test per client on its port, with the receiver counts those clients report.
+void require_logged_as_received(netserve_process& server, const json& ja, const json& jb) {
+  auto logged = server.wait_logged(server.port(), 2);
+  REQUIRE(logged.size() == 2);
+  std::multiset<std::uint64_t> from_log(logged.begin(), logged.end());
+  std::multiset<std::uint64_t> from_clients{ja["receiver"]["packets"].get<std::uint64_t>(),
+                                            jb["receiver"]["packets"].get<std::uint64_t>()};
+  CHECK(from_log == from_clients);
+}
+
 }  // namespace
 
 TEST_CASE("UDP_STREAM counts reconcile and match netserve's log", "[integration][udp]") {
@@ -134,12 +144,7 @@ TEST_CASE("two clients on one port are counted apart", "[integration][multi]") {
   require_reconciles(jb);
   CHECK(ja["sender"]["pps"].get<double>() == Approx(10000).epsilon(0.25));
   CHECK(jb["sender"]["pps"].get<double>() == Approx(40000).epsilon(0.25));
-  auto logged = server.wait_logged(server.port(), 2);
-  REQUIRE(logged.size() == 2);
-  std::multiset<std::uint64_t> from_log(logged.begin(), logged.end());
-  std::multiset<std::uint64_t> from_clients{ja["receiver"]["packets"].get<std::uint64_t>(),
-                                            jb["receiver"]["packets"].get<std::uint64_t>()};
-  CHECK(from_log == from_clients);
+  require_logged_as_received(server, ja, jb);
 }
 
 TEST_CASE("two clients on two CPUs into one port are received on two lanes and counted exactly", "[integration][multi]") {
@@ -165,12 +170,7 @@ TEST_CASE("two clients on two CPUs into one port are received on two lanes and c
   require_reconciles(jb);
   CHECK(ja["loss"]["path"] == 0);  // loopback loses nothing on the way: any loss is the receiver's
   CHECK(jb["loss"]["path"] == 0);
-  auto logged = server.wait_logged(server.port(), 2);
-  REQUIRE(logged.size() == 2);
-  std::multiset<std::uint64_t> from_log(logged.begin(), logged.end());
-  std::multiset<std::uint64_t> from_clients{ja["receiver"]["packets"].get<std::uint64_t>(),
-                                            jb["receiver"]["packets"].get<std::uint64_t>()};
-  CHECK(from_log == from_clients);
+  require_logged_as_received(server, ja, jb);
   INFO(server.log());
   CHECK(server.log().find(" lanes=0\n") != std::string::npos);
   CHECK(server.log().find(" lanes=1\n") != std::string::npos);

@@ -1,17 +1,14 @@
 // The key check's building blocks against published vectors: SHA-256 (FIPS 180-4 examples, and every
 // padding boundary), HMAC-SHA256 (RFC 4231), and the key file rules.
 #include "core/auth.hpp"
+#include "tests/support/temp_file.hpp"
 
 #include <catch2/catch.hpp>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <stdexcept>
 #include <string>
 
 using namespace nb;
+using nb::test::temp_file;
 
 namespace {
 
@@ -20,23 +17,6 @@ std::string bytes(std::initializer_list<int> b) {
   for (int c : b) s += static_cast<char>(c);
   return s;
 }
-
-// A file in a fresh private directory with `text` and `mode`; removed with the object.
-struct temp_file {
-  temp_file(const std::string& text, mode_t mode) {
-    char tmpl[] = "/tmp/netbench-auth-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    dir = tmpl;
-    path = dir + "/key";
-    std::ofstream(path) << text;
-    ::chmod(path.c_str(), mode);
-  }
-  ~temp_file() {
-    ::unlink(path.c_str());
-    ::rmdir(dir.c_str());
-  }
-  std::string dir, path;
-};
 
 }  // namespace
 

@@ -19,17 +19,10 @@ using nb::serve::receive_cpus;
 
 namespace {
 
-// Two sockets of one SO_REUSEPORT group on 127.0.0.1, steered to lanes by CPU.
+// A port's lanes on 127.0.0.1, as netserve binds them, on a port that was free a moment ago.
 std::vector<serve::udp_lane> bind_group(const std::vector<int>& cpus) {
-  std::vector<serve::udp_lane> lanes;
-  endpoint local = endpoint::from_numeric("127.0.0.1", 0);
-  for (int cpu : cpus) {
-    lanes.push_back({bind_udp(local, true), cpu});
-    set_recv_buffer(lanes.back().fd.get(), 4 << 20);  // root gets it all; others at least 2 x 212 KB
-    local = endpoint::local_of(lanes.front().fd.get());  // the others join the first one's port
-  }
-  steer_by_cpu(lanes.front().fd.get(), cpus);
-  return lanes;
+  endpoint local = endpoint::local_of(bind_udp(endpoint::from_numeric("127.0.0.1", 0)).get());
+  return serve::bind_lanes(local, cpus, 4 << 20);  // root gets it all; others at least 2 x 212 KB
 }
 
 // Sends `count` sequenced datagrams on `fd` from a thread pinned to `cpu`; returns how many went out.

@@ -1,0 +1,31 @@
+#pragma once
+// A file with given text and mode in a fresh private directory under /tmp; both removed with the object.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace nb::test {
+
+struct temp_file {
+  temp_file(const std::string& text, mode_t mode) {
+    char tmpl[] = "/tmp/netbench-test-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    dir = tmpl;
+    path = dir + "/file";
+    std::ofstream(path) << text;
+    ::chmod(path.c_str(), mode);
+  }
+  ~temp_file() {
+    ::unlink(path.c_str());
+    ::rmdir(dir.c_str());
+  }
+  temp_file(const temp_file&) = delete;
+  temp_file& operator=(const temp_file&) = delete;
+  std::string dir, path;
+};
+
+}  // namespace nb::test
