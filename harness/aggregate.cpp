@@ -123,7 +123,35 @@ void add(rates& sum, const nb::flow_figures& f) {
   sum.bps += f.bits_per_second;
 }
 
+// A paced instance whose sender missed its rate by more than 1 % did not offer what the plan says: the
+// figures are still true, but the run measured less load than asked, and that must never pass silently.
+void check_targets(run_summary& s) {
+  const auto want = requested_pps(s.run);
+  if (!want || *want <= 0) return;
+  for (const auto& i : s.run.instances) {
+    if (!i.result || !i.result->ok) continue;
+    const double got = i.result->sender.pps, error = (got - *want) / *want * 100;
+    if (std::abs(error) > 1.0)
+      s.target_misses.push_back(fmt::format("{}: sent {:.1f} of {:.1f} pps requested ({:+.2f} %): target missed", i.name,
+                                            got, *want, error));
+  }
+}
+
 }  // namespace
+
+std::optional<double> requested_pps(const run_record& r) {
+  const auto pps = r.spec.find("requested_pps");
+  if (pps != r.spec.end() && pps->is_number()) return pps->get<double>();
+  const auto rate = r.spec.find("requested_rate");
+  if (rate != r.spec.end() && rate->is_string() && r.message_size > 0)
+    return nb::parse_rate(rate->get<std::string>()) / (8.0 * r.message_size);
+  return std::nullopt;
+}
+
+bool is_search_trial(const run_record& r) {
+  const auto t = r.spec.find("search_trial");
+  return t != r.spec.end() && t->is_object();
+}
 
 run_summary summarize(run_record r) {
   run_summary s;
@@ -150,6 +178,7 @@ run_summary summarize(run_record r) {
     s.steady = steady(r, s.steady_note);
   }
   s.run = std::move(r);
+  if (s.ok) check_targets(s);
   return s;
 }
 
@@ -199,7 +228,7 @@ json rates_json(const rates& r) {
 }  // namespace
 
 json to_json(const run_summary& s) {
-  json j = {{"run", s.run.id}, {"test", s.run.test}, {"role", s.run.role}, {"topology", s.run.topology},
+  json j = {{"run", s.run.id}, {"search_trial", s.run.spec.value("search_trial", json())}, {"test", s.run.test}, {"role", s.run.role}, {"topology", s.run.topology},
             {"kind", s.run.kind}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
             {"t0", s.run.t0}, {"instances", json::array()}};
   for (const auto& i : s.run.instances) {
@@ -224,6 +253,8 @@ json to_json(const run_summary& s) {
     j["steady_state"] = {{"start_ns", s.steady->start_ns}, {"end_ns", s.steady->end_ns}, {"slots", s.steady->slots},
                          {"sender", rates_json(s.steady->sender)}, {"receiver", rates_json(s.steady->receiver)}};
   j["steady_state_note"] = s.steady_note;
+  if (const auto want = requested_pps(s.run))
+    j["target"] = {{"requested_pps_per_instance", *want}, {"met", s.target_misses.empty()}, {"misses", s.target_misses}};
   j["start_skew_ms"] = s.start_skew_ms;
   j["max_start_offset_ms"] = s.max_start_offset_ms;
   return j;

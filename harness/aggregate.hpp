@@ -50,6 +50,7 @@ struct run_summary {
   double loss_percent = 0;
   std::optional<steady_state> steady;
   std::string steady_note;            // why there is no steady-state figure
+  std::vector<std::string> target_misses;  // "instance: sent X of Y pps requested (-Z %)": paced, missed by > 1 %
   double start_skew_ms = 0;           // latest - earliest actual start
   double max_start_offset_ms = 0;     // latest actual start - T0
 };
@@ -57,6 +58,11 @@ struct run_summary {
 // Marks the instance's problems: no result, failed, counts not reconciled, started late.
 void check(instance_record& i, const run_record& r);
 run_summary summarize(run_record r);
+// Packets per second each instance of the run was asked to send (--pps, or --rate over the message
+// size); nothing for an unpaced run.
+std::optional<double> requested_pps(const run_record& r);
+// A trial of a rate search (its run.json says of which): reported inside the search, not on its own.
+bool is_search_trial(const run_record& r);
 
 nlohmann::json to_json(const instance_record& i);
 instance_record instance_from_json(const nlohmann::json& j);

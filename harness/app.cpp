@@ -55,7 +55,7 @@ int run_plan(const run_request& req) {
     s.push_back(summarize(std::move(rec)));
     all_ok = all_ok && s.back().ok;
   }
-  fmt::print("{}\nresults: {}\n", console_summary(s), dir.string());
+  fmt::print("{}\nresults: {}\n", console_summary(s, load_searches(dir)), dir.string());
   return all_ok ? 0 : 3;
 }
 
@@ -63,7 +63,7 @@ int rebuild_reports(const std::filesystem::path& dir) {
   const auto s = write_reports(dir);
   bool all_ok = true;
   for (const auto& x : s) all_ok = all_ok && x.ok;
-  fmt::print("{}\nreports rebuilt in {}\n", console_summary(s), dir.string());
+  fmt::print("{}\nreports rebuilt in {}\n", console_summary(s, load_searches(dir)), dir.string());
   return all_ok ? 0 : 3;
 }
 

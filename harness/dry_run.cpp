@@ -6,6 +6,7 @@
 #include "harness/process.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -30,12 +31,13 @@ std::string netperf_equivalent(const run_spec& r, const std::string& address, st
 
 std::string iperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port) {
   const test_spec& t = *r.spec;
-  std::string rate = t.rate ? *t.rate : t.pps ? fmt::format("{:g}", *t.pps * r.message_size * 8) : "0";
+  const load_level& load = r.load;
+  std::string rate = load.rate ? *load.rate : load.pps ? fmt::format("{:g}", *load.pps * r.message_size * 8) : "0";
   if (r.kind == "UDP_STREAM")  // 16 bytes is iperf3's smallest UDP payload
     return fmt::format("iperf3 -u -l {} -b {} -t {:g} -c {} -i 1 -p {}{}", std::max<std::uint32_t>(16, r.message_size),
                        rate, r.duration, address, port, t.reverse ? " -R" : "");
   // iperf's -b is per stream; netload's --rate is for all streams together.
-  if (t.rate) rate = fmt::format("{:g}M", nb::parse_rate(*t.rate) / t.streams / 1e6);
+  if (load.rate) rate = fmt::format("{:g}M", nb::parse_rate(*load.rate) / t.streams / 1e6);
   std::string cmd = fmt::format("iperf -c {} -p {} -t {:g} -b {} -P {}", address, port, r.duration, rate, t.streams);
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
   return cmd;
@@ -75,7 +77,15 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
   const auto runs = expand(p);
   lines per_host;
   needs progs;
-  for (const auto& r : runs) add_run(per_host, progs, p, r, ls);
+  for (const auto& r : runs) {
+    add_run(per_host, progs, p, r, ls);
+    if (const auto& s = r.spec->search)  // the trials' rates are found at run time
+      for (const auto& i : r.instances)
+        per_host[i.client].push_back(fmt::format(
+            "    rate search: one unpaced trial (MRR), then up to {} trials of {:g} s with --pps RATE/{} and a "
+            "{:g}-s final trial per loss target ({}%)",
+            s->max_trials, s->trial, r.instances.size(), s->final_s, fmt::join(s->loss_pct, "%, ")));
+  }
   std::string out = fmt::format("# dry run of plan '{}' ({}): {} run(s); T0 = launch time + {:g} s lead, "
                                 "the same instant for every instance of a run\n",
                                 p.name, p.source_path, runs.size(), p.lead);

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace harness {
 namespace {
 
-std::string run_id(const test_spec& t, std::uint32_t size, int repeat, const std::string& suffix) {
+std::string run_id(const test_spec& t, std::uint32_t size, const load_level& load, int repeat, const std::string& suffix) {
   std::string id = fmt::format("{}-m{}", t.name, size);
+  if (t.loads.size() > 1) id += "-" + load.label();
   if (t.repeats > 1) id += fmt::format("-r{}", repeat);
   return suffix.empty() ? id : id + "-" + suffix;
 }
@@ -37,8 +40,10 @@ std::vector<run_spec> expand(const plan& p) {
   std::vector<run_spec> runs;
   for (const test_spec& t : p.tests)
     for (std::uint32_t size : t.message_sizes)
+      for (const load_level& load : t.loads)
       for (int rep = 1; rep <= t.repeats; ++rep) {
         run_spec base;
+        base.load = load;
         base.test = t.name;
         base.topo = t.topo;
         base.kind = t.kind;
@@ -49,7 +54,7 @@ std::vector<run_spec> expand(const plan& p) {
         base.interval = p.interval;
         base.spec = &t;
         if (t.topo != topology::pairs) {
-          base.id = run_id(t, size, rep, "");
+          base.id = run_id(t, size, load, rep, "");
           add_fan(base, t);
           runs.push_back(base);
           continue;
@@ -60,7 +65,7 @@ std::vector<run_spec> expand(const plan& p) {
             run_spec r = base;
             const std::string& from = dir ? ps.to : ps.from;
             const std::string& to = dir ? ps.from : ps.to;
-            r.id = run_id(t, size, rep, fmt::format("{}-to-{}", from, to));
+            r.id = run_id(t, size, load, rep, fmt::format("{}-to-{}", from, to));
             r.role = "pairs";
             r.servers.push_back({to, {t.ports.front()}});
             r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category});
@@ -88,8 +93,9 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
                                 "-l", fmt::format("{:g}", r.duration)};
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
   if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
-  if (t.pps) argv.insert(argv.end(), {"--pps", fmt::format("{:g}", *t.pps)});
-  if (t.rate) argv.insert(argv.end(), {"--rate", *t.rate});
+  if (r.load.pps) argv.insert(argv.end(), {"--pps", fmt::format("{:.6g}", *r.load.pps)});
+  if (r.load.rate) argv.insert(argv.end(), {"--rate", *r.load.rate});
+  if (!t.affinity.empty()) argv.insert(argv.end(), {"-T", t.affinity});
   if (t.streams > 1) argv.insert(argv.end(), {"--streams", std::to_string(t.streams)});
   if (t.reverse) argv.push_back("--reverse");
   if (t.dscp >= 0) argv.insert(argv.end(), {"--dscp", std::to_string(t.dscp)});
@@ -109,7 +115,22 @@ nlohmann::json to_json(const run_spec& r, const plan& p) {
                     {"category", i.category}});
   return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", r.kind},
           {"message_size", r.message_size}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
-          {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst}};
+          {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
+          {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
+          {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
+          {"search_trial", r.search_trial}};
+}
+
+run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag) {
+  run_spec t = r;
+  t.id = id;
+  t.duration = duration;
+  t.interval = std::min(r.interval, duration);  // netload wants at least one interval per test
+  t.warmup = std::min(r.warmup, duration / 2);
+  t.load = {};
+  if (offered_pps > 0) t.load.pps = offered_pps / static_cast<double>(r.instances.size());
+  t.search_trial = std::move(tag);
+  return t;
 }
 
 }  // namespace harness

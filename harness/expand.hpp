@@ -34,12 +34,17 @@ struct run_spec {
   std::uint32_t message_size = 0;
   int repeat = 1;
   double duration = 0, warmup = 0, interval = 1;
+  load_level load;              // per instance; unpaced when empty
+  nlohmann::json search_trial;  // a trial of a rate search: {"of", "phase", "offered_pps", ...}; null otherwise
   std::vector<server_spec> servers;
   std::vector<instance_spec> instances;
   const test_spec* spec = nullptr;  // the test it came from (not serialised)
 };
 
 std::vector<run_spec> expand(const plan& p);
+// A trial of a search run: the same run at `offered_pps` in all (split evenly over the instances; 0 =
+// unpaced) for `duration` seconds, under its own id.
+run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag);
 
 // The commands meant for the host (launchers wrap them). Ports are the actual ones once known.
 // netserve binds the server host's plan address and, with the host's psk_file, requires a key; netload

@@ -105,6 +105,12 @@ const char* to_string(launcher_kind k) {
   return "?";
 }
 
+std::string load_level::label() const {
+  if (pps) return fmt::format("p{:g}", *pps);
+  if (rate) return "r" + *rate;
+  return {};
+}
+
 const char* to_string(topology t) {
   switch (t) {
     case topology::fan_in: return "fan-in";

@@ -41,12 +41,32 @@ struct pair_spec {
   std::string from, to, category;
 };
 
+// One offered load of a paced test: packets per second or a payload bit rate, per instance.
+struct load_level {
+  std::optional<double> pps;
+  std::optional<std::string> rate;  // "100M", as netload --rate takes it
+  std::string label() const;        // "" when unpaced; "p5000", "r100M" for run ids
+};
+
+// A search for the highest rate at a given loss ratio (RFC 2544 throughput, FD.io CSIT's MLRsearch):
+// one unpaced trial (the maximum receive rate, MRR), short paced trials bisecting between what was
+// received and what was offered, then a full-length final trial at each rate found.
+struct search_spec {
+  std::vector<double> loss_pct{0.0, 0.5};  // targets in percent: NDR (0 %) and PDR (0.5 %) by default
+  double trial = 2;                        // seconds per search trial
+  double final_s = 30;                     // seconds per final trial
+  double precision_pct = 1;                // stop when the bracket is this narrow, relative to its top
+  int max_trials = 30;                     // search trials at the most, the MRR and finals not counted
+  int max_finals = 3;                      // final trials per target (a failed final resumes the search)
+};
+
 struct test_spec {
   std::string name;
   std::string kind = "UDP_STREAM";              // UDP_STREAM | TCP_STREAM
   std::vector<std::uint32_t> message_sizes;     // more than one: a sweep
-  std::optional<double> pps;                    // per instance
-  std::optional<std::string> rate;              // per instance, "100M"
+  std::vector<load_level> loads{load_level{}};  // per instance; more than one: a sweep; {} = unpaced
+  std::optional<search_spec> search;            // a rate search instead of fixed loads
+  std::string affinity;                         // netperf's -T l,r: CPUs of netload and of netserve's receiver
   std::uint32_t streams = 1;
   std::uint32_t mss = 0;
   std::string send_buffer, recv_buffer;         // netperf -s / -S

@@ -4,6 +4,7 @@
 #include "harness/plan.hpp"
 #include "harness/toml_reader.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace harness {
@@ -41,19 +42,73 @@ void parse_sizes(test_spec& t, toml_reader& r) {
   }
 }
 
-void parse_rate(test_spec& t, toml_reader& r) {
+// `pps` or `rate`, one value or a list (the OCI tutorial's UDP sweep "10m" ... "100000m").
+void parse_loads(test_spec& t, toml_reader& r) {
   const toml::node* pps = r.find("pps");
   const toml::node* rate = r.find("rate");
   if (pps && rate) fail_at(rate->source(), fmt::format("{}: give 'pps' or 'rate', not both", r.context()));
-  if (pps) t.pps = r.number(*pps, "pps", 1, 1e9);
-  if (rate) {
-    t.rate = r.string(*rate, "rate");
-    try {
-      if (nb::parse_rate(*t.rate) <= 0) throw std::invalid_argument("not positive");
-    } catch (const std::exception&) {
-      fail_at(rate->source(), fmt::format("{}: rate '{}' is not a bit rate like 100M or 9G", r.context(), *t.rate));
+  const toml::node* n = pps ? pps : rate;
+  if (!n) return;
+  auto one = [&](const toml::node& e) {
+    load_level l;
+    if (pps) {
+      l.pps = r.number(e, "pps", 1, 1e9);
+    } else {
+      l.rate = r.string(e, "rate");
+      try {
+        if (nb::parse_rate(*l.rate) <= 0) throw std::invalid_argument("not positive");
+      } catch (const std::exception&) {
+        fail_at(e.source(), fmt::format("{}: rate '{}' is not a bit rate like 100M or 9G", r.context(), *l.rate));
+      }
     }
+    t.loads.push_back(l);
+  };
+  t.loads.clear();
+  if (n->is_array())
+    for (const toml::node& e : *n->as_array()) one(e);
+  else
+    one(*n);
+  if (t.loads.empty()) fail_at(n->source(), fmt::format("{}: '{}' is empty", r.context(), pps ? "pps" : "rate"));
+}
+
+// search = { loss = [0.0, 0.5], trial = 2, final = 30, precision = 1, max_trials = 30 }
+void parse_search(test_spec& t, toml_reader& r) {
+  const toml::node* n = r.find("search");
+  if (!n) return;
+  if (t.kind != "UDP_STREAM")
+    fail_at(n->source(), fmt::format("{}: 'search' needs a loss ratio, which only UDP_STREAM has", r.context()));
+  if (t.loads.size() != 1 || t.loads.front().pps || t.loads.front().rate)
+    fail_at(n->source(), fmt::format("{}: 'search' finds the rate itself: give it without 'pps' or 'rate'", r.context()));
+  toml_reader sr(r.table(*n, "search"), r.context() + " search");
+  search_spec s;
+  if (const toml::node* loss = sr.find("loss")) {
+    s.loss_pct.clear();
+    for (const toml::node& e : sr.array(*loss, "loss")) s.loss_pct.push_back(sr.number(e, "loss", 0, 50));
+    if (s.loss_pct.empty()) fail_at(loss->source(), fmt::format("{}: 'loss' is empty", sr.context()));
+    std::sort(s.loss_pct.begin(), s.loss_pct.end());
+    s.loss_pct.erase(std::unique(s.loss_pct.begin(), s.loss_pct.end()), s.loss_pct.end());
   }
+  s.trial = sr.number_or("trial", s.trial, 0.2, 3600);
+  s.final_s = sr.number_or("final", s.final_s, 0.2, 86400);
+  s.precision_pct = sr.number_or("precision", s.precision_pct, 0.1, 50);
+  s.max_trials = static_cast<int>(sr.integer_or("max_trials", s.max_trials, 2, 1000));
+  s.max_finals = static_cast<int>(sr.integer_or("max_finals", s.max_finals, 1, 10));
+  sr.done();
+  t.search = s;
+}
+
+// netperf's -T l,r: "1,0", or "1" for netload alone.
+std::string parse_affinity(toml_reader& r) {
+  const toml::node* n = r.find("affinity");
+  if (!n) return {};
+  const std::string s = r.string(*n, "affinity");
+  const auto comma = s.find(',');
+  auto cpu_ok = [](const std::string& x) {
+    return x.empty() || (x.size() <= 4 && x.find_first_not_of("0123456789") == std::string::npos);
+  };
+  if (s.empty() || !cpu_ok(s.substr(0, comma)) || (comma != std::string::npos && !cpu_ok(s.substr(comma + 1))))
+    fail_at(n->source(), fmt::format("{}: affinity '{}' is not netperf's -T l,r (CPU numbers, e.g. \"1,0\")", r.context(), s));
+  return s;
 }
 
 std::string buffer(toml_reader& r, const char* key) {
@@ -143,7 +198,9 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   if (t.kind != "UDP_STREAM" && t.kind != "TCP_STREAM")
     fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM or TCP_STREAM", r.context(), t.kind));
   parse_sizes(t, r);
-  parse_rate(t, r);
+  parse_loads(t, r);
+  parse_search(t, r);
+  t.affinity = parse_affinity(r);
   t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, 64));
   if (const toml::node* m = r.find("mss")) {
     if (t.kind != "TCP_STREAM") fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP_STREAM", r.context()));

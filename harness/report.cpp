@@ -77,9 +77,10 @@ std::vector<std::string> steady_cells(const run_summary& s) {
           fmt_mbps(st.sender.bps), fmt_mbps(st.receiver.bps), "", "", "", ""};
 }
 
-std::string console_summary(const std::vector<run_summary>& runs) {
+std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches) {
   std::string out;
   for (const auto& s : runs) {
+    if (is_search_trial(s.run)) continue;
     out += fmt::format("\n{}  [{} {} -m {}, {}]{}\n", s.run.id, s.run.role, s.run.kind, s.run.message_size,
                        s.run.topology, s.ok ? "" : "  FAILED");
     text_table t(detail_headers());
@@ -90,10 +91,12 @@ std::string console_summary(const std::vector<run_summary>& runs) {
     }
     out += t.text();
     for (const auto& f : s.failures) out += fmt::format("  failure: {}\n", f);
+    for (const auto& m : s.target_misses) out += fmt::format("  TARGET MISSED {}\n", m);
   }
   text_table overview({"run", "role", "m", "sent pps", "recv pps", "sent Mbit/s", "recv Mbit/s", "steady recv pps",
                        "steady recv Mbit/s", "loss %", "skew ms"});
   for (const auto& s : runs) {
+    if (is_search_trial(s.run)) continue;
     if (!s.ok) {
       overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), "FAILED"});
       continue;
@@ -103,7 +106,9 @@ std::string console_summary(const std::vector<run_summary>& runs) {
                   s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
                   fmt::format("{:.3f}", s.loss_percent), fmt::format("{:.3f}", s.start_skew_ms)});
   }
-  return out + "\nSummary (sum over instances; steady = every instance sending, after warm-up)\n" + overview.text();
+  if (!overview.empty())
+    out += "\nSummary (sum over instances; steady = every instance sending, after warm-up)\n" + overview.text();
+  return out + search_console(searches);
 }
 
 std::string summary_csv(const std::vector<run_summary>& runs) {

@@ -3,6 +3,8 @@
 // computed here beyond unit conversion, so every report says the same as summary.json.
 #include "harness/aggregate.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -23,9 +25,13 @@ class text_table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string console_summary(const std::vector<run_summary>& runs);
+// Search trials are left out of the run tables: the search sections show them.
+std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches = {});
 std::string summary_csv(const std::vector<run_summary>& runs);
-std::string report_markdown(const std::vector<run_summary>& runs, const std::filesystem::path& dir);
+std::string report_markdown(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
+                            const std::filesystem::path& dir);
+std::string search_markdown(const std::vector<nlohmann::json>& searches);
+std::string search_console(const std::vector<nlohmann::json>& searches);
 
 // Shared cell formats.
 std::string fmt_pps(double pps);

@@ -14,7 +14,7 @@ std::string overview(const std::vector<run_summary>& runs) {
   text_table t({"role", "test", "kind", "m (bytes)", "sent pps", "received pps", "sent Mbit/s", "received Mbit/s",
                 "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms"});
   for (const auto& s : runs) {
-    if (s.run.topology == "pairs") continue;
+    if (s.run.topology == "pairs" || is_search_trial(s.run)) continue;
     if (!s.ok) {
       t.add({s.run.role, s.run.test, s.run.kind, std::to_string(s.run.message_size), "**FAILED**", "", "", "", "", "",
              "", ""});
@@ -34,7 +34,7 @@ std::string by_role(const std::vector<run_summary>& runs) {
   std::vector<std::string> roles;
   std::vector<std::uint32_t> sizes;
   for (const auto& s : runs) {
-    if (s.run.topology == "pairs") continue;
+    if (s.run.topology == "pairs" || is_search_trial(s.run)) continue;
     if (std::find(roles.begin(), roles.end(), s.run.role) == roles.end()) roles.push_back(s.run.role);
     if (std::find(sizes.begin(), sizes.end(), s.run.message_size) == sizes.end()) sizes.push_back(s.run.message_size);
   }
@@ -47,7 +47,7 @@ std::string by_role(const std::vector<run_summary>& runs) {
     for (auto m : sizes) {
       std::string pps, bps;
       for (const auto& s : runs) {
-        if (s.run.role != role || s.run.message_size != m || s.run.topology == "pairs") continue;
+        if (s.run.role != role || s.run.message_size != m || s.run.topology == "pairs" || is_search_trial(s.run)) continue;
         const std::string sep = pps.empty() ? "" : "; ";
         pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps), s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a") : "FAILED");
         bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps), s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a") : "FAILED");
@@ -90,6 +90,7 @@ std::string run_section(const run_summary& s) {
   }
   out += t.markdown() + "\n";
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
+  for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
     if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);
   if (s.ok) {
@@ -115,14 +116,16 @@ std::string run_section(const run_summary& s) {
 
 }  // namespace
 
-std::string report_markdown(const std::vector<run_summary>& runs, const std::filesystem::path& dir) {
+std::string report_markdown(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
+                            const std::filesystem::path& dir) {
   std::string out = fmt::format("# Results: {}\n\n", dir.filename().string());
   out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
          "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
          "wall-clock window in which every instance was sending, after the warm-up.\n\n";
-  out += by_role(runs) + overview(runs) + pairs_table(runs);
+  out += by_role(runs) + overview(runs) + pairs_table(runs) + search_markdown(searches);
   out += "## Runs\n\n";
-  for (const auto& s : runs) out += run_section(s);
+  for (const auto& s : runs)
+    if (!is_search_trial(s.run)) out += run_section(s);
   return out;
 }
 

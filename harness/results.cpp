@@ -49,6 +49,8 @@ json read_json(const fs::path& path) {
   }
 }
 
+}  // namespace
+
 run_record load_run(const fs::path& run_dir) {
   const json spec = read_json(run_dir / "run.json");
   run_record r = run_from_json(spec);
@@ -72,7 +74,18 @@ run_record load_run(const fs::path& run_dir) {
   return r;
 }
 
-}  // namespace
+std::vector<json> load_searches(const fs::path& dir) {
+  std::vector<std::pair<int, json>> found;
+  for (const auto& e : fs::directory_iterator(dir / "raw"))
+    if (e.is_directory() && fs::exists(e.path() / "search.json")) {
+      json j = read_json(e.path() / "search.json");
+      found.emplace_back(j.value("order", 0), std::move(j));
+    }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<json> out;
+  for (auto& [order, j] : found) out.push_back(std::move(j));
+  return out;
+}
 
 std::vector<run_record> load_raw(const fs::path& dir) {
   if (!fs::is_directory(dir / "raw")) throw std::runtime_error(fmt::format("{}: no raw/ folder", dir.string()));
@@ -89,11 +102,17 @@ std::vector<run_record> load_raw(const fs::path& dir) {
 std::vector<run_summary> write_reports(const fs::path& dir) {
   std::vector<run_summary> summaries;
   for (auto& r : load_raw(dir)) summaries.push_back(summarize(std::move(r)));
+  const auto searches = load_searches(dir);
+  // A search is a run of its own in the summary: its MRR, results and trials under "search".
   json all = {{"schema", "harness.summary/1"}, {"runs", json::array()}};
   for (const auto& s : summaries) all["runs"].push_back(to_json(s));
+  for (const auto& s : searches)
+    all["runs"].push_back({{"run", s.at("id")}, {"test", s.at("test")}, {"role", s.at("role")},
+                           {"topology", s.at("topology")}, {"kind", s.at("kind")}, {"message_size", s.at("message_size")},
+                           {"search", s.at("search")}});
   write_json(dir / "summary.json", all);
   write_file(dir / "summary.csv", summary_csv(summaries));
-  write_file(dir / "report.md", report_markdown(summaries, dir));
+  write_file(dir / "report.md", report_markdown(summaries, searches, dir));
   return summaries;
 }
 

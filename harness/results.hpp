@@ -16,6 +16,10 @@ std::filesystem::path make_results_dir(const std::filesystem::path& root, const 
 void write_file(const std::filesystem::path& path, const std::string& text);  // whole file, flushed, or throws
 void write_json(const std::filesystem::path& path, const nlohmann::json& j);
 
+// One run folder raw/<run>/: run.json and its instances' records.
+run_record load_run(const std::filesystem::path& run_dir);
+// Every search under raw/ (raw/<run>/search.json), in the order they ran.
+std::vector<nlohmann::json> load_searches(const std::filesystem::path& dir);
 // Every run under raw/, in the order they ran; instance records in their planned order.
 std::vector<run_record> load_raw(const std::filesystem::path& dir);
 // summary.json, summary.csv and report.md from raw/; returns the summaries.

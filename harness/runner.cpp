@@ -142,11 +142,11 @@ asio::awaitable<fs::path> runner::run_all() {
     write_environment();
     const auto runs = expand(plan_);
     for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
-      if (i > 0 && plan_.settle > 0) {
-        asio::steady_timer pause(io_, std::chrono::milliseconds(static_cast<long>(plan_.settle * 1e3)));
-        co_await pause.async_wait(use_awaitable);
-      }
-      co_await run_one(runs[i], static_cast<int>(i));
+      if (i > 0) co_await settle_pause();
+      if (runs[i].spec->search)
+        co_await run_search(runs[i]);
+      else
+        co_await run_one(runs[i]);
     }
   } catch (...) {
     failure = std::current_exception();
@@ -158,7 +158,14 @@ asio::awaitable<fs::path> runner::run_all() {
   co_return dir_;
 }
 
-asio::awaitable<void> runner::run_one(const run_spec& r, int order) {
+// A pause between runs, so that one run's tail does not hit the next.
+asio::awaitable<void> runner::settle_pause() {
+  if (plan_.settle <= 0) co_return;
+  asio::steady_timer pause(io_, std::chrono::milliseconds(static_cast<long>(plan_.settle * 1e3)));
+  co_await pause.async_wait(use_awaitable);
+}
+
+asio::awaitable<void> runner::run_one(const run_spec& r) {
   const fs::path run_dir = dir_ / "raw" / r.id;
   fs::create_directories(run_dir);
   fmt::print(stderr, "harness: run {} ({}, {} -m {}, {} instance(s), {} s)\n", r.id, r.role, r.kind, r.message_size,
@@ -169,7 +176,7 @@ asio::awaitable<void> runner::run_one(const run_spec& r, int order) {
     co_await start_servers(r, servers);
     const double t0 = nb::ns_to_s(nb::wall_ns()) + plan_.lead;
     nlohmann::json spec = to_json(r, plan_);
-    spec["order"] = order;
+    spec["order"] = order_++;
     spec["t0"] = t0;
     write_json(run_dir / "run.json", spec);
     const auto before = circuit_counters();

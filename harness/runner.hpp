@@ -60,7 +60,9 @@ class runner {
  private:
   nlohmann::json circuit_counters() const;
   asio::awaitable<void> preflight();
-  asio::awaitable<void> run_one(const run_spec& r, int order);
+  asio::awaitable<void> run_one(const run_spec& r);
+  asio::awaitable<void> run_search(const run_spec& r);
+  asio::awaitable<void> settle_pause();
   asio::awaitable<void> start_servers(const run_spec& r, std::vector<running_server>& servers);
   asio::awaitable<void> stop_servers(std::vector<running_server>& servers);
   asio::awaitable<void> run_instances(const run_spec& r, const std::vector<running_server>& servers, double t0,
@@ -85,6 +87,7 @@ class runner {
   std::set<child_process*> active_;  // every child alive now, for cancel()
   std::map<child_process*, std::pair<std::string, int>> remote_;  // ssh-launched netload: host, remote pid
   bool cancelled_ = false;
+  int order_ = 0;  // of the runs in raw/, as they ran
 };
 
 }  // namespace harness

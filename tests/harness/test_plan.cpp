@@ -3,6 +3,8 @@
 #include "harness/plan.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
 
@@ -39,7 +41,7 @@ std::string fan_in(const std::string& extra, const std::string& ports = "[0, 0]"
 TEST_CASE("harness plan: a fan-in plan parses into typed structs and expands", "[harness][plan]") {
   const auto p = parse_plan(fan_in("pps = 1000\nstreams = 2\n"), "plan.toml");
   REQUIRE(p.tests.size() == 1);
-  CHECK(p.tests[0].pps == 1000.0);
+  CHECK(p.tests[0].loads.at(0).pps == 1000.0);
   CHECK(p.tests[0].streams == 2);
   CHECK(p.hosts.at("b").address == "127.0.0.3");
   const auto runs = harness::expand(p);
@@ -146,4 +148,49 @@ TEST_CASE("harness plan error: a client host without a key for a keyed netserve"
   CHECK(error_of(fan_in("", "[0, 0]").replace(fan_in("", "[0, 0]").find("a = { address = \"127.0.0.2\" }"),
                                               std::string("a = { address = \"127.0.0.2\" }").size(),
                                               "a = { address = \"127.0.0.2\", psk_file = \"/k\" }")) == "");
+}
+
+TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netload rate", "[harness][plan]") {
+  const auto p = parse_plan(fan_in("rate = [\"10m\", \"100m\", \"1000m\"]\naffinity = \"1,0\"\n"), "plan.toml");
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].id == "t-m1-r10m");
+  CHECK(runs[2].load.rate == std::string("1000m"));
+  const auto argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 5000, "T0", p.hosts.at("a"));
+  const std::string line = fmt::format("{}", fmt::join(argv, " "));
+  CHECK_THAT(line, Catch::Contains("--rate 100m"));
+  CHECK_THAT(line, Catch::Contains("-T 1,0"));
+  CHECK_THAT(error_of(fan_in("pps = []\n")), Catch::Matches("plan.toml:[0-9]+:[0-9]+: tests\\[0\\]: 'pps' is empty"));
+  CHECK_THAT(error_of(fan_in("rate = [\"10m\", \"fast\"]\n")), Catch::Contains("rate 'fast' is not a bit rate"));
+  CHECK_THAT(error_of(fan_in("affinity = \"x\"\n")), Catch::Contains("affinity 'x' is not netperf's -T l,r"));
+}
+
+TEST_CASE("harness plan: search settings, defaults, and what cannot be searched", "[harness][plan]") {
+  const auto p = parse_plan(fan_in("search = { loss = [0.5, 0.0], trial = 1, final = 5, precision = 2 }\n"), "plan.toml");
+  REQUIRE(p.tests[0].search);
+  const auto& s = *p.tests[0].search;
+  CHECK(s.loss_pct == std::vector<double>{0.0, 0.5});  // strictest first
+  CHECK(s.trial == 1);
+  CHECK(s.final_s == 5);
+  CHECK(s.precision_pct == 2);
+  CHECK(s.max_trials == 30);
+  const auto d = parse_plan(fan_in("search = {}\n"), "plan.toml").tests[0].search;
+  REQUIRE(d);
+  CHECK(d->loss_pct == std::vector<double>{0.0, 0.5});
+  CHECK(d->final_s == 30);
+  CHECK_THAT(error_of(fan_in("pps = 10\nsearch = {}\n")), Catch::Contains("'search' finds the rate itself"));
+  CHECK_THAT(error_of(fan_in("search = { los = [1.0] }\n")), Catch::Contains("tests[0] search: unknown key 'los'"));
+  CHECK_THAT(error_of(fan_in("search = { loss = [60.0] }\n")), Catch::Contains("out of range"));
+  CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nsearch = {}\n")), Catch::Contains("only UDP_STREAM"));
+}
+
+TEST_CASE("harness plan: a search trial is the run at a rate split over its instances, under its own id", "[harness][plan]") {
+  const auto p = parse_plan(fan_in("search = {}\n"), "plan.toml");
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 1);
+  const auto t = harness::trial_of(runs[0], "t-m1-s02-search", 300000, 0.5, {{"phase", "search"}});
+  CHECK(t.load.pps == 150000.0);
+  CHECK(t.duration == 0.5);
+  CHECK(t.interval == 0.5);
+  CHECK(harness::trial_of(runs[0], "x", 0, 2, {}).load.pps == std::nullopt);
 }

@@ -1,0 +1,182 @@
+// The rate search against simulated paths: it must find a known capacity to its precision, never take a
+// sender-limited trial for a pass, resume below a final trial that failed, and always end.
+#include "harness/search.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace {
+
+using harness::next_trial;
+using harness::rate_search;
+using harness::search_spec;
+using harness::trial_outcome;
+
+// A path and its hosts as a function: offered rate (0 = unpaced) and duration -> what was sent and received.
+struct simulated {
+  double sender_max = 2.2e6;  // what the senders can offer
+  std::function<double(double offered, double duration)> received;
+};
+
+trial_outcome run(const simulated& p, const next_trial& n, int k) {
+  trial_outcome t;
+  t.run = "t" + std::to_string(k);
+  t.phase = n.phase;
+  t.offered_pps = n.offered_pps;
+  t.target_pct = n.target_pct;
+  t.duration = n.duration;
+  t.ok = true;
+  const double sent_pps = n.offered_pps > 0 ? std::min(n.offered_pps, p.sender_max) : p.sender_max;
+  t.sender_limited = n.offered_pps > 0 && sent_pps < 0.99 * n.offered_pps;
+  t.sent = static_cast<std::uint64_t>(sent_pps * n.duration);
+  t.received = static_cast<std::uint64_t>(std::min(sent_pps, p.received(sent_pps, n.duration)) * n.duration);
+  t.sent_pps = sent_pps;
+  t.received_pps = static_cast<double>(t.received) / n.duration;
+  t.loss_pct = 100.0 * static_cast<double>(t.sent - t.received) / static_cast<double>(t.sent);
+  return t;
+}
+
+rate_search search_over(const simulated& p, search_spec spec = {}, std::size_t instances = 2) {
+  rate_search s(spec, instances);
+  int k = 0;
+  while (auto n = s.next()) {
+    s.record(run(p, *n, ++k));
+    REQUIRE(k < 200);  // it always ends
+  }
+  return s;
+}
+
+// Receive livelock: up to the capacity everything arrives; above it, the more is offered the less
+// is received (the receiver's CPU spends itself in softirq), down to 64 k at the senders' maximum.
+simulated livelock(double capacity) {
+  return {2.2e6, [capacity](double offered, double) {
+            if (offered <= capacity) return offered;
+            const double slope = (capacity - 64e3) / (2.2e6 - capacity);
+            return std::max(64e3, capacity - slope * (offered - capacity));
+          }};
+}
+
+int count(const rate_search& s, const std::string& phase) {
+  const auto& t = s.trials();
+  return static_cast<int>(std::count_if(t.begin(), t.end(), [&](const auto& x) { return x.phase == phase; }));
+}
+
+}  // namespace
+
+TEST_CASE("search: receive livelock - NDR and PDR within the precision of the capacity, each with a passing final", "[search]") {
+  const double capacity = 700e3;
+  const auto s = search_over(livelock(capacity));
+  REQUIRE(s.trials().front().phase == "mrr");
+  CHECK(s.trials().front().received_pps == Approx(64e3).epsilon(0.01));
+  REQUIRE(s.results().size() == 2);
+  for (const auto& r : s.results()) {
+    INFO("loss target " << r.loss_target_pct << " %: " << r.note);
+    REQUIRE(r.rate_pps);
+    CHECK(*r.rate_pps <= capacity / (1 - r.loss_target_pct / 100) + 1);
+    CHECK(*r.rate_pps >= 0.99 * capacity);
+    CHECK(r.converged);
+    REQUIRE(r.final);
+    CHECK(r.final->phase == "final");
+    CHECK(r.final->duration == 30);
+    CHECK(r.final->loss_pct <= r.loss_target_pct);
+  }
+  CHECK(count(s, "search") <= 30);
+  CHECK(count(s, "final") == 2);
+}
+
+TEST_CASE("search: a path with a proportional loss above its capacity - PDR above NDR", "[search]") {
+  const double capacity = 100e3;
+  // Above the capacity the excess is lost (a policer): loss = (offered - capacity) / offered.
+  search_spec spec;
+  spec.loss_pct = {0, 5};
+  const auto s = search_over({2.2e6, [=](double offered, double) { return std::min(offered, capacity); }}, spec);
+  const auto& ndr = s.results().at(0);
+  const auto& pdr = s.results().at(1);
+  REQUIRE(ndr.rate_pps);
+  REQUIRE(pdr.rate_pps);
+  CHECK(*ndr.rate_pps == Approx(capacity).epsilon(0.01));
+  CHECK(*pdr.rate_pps == Approx(capacity / 0.95).epsilon(0.01));
+  CHECK(*pdr.rate_pps > *ndr.rate_pps);
+}
+
+TEST_CASE("search: when the senders' own maximum passes, the result says sender-limited", "[search]") {
+  const auto s = search_over({500e3, [](double offered, double) { return offered; }});
+  for (const auto& r : s.results()) {
+    REQUIRE(r.rate_pps);
+    CHECK(*r.rate_pps == Approx(500e3));
+    CHECK_THAT(r.note, Catch::Contains("sender-limited"));
+  }
+  CHECK(s.trials().size() == 1);
+}
+
+TEST_CASE("search: a trial the senders could not send at its rate is never a pass", "[search]") {
+  // The path carries everything, but the senders reach only 300 k when paced (and 310 k unpaced, with
+  // a loss from the receiver at that instant only): no trial above 300 k may count as a pass.
+  simulated p{310e3, [](double offered, double) { return offered > 305e3 ? offered * 0.9 : offered; }};
+  const auto s = search_over(p);
+  for (const auto& t : s.trials())
+    if (t.sender_limited) CHECK(t.offered_pps > 0.99 * t.sent_pps);
+  for (const auto& r : s.results()) {
+    REQUIRE(r.rate_pps);
+    CHECK(*r.rate_pps <= 310e3);
+  }
+}
+
+TEST_CASE("search: a final trial that fails its target moves the search below it", "[search]") {
+  // Short trials pass up to 500 k; long ones only up to 450 k (a buffer that fills in 10 s).
+  simulated p{2.2e6, [](double offered, double duration) {
+                const double cap = duration > 10 ? 450e3 : 500e3;
+                return offered <= cap ? offered : cap * 0.9;
+              }};
+  const auto s = search_over(p);
+  const auto& ndr = s.results().at(0);
+  REQUIRE(ndr.rate_pps);
+  CHECK(*ndr.rate_pps <= 450e3);
+  REQUIRE(ndr.final);
+  CHECK(ndr.final->loss_pct == 0);
+  CHECK(count(s, "final") > 2);
+}
+
+TEST_CASE("search: nothing passes - no rate, a reason, and the search ends", "[search]") {
+  const auto s = search_over({2.2e6, [](double offered, double) { return offered * 0.5; }});
+  for (const auto& r : s.results()) {
+    CHECK_FALSE(r.rate_pps);
+    CHECK_FALSE(r.note.empty());
+  }
+}
+
+TEST_CASE("search: the trial cap ends an unconverged search with the best confirmed rate", "[search]") {
+  search_spec spec;
+  spec.max_trials = 3;
+  spec.precision_pct = 0.1;
+  const auto s = search_over(livelock(700e3), spec);
+  CHECK(count(s, "search") <= 3);
+  for (const auto& r : s.results()) {
+    CHECK_FALSE(r.converged);
+    if (r.rate_pps) CHECK(*r.rate_pps <= 700e3 / (1 - r.loss_target_pct / 100) + 1);
+  }
+}
+
+TEST_CASE("search: an unpaced trial that failed ends the search with its reason", "[search]") {
+  rate_search s({}, 1);
+  auto n = s.next();
+  REQUIRE(n);
+  trial_outcome t;
+  t.phase = "mrr";
+  t.failure = "01-a: no result";
+  s.record(t);
+  CHECK_FALSE(s.next());
+  CHECK_THAT(s.results().at(0).note, Catch::Contains("no result"));
+}
+
+TEST_CASE("search: a policer just above what the unpaced trial received - found in a handful of trials", "[search]") {
+  // 20 k pps limit, everything above it dropped; the unpaced trial received just under 20 k.
+  const auto s = search_over({1.5e6, [](double offered, double) { return std::min(offered, 19990.0); }});
+  const auto& ndr = s.results().at(0);
+  REQUIRE(ndr.rate_pps);
+  CHECK(*ndr.rate_pps == Approx(19990).epsilon(0.01));
+  CHECK(count(s, "search") <= 6);
+}
