@@ -155,10 +155,13 @@ double rate_search::next_rate(double lo, double hi, double target) const {
     return t.phase != "mrr" && t.offered_pps >= hi && !passes(t, target);
   });
   if (paced_failure_above) return mid;
-  const auto passes_so_far = std::count_if(trials_.begin(), trials_.end(), [&](const auto& t) {
-    return t.phase != "mrr" && passes(t, target);
+  // Steps taken upward so far: passes from what the unpaced trial received on (a stricter target's
+  // passes further down are not steps of this walk).
+  const double from = trials_.front().received_pps * (1 - spec_.precision_pct / 100);
+  const auto steps = std::count_if(trials_.begin(), trials_.end(), [&](const auto& t) {
+    return t.phase != "mrr" && t.offered_pps >= from && passes(t, target);
   });
-  const double step = 2 * spec_.precision_pct / 100 * std::pow(2.0, static_cast<double>(passes_so_far - 1));
+  const double step = 2 * spec_.precision_pct / 100 * std::pow(2.0, static_cast<double>(std::max<long>(steps, 1) - 1));
   return std::min(mid, lo * (1 + step));
 }
 

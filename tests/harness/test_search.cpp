@@ -180,3 +180,18 @@ TEST_CASE("search: a policer just above what the unpaced trial received - found 
   CHECK(*ndr.rate_pps == Approx(19990).epsilon(0.01));
   CHECK(count(s, "search") <= 6);
 }
+
+TEST_CASE("search: a looser target does not walk far above the stricter one's answer", "[search]") {
+  // A policer at 20 k whose burst let the unpaced trial receive 20.3 k; the first trial there loses 0.4 %
+  // (a pass for 0.5 %, a failure for 0 %). No trial may then go far above the limit.
+  simulated p{700e3, [](double offered, double) {
+                if (offered >= 700e3) return 20300.0;
+                if (offered <= 20000) return offered;
+                return offered <= 20400 ? offered * 0.996 : 20300.0;
+              }};
+  const auto s = search_over(p);
+  for (const auto& t : s.trials())
+    if (t.phase != "mrr") CHECK(t.offered_pps < 25000);
+  REQUIRE(s.results().at(1).rate_pps);
+  CHECK(*s.results().at(1).rate_pps >= 20000);
+}

@@ -44,6 +44,16 @@ if(TARGET harness)
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
 endif()
 
+# The rate search against the circuit's packet-rate limit, both roles (about 90 s).
+if(TARGET harness)
+  add_test(NAME "lab: harness rate search - NDR and PDR within 5 % of the circuit's 20000 pps, both roles"
+           COMMAND ${_lab}/lab_search.sh $<TARGET_FILE:lab_cli> $<TARGET_FILE:harness> $<TARGET_FILE:netserve>
+                   $<TARGET_FILE:netload> ${PROJECT_SOURCE_DIR}/configs/express-connect-lab.toml)
+  set_tests_properties(
+    "lab: harness rate search - NDR and PDR within 5 % of the circuit's 20000 pps, both roles"
+    PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE)
+endif()
+
 # The ssh launcher across the circuit: sshd in the device namespace, the harness in instance 1's (about 8 s).
 if(TARGET harness)
   add_test(NAME "lab: harness over ssh to an sshd in the device namespace, across the circuit - pps within 5 %"
