@@ -200,3 +200,45 @@ def pacing_stats(res, target):
     out["worst_200ms_sent_dev_pct_interior"] = worst2(interior, "sent_packets")
     out["worst_interval_sent_dev_pct_all"] = worst(iv, "sent_packets")
     return out
+
+
+# ---------------------------------------------------------------- wire-like path (bench/wirelike.sh)
+
+def _wirelike_truth():
+    """tests/lab/wirelike_truth.py: one definition of the kernel's loss accounting for the lab and the bench.
+    Imported on first use, so the loopback report never depends on it."""
+    import sys
+    lab = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "lab")
+    if lab not in sys.path:
+        sys.path.insert(0, lab)
+    sys.dont_write_bytecode = True   # no __pycache__ left in the source tree
+    import wirelike_truth
+    return wirelike_truth
+
+
+def parse_wl_kernel(raw, name):
+    """The kernel's view of one wire-like run: counters read before (NAME.k0.json) and after (NAME.k1.json).
+    sent = UDP frames the sending veth carried or dropped, received = the receiver's Udp InDatagrams, and
+    where the difference went (receiver CPU backlog, socket buffer, other UDP errors)."""
+    wt = _wirelike_truth()
+    a = json.loads(_read(os.path.join(raw, name + ".k0.json")))
+    b = json.loads(_read(os.path.join(raw, name + ".k1.json")))
+    k = wt.kernel_view(wt.delta(a, b))
+    k["ok"] = True
+    return k
+
+
+def parse_wl_pdr(raw, name):
+    """wirelike_netload_pdr's result (wirelike_truth.py --json): the best rate with <= 0.5 % loss."""
+    d = json.loads(_read(os.path.join(raw, name + ".json")))
+    b = d["best"]["0.5"]
+    if b["best_offered_pps"] is None:
+        raise ParseError(f"{name}: no rate passed (lowest tried {b['lowest_failing_pps']} pps failed)")
+    at = max((t for t in d["trials"] if t["offered_pps"] == b["best_offered_pps"] and not t.get("superseded")),
+             key=lambda t: t["netload_loss_percent"])   # the worst of its trials
+    return {"ok": True, "tool": "netload", "criterion": d["criterion"], "pdr_offered_pps": b["best_offered_pps"],
+            "lowest_failing_pps": b["lowest_failing_pps"], "bracketed": b["bracketed"], "precision": b["precision"],
+            "failing_because": b.get("failing_because"), "trials_at_best": b.get("trials_at_best", 1),
+            "recv_pps": at["netload_received_pps"], "sent_pps": at["netload_sent_pps"],
+            "loss_percent": at["netload_loss_percent"], "kernel": at["kernel"], "trials": len(d["trials"]),
+            "trial_seconds": d["seconds"]}

@@ -5,7 +5,7 @@ import json
 import os
 
 from parsers import (ParseError, _read, pacing_stats, parse_iperf2, parse_iperf3, parse_netload,
-                     parse_sockperf, safe)
+                     parse_sockperf, parse_wl_kernel, parse_wl_pdr, safe)
 
 
 def fmt_pps(x):
@@ -208,6 +208,59 @@ def ports(t):
         t.row("7  netserve 1024 ports", "FAILED", "-", "-", "<= 16 MB, <= 1 s", "FAIL", pt.get("error", ""))
 
 
+def wl_kernel_note(label, k):
+    """Where a wire-like run's datagrams went, by the kernel's counters."""
+    if not k.get("ok"):
+        return f"{label}: kernel counters unavailable ({k.get('error')})"
+    pct = 100.0 * k["lost"] / k["sent"] if k["sent"] else 0.0
+    return (f"{label}: kernel sent {k['sent']:,} UDP frames, InDatagrams {k['received']:,}, lost {k['lost']:,} "
+            f"({pct:.2f}%): CPU backlog {k['lost_backlog']:,}, socket buffer {k['lost_socket']:,}, "
+            f"other {k['lost_other']:,}" + (f", left unread in the socket at close {k['lost_unread']:,}"
+                                            if k.get("lost_unread") else ""))
+
+
+def wirelike(t):
+    """8: the wire-like path (bench/wirelike.sh). Info rows: the path is the reference, not a target yet."""
+    try:
+        wl = json.loads(_read(os.path.join(t.raw, "wirelike.json")))
+    except (ParseError, ValueError) as e:
+        wl = {"ran": False, "reason": f"no record of the section ({e})"}
+    t.results["wirelike"] = res = {"section": wl}
+    if not wl.get("ran"):
+        t.row("8  wire-like path (veth, gso_max_segs 1, RPS)", "skipped", "-", "-", "info", "info", wl.get("reason", ""))
+        return
+    for m, l in ((1, 16), (64, 64)):
+        nl = t.netload(f"wl_netload_m{m}")
+        pdr = safe(parse_wl_pdr, t.raw, f"wl_pdr_m{m}")
+        i3 = safe(parse_iperf3, t.raw, f"wl_iperf3_l{l}")
+        i2 = safe(parse_iperf2, t.raw, f"wl_iperf2_l{l}", l)
+        k = {n: safe(parse_wl_kernel, t.raw, n) for n in (f"wl_netload_m{m}", f"wl_iperf3_l{l}", f"wl_iperf2_l{l}")}
+        res[f"m{m}"] = {"netload": nl, "pdr": pdr, "iperf3": i3, "iperf2": i2, "kernel": k}
+        nl_note = (f"netload sent {fmt_pps(nl['sent_pps'])}, loss {nl['loss_percent']:.2f}%; " if nl["ok"] else "") + \
+            wl_kernel_note("netload", k[f"wl_netload_m{m}"])
+        t.ratio_row(f"8  wire-like -m {m} rx pps: netload unpaced vs iperf3 -u -l {l} -b 0", nl, i3, "recv_pps",
+                    fmt_pps, 0, "iperf3")
+        t.rows[-1]["note"] = (t.rows[-1]["note"] + "; " if t.rows[-1]["note"] else "") + nl_note + "; " + \
+            wl_kernel_note("iperf3", k[f"wl_iperf3_l{l}"])
+        t.ratio_row(f"8  wire-like -m {m} rx pps: netload unpaced vs iperf2 -u -l {l} -b 100G", nl, i2, "recv_pps",
+                    fmt_pps, 0, "iperf2")
+        t.rows[-1]["note"] = (t.rows[-1]["note"] + "; " if t.rows[-1]["note"] else "") + \
+            wl_kernel_note("iperf2", k[f"wl_iperf2_l{l}"])
+        t.ratio_row(f"8  wire-like -m {m} netload rx at its <=0.5%-loss rate vs iperf3 -l {l}", pdr, i3, "recv_pps",
+                    fmt_pps, 0, "iperf3")
+        if pdr["ok"]:
+            t.rows[-1]["note"] = (
+                f"wirelike_netload_pdr (netload's own counts, {pdr['trials']} trials of {pdr['trial_seconds']:g} s): "
+                f"offered {fmt_pps(pdr['pdr_offered_pps'])} passes ({pdr['trials_at_best']} of {pdr['trials_at_best']} "
+                f"trials, worst {pdr['loss_percent']:.3f}% loss), "
+                + (f"{fmt_pps(pdr['lowest_failing_pps'])} fails by {pdr['failing_because']} "
+                   f"({100 * pdr['precision']:.1f}% apart); "
+                   if pdr["bracketed"] else "no failing rate tried (the sender's limit); ")
+                + wl_kernel_note("at that rate", dict(pdr["kernel"], ok=True)))
+        t.ratio_row(f"8  wire-like -m {m} netload rx at its <=0.5%-loss rate vs iperf2 -l {l}", pdr, i2, "recv_pps",
+                    fmt_pps, 0, "iperf2")
+
+
 def print_table(rows):
     """Prints the rows and the verdict line; returns (passed, graded)."""
     hdr = ("measure", "netload", "other tool", "ratio", "target", "result")
@@ -242,13 +295,17 @@ def report(raw, outjson):
     """Parses every raw output in `raw`, prints the table, writes the JSON summary; 0 when all targets pass."""
     meta = json.loads(_read(os.path.join(raw, "meta.json")))
     t = Table(raw)
-    udp_m1(t)
-    udp_m1400(t)
-    pacing(t, meta)
-    tcp(t)
-    drops(t)
-    streams(t)
-    ports(t)
+    sections = meta.get("sections", ["loopback"])
+    if "loopback" in sections:
+        udp_m1(t)
+        udp_m1400(t)
+        pacing(t, meta)
+        tcp(t)
+        drops(t)
+        streams(t)
+        ports(t)
+    if "wirelike" in sections:
+        wirelike(t)
     npass, ngraded = print_table(t.rows)
     events = read_events(raw)
     if events:

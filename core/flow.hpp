@@ -37,6 +37,14 @@ inline void read_payload_header(const unsigned char* p, std::uint64_t& seq, std:
   send_wall_ns = static_cast<std::int64_t>(le64toh(b));
 }
 
+// TCP has no messages on the wire, only a byte stream: a "message" is message_size bytes of it, counted
+// from the bytes of all streams together, on both sides, with this function and no other way. Counting
+// whole writes per stream would not do: a stream's last write can end part-way (the send timed out at
+// the end), and the streams' remainders add up to whole messages the receiver's bytes then contain.
+inline std::uint64_t tcp_messages(std::uint64_t bytes, std::uint64_t message_size) noexcept {
+  return message_size ? bytes / message_size : 0;
+}
+
 // Sender side of one stream.
 struct alignas(64) send_counters {
   relaxed<std::uint64_t> packets, bytes, errors;  // errors: datagrams the kernel refused (not sent)

@@ -4,9 +4,10 @@
 // kernel timer is accurate but short enough that every 100-ms window gets its share.
 //
 // A sender that fell behind (its core taken away for a few milliseconds) catches up, so the test's total
-// stays exact, but no faster than catch_up x the rate: a token bucket of about a millisecond's datagrams
-// refills at that speed. Without it the backlog would leave at full speed, a burst above the configured
-// rate that a policer on the circuit would drop and no 100-ms interval should show.
+// stays exact, but no faster than catch_up x the rate: a token bucket of a millisecond's datagrams (or
+// one send batch, never over 10 ms of them) refills at that speed. Without it the backlog would leave at
+// full speed, a burst above the configured rate that a policer on the circuit would drop and no 100-ms
+// interval should show.
 #include "core/clock.hpp"
 
 #include <algorithm>
@@ -20,13 +21,19 @@ class pacer {
  public:
   static constexpr double catch_up = 1.02;
 
-  // pps <= 0: unlimited. `max_batch`: the most datagrams the caller sends at once.
+  // pps <= 0: unlimited. `start_mono_ns`: when the sender actually began (its thread's wake-up, not the
+  // agreed instant), so a thread that woke late has no backlog to send. `max_batch`: the most datagrams
+  // the caller sends at once.
   pacer(double pps, std::int64_t start_mono_ns, std::size_t max_batch = 1) noexcept
       : pps_(pps), start_(start_mono_ns), last_(start_mono_ns) {
     if (pps_ > 0) {
       // Wake about every 50 us at high rates (a batch per wake-up), once per datagram at low rates.
       min_batch_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(pps_ * 50e-6));
-      depth_ = std::max({pps_ * 1e-3, static_cast<double>(max_batch), static_cast<double>(min_batch_)});
+      // A millisecond's datagrams, or one system call's batch so that a sender whose wake-ups the
+      // scheduler delays by a few milliseconds keeps its rate, but never more than 10 ms of datagrams
+      // (a policer's usual burst allowance): a whole batch (1024 datagrams at -m 1) is 100 ms at 10 kpps.
+      const double batch = std::min(static_cast<double>(max_batch), pps_ * max_burst_s);
+      depth_ = std::max({pps_ * 1e-3, batch, static_cast<double>(min_batch_)});
       tokens_ = depth_;
     }
   }
@@ -62,6 +69,7 @@ class pacer {
 
  private:
   static constexpr std::int64_t stop_slice_ns = 100'000'000;
+  static constexpr double max_burst_s = 0.010;  // the bucket never holds more than this much of the rate
   double pps_;
   std::int64_t start_;
   std::int64_t last_;  // when the bucket was last filled

@@ -39,7 +39,11 @@ json to_json(const side_counts& c) {
           {"batching", c.batching},   {"error", c.error}};
 }
 json to_json(const end_msg& m) { return {{"counts", to_json(m.counts)}}; }
-json to_json(const result_msg& m) { return {{"counts", to_json(m.counts)}, {"unattributed", m.unattributed}}; }
+json to_json(const result_msg& m) {
+  json j = {{"counts", to_json(m.counts)}, {"unattributed", m.unattributed}};
+  if (m.host) j["host"] = to_json(*m.host);
+  return j;
+}
 json to_json(const error_msg& m) { return {{"reason", m.reason}}; }
 json to_json(const challenge_msg& m) { return {{"nonce", m.nonce}}; }
 json to_json(const auth_msg& m) { return {{"answer", m.answer}}; }
@@ -93,6 +97,17 @@ side_counts read_counts(const json& j) {
   return c;
 }
 
+std::optional<host_delta> read_host(fields& f, const json& body) {
+  if (!body.contains("host")) return std::nullopt;
+  try {
+    return host_delta_from_json(f.get<json>("host"));
+  } catch (const protocol_error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw protocol_error(fmt::format("result: {}", e.what()));
+  }
+}
+
 const json& body_of(fields& f, const json& j) {
   if (!j.contains("body")) f.fail("body", "is missing");
   return j.at("body");
@@ -118,7 +133,7 @@ message read_body(const std::string& type, const json& body) {
     m = end_msg{read_counts(body.at("counts"))};
   } else if (type == "result") {
     f.get<json>("counts");
-    m = result_msg{read_counts(body.at("counts")), f.get<std::uint64_t>("unattributed")};
+    m = result_msg{read_counts(body.at("counts")), f.get<std::uint64_t>("unattributed"), read_host(f, body)};
   } else if (type == "error") {
     m = error_msg{f.get<std::string>("reason")};
   } else if (type == "challenge") {

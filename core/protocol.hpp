@@ -4,6 +4,7 @@
 // one object with "v" (protocol version) and "type". Every field is type-checked on decode and unknown
 // fields are rejected: a malformed message is a protocol_error, never a crash or a guess.
 #include "core/flow.hpp"
+#include "core/host_stats.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -108,6 +109,8 @@ struct end_msg {
 struct result_msg {
   side_counts counts;
   std::uint64_t unattributed = 0;  // datagrams on the port that matched no test while this one ran
+  std::optional<host_delta> host;  // the server's host from the start instant to its end; optional
+                                   // on the wire ("host"), so a netserve without it is still read
 };
 
 struct error_msg {

@@ -3,6 +3,7 @@
 #include "core/json_fields.hpp"
 #include "core/units.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace nb {
@@ -71,7 +72,84 @@ interval_figures interval_from(const json& j) {
   return i;
 }
 
+json hosts_json(const host_figures& h) {
+  return {{"sender", h.sender ? to_json(*h.sender) : json(nullptr)},
+          {"receiver", h.receiver ? to_json(*h.receiver) : json(nullptr)}};
+}
+
+host_figures hosts_from(const json& j) {
+  fields f(j, "hosts");
+  host_figures h;
+  if (auto s = f.get<json>("sender"); !s.is_null()) h.sender = host_delta_from_json(s);
+  if (auto r = f.get<json>("receiver"); !r.is_null()) h.receiver = host_delta_from_json(r);
+  f.done();
+  return h;
+}
+
+limit_verdict verdict_from(const json& j) {
+  fields f(j, "verdict");
+  limit_verdict v{f.get<std::string>("limit"), f.get<std::string>("text")};
+  if (std::find(std::begin(verdict_limits), std::end(verdict_limits), v.limit) == std::end(verdict_limits))
+    f.fail("limit", "names no known limit");
+  f.done();
+  return v;
+}
+
+json target_json(const target_figures& t) {
+  return {{"requested_pps", t.requested_pps}, {"achieved_pps", t.achieved_pps},
+          {"requested_bits_per_second", t.requested_bits_per_second},
+          {"achieved_bits_per_second", t.achieved_bits_per_second}, {"error_percent", t.error_percent}, {"met", t.met}};
+}
+
+target_figures target_from(const json& j) {
+  fields f(j, "target");
+  target_figures t;
+  t.requested_pps = f.get<double>("requested_pps");
+  t.achieved_pps = f.get<double>("achieved_pps");
+  t.requested_bits_per_second = f.get<double>("requested_bits_per_second");
+  t.achieved_bits_per_second = f.get<double>("achieved_bits_per_second");
+  t.error_percent = f.get<double>("error_percent");
+  t.met = f.get<bool>("met");
+  f.done();
+  return t;
+}
+
+// TCP: the bytes are the count. Both sides' messages come from them (tcp_messages), so they agree
+// whenever the bytes agree, and the loss is the bytes that did not arrive, as messages and percent.
+void reconcile_tcp(test_result& r) {
+  loss_figures& l = r.loss;
+  for (flow_figures* f : {&r.sender, &r.receiver}) {
+    f->packets = tcp_messages(f->bytes, r.message_size);
+    f->pps = per_second(f->packets, f->seconds);
+  }
+  const std::uint64_t sent = r.sender.bytes, got = r.receiver.bytes;
+  l.kernel_drop_buffers = l.receiver_kernel_drops = 0;  // TCP retransmits: a socket drop is not a loss
+  l.drops_estimated = false;
+  if (got > sent) {
+    l.packets = l.path = 0;
+    l.reconciles = false;
+    l.note = fmt::format("receiver counted {} more bytes than were sent", got - sent);
+    return;
+  }
+  l.packets = l.path = r.sender.packets - r.receiver.packets;
+  l.percent = sent ? 100.0 * static_cast<double>(sent - got) / static_cast<double>(sent) : 0.0;
+  l.reconciles = got == sent;
+  if (!l.reconciles) l.note = fmt::format("TCP delivered {} of {} bytes", got, sent);
+}
+
 }  // namespace
+
+target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender) {
+  target_figures t;
+  t.requested_pps = requested_pps;
+  t.achieved_pps = sender.pps;
+  t.requested_bits_per_second = requested_pps * static_cast<double>(message_size) * 8.0;
+  t.achieved_bits_per_second = sender.bits_per_second;
+  if (t.requested_bits_per_second > 0)
+    t.error_percent = 100.0 * (t.achieved_bits_per_second - t.requested_bits_per_second) / t.requested_bits_per_second;
+  t.met = std::fabs(t.error_percent) <= target_tolerance_percent;
+  return t;
+}
 
 void compute_rates(flow_figures& f) {
   f.pps = per_second(f.packets, f.seconds);
@@ -79,6 +157,10 @@ void compute_rates(flow_figures& f) {
 }
 
 void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers) {
+  if (r.kind == test_kind::tcp_stream) {
+    reconcile_tcp(r);
+    return;
+  }
   loss_figures& l = r.loss;
   const std::uint64_t sent = r.sender.packets, got = r.receiver.packets;
   l.kernel_drop_buffers = drop_buffers;
@@ -105,10 +187,6 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
   if (l.drops_estimated)
     l.note = fmt::format("receiver kernel drops estimated: the kernel counted {} dropped GRO buffers of about {:.1f} datagrams",
                          drop_buffers, static_cast<double>(got) / static_cast<double>(buffers));
-  if (r.kind == test_kind::tcp_stream && r.sender.bytes != r.receiver.bytes) {
-    l.reconciles = false;
-    l.note = fmt::format("TCP delivered {} of {} bytes", r.receiver.bytes, r.sender.bytes);
-  }
 }
 
 json to_json(const interval_figures& i) {
@@ -131,6 +209,9 @@ json to_json(const test_result& r) {
   j["out_of_order"] = r.out_of_order ? json(*r.out_of_order) : json(nullptr);
   j["intervals"] = json::array();
   for (const auto& i : r.intervals) j["intervals"].push_back(to_json(i));
+  if (r.target) j["target"] = target_json(*r.target);  // paced tests only
+  j["hosts"] = hosts_json(r.hosts);
+  j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
   return j;
 }
 
@@ -161,6 +242,12 @@ test_result result_from_json(const json& j) {
   if (auto v = f.get<json>("jitter_ms"); !v.is_null()) r.jitter_ms = f.get<double>("jitter_ms");
   if (auto v = f.get<json>("out_of_order"); !v.is_null()) r.out_of_order = f.get<std::uint64_t>("out_of_order");
   for (const auto& i : f.get<json>("intervals")) r.intervals.push_back(interval_from(i));
+  // Only paced tests have a target (and results written before it existed have none); when present it
+  // must be a whole target object, null included.
+  if (j.contains("target")) r.target = target_from(f.get<json>("target"));
+  // Results written before hosts and verdict existed have neither.
+  if (auto h = f.get_or<json>("hosts", nullptr); !h.is_null()) r.hosts = hosts_from(h);
+  if (auto v = f.get_or<json>("verdict", nullptr); !v.is_null()) r.verdict = verdict_from(v);
   f.done();
   return r;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The result of one test as netload reports it and the harness reads it back: the schema lives here so
 // both programs agree on it. Counts are 64-bit; sent = received + lost is checked, never assumed.
+#include "core/host_stats.hpp"
 #include "core/protocol.hpp"
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,33 @@ struct interval_figures {
   bool complete = false;                     // both sides' samples arrived (else only one side is counted)
 };
 
+// Where the limit was (core/verdict.hpp decides): limit is one of verdict_limits, text says why.
+struct limit_verdict {
+  std::string limit;
+  std::string text;
+};
+inline constexpr const char* verdict_limits[] = {"sender-cpu", "receiver-cpu", "receiver-socket",
+                                                 "before-socket", "path", "none"};
+
+// What each host was doing during the test window; absent when it was not sampled (an older netserve,
+// a failed test, /proc unreadable).
+struct host_figures {
+  std::optional<host_delta> sender, receiver;
+};
+
+// A paced test (--pps, --rate) against its target, from the sending side's figures (netserve's in
+// reverse). Rates are the sender's, over its own elapsed time. The error is on payload bit/s, which is
+// exact for TCP (whole messages are only bytes / message_size) and the same as the error on pps for UDP.
+struct target_figures {
+  double requested_pps = 0;
+  double achieved_pps = 0;
+  double requested_bits_per_second = 0;      // payload: requested_pps x message_size x 8
+  double achieved_bits_per_second = 0;
+  double error_percent = 0;                  // (achieved - requested) / requested x 100
+  bool met = false;                          // |error_percent| <= target_tolerance_percent
+};
+inline constexpr double target_tolerance_percent = 1.0;
+
 struct test_result {
   bool ok = false;
   std::string error;                          // why the test failed; no figures are reported then
@@ -67,12 +95,19 @@ struct test_result {
   int path_mtu = 0;
   int mss = 0;                                // TCP
   std::vector<interval_figures> intervals;
+  std::optional<target_figures> target;       // paced tests only
+  host_figures hosts;
+  std::optional<limit_verdict> verdict;
 };
 
 // Fills loss and reconciliation from sender and receiver counts. `drop_buffers` is the receiving socket's
 // drop count and `buffers` the buffers it delivered: with GRO one buffer carries many datagrams, and the
 // kernel counts a dropped buffer once, so drops in datagrams are then an estimate (flagged).
+// TCP reconciles on bytes: both sides' messages (and their pps) are set here from bytes (tcp_messages),
+// and the loss is what the bytes say, so per-write counts can never produce a false mismatch.
 void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers);
+// The target check of a paced test from its sender's figures (rates computed); requested_pps > 0.
+target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender);
 // Rates from counts and seconds.
 void compute_rates(flow_figures& f);
 

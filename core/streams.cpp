@@ -18,7 +18,9 @@ namespace {
 constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks at its stop token
 
 // Waits for the start instant (in slices that look at the stop token: the instant may be an hour away),
-// then fixes the test's monotonic start and end.
+// then fixes the test's monotonic start and end from the moment this thread actually woke: a thread that
+// wakes late sends for the full duration from then, paced from then (no backlog to catch up), and its
+// elapsed time is the time it really sent. netload refuses an instant already past (netload/client.cpp).
 void begin(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
            std::int64_t& end_mono) {
   if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
@@ -84,12 +86,12 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
       out.error = fmt::format("send: {}", std::strerror(errno));
       break;
     }
+    // Only bytes are published: messages are counted from them (tcp_messages), as the receiver does.
     counters.bytes.add(static_cast<std::uint64_t>(r));
     offset += static_cast<std::size_t>(r);
     if (offset == buffer.size()) {
       offset = 0;
       ++sends;
-      counters.packets.add(1);
     }
   }
   out.elapsed_ns = mono_ns() - start;

@@ -51,6 +51,8 @@ struct run_summary {
   std::optional<steady_state> steady;
   std::string steady_note;            // why there is no steady-state figure
   std::vector<std::string> target_misses;  // "instance: sent X of Y pps requested (-Z %)": paced, missed by > 1 %
+  std::optional<nb::limit_verdict> limit;  // where the limit was: the verdict of most instances
+  int limit_votes = 0;                     // how many instances gave it
   double start_skew_ms = 0;           // latest - earliest actual start
   double max_start_offset_ms = 0;     // latest actual start - T0
 };

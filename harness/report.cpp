@@ -92,6 +92,7 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
     out += t.text();
     for (const auto& f : s.failures) out += fmt::format("  failure: {}\n", f);
     for (const auto& m : s.target_misses) out += fmt::format("  TARGET MISSED {}\n", m);
+    if (s.limit) out += fmt::format("  limit ({} of {} instances): {}\n", s.limit_votes, s.run.instances.size(), s.limit->text);
   }
   text_table overview({"run", "role", "m", "sent pps", "recv pps", "sent Mbit/s", "recv Mbit/s", "steady recv pps",
                        "steady recv Mbit/s", "loss %", "skew ms"});

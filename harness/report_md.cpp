@@ -12,7 +12,7 @@ namespace {
 
 std::string overview(const std::vector<run_summary>& runs) {
   text_table t({"role", "test", "kind", "m (bytes)", "sent pps", "received pps", "sent Mbit/s", "received Mbit/s",
-                "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms"});
+                "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms", "limit"});
   for (const auto& s : runs) {
     if (s.run.topology == "pairs" || is_search_trial(s.run)) continue;
     if (!s.ok) {
@@ -24,7 +24,7 @@ std::string overview(const std::vector<run_summary>& runs) {
            fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
            s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
            fmt::format("{:.3f} ({} / {})", s.loss_percent, s.path_loss, s.kernel_drops),
-           fmt::format("{:.3f}", s.start_skew_ms)});
+           fmt::format("{:.3f}", s.start_skew_ms), s.limit ? s.limit->limit : ""});
   }
   return t.empty() ? "" : "## Every run\n\n" + t.markdown() + "\n";
 }
@@ -106,6 +106,8 @@ std::string run_section(const run_summary& s) {
                          "circuit's drops (its counts also include the tests' control packets).\n",
                          c->at("limit_dropped").get<std::uint64_t>(), c->at("shaper_dropped").get<std::uint64_t>(),
                          c->at("udp_delivered").get<std::uint64_t>(), s.sender.packets - s.receiver.packets);
+    if (s.limit)
+      out += fmt::format("**Limit** ({} of {} instances): {}\n", s.limit_votes, s.run.instances.size(), s.limit->text);
     if (s.steady)
       out += fmt::format("Steady state: {} per-second samples per instance in which every instance was sending, "
                          "after the warm-up.\n",

@@ -52,7 +52,7 @@ void add_rows(text_table& t, const json& s) {
 }
 
 std::string trial_table(const json& s) {
-  text_table t({"trial", "phase", "offered pps", "sent pps", "received pps", "received Mbit/s", "loss %", "note"});
+  text_table t({"trial", "phase", "offered pps", "sent pps", "received pps", "received Mbit/s", "loss %", "limit", "note"});
   int k = 0;
   for (const json& x : s.at("search").at("trials")) {
     const double offered = x.at("offered_pps").get<double>();
@@ -60,11 +60,11 @@ std::string trial_table(const json& s) {
     if (x.contains("loss_target_pct")) phase += fmt::format(" ({:g} %)", x.at("loss_target_pct").get<double>());
     std::vector<std::string> row{std::to_string(++k), phase, offered > 0 ? fmt_pps(offered) : "unpaced"};
     if (!x.at("ok").get<bool>()) {
-      row.insert(row.end(), {"FAILED", "", "", "", x.value("failure", "")});
+      row.insert(row.end(), {"FAILED", "", "", "", "", x.value("failure", "")});
     } else {
       row.insert(row.end(), {fmt_pps(x.at("sent_pps").get<double>()), fmt_pps(x.at("received_pps").get<double>()),
                              fmt_mbps(x.at("received_bits_per_second").get<double>()),
-                             fmt::format("{:.4f}", x.at("loss_pct").get<double>()),
+                             fmt::format("{:.4f}", x.at("loss_pct").get<double>()), x.value("limit", ""),
                              x.at("sender_limited").get<bool>() ? "sender-limited: not a pass" : ""});
     }
     t.add(row);

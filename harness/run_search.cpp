@@ -24,9 +24,10 @@ json search_record(const run_spec& r, int order, const rate_search& s) {
 std::string describe(const trial_outcome& t, std::uint32_t m) {
   const std::string offered = t.offered_pps > 0 ? fmt::format("{} pps", nb::format_si(t.offered_pps)) : "unpaced";
   if (!t.ok) return fmt::format("offered {}: FAILED: {}", offered, t.failure);
-  return fmt::format("offered {}: sent {} pps, received {} pps ({:.2f} Mbit/s), loss {:.4f} %{}", offered,
+  return fmt::format("offered {}: sent {} pps, received {} pps ({:.2f} Mbit/s), loss {:.4f} %{}{}", offered,
                      nb::format_si(t.sent_pps), nb::format_si(t.received_pps), t.received_pps * m * 8 / 1e6, t.loss_pct,
-                     t.sender_limited ? " - sender-limited, not a pass" : "");
+                     t.sender_limited ? " - sender-limited, not a pass" : "",
+                     t.limit.empty() ? "" : fmt::format(" [limit: {}]", t.limit));
 }
 
 }  // namespace

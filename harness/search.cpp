@@ -38,6 +38,7 @@ trial_outcome outcome_of(const run_summary& s, const std::string& phase, double 
   t.sent_pps = s.sender.pps;
   t.received_pps = s.receiver.pps;
   t.loss_pct = s.loss_percent;
+  if (s.limit) t.limit = s.limit->limit;
   const double share = offered_pps / static_cast<double>(s.run.instances.size());
   for (const auto& i : s.run.instances)
     if (offered_pps > 0 && i.result->sender.pps < sender_tolerance * share) t.sender_limited = true;
@@ -183,7 +184,7 @@ json to_json(const trial_outcome& t, std::uint32_t message_size) {
   }
   j.update({{"sent", t.sent}, {"received", t.received}, {"sent_pps", t.sent_pps}, {"received_pps", t.received_pps},
             {"received_bits_per_second", t.received_pps * message_size * 8.0}, {"loss_pct", t.loss_pct},
-            {"sender_limited", t.sender_limited}});
+            {"sender_limited", t.sender_limited}, {"limit", t.limit}});
   return j;
 }
 

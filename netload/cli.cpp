@@ -16,8 +16,7 @@ namespace {
 // netperf options netload does not take, with what they do, so the error says more than "unknown".
 const std::map<std::string, std::string> unsupported_global = {
     {"-a", "send/recv buffer alignment"}, {"-A", "remote buffer alignment"}, {"-b", "burst size"},
-    {"-B", "result banner text"}, {"-c", "local CPU utilisation"}, {"-C", "remote CPU utilisation"},
-    {"-d", "debug output"}, {"-D", "demo mode (use --interval)"}, {"-f", "output units"},
+    {"-B", "result banner text"}, {"-d", "debug output"}, {"-D", "demo mode (use --interval)"}, {"-f", "output units"},
     {"-F", "fill file"}, {"-i", "confidence iterations"}, {"-I", "confidence interval"},
     {"-j", "latency statistics"}, {"-n", "CPU count"}, {"-N", "no control connection"},
     {"-o", "remote offset"}, {"-O", "output selectors"}, {"-P", "banner on/off"}, {"-v", "verbosity"},
@@ -75,6 +74,8 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_option("-t,--test", raw.test, "UDP_STREAM or TCP_STREAM");
   app.add_option("-l,--length", o.duration_s, "Test duration, seconds")->check(CLI::PositiveNumber);
   app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax)");
+  app.add_flag("-c", o.local_cpu_util, "Print the local host's CPU utilisation and service demand");
+  app.add_flag("-C", o.remote_cpu_util, "Print the remote host's CPU utilisation and service demand");
   app.add_flag_callback("-4", [&] { o.family = AF_INET; }, "IPv4 only");
   app.add_flag_callback("-6", [&] { o.family = AF_INET6; }, "IPv6 only");
   app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)");
@@ -82,7 +83,7 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_option("--interval", o.interval_s, "Report every so many seconds (0 = off)")->check(CLI::NonNegativeNumber);
   app.add_flag("--json", o.json, "Print one JSON result object");
   app.add_flag("--json-stream", o.json_stream, "Print JSON lines: intervals, then the result");
-  app.add_option("--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds)");
+  app.add_option("--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds, in the future)");
   app.add_option("--streams", o.streams, "Parallel streams, one thread each")->check(CLI::Range(1, 64));
   app.add_flag("--reverse", o.reverse, "The server sends, netload receives");
   app.add_option("--dscp", o.dscp, "DSCP value for data packets")->check(CLI::Range(0, 63));
@@ -157,6 +158,10 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   app.set_version_flag("-V,--version", version);
   add_global(app, o, raw);
   CLI::App test_app{"test-specific options (after --)"};
+  // Printed last, after both option lists.
+  test_app.footer("Exit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"
+                  "3 ran but does not reconcile; 4 ran and reconciles, but the paced target (--pps, --rate) was\n"
+                  "missed by more than 1 %.");
   test_app.set_help_flag();
   add_test(test_app, raw, o);
   try {

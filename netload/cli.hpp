@@ -23,6 +23,8 @@ struct client_options {
   std::int32_t local_buffer = 0;          // -s
   std::int32_t remote_buffer = 0;         // -S
   std::int32_t local_cpu = -1, remote_cpu = -1;
+  bool local_cpu_util = false;            // -c: print this host's CPU use and service demand
+  bool remote_cpu_util = false;           // -C: the same for the server's host
   std::uint32_t mss = 0;                  // -M (TCP)
   double rate_bps = 0;                    // --rate, payload bits per second, all streams
   double pps = 0;                         // --pps, all streams

@@ -182,6 +182,12 @@ asio::awaitable<void> client_test::run() {
 
   requested_start_ns_ = o_.start_at ? static_cast<std::int64_t>(*o_.start_at * 1e9) : 0;
   start_wall_ns_ = requested_start_ns_ ? requested_start_ns_ : wall_ns() + 10'000'000;
+  // An instant already past cannot be kept: the senders would start at once, out of step with the other
+  // instances, and the intervals (aligned on the instant) would show nothing, then a backlog. No tolerance
+  // is needed: a thread that wakes a little after a future instant paces from its own wake-up.
+  if (std::int64_t late = wall_ns() - start_wall_ns_; requested_start_ns_ && late > 0)
+    throw std::runtime_error(fmt::format("start instant {:.3f} s in the past (--start-at {}): refused; give an instant in the future",
+                                         ns_to_s(late), *o_.start_at));
   const message start = start_msg{start_wall_ns_};
   co_await write_message(control_, start);
   start_threads();

@@ -44,6 +44,7 @@ class client_test {
   side_counts local_counts() const;
   void local_totals(std::uint64_t& packets, std::uint64_t& bytes) const;
   bool local_done() const;
+  void sample_host_end();  // once: the end of this side's data
   void emit_intervals(bool final);
 
   asio::io_context& io_;
@@ -60,6 +61,7 @@ class client_test {
   int local_buffer_granted_ = 0;
   side_counts local_final_;
   result_msg server_final_;
+  std::optional<host_snapshot> host_start_, host_end_;  // this host at the start instant and the end
 
   std::vector<fd_handle> data_fds_;
   std::vector<std::uint32_t> drops_at_start_;

@@ -2,6 +2,7 @@
 #include "netload/client.hpp"
 
 #include "core/clock.hpp"
+#include "core/verdict.hpp"
 #include "core/version.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -29,7 +30,8 @@ void client_test::local_totals(std::uint64_t& packets, std::uint64_t& bytes) con
     packets += o_.reverse ? recv_[s].packets.get() : send_[s].packets.get();
     bytes += o_.reverse ? recv_[s].bytes.get() : send_[s].bytes.get();
   }
-  if (o_.reverse && o_.kind == test_kind::tcp_stream) packets = bytes / o_.message_size;
+  // TCP, sending or receiving: messages from the bytes of all streams, as netserve counts them.
+  if (o_.kind == test_kind::tcp_stream) packets = tcp_messages(bytes, o_.message_size);
 }
 
 bool client_test::local_done() const {
@@ -40,6 +42,9 @@ bool client_test::local_done() const {
 
 asio::awaitable<void> client_test::local_side() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
+  // This host from the start instant on: the lead before it is no part of the test.
+  co_await sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())));
+  host_start_ = take_host_snapshot();
   // Samples at the same wall-clock boundaries as the server; stops early if every stream has ended.
   if (o_.interval_s > 0) {
     const std::int64_t step = s_to_ns(o_.interval_s);
@@ -68,9 +73,11 @@ asio::awaitable<void> client_test::wait_local_done() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
   if (!o_.reverse) {  // senders stop by themselves at the end
     while (!local_done() && wall_ns() < end + finish_grace_ns) co_await sleep_for(5ms);
+    sample_host_end();
     co_return;
   }
   while (wall_ns() < end) co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(end - wall_ns(), 50'000'000)));
+  sample_host_end();  // before the drain: its quiet wait would dilute the CPU shares
   std::int64_t give_up = wall_ns() + (o_.kind == test_kind::udp_stream ? drain_max_ns : finish_grace_ns);
   for (;;) {
     if (o_.kind == test_kind::tcp_stream) {
@@ -90,6 +97,10 @@ asio::awaitable<void> client_test::wait_local_done() {
   }
   for (auto& t : threads_) t.request_stop();
   while (!local_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
+}
+
+void client_test::sample_host_end() {
+  if (!host_end_) host_end_ = take_host_snapshot();
 }
 
 side_counts client_test::local_counts() const {
@@ -188,6 +199,7 @@ test_result client_test::result() const {
   compute_rates(r.receiver);
   r.loss.drops_shared = rcv.drops_shared;
   reconcile(r, rcv.kernel_drops, o_.kind == test_kind::udp_stream ? rcv.buffers : 0);
+  if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender);  // after reconcile: TCP messages
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
     r.out_of_order = rcv.out_of_order;
     if (rcv.jitter_ns >= 0) r.jitter_ms = rcv.jitter_ns / 1e6;
@@ -195,6 +207,11 @@ test_result client_test::result() const {
   std::string error = !snd.error.empty() ? snd.error : rcv.error;
   r.ok = error.empty();
   r.error = error;
+  std::optional<host_delta> local;
+  if (host_start_ && host_end_) local = host_delta_between(*host_start_, *host_end_);
+  (o_.reverse ? r.hosts.receiver : r.hosts.sender) = std::move(local);
+  (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
+  r.verdict = judge_limit(r);  // after the target and both hosts
   return r;
 }
 

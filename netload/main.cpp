@@ -11,8 +11,10 @@
 namespace {
 
 // Exit status: 0 the test ran and its counts reconcile; 1 the test failed (the reason is printed);
-// 2 bad command line; 3 the test ran but sent != received + lost.
-enum exit_code { ok = 0, failed = 1, usage = 2, unreconciled = 3 };
+// 2 bad command line; 3 the test ran but sent != received + lost; 4 the test ran and reconciles, but a
+// paced test's sender missed its target by more than 1 % (its figures are not the load that was asked
+// for, which a script must not take for a pass).
+enum exit_code { ok = 0, failed = 1, usage = 2, unreconciled = 3, target_missed = 4 };
 
 int run(const nb::load::client_options& o) {
   boost::asio::io_context io;
@@ -39,7 +41,7 @@ int run(const nb::load::client_options& o) {
   } else if (o.json) {
     fmt::print("{}\n", j.dump(2));
   } else if (r.ok) {
-    fmt::print("{}", nb::load::format_table(r));
+    fmt::print("{}", nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util));
   }
   if (!r.ok) {
     fmt::print(stderr, "netload: {}\n", r.error);
@@ -48,6 +50,11 @@ int run(const nb::load::client_options& o) {
   if (!r.loss.reconciles) {
     fmt::print(stderr, "netload: counts do not reconcile: {}\n", r.loss.note);
     return unreconciled;
+  }
+  if (r.target && !r.target->met) {
+    fmt::print(stderr, "netload: paced target missed: {:.1f} of {:.1f} {} sent ({:+.2f} %)\n", r.target->achieved_pps,
+               r.target->requested_pps, r.kind == nb::test_kind::tcp_stream ? "messages/s" : "pps", r.target->error_percent);
+    return target_missed;
   }
   return ok;
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace nb::load {
 namespace {
 
@@ -26,6 +28,20 @@ std::string loss_line(const test_result& r) {
   return s + "\n";
 }
 
+// A paced test against its target; nothing for an unpaced one.
+std::string target_line(const test_result& r) {
+  if (!r.target) return {};
+  const target_figures& t = *r.target;
+  const char* unit = r.kind == test_kind::tcp_stream ? "messages/s" : "pps";
+  const char* sender = r.reverse ? "the sender (netserve)" : "the sender";
+  std::string verdict = t.met ? "met"
+                        : t.error_percent < 0 ? fmt::format("TARGET MISSED, {} could not keep the rate", sender)
+                                              : fmt::format("TARGET MISSED, {} exceeded the rate", sender);
+  return fmt::format("Target      {:.1f} {} ({:.2f} Mbit/s) requested, {:.1f} ({:.2f} Mbit/s) sent ({:+.2f} %): {}\n",
+                     t.requested_pps, unit, t.requested_bits_per_second / 1e6, t.achieved_pps,
+                     t.achieved_bits_per_second / 1e6, t.error_percent, verdict);
+}
+
 std::string udp_table(const test_result& r) {
   std::string s = header(r);
   s += "Socket  Message  Elapsed      Messages\n"
@@ -36,6 +52,7 @@ std::string udp_table(const test_result& r) {
   s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", r.receiver.socket_buffer, "", r.receiver.seconds,
                    r.receiver.packets, "", r.receiver.bits_per_second / 1e6);
   s += fmt::format("Packets/s   sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
+  s += target_line(r);
   s += loss_line(r);
   if (r.jitter_ms || r.out_of_order)
     s += fmt::format("Jitter      {:.4f} ms   out of order {}\n", r.jitter_ms.value_or(0), r.out_of_order.value_or(0));
@@ -52,15 +69,49 @@ std::string tcp_table(const test_result& r) {
   s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", r.receiver.socket_buffer, r.sender.socket_buffer, r.message_size,
                    r.sender.seconds, r.receiver.bits_per_second / 1e6);
   s += fmt::format("Messages/s  sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
+  s += target_line(r);
   s += fmt::format("Bytes       sent {}   received {}{}\n", r.sender.bytes, r.receiver.bytes,
                    r.loss.reconciles ? "" : "   DOES NOT RECONCILE");
   s += fmt::format("MSS         {}   path MTU {}\n", r.mss, r.path_mtu);
   return s;
 }
 
+// netperf's service demand: microseconds of busy CPU (all CPUs) per KB (1024 bytes) of payload.
+double service_demand_us_per_kb(const host_delta& h, std::uint64_t bytes) {
+  const double busy = std::max(0.0, 100.0 - h.all.idle_pct - h.all.steal_pct) / 100.0;
+  return busy * h.cpus * h.window_s * 1e6 / (static_cast<double>(bytes) / 1024.0);
+}
+
+std::string cpu_lines(const char* label, const char* role, const std::optional<host_delta>& h, std::uint64_t bytes,
+                      const char* process) {
+  if (!h) return fmt::format("{:<12}{} host not sampled\n", label, role);
+  std::string s = fmt::format("{:<12}{} host {:.1f} % of {} CPU{}", label, role, h->all.busy_pct(), h->cpus,
+                              h->cpus == 1 ? "" : "s");
+  if (const cpu_share* b = h->busiest())
+    s += fmt::format(", busiest CPU {} {:.1f} % (softirq {:.1f} %)", b->cpu, b->busy_pct(), b->softirq_pct);
+  s += fmt::format("; {} {:.1f} % of a core\n", process, h->process_cpu_pct);
+  if (bytes > 0) s += fmt::format("{:<12}service demand {:.3f} us/KB\n", "", service_demand_us_per_kb(*h, bytes));
+  return s;
+}
+
+// -c / -C: each host's CPU; always: the verdict.
+std::string host_lines(const test_result& r, bool local_cpu, bool remote_cpu) {
+  std::string s;
+  const auto& local = r.reverse ? r.hosts.receiver : r.hosts.sender;
+  const auto& remote = r.reverse ? r.hosts.sender : r.hosts.receiver;
+  const std::uint64_t local_bytes = r.reverse ? r.receiver.bytes : r.sender.bytes;
+  const std::uint64_t remote_bytes = r.reverse ? r.sender.bytes : r.receiver.bytes;
+  if (local_cpu) s += cpu_lines("CPU local", r.reverse ? "receiver" : "sender", local, local_bytes, "netload");
+  if (remote_cpu) s += cpu_lines("CPU remote", r.reverse ? "sender" : "receiver", remote, remote_bytes, "netserve");
+  if (r.verdict) s += fmt::format("Limit       {}\n", r.verdict->text);
+  return s;
+}
+
 }  // namespace
 
-std::string format_table(const test_result& r) { return r.kind == test_kind::udp_stream ? udp_table(r) : tcp_table(r); }
+std::string format_table(const test_result& r, bool local_cpu, bool remote_cpu) {
+  return (r.kind == test_kind::udp_stream ? udp_table(r) : tcp_table(r)) + host_lines(r, local_cpu, remote_cpu);
+}
 
 std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns) {
   double secs = ns_to_s(i.end_ns - i.start_ns), from = ns_to_s(i.start_ns - test_start_ns);
@@ -74,6 +125,7 @@ nlohmann::json options_json(const client_options& o) {
   return {{"host", o.host},           {"port", o.port},           {"local_address", o.local_address},           {"test", to_string(o.kind)},
           {"duration_s", o.duration_s}, {"message_size", o.message_size}, {"local_buffer", o.local_buffer},
           {"remote_buffer", o.remote_buffer}, {"local_cpu", o.local_cpu}, {"remote_cpu", o.remote_cpu},
+          {"local_cpu_util", o.local_cpu_util}, {"remote_cpu_util", o.remote_cpu_util},
           {"mss", o.mss},             {"rate_bps", o.rate_bps},   {"pps", o.pps},
           {"target_pps", o.target_pps()}, {"interval_s", o.interval_s}, {"streams", o.streams},
           {"reverse", o.reverse},     {"dscp", o.dscp},           {"gso", o.gso},

@@ -124,8 +124,8 @@ void server_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
       bytes += tcp_recv_[s].bytes.get();
     }
   }
-  if (request_.kind == test_kind::tcp_stream && !request_.reverse && request_.message_size > 0)
-    packets = bytes / request_.message_size;
+  // TCP, sending or receiving: messages from the bytes of all streams, as netload counts them.
+  if (request_.kind == test_kind::tcp_stream) packets = tcp_messages(bytes, request_.message_size);
 }
 
 bool server_test::finished() const {

@@ -2,6 +2,7 @@
 #include "netserve/server.hpp"
 
 #include "core/clock.hpp"
+#include "core/host_stats.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
 
@@ -33,6 +34,18 @@ std::chrono::nanoseconds until_wall(std::int64_t wall) {
 constexpr std::int64_t max_start_lead_ns = 3600LL * 1'000'000'000;  // a start instant further out is refused
 constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;     // ... and one this far in the past
 constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
+
+// The host from the start instant (the client's lead before it is no part of the test) to the end of
+// the data: our senders' end in reverse, the client's end forward. The drain after it is mostly idle
+// time, which would dilute the CPU shares.
+asio::awaitable<void> sample_host(const server_test& t, const bool& ended, std::optional<host_delta>& out) {
+  while (!ended && wall_ns() < t.start_wall_ns())
+    co_await sleep_for(std::min<std::chrono::nanoseconds>(until_wall(t.start_wall_ns()), 100ms));
+  auto from = take_host_snapshot();
+  while (!ended && !(t.request().reverse && t.finished())) co_await sleep_for(10ms);
+  auto to = take_host_snapshot();
+  if (from && to) out = host_delta_between(*from, *to);
+}
 
 }  // namespace
 
@@ -99,9 +112,11 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
   test->start(start.start_wall_ns);
 
   bool ended = false;
-  auto client_end = co_await (report_intervals(socket, *test, ended) && await_end(socket, *test, ended));
+  std::optional<host_delta> host;
+  auto client_end = co_await (report_intervals(socket, *test, ended) && await_end(socket, *test, ended) &&
+                              sample_host(*test, ended, host));
   co_await drain(*test);
-  result_msg result{test->finish(), test->unattributed_since_start()};
+  result_msg result{test->finish(), test->unattributed_since_start(), std::move(host)};
   const message result_m = result;
   co_await write_message(socket, result_m);
 

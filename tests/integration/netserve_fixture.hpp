@@ -27,6 +27,7 @@ class netserve_process {
   const nlohmann::json& ready() const { return ready_; }
   const std::string& log() { return proc_->err_so_far(); }
   completed stop() { return proc_->stop(); }
+  pid_t pid() const { return proc_->pid(); }  // to stall it (SIGSTOP) as a loaded host would
 
   // The `packets=` figures netserve logged for tests on `port`, in order.
   std::vector<std::uint64_t> logged_packets(std::uint16_t port) {
@@ -53,6 +54,12 @@ class netserve_process {
   nlohmann::json ready_;
   std::vector<std::uint16_t> ports_;
 };
+
+// netload ran and its counts reconcile: exit status 0, or 4 when a paced test's sender fell more than 1 %
+// short of its target. Tests that pace only to keep the shared CI machine light accept both: on a busy
+// machine the sender's CPU is taken away, which is what 4 reports, not a fault in what they check
+// (tests/integration/test_targets.cpp checks the target itself).
+inline bool ran_and_reconciled(int status) { return status == 0 || status == 4; }
 
 inline std::vector<std::string> netload_argv(std::uint16_t port, const std::string& test, double seconds,
                                              std::vector<std::string> global, std::vector<std::string> test_opts) {

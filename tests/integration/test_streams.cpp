@@ -18,7 +18,7 @@ json run_json(std::uint16_t port, const std::string& test, double seconds, std::
   global.push_back("--json");
   auto c = nb::test::run(netload_argv(port, test, seconds, global, test_opts));
   INFO("stderr: " << c.err);
-  REQUIRE(c.status == 0);
+  REQUIRE(nb::test::ran_and_reconciled(c.status));
   return json::parse(c.out);
 }
 
@@ -120,7 +120,7 @@ TEST_CASE("eight concurrent instances on eight ports each get their own counts",
   for (int i = 0; i < 8; ++i) {
     auto c = clients[i]->wait();
     INFO("instance " << i << " stderr: " << c.err);
-    REQUIRE(c.status == 0);
+    REQUIRE(nb::test::ran_and_reconciled(c.status));
     json r = json::parse(c.out);
     require_reconciles(r);
     CHECK(r["port"] == server.port(i));
@@ -137,8 +137,8 @@ TEST_CASE("two clients on one port are counted apart", "[integration][multi]") {
   nb::test::child a(netload_argv(server.port(), "UDP_STREAM", 1, {"--json", "--pps", "10000"}, {"-m", "1"}));
   nb::test::child b(netload_argv(server.port(), "UDP_STREAM", 1, {"--json", "--pps", "40000"}, {"-m", "1"}));
   auto ra = a.wait(), rb = b.wait();
-  REQUIRE(ra.status == 0);
-  REQUIRE(rb.status == 0);
+  REQUIRE(nb::test::ran_and_reconciled(ra.status));
+  REQUIRE(nb::test::ran_and_reconciled(rb.status));
   json ja = json::parse(ra.out), jb = json::parse(rb.out);
   require_reconciles(ja);
   require_reconciles(jb);
@@ -163,8 +163,8 @@ TEST_CASE("two clients on two CPUs into one port are received on two lanes and c
   auto a = client(cpus[0]), b = client(cpus[1]);
   auto ra = a->wait(), rb = b->wait();
   INFO("a: " << ra.err << " b: " << rb.err);
-  REQUIRE(ra.status == 0);
-  REQUIRE(rb.status == 0);
+  REQUIRE(nb::test::ran_and_reconciled(ra.status));
+  REQUIRE(nb::test::ran_and_reconciled(rb.status));
   json ja = json::parse(ra.out), jb = json::parse(rb.out);
   require_reconciles(ja);
   require_reconciles(jb);
@@ -185,7 +185,7 @@ TEST_CASE("reverse UDP answers from the address the client used - also on a wild
   auto c = nb::test::run({nb::test::netload_path(), "-H", "127.0.0.5", "-p", std::to_string(port), "-t", "UDP_STREAM",
                           "-l", "1", "--reverse", "--pps", "20000", "--dscp", "46", "--json", "--", "-m", "100"});
   INFO(c.err);
-  REQUIRE(c.status == 0);
+  REQUIRE(nb::test::ran_and_reconciled(c.status));
   json r = json::parse(c.out);
   require_reconciles(r);
   CHECK(r["loss"]["packets"] == 0);

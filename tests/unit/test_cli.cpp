@@ -47,8 +47,18 @@ TEST_CASE("long options: rate - pps - streams - start - json", "[cli]") {
   CHECK(parse({}).message_size == 1024 * 1024);
 }
 
+TEST_CASE("netperf's -c and -C ask for each host's CPU utilisation", "[cli]") {
+  auto o = parse({"-t", "UDP_STREAM", "-c", "-C"});
+  CHECK(o.local_cpu_util);
+  CHECK(o.remote_cpu_util);
+  o = parse({"-C"});
+  CHECK_FALSE(o.local_cpu_util);
+  CHECK(o.remote_cpu_util);
+  CHECK_THROWS_WITH(parse_command_line({"--", "-C"}), Catch::Contains("TCP_CORK"));  // after --, netperf's -C is TCP_CORK
+}
+
 TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
-  CHECK_THROWS_WITH(parse_command_line({"-c"}), Catch::Contains("local CPU utilisation"));
+  CHECK_THROWS_WITH(parse_command_line({"-b", "4"}), Catch::Contains("netperf option -b (burst size)"));
   CHECK_THROWS_WITH(parse_command_line({"--", "-P", "12865"}), Catch::Contains("test-specific option -P"));
   CHECK_THROWS_AS(parse_command_line({"--bogus"}), usage_error);
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR"}), Catch::Contains("UDP_RR"));

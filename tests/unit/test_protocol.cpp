@@ -46,7 +46,7 @@ TEST_CASE("every message survives encoding and decoding", "[protocol]") {
   CHECK(e.counts.packets == c.packets);
   CHECK(e.counts.bytes == c.bytes);
   CHECK(e.counts.jitter_ns == 12.5);
-  CHECK(round_trip(result_msg{c, 7}).unattributed == 7);
+  CHECK(round_trip(result_msg{c, 7, {}}).unattributed == 7);
   CHECK(round_trip(ready_msg{3, "abc", "0.1.0", 100, 200, "gro"}).cookie == "abc");
   CHECK(round_trip(data_hello{"abc", 4}).stream == 4);
   CHECK(round_trip(start_msg{-5}).start_wall_ns == -5);
@@ -119,4 +119,30 @@ TEST_CASE("malformed payloads are protocol errors that name the problem", "[prot
   j = request;
   j["body"] = 5;
   fails_with(j, "must be an object");
+}
+
+TEST_CASE("the result message carries the server host's delta - optionally and strictly", "[protocol]") {
+  result_msg m;
+  m.counts.packets = 5;
+  CHECK_FALSE(round_trip(m).host);  // a netserve without host figures is still read
+  CHECK_FALSE(json::parse(encode_payload(message{m}))["body"].contains("host"));
+  host_delta h;
+  h.window_s = 2;
+  h.cpus = 1;
+  h.per_cpu.push_back({0, 10, 20, 30, 0, 40, 0});
+  h.interfaces.push_back({"eth0", 1, 2, 3, 4});
+  m.host = h;
+  auto back = round_trip(m);
+  REQUIRE(back.host);
+  CHECK(back.host->per_cpu.at(0).softirq_pct == 30);
+  CHECK(back.host->interfaces.at(0).tx_dropped == 4);
+
+  json j = json::parse(encode_payload(message{m}));
+  j["body"]["host"]["cpu"]["per_cpu"][0]["bogus"] = 1;
+  CHECK_THROWS_AS(decode_payload(j.dump()), protocol_error);
+  CHECK_THROWS_WITH(decode_payload(j.dump()), Catch::Contains("'bogus' is not a known field"));
+  j = json::parse(encode_payload(message{m}));
+  j["body"]["host"]["cpu"]["per_cpu"] = json::array();
+  for (std::size_t i = 0; i <= max_listed_cpus; ++i) j["body"]["host"]["cpu"]["per_cpu"].push_back(to_json(h)["cpu"]["per_cpu"][0]);
+  CHECK_THROWS_WITH(decode_payload(j.dump()), Catch::Contains("too many entries"));
 }

@@ -120,3 +120,97 @@ TEST_CASE("a GRO buffer counts as the datagrams it carries", "[flow]") {
   CHECK(ones.packets.get() == 64);
   CHECK(ones.sequenced.get() == 0);
 }
+
+TEST_CASE("TCP messages are bytes / message size on both sides - per-write counts cannot fail reconciliation", "[result]") {
+  // Five streams of 100000-byte writes, each ending part-way into its second write: 5 whole writes were
+  // sent, but the 5 x 60000 remainder bytes make three more messages of the 800000 bytes received.
+  test_result r;
+  r.kind = test_kind::tcp_stream;
+  r.message_size = 100'000;
+  r.sender.bytes = r.receiver.bytes = 800'000;
+  r.sender.packets = 5;  // as a per-write count had it
+  r.receiver.packets = 8;
+  r.sender.seconds = r.receiver.seconds = 0.5;
+  reconcile(r, 0, 0);
+  CHECK(r.loss.reconciles);
+  CHECK(r.sender.packets == 8);
+  CHECK(r.receiver.packets == 8);
+  CHECK(r.sender.pps == Approx(16));
+  CHECK(r.loss.packets == 0);
+  CHECK(r.loss.note.empty());
+
+  r.receiver.bytes = 750'000;  // a stream cut short: loss in messages and percent comes from the bytes
+  reconcile(r, 0, 0);
+  CHECK_FALSE(r.loss.reconciles);
+  CHECK(r.receiver.packets == 7);
+  CHECK(r.loss.packets == 1);
+  CHECK(r.sender.packets == r.receiver.packets + r.loss.packets);
+  CHECK(r.loss.percent == Approx(6.25));
+  CHECK(r.loss.note == "TCP delivered 750000 of 800000 bytes");
+
+  r.receiver.bytes = 800'001;
+  reconcile(r, 0, 0);
+  CHECK_FALSE(r.loss.reconciles);
+  CHECK(r.loss.note == "receiver counted 1 more bytes than were sent");
+  CHECK(tcp_messages(799'999, 100'000) == 7);
+  CHECK(tcp_messages(5, 0) == 0);
+}
+
+TEST_CASE("a paced test's target: met within 1 % of the payload rate - either way", "[result][target]") {
+  auto sent = [](double pps, std::uint32_t size) {
+    flow_figures f;
+    f.seconds = 10;
+    f.packets = static_cast<std::uint64_t>(pps * f.seconds);
+    f.bytes = f.packets * size;
+    compute_rates(f);
+    return f;
+  };
+  auto missed = check_target(100'000, 100, sent(24'812.3, 100));
+  CHECK(missed.requested_pps == 100'000);
+  CHECK(missed.achieved_pps == Approx(24'812.3));
+  CHECK(missed.requested_bits_per_second == Approx(80e6));
+  CHECK(missed.achieved_bits_per_second == Approx(24'812.3 * 800));
+  CHECK(missed.error_percent == Approx(-75.1877).margin(1e-3));
+  CHECK_FALSE(missed.met);
+  CHECK(check_target(100'000, 100, sent(99'500, 100)).met);
+  CHECK(check_target(100'000, 100, sent(100'900, 100)).met);
+  CHECK_FALSE(check_target(100'000, 100, sent(101'100, 100)).met);  // above is a miss too
+  CHECK_FALSE(check_target(100'000, 100, sent(98'900, 100)).met);
+  CHECK_FALSE(check_target(100'000, 100, flow_figures{}).met);      // nothing sent: -100 %
+
+  // TCP: the error is on bytes, so a stream's last partial message does not count against it.
+  flow_figures tcp;
+  tcp.seconds = 1;
+  tcp.bytes = 9'950'000;                    // 99.5 messages of 100000 bytes: 99 whole ones
+  tcp.packets = tcp_messages(tcp.bytes, 100'000);
+  compute_rates(tcp);
+  auto t = check_target(100, 100'000, tcp);
+  CHECK(t.error_percent == Approx(-0.5));
+  CHECK(t.met);
+}
+
+TEST_CASE("the target is in the JSON of paced tests only - strictly parsed", "[result][target]") {
+  auto r = udp(1000, 1000);
+  r.sender.seconds = r.receiver.seconds = 1;
+  compute_rates(r.sender);
+  reconcile(r, 0, 1000);
+  CHECK_FALSE(to_json(r).contains("target"));
+  CHECK_FALSE(result_from_json(to_json(r)).target);  // also how results from before targets read
+
+  r.target = check_target(1010, 1, r.sender);
+  auto back = result_from_json(to_json(r));
+  REQUIRE(back.target);
+  CHECK(back.target->requested_pps == 1010);
+  CHECK(back.target->achieved_pps == 1000);
+  CHECK(back.target->error_percent == Approx(r.target->error_percent));
+  CHECK(back.target->met == r.target->met);
+
+  auto j = to_json(r);
+  j["target"]["spare"] = 1;
+  CHECK_THROWS_WITH(result_from_json(j), Catch::Contains("target: field 'spare' is not a known field"));
+  j = to_json(r);
+  j["target"].erase("met");
+  CHECK_THROWS_WITH(result_from_json(j), Catch::Contains("target: field 'met' is missing"));
+  j["target"] = nullptr;
+  CHECK_THROWS_WITH(result_from_json(j), Catch::Contains("target must be an object"));
+}
