@@ -27,8 +27,9 @@ for attempt in first second; do
   echo "$attempt run: sent $(field "$work/$attempt.json" 'r["sender"]["packets"]'), received" \
        "$(field "$work/$attempt.json" 'r["receiver"]["packets"]'): $err"
 done
-load -t UDP_STREAM --pps 1000 --json -- -m 1372 >"$work/fits.json" || { echo "FAIL: -m 1372 fits 1400 but failed"; exit 1; }
-load -t TCP_STREAM --rate 20M --json >"$work/tcp.json" || { echo "FAIL: TCP_STREAM across the step failed"; exit 1; }
+# exit 4: ran and reconciles, but this short paced test missed its rate; not what is tested here
+load -t UDP_STREAM --pps 1000 --json -- -m 1372 >"$work/fits.json" 2>"$work/fits.err" || [[ $? -eq 4 ]] || { echo "FAIL: -m 1372 fits 1400 but failed: $(cat "$work/fits.err")"; exit 1; }
+load -t TCP_STREAM --rate 20M --json >"$work/tcp.json" 2>/dev/null || [[ $? -eq 4 ]] || { echo "FAIL: TCP_STREAM across the step failed"; exit 1; }
 mss=$(field "$work/tcp.json" 'r["mss"]') pmtu=$(field "$work/tcp.json" 'r["path_mtu"]')
 (( mss > 0 && mss <= 1360 )) || { echo "FAIL: TCP MSS $mss does not follow the 1400 path MTU"; exit 1; }
 echo "ok: -m 1372 passes; TCP_STREAM MSS $mss, path MTU $pmtu"
