@@ -78,23 +78,9 @@ def ports_test(netserve, cpu, n, out):
     t0 = time.monotonic()
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        import selectors
-        sel = selectors.DefaultSelector()
-        sel.register(p.stdout, selectors.EVENT_READ)
-        ready = None
-        deadline = t0 + 10.0
-        while time.monotonic() < deadline and ready is None:
-            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
-                break
-            line = p.stdout.readline()
-            if not line:
-                break
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if d.get("event") == "ready":
-                ready = d
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "lab"))
+        from wirelike_truth import wait_ready  # one reader of netserve's ready line for the lab and the bench
+        ready = wait_ready(p.stdout, t0 + 10.0)
         t1 = time.monotonic()
         if ready is None:
             res["error"] = "no ready line within 10 s"

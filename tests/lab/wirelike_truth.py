@@ -145,22 +145,10 @@ class Runner:
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
         self.procs.append(p)
         self.server = p
-        sel = selectors.DefaultSelector()
-        sel.register(p.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
-                break
-            line = p.stdout.readline()
-            if not line:
-                break
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if d.get("event") == "ready":
-                self.ports = d["ports"]
-                return
+        ready = wait_ready(p.stdout, time.monotonic() + 10)
+        if ready is not None:
+            self.ports = ready["ports"]
+            return
         raise Failure(f"netserve not ready in 10 s (see {err.name})")
 
     def ensure_server(self):
@@ -330,6 +318,26 @@ def default_cpus(recv):
     if not others:
         raise Failure("needs two CPUs (the receiver's and another for the senders)")
     return others[0]
+
+
+def wait_ready(stdout, deadline):
+    """netserve's JSON ready line from its stdout, or None when it did not come by `deadline` (monotonic).
+    Shared with bench/benchlib.py."""
+    sel = selectors.DefaultSelector()
+    sel.register(stdout, selectors.EVENT_READ)
+    while time.monotonic() < deadline:
+        if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
+            return None
+        line = stdout.readline()
+        if not line:
+            return None
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("event") == "ready":
+            return d
+    return None
 
 
 def main():
