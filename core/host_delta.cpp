@@ -100,6 +100,12 @@ const cpu_share* host_delta::busiest() const noexcept {
   return it == per_cpu.end() ? nullptr : &*it;
 }
 
+const cpu_share* host_delta::own_cpu() const noexcept {
+  for (const auto& c : per_cpu)
+    if (pinned_cpu >= 0 && c.cpu == pinned_cpu) return &c;
+  return busiest();
+}
+
 std::uint64_t host_delta::rx_dropped() const noexcept {
   std::uint64_t n = 0;
   for (const auto& i : interfaces) n += i.rx_dropped;
@@ -212,6 +218,7 @@ json to_json(const host_delta& d) {
           {"end_ns", d.end_ns},
           {"window_s", d.window_s},
           {"cpus", d.cpus},
+          {"pinned_cpu", d.pinned_cpu},
           {"cpu", std::move(cpu)},
           {"process", {{"cpu_s", d.process_cpu_s}, {"cpu_pct", d.process_cpu_pct}}},
           {"softnet",
@@ -230,6 +237,8 @@ host_delta host_delta_from_json(const json& j) {
   d.window_s = f.get<double>("window_s");
   if (!(d.window_s >= 0)) f.fail("window_s", "must not be negative");
   d.cpus = f.get<std::uint32_t>("cpus");
+  d.pinned_cpu = f.get_or<int>("pinned_cpu", -1);
+  if (d.pinned_cpu < -1) f.fail("pinned_cpu", "must be a CPU number or -1");
   cpu_from(f.get<json>("cpu"), d);
   counters_from(f.get<json>("process"), f.get<json>("softnet"), f.get<json>("udp"), d);
   for (const auto& i : bounded_list(f, "interfaces", max_listed_interfaces)) d.interfaces.push_back(interface_from(i));

@@ -92,12 +92,16 @@ struct host_delta {
   std::vector<cpu_share> per_cpu;         // by CPU number
   double process_cpu_s = 0;
   double process_cpu_pct = 0;             // percent of one core, as top prints it
+  int pinned_cpu = -1;                    // where the test's data thread was pinned (-T); -1: not pinned
   std::uint64_t softnet_processed = 0, softnet_dropped = 0, softnet_time_squeeze = 0;
   udp_counters udp;
   std::vector<interface_counters> interfaces;  // by name
 
   // The listed CPU with the most busy time; nullptr when none is listed.
   const cpu_share* busiest() const noexcept;
+  // The CPU the test's data thread ran on when it was pinned (and is listed), else the busiest: where
+  // the sender or reader of this test was, not another program's CPU on a shared host.
+  const cpu_share* own_cpu() const noexcept;
   std::uint64_t rx_dropped() const noexcept;  // over the listed interfaces
   std::uint64_t tx_dropped() const noexcept;
 };

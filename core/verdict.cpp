@@ -2,7 +2,7 @@
 //
 // Loss first: a test that lost datagrams was limited where they were lost. The receiving socket's own
 // drop counter (SO_MEMINFO, this test only) splits the loss; the larger part names the place:
-// - socket drops, with the receiver's busiest CPU saturated and mostly in softirq: the CPU that should
+// - socket drops, with the reader's CPU (where -T pinned it, else the busiest) saturated and mostly in softirq: the CPU that should
 //   run the reader spent itself delivering packets to the socket (receive livelock); or with every CPU
 //   of the receiving host busy: the reader starved. Both "receiver-cpu";
 // - socket drops otherwise: the socket overflowed, its buffer too small or its reader too slow;
@@ -35,9 +35,10 @@ bool saturated(const cpu_share* c) { return c && c->busy_pct() >= saturated_cpu_
 
 std::string busiest_text(const host_delta* h, const char* whose) {
   if (!h) return fmt::format("{} host not sampled", whose);
-  const cpu_share* b = h->busiest();
+  const cpu_share* b = h->own_cpu();
   if (!b) return fmt::format("{} CPUs unknown", whose);
-  return fmt::format("busiest {} CPU {} {:.0f} % busy, softirq {:.0f} %", whose, b->cpu, b->busy_pct(), b->softirq_pct);
+  return fmt::format("{} {} CPU {} {:.0f} % busy, softirq {:.0f} %", b->cpu == h->pinned_cpu ? "pinned" : "busiest", whose,
+                     b->cpu, b->busy_pct(), b->softirq_pct);
 }
 
 const char* sender_process(const test_result& r) { return r.reverse ? "netserve" : "netload"; }
@@ -53,7 +54,7 @@ double sender_cores(const judged& j) {
 // CPU, not to the process (measured on loopback: netload 76 % of a core, its CPU 100 % busy with 20 %
 // softirq), so the busiest CPU's interrupt share is added back to the process's time.
 double sender_with_interrupts(const judged& j) {
-  const cpu_share* b = j.snd->busiest();
+  const cpu_share* b = j.snd->own_cpu();
   return j.snd->process_cpu_pct + (saturated(b) ? b->softirq_pct + b->irq_pct : 0);
 }
 
@@ -72,20 +73,20 @@ std::string sender_cpu_text(const judged& j) {
                        j.r.streams == 1 ? "" : "s");
   if (sender_with_interrupts(j) >= saturated_process_pct * sender_cores(j))
     return fmt::format("{} {:.0f} % of a core plus softirq/irq {:.0f} % on the sender's CPU {} ({:.0f} % busy)", proc,
-                       h.process_cpu_pct, h.busiest()->softirq_pct + h.busiest()->irq_pct, h.busiest()->cpu,
-                       h.busiest()->busy_pct());
+                       h.process_cpu_pct, h.own_cpu()->softirq_pct + h.own_cpu()->irq_pct, h.own_cpu()->cpu,
+                       h.own_cpu()->busy_pct());
   return fmt::format("the sender host's CPUs were {:.0f} % busy (other load): {} had {:.0f} % of a core",
                      h.all.busy_pct(), proc, h.process_cpu_pct);
 }
 
 // TCP: a receiver that cannot keep up closes its window and holds the sender back.
-bool receiver_saturated(const judged& j) { return j.rcv && (saturated(j.rcv->busiest()) || host_saturated(j.rcv)); }
+bool receiver_saturated(const judged& j) { return j.rcv && (saturated(j.rcv->own_cpu()) || host_saturated(j.rcv)); }
 
 limit_verdict socket_loss(const judged& j) {
   const loss_figures& l = j.r.loss;
   const std::string drops = fmt::format("the receiving socket dropped {}{} of {} lost", l.drops_estimated ? "about " : "",
                                         l.receiver_kernel_drops, l.packets);
-  const cpu_share* b = j.rcv ? j.rcv->busiest() : nullptr;
+  const cpu_share* b = j.rcv ? j.rcv->own_cpu() : nullptr;
   if (saturated(b) && b->softirq_pct >= livelock_softirq_pct)
     return {"receiver-cpu", fmt::format("receiver CPU-bound (CPU {} {:.0f} % busy, softirq {:.0f} %: receive livelock): {}",
                                         b->cpu, b->busy_pct(), b->softirq_pct, drops)};

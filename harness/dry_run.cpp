@@ -59,7 +59,7 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
     const std::uint16_t port = r.servers[i.server_index].ports[i.port_slot];
     const std::string& address = p.hosts.at(i.server).address;
     auto argv =
-        l.wrap_announcing_pid(netload_command(l.program("netload"), r, p.hosts.at(i.server), port, "T0", p.hosts.at(i.client)));
+        l.wrap_announcing_pid(netload_command(l.program("netload"), r, p.hosts.at(i.server), port, p.hosts.at(i.client)));
     if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";
@@ -86,8 +86,8 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
             "{:g}-s final trial per loss target ({}%)",
             s->max_trials, s->trial, r.instances.size(), s->final_s, fmt::join(s->loss_pct, "%, ")));
   }
-  std::string out = fmt::format("# dry run of plan '{}' ({}): {} run(s); T0 = launch time + {:g} s lead, "
-                                "the same instant for every instance of a run\n",
+  std::string out = fmt::format("# dry run of plan '{}' ({}): {} run(s); each netload connects, prints 'armed' and waits; "
+                                "once all of a run are armed, each gets T0 = that moment + {:g} s (lead) on its stdin\n",
                                 p.name, p.source_path, runs.size(), p.lead);
   for (const auto& [name, cmds] : per_host) {
     const launcher& l = *ls.at(name);

@@ -87,7 +87,7 @@ std::vector<std::string> netserve_command(const std::string& program, const host
 std::string source_address(const host& h) { return h.launcher == launcher_kind::local ? h.address : ""; }
 
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
-                                         std::uint16_t port, const std::string& start_at, const host& client) {
+                                         std::uint16_t port, const host& client) {
   const test_spec& t = *r.spec;
   std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", r.kind,
                                 "-l", fmt::format("{:g}", r.duration)};
@@ -99,7 +99,7 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
   if (t.streams > 1) argv.insert(argv.end(), {"--streams", std::to_string(t.streams)});
   if (t.reverse) argv.push_back("--reverse");
   if (t.dscp >= 0) argv.insert(argv.end(), {"--dscp", std::to_string(t.dscp)});
-  argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-at", start_at,
+  argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin",
                            "--", "-m", std::to_string(r.message_size)});
   if (!t.send_buffer.empty()) argv.insert(argv.end(), {"-s", t.send_buffer});
   if (!t.recv_buffer.empty()) argv.insert(argv.end(), {"-S", t.recv_buffer});

@@ -54,8 +54,9 @@ std::vector<std::string> netserve_command(const std::string& program, const host
 // A host run by the local launcher sends from its plan address (netload -L): on loopback, 127.0.0.2..9
 // are then eight distinct sources, as eight instances would be. Remote hosts send from their own.
 std::string source_address(const host& h);
+// netload connects, says "armed" and reads its start instant from stdin: the harness's start barrier.
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
-                                         std::uint16_t port, const std::string& start_at, const host& client);
+                                         std::uint16_t port, const host& client);
 
 // The run's description as stored in raw/<run>/run.json, enough to rebuild the reports.
 nlohmann::json to_json(const run_spec& r, const plan& p);

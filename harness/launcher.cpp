@@ -33,20 +33,14 @@ class ssh_launcher final : public launcher {
   ssh_launcher(host h, std::string control_dir) : launcher(std::move(h), ""), control_dir_(std::move(control_dir)) {}
 
   std::vector<std::string> wrap(const std::vector<std::string>& command) const override {
-    auto argv = base("no");
-    argv.push_back("-n");  // the remote program reads nothing from us
-    argv.push_back("--");
-    argv.push_back(host_.address);
-    // ssh hands the remote shell one string: each word quoted, so no plan value is ever shell syntax.
-    argv.push_back(quote_argv(command));
-    return argv;
+    return remote(command, false);  // the remote program reads nothing from us
   }
   bool stops_remotely() const override { return true; }
   std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const override {
     // A fixed script; the command stays separate words ("$@"), quoted like any other argv.
     std::vector<std::string> argv{"sh", "-c", "echo harness-remote-pid $$; exec \"$@\"", "sh"};
     argv.insert(argv.end(), command.begin(), command.end());
-    return wrap(argv);
+    return remote(argv, true);
   }
   // One master connection per host, started up front in the background (-f -N) with its output on
   // /dev/null, so later commands multiplex over it and no background ssh holds our pipes.
@@ -64,6 +58,15 @@ class ssh_launcher final : public launcher {
   }
 
  private:
+  std::vector<std::string> remote(const std::vector<std::string>& command, bool with_stdin) const {
+    auto argv = base("no");
+    if (!with_stdin) argv.push_back("-n");
+    argv.push_back("--");
+    argv.push_back(host_.address);
+    // ssh hands the remote shell one string: each word quoted, so no plan value is ever shell syntax.
+    argv.push_back(quote_argv(command));
+    return argv;
+  }
   std::vector<std::string> base(const char* master) const {
     std::vector<std::string> argv{"ssh", "-o", "BatchMode=yes", "-o",
                                   fmt::format("ConnectTimeout={}", host_.ssh.connect_timeout), "-o",

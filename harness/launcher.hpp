@@ -21,7 +21,8 @@ class launcher {
   // means running `kill` there with the pid from its ready line.
   virtual bool stops_remotely() const { return false; }
   // Like wrap, but where stops_remotely() the remote side first prints "harness-remote-pid N" on
-  // stdout, so the program (netload has no ready line) can be stopped on cancel.
+  // stdout, so the program (netload has no ready line) can be stopped on cancel; and the program's
+  // standard input is ours (netload reads its start instant from it), where wrap gives it none.
   virtual std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const {
     return wrap(command);
   }

@@ -6,10 +6,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
+  // netload instances read their start instant from a pipe of ours; one that died must give EPIPE to
+  // that write, not kill the harness.
+  std::signal(SIGPIPE, SIG_IGN);
   // `harness lab ...` has its own commands and options: everything after "lab" goes to it untouched.
   if (argc > 1 && std::string(argv[1]) == "lab") return lab::lab_main(std::vector<std::string>(argv + 2, argv + argc));
   CLI::App app{"harness: run a netserve / netload test plan and report it"};

@@ -90,7 +90,7 @@ struct plan {
   double duration = 10;      // seconds per test
   double warmup = 1;         // seconds left out of the steady-state window
   int repeats = 1;
-  double lead = 1.0;         // seconds from launch to the common start instant T0
+  double lead = 0.5;         // seconds from "every instance armed" to the common start instant T0
   double interval = 1.0;     // netload --interval
   double skew_bound_ms = 20; // an instance starting later than T0 + this is a failed instance
   double settle = 1.0;       // pause between runs (seconds), so one run's tail does not hit the next

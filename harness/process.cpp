@@ -3,6 +3,8 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/writable_pipe.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -25,7 +27,8 @@ using asio::use_awaitable;
 using namespace asio::experimental::awaitable_operators;
 
 struct child_process::state {
-  state(asio::any_io_executor ex) : out(ex), err(ex), deadline(ex) {}
+  state(asio::any_io_executor ex) : in(ex), out(ex), err(ex), deadline(ex) {}
+  asio::writable_pipe in;
   asio::readable_pipe out, err;
   std::optional<bp::process> proc;
   asio::steady_timer deadline;
@@ -46,15 +49,20 @@ std::string resolve(const std::string& program) {
 
 }  // namespace
 
-child_process::child_process(asio::any_io_executor ex, const std::vector<std::string>& argv)
+child_process::child_process(asio::any_io_executor ex, const std::vector<std::string>& argv, bool to_stdin)
     : s_(std::make_shared<state>(ex)) {
   if (argv.empty()) throw std::runtime_error("empty command");
+  asio::readable_pipe in_r(ex);
   asio::writable_pipe out_w(ex), err_w(ex);
+  if (to_stdin) asio::connect_pipe(in_r, s_->in);
   asio::connect_pipe(s_->out, out_w);
   asio::connect_pipe(s_->err, err_w);
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   try {
-    s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{nullptr, out_w, err_w});
+    if (to_stdin)
+      s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{in_r, out_w, err_w});
+    else
+      s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{nullptr, out_w, err_w});
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("cannot start '{}': {}", argv[0], e.what()));
   }
@@ -73,6 +81,18 @@ int child_process::pid() const { return s_->proc ? s_->proc->id() : -1; }
 bool child_process::running() {
   boost::system::error_code ec;
   return s_->proc && !s_->exited && s_->proc->running(ec);
+}
+
+bool child_process::write_stdin(const std::string& line) {
+  if (!s_->in.is_open()) return false;
+  boost::system::error_code ec;
+  asio::write(s_->in, asio::buffer(line), ec);  // a dead reader is EPIPE here: SIGPIPE is ignored in main
+  return !ec;
+}
+
+void child_process::close_stdin() {
+  boost::system::error_code ec;
+  s_->in.close(ec);
 }
 
 void child_process::request_stop() {

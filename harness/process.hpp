@@ -26,7 +26,8 @@ struct process_outcome {
 class child_process {
  public:
   // Starts argv[0] (searched in PATH when not a path). Throws std::runtime_error when it cannot start.
-  child_process(asio::any_io_executor ex, const std::vector<std::string>& argv);
+  // Its stdin is /dev/null, or with `to_stdin` a pipe that write_stdin feeds.
+  child_process(asio::any_io_executor ex, const std::vector<std::string>& argv, bool to_stdin = false);
   ~child_process();
   child_process(const child_process&) = delete;
   child_process& operator=(const child_process&) = delete;
@@ -39,6 +40,10 @@ class child_process {
                                           const std::function<void(const std::string&)>* on_line = nullptr);
   // Reads stdout up to the next line; nullopt at end of file or deadline (then the process is killed).
   asio::awaitable<std::optional<std::string>> read_line(std::chrono::steady_clock::time_point deadline);
+
+  // One short line (well under the pipe's buffer, so it never blocks); false when the child is gone.
+  bool write_stdin(const std::string& line);
+  void close_stdin();
 
   void request_stop();  // SIGTERM: let it shut down cleanly
   void kill();          // SIGKILL

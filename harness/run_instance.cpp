@@ -20,6 +20,9 @@ using nlohmann::json;
 namespace {
 
 constexpr auto ready_timeout = 15s;
+// netload gives up connecting after 5 s and on the server's ready after 10 s, so it arms or fails by
+// then; netserve waits 30 s for the start.
+constexpr auto arm_timeout = 20s;
 
 // The ready line: {"event":"ready","ports":[...],"pid":N,...}; anything else is a failed start.
 void take_ready_line(running_server& s, const std::string& line, std::size_t want) {
@@ -81,22 +84,25 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
   }
 }
 
-asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers, double t0,
-                                            const fs::path& run_dir) {
+asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers,
+                                            json& spec, const fs::path& run_dir) {
   std::vector<live_instance> live(r.instances.size());
   std::size_t pending = r.instances.size();
   std::exception_ptr failure;
   asio::steady_timer tick(io_);
+  start_barrier barrier(io_.get_executor());
   for (std::size_t i = 0; i < r.instances.size(); ++i) {
     const running_server& server = servers.at(r.instances[i].server_index);
-    asio::co_spawn(io_, run_instance(r, i, server, t0, run_dir, live[i]), [&](std::exception_ptr e) {
+    asio::co_spawn(io_, run_instance(r, i, server, run_dir, live[i], barrier), [&](std::exception_ptr e) {
       if (e && !failure) failure = e;
       if (--pending == 0) tick.cancel();
     });
   }
+  const double t0 = co_await start_together(r, live, barrier);
+  spec["t0"] = t0;
+  write_json(run_dir / "run.json", spec);
   // The run coroutine itself is the live display: wake every second, or when the last instance ends.
-  const auto first_tick = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3));
-  tick.expires_at(first_tick + 1s);
+  tick.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3)) + 1s);
   while (pending > 0) {
     co_await tick.async_wait(asio::as_tuple(use_awaitable));
     if (pending == 0) break;
@@ -106,8 +112,35 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
   if (failure) std::rethrow_exception(failure);
 }
 
+// The start barrier: T0 is chosen only once every instance is connected and waiting, so a slow launch
+// (ssh, a loaded host, a lost SYN) delays the run instead of making an instance miss a fixed instant.
+// When one fails or never arms, the others' stdin closes and they end without sending.
+asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<live_instance>& live,
+                                               start_barrier& barrier) {
+  const std::size_t n = live.size();
+  const auto give_up = std::chrono::steady_clock::now() + arm_timeout;
+  while (barrier.armed + barrier.ended < n && std::chrono::steady_clock::now() < give_up) {
+    barrier.wake.expires_at(give_up);
+    co_await barrier.wake.async_wait(asio::as_tuple(use_awaitable));
+  }
+  const double now = nb::ns_to_s(nb::wall_ns());
+  if (barrier.armed == n) {
+    const double t0 = now + plan_.lead;
+    const std::string line = fmt::format("{:.6f}\n", t0);
+    for (auto& l : live)
+      if (l.proc) l.proc->write_stdin(line);
+    co_return t0;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (!live[i].armed && live[i].running)
+      fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", r.id, r.instances[i].name, arm_timeout.count());
+  for (auto& l : live)
+    if (l.proc) l.proc->close_stdin();
+  co_return now;
+}
+
 asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index, const running_server& server,
-                                           double t0, const fs::path& run_dir, live_instance& live) {
+                                           const fs::path& run_dir, live_instance& live, start_barrier& barrier) {
   const instance_spec& spec = r.instances[index];
   const launcher& l = on(spec.client);
   const host& srv = plan_.hosts.at(spec.server);
@@ -119,8 +152,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   rec.server_address = srv.address;
   rec.category = spec.category;
   const auto port = server.ports.at(spec.port_slot);
-  auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv, port, fmt::format("{:.6f}", t0),
-                                                           plan_.hosts.at(spec.client)));
+  auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client)));
   record_command(spec.client, argv);
   std::optional<json> result_line;
   child_process* self = nullptr;
@@ -131,7 +163,10 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
     }
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return;
-    if (j.value("type", "") == "interval") {
+    if (j.value("type", "") == "armed" && !live.armed) {
+      live.armed = true;
+      barrier.arrive(barrier.armed);
+    } else if (j.value("type", "") == "interval") {
       const double secs = static_cast<double>(j.value("end_ns", 0LL) - j.value("start_ns", 0LL)) / 1e9;
       live.sent_pps = nb::per_second(j.value("sent_packets", 0ULL), secs);
       live.sent_bps = nb::bits_per_second(j.value("sent_bytes", 0ULL), secs);
@@ -142,21 +177,24 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       result_line = std::move(j);
     }
   };
-  // Hard deadline: the lead, the test, and a generous allowance for connect, drain and the final report.
-  const auto deadline = std::chrono::steady_clock::now() +
+  // Hard deadline: the barrier, the lead, the test, and a generous allowance for drain and the final report.
+  const auto deadline = std::chrono::steady_clock::now() + arm_timeout +
                         std::chrono::milliseconds(static_cast<long>((plan_.lead + r.duration) * 1e3)) + 30s;
   try {
-    child_process p(io_.get_executor(), argv);
+    child_process p(io_.get_executor(), argv, true);
     self = &p;
+    live.proc = &p;
     active_.insert(&p);
-    struct unregister {  // cancel() must never reach a process that is gone
+    struct unregister {  // cancel() and the barrier must never reach a process that is gone
       runner& r;
       child_process* p;
+      live_instance& live;
       ~unregister() {
         r.active_.erase(p);
         r.remote_.erase(p);
+        live.proc = nullptr;
       }
-    } guard{*this, &p};
+    } guard{*this, &p, live};
     process_outcome o = co_await p.finish(deadline, &on_line);
     rec.exit_code = o.exit_code;
     rec.timed_out = o.timed_out;
@@ -167,6 +205,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
     rec.error = e.what();
   }
   live.running = false;
+  if (!live.armed) barrier.arrive(barrier.ended);
   live.sent_pps = live.sent_bps = live.recv_pps = live.recv_bps = 0;
   live.failed = !rec.error.empty() || !rec.result || !rec.result->ok;
   write_json(run_dir / (spec.name + ".json"), to_json(rec));  // measured data hits the disk first

@@ -174,13 +174,10 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   std::exception_ptr failure;
   try {
     co_await start_servers(r, servers);
-    const double t0 = nb::ns_to_s(nb::wall_ns()) + plan_.lead;
     nlohmann::json spec = to_json(r, plan_);
     spec["order"] = order_++;
-    spec["t0"] = t0;
-    write_json(run_dir / "run.json", spec);
     const auto before = circuit_counters();
-    co_await run_instances(r, servers, t0, run_dir);
+    co_await run_instances(r, servers, spec, run_dir);  // writes run.json once T0 is chosen
     if (lab_) {  // what the emulated circuit itself counted during the run, for the report
       spec["circuit"] = circuit_delta(before, circuit_counters());
       write_json(run_dir / "run.json", spec);

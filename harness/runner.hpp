@@ -38,10 +38,23 @@ struct running_server {
   std::string error;  // why it did not become ready
 };
 
-// What the live display knows about one instance while it runs.
+// What the start barrier and the live display know about one instance while it runs.
 struct live_instance {
   bool running = true, failed = false;
+  bool armed = false;              // connected, waiting for its start instant
+  child_process* proc = nullptr;  // while it runs: where its start instant goes
   double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;  // last interval
+};
+
+// Every instance of a run either armed or ended: the barrier's wait is over.
+struct start_barrier {
+  explicit start_barrier(asio::any_io_executor ex) : wake(ex) {}
+  std::size_t armed = 0, ended = 0;
+  asio::steady_timer wake;
+  void arrive(std::size_t& counter) {
+    ++counter;
+    wake.cancel();
+  }
 };
 
 // The emulated circuit's own counts between two snapshots (`harness lab counters`): packets its
@@ -65,10 +78,11 @@ class runner {
   asio::awaitable<void> settle_pause();
   asio::awaitable<void> start_servers(const run_spec& r, std::vector<running_server>& servers);
   asio::awaitable<void> stop_servers(std::vector<running_server>& servers);
-  asio::awaitable<void> run_instances(const run_spec& r, const std::vector<running_server>& servers, double t0,
-                                      const std::filesystem::path& run_dir);
-  asio::awaitable<void> run_instance(const run_spec& r, std::size_t index, const running_server& server, double t0,
-                                     const std::filesystem::path& run_dir, live_instance& live);
+  asio::awaitable<void> run_instances(const run_spec& r, const std::vector<running_server>& servers,
+                                      nlohmann::json& spec, const std::filesystem::path& run_dir);
+  asio::awaitable<double> start_together(const run_spec& r, std::vector<live_instance>& live, start_barrier& barrier);
+  asio::awaitable<void> run_instance(const run_spec& r, std::size_t index, const running_server& server,
+                                     const std::filesystem::path& run_dir, live_instance& live, start_barrier& barrier);
   asio::awaitable<void> close_launchers();
   void record_command(const std::string& host, const std::vector<std::string>& argv);
   void write_environment();

@@ -84,6 +84,8 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_flag("--json", o.json, "Print one JSON result object");
   app.add_flag("--json-stream", o.json_stream, "Print JSON lines: intervals, then the result");
   app.add_option("--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds, in the future)");
+  app.add_flag("--start-on-stdin", o.start_on_stdin,
+               "Connect, say 'armed', then read the start instant (epoch seconds) from standard input");
   app.add_option("--streams", o.streams, "Parallel streams, one thread each")->check(CLI::Range(1, 64));
   app.add_flag("--reverse", o.reverse, "The server sends, netload receives");
   app.add_option("--dscp", o.dscp, "DSCP value for data packets")->check(CLI::Range(0, 63));
@@ -132,6 +134,7 @@ void finish(client_options& o, const raw_options& raw) {
   if (o.interval_s > 0 && (o.interval_s < 0.05 || o.interval_s > o.duration_s))
     throw usage_error("--interval must be between 0.05 s and the test duration");
   if (o.json && o.json_stream) throw usage_error("give --json or --json-stream, not both");
+  if (o.start_at && o.start_on_stdin) throw usage_error("give --start-at or --start-on-stdin, not both");
   if (o.json_stream && o.interval_s == 0) o.interval_s = std::min(1.0, o.duration_s);
 }
 

@@ -32,6 +32,7 @@ struct client_options {
   bool json = false;
   bool json_stream = false;
   std::optional<double> start_at;         // epoch seconds
+  bool start_on_stdin = false;            // after the handshake: say "armed", read the start instant from stdin
   std::uint32_t streams = 1;
   bool reverse = false;
   std::int32_t dscp = -1;

@@ -7,10 +7,15 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
+
+#include <charconv>
+#include <unistd.h>
 
 namespace nb::load {
 
@@ -34,11 +39,11 @@ asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, do
 
 }  // namespace
 
-client_test::client_test(asio::io_context& io, client_options options, interval_sink sink)
+client_test::client_test(asio::io_context& io, client_options options, client_events events)
     : io_(io),
       o_(std::move(options)),
       psk_(o_.psk_file.empty() ? std::string() : read_psk_file(o_.psk_file)),
-      sink_(std::move(sink)),
+      events_(std::move(events)),
       control_(io),
       drops_at_start_(o_.streams),
       send_(o_.streams),
@@ -172,6 +177,28 @@ void client_test::start_threads() {
   }
 }
 
+// The harness's barrier: every instance connects and says so, then all get one instant, chosen once the
+// slowest is ready. netserve waits 30 s for the start message, so the wait here ends before that.
+asio::awaitable<std::int64_t> client_test::read_start_instant() {
+  if (events_.armed) events_.armed();
+  asio::posix::stream_descriptor in(io_);
+  boost::system::error_code ec;
+  in.assign(::dup(STDIN_FILENO), ec);
+  if (ec) throw std::runtime_error(fmt::format("--start-on-stdin: standard input cannot be read here: {}", ec.message()));
+  std::string line;
+  asio::steady_timer timer(io_, 25s);
+  auto r = co_await (asio::async_read_until(in, asio::dynamic_buffer(line), '\n', asio::as_tuple(asio::use_awaitable)) ||
+                     timer.async_wait(asio::use_awaitable));
+  if (r.index() == 1) throw std::runtime_error("--start-on-stdin: no start instant within 25 s");
+  if (auto [read_ec, n] = std::get<0>(r); read_ec)
+    throw std::runtime_error("--start-on-stdin: standard input closed before a start instant came");
+  double at = 0;
+  const char* end = line.data() + line.find('\n');
+  if (auto [p, e] = std::from_chars(line.data(), end, at); e != std::errc() || p != end || !(at > 0))
+    throw std::runtime_error(fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds)", line.substr(0, 40)));
+  co_return static_cast<std::int64_t>(at * 1e9);
+}
+
 asio::awaitable<void> client_test::run() {
   co_await connect_control();
   if (o_.kind == test_kind::udp_stream) open_udp_sockets();
@@ -180,14 +207,15 @@ asio::awaitable<void> client_test::run() {
   ready_ = co_await expect_message<ready_msg>(control_, 10s);
   if (o_.kind == test_kind::tcp_stream) co_await open_tcp_streams();
 
-  requested_start_ns_ = o_.start_at ? static_cast<std::int64_t>(*o_.start_at * 1e9) : 0;
+  if (o_.start_on_stdin) requested_start_ns_ = co_await read_start_instant();
+  else if (o_.start_at) requested_start_ns_ = static_cast<std::int64_t>(*o_.start_at * 1e9);
   start_wall_ns_ = requested_start_ns_ ? requested_start_ns_ : wall_ns() + 10'000'000;
   // An instant already past cannot be kept: the senders would start at once, out of step with the other
   // instances, and the intervals (aligned on the instant) would show nothing, then a backlog. No tolerance
   // is needed: a thread that wakes a little after a future instant paces from its own wake-up.
   if (std::int64_t late = wall_ns() - start_wall_ns_; requested_start_ns_ && late > 0)
-    throw std::runtime_error(fmt::format("start instant {:.3f} s in the past (--start-at {}): refused; give an instant in the future",
-                                         ns_to_s(late), *o_.start_at));
+    throw std::runtime_error(fmt::format("start instant {:.3f} s in the past ({:.6f}): refused; give an instant in the future",
+                                         ns_to_s(late), ns_to_s(requested_start_ns_)));
   const message start = start_msg{start_wall_ns_};
   co_await write_message(control_, start);
   start_threads();

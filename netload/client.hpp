@@ -20,9 +20,16 @@ namespace nb::load {
 
 using interval_sink = std::function<void(const interval_figures&)>;
 
+// What a test tells its caller while it runs: each interval, and (with --start-on-stdin) the moment it is
+// connected and waits for its start instant.
+struct client_events {
+  interval_sink interval;
+  std::function<void()> armed;
+};
+
 class client_test {
  public:
-  client_test(asio::io_context& io, client_options options, interval_sink sink);
+  client_test(asio::io_context& io, client_options options, client_events events);
   ~client_test();
 
   // Runs the test; throws (protocol_error, system_error, std::runtime_error) with the reason it failed.
@@ -36,6 +43,7 @@ class client_test {
   asio::awaitable<void> authenticate(tcp::socket& s);  // answers the server's challenge when we have a key
   void open_udp_sockets();
   asio::awaitable<void> open_tcp_streams();
+  asio::awaitable<std::int64_t> read_start_instant();  // --start-on-stdin
   test_request make_request() const;
   void start_threads();
   asio::awaitable<void> local_side();
@@ -50,7 +58,7 @@ class client_test {
   asio::io_context& io_;
   client_options o_;
   std::string psk_;  // from o_.psk_file, read once
-  interval_sink sink_;
+  client_events events_;
   tcp::socket control_;
   endpoint server_;
   ready_msg ready_;
@@ -79,6 +87,6 @@ class client_test {
 };
 
 // Runs a test to completion on `io`; failures come back as a result with ok = false and the reason.
-test_result run_test(asio::io_context& io, const client_options& options, interval_sink sink);
+test_result run_test(asio::io_context& io, const client_options& options, client_events events);
 
 }  // namespace nb::load

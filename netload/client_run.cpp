@@ -169,7 +169,7 @@ void client_test::emit_intervals(bool final) {
     f.received_packets = o_.reverse ? own_p : srv_p;
     f.received_bytes = o_.reverse ? own_b : srv_b;
     intervals_.push_back(f);
-    if (sink_) sink_(f);
+    if (events_.interval) events_.interval(f);
   }
 }
 
@@ -208,7 +208,10 @@ test_result client_test::result() const {
   r.ok = error.empty();
   r.error = error;
   std::optional<host_delta> local;
-  if (host_start_ && host_end_) local = host_delta_between(*host_start_, *host_end_);
+  if (host_start_ && host_end_) {
+    local = host_delta_between(*host_start_, *host_end_);
+    local->pinned_cpu = o_.local_cpu;  // the first stream's thread; -1 when not pinned
+  }
   (o_.reverse ? r.hosts.receiver : r.hosts.sender) = std::move(local);
   (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
   r.verdict = judge_limit(r);  // after the target and both hosts
@@ -234,8 +237,8 @@ std::string describe(std::exception_ptr e) {
 
 }  // namespace
 
-test_result run_test(asio::io_context& io, const client_options& options, interval_sink sink) {
-  auto test = std::make_shared<client_test>(io, options, std::move(sink));
+test_result run_test(asio::io_context& io, const client_options& options, client_events events) {
+  auto test = std::make_shared<client_test>(io, options, std::move(events));
   std::string failure;
   bool completed = false;
   asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {

@@ -31,7 +31,12 @@ int run(const nb::load::client_options& o) {
       fmt::print("{}", nb::load::format_interval_line(i, first_start));
     std::fflush(stdout);
   };
-  nb::test_result r = nb::load::run_test(io, o, sink);
+  auto armed = [&] {
+    if (o.json_stream) fmt::print("{{\"type\":\"armed\"}}\n");
+    else fmt::print(stderr, "netload: connected; waiting for the start instant on standard input\n");
+    std::fflush(stdout);
+  };
+  nb::test_result r = nb::load::run_test(io, o, {sink, armed});
   if (!r.ok && r.error.empty()) r.error = "interrupted";
   r.options = nb::load::options_json(o);
   nlohmann::json j = nb::to_json(r);

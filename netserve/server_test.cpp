@@ -41,6 +41,7 @@ int server_test::attach_udp() {
   // The port's sockets are shared: a test may enlarge their buffers, never shrink them under another test.
   int granted = port_->grow_recv_buffer(request_.rcvbuf);
   udp_flows_ = std::make_shared<udp_flows>(std::move(sources), port_->lanes());
+  udp_flows_->cpu = request_.cpu;
   port_->attach(udp_flows_);
   return granted;
 }

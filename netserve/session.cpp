@@ -44,7 +44,10 @@ asio::awaitable<void> sample_host(const server_test& t, const bool& ended, std::
   auto from = take_host_snapshot();
   while (!ended && !(t.request().reverse && t.finished())) co_await sleep_for(10ms);
   auto to = take_host_snapshot();
-  if (from && to) out = host_delta_between(*from, *to);
+  if (from && to) {
+    out = host_delta_between(*from, *to);
+    out->pinned_cpu = t.request().cpu;  // the first stream's thread; -1 when the client asked for none
+  }
 }
 
 }  // namespace

@@ -129,27 +129,35 @@ std::int64_t udp_port::queued_bytes() const noexcept {
   return total;
 }
 
-bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen) {
+bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked) {
   std::lock_guard lock(mu_);
   local.clear();
-  for (const entry& e : table_) local.push_back({e.source, &e.owner->at(lane, e.stream), e.owner});
+  asked = -1;
+  for (const entry& e : table_) {
+    local.push_back({e.source, &e.owner->at(lane, e.stream), e.owner});
+    if (asked < 0) asked = e.owner->cpu;
+  }
   seen = generation_.load(std::memory_order_acquire);
   return !local.empty();
 }
 
-void udp_port::place(lane_state& self, const std::vector<int>& home, std::int64_t now) {
-  if (self.lane.cpu < 0) return;
-  int busy = 0;
-  for (const auto& l : lanes_) busy += now - l->busy_ns.get() < busy_window_ns;
-  bool pin = busy >= 2;
-  if (pin == self.pinned) return;
-  self.pinned = pin ? pin_thread_to_cpu(self.lane.cpu) : !set_thread_cpus(home);
+void udp_port::place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now) {
+  int want = asked;
+  if (want < 0 && self.lane.cpu >= 0) {
+    int busy = 0;
+    for (const auto& l : lanes_) busy += now - l->busy_ns.get() < busy_window_ns;
+    if (busy >= 2) want = self.lane.cpu;
+  }
+  if (want == self.pinned) return;
+  if (want >= 0) self.pinned = pin_thread_to_cpu(want) ? want : self.pinned;
+  else if (set_thread_cpus(home)) self.pinned = -1;
 }
 
 void udp_port::run(std::size_t lane) {
   lane_state& self = *lanes_[lane];
   const std::vector<int> home = allowed_cpus();  // inherited from netserve's main thread: where "unpinned" goes back to
-  self.pinned = false;
+  self.pinned = -1;
+  int asked = -1;  // the CPU an attached test asked for
   std::int64_t next_place = 0;
   udp_batch_receiver rx(self.lane.fd.get(), batch, gro_);
   std::vector<local_entry> local;
@@ -158,8 +166,9 @@ void udp_port::run(std::size_t lane) {
   std::size_t hint = 0;  // the last matching entry: consecutive datagrams mostly belong to one flow
   while (!stop_.load(std::memory_order_relaxed)) {
     if (generation_.load(std::memory_order_acquire) != seen) {
-      if (refresh(lane, local, seen)) idle_since = 0;
+      if (refresh(lane, local, seen, asked)) idle_since = 0;
       else if (idle_since == 0) idle_since = mono_ns();
+      next_place = 0;  // a test that asks for a CPU gets it at once
       hint = 0;
     }
     if (local.empty() && mono_ns() - idle_since > idle_exit_ns) {
@@ -181,7 +190,7 @@ void udp_port::run(std::size_t lane) {
             // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very
             // batch, so a miss looks at the table again before calling a datagram foreign.
             if (it == local.end() && generation_.load(std::memory_order_acquire) != seen) {
-              refresh(lane, local, seen);
+              refresh(lane, local, seen, asked);
               it = find();
             }
             if (it == local.end()) {
@@ -196,7 +205,7 @@ void udp_port::run(std::size_t lane) {
     std::int64_t now = mono_ns();
     if (got) self.busy_ns.set(now);
     if (now >= next_place) {
-      place(self, home, now);
+      place(self, home, asked, now);
       next_place = now + place_every_ns;
     }
   }

@@ -14,6 +14,9 @@
 // the port without it first to see that nobody holds it (bind_lanes), and its TCP acceptor
 // on the same number keeps a second netserve away.
 //
+// A test that asks for a CPU (netperf's -T ,N) gets it: while it is attached, every lane of its port runs
+// there, whatever the placement above would do.
+//
 // A flow normally stays on one lane, but a sender that migrates moves it: every flow therefore has a
 // counter block per lane, each with a single writer, and readers add them up (flow_totals).
 // The flow table is copied to a thread only when it changes (a generation number is checked once per
@@ -47,6 +50,7 @@ struct udp_flows {
   std::vector<std::uint32_t> drops_at_attach;  // each lane's drop counter (32-bit in the kernel)
   std::uint64_t attach_serial = 0;
   bool shared_at_attach = false;
+  int cpu = -1;  // the CPU the test asked its receiver to run on; -1: none
 };
 
 // One stream's counts, summed over the lanes.
@@ -105,13 +109,13 @@ class udp_port {
     udp_lane lane;
     std::thread thread;
     bool running = false;  // guarded by mu_
-    bool pinned = false;   // the lane's own thread only
+    int pinned = -1;       // the CPU the thread is pinned to, -1: its home CPUs (the lane's own thread only)
     relaxed<std::uint64_t> unattributed;
     relaxed<std::int64_t> busy_ns;  // monotonic time of the last datagram
   };
   void run(std::size_t lane);
-  void place(lane_state& self, const std::vector<int>& home, std::int64_t now);
-  bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen);
+  void place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now);
+  bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked);
 
   std::vector<std::unique_ptr<lane_state>> lanes_;
   bool gro_;

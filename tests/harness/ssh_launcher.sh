@@ -73,13 +73,13 @@ echo "ok: two instances over ssh via sshd on 127.0.0.1:$port"
 sed -e 's/^duration = 2/duration = 30/' -e 's/^name = "ssh"/name = "sshint"/' "$tmp/ssh.toml" > "$tmp/long.toml"
 "$harness" run "$tmp/long.toml" --results "$tmp/results" --no-live > "$tmp/out2" 2> "$tmp/err2" &
 pid=$!
-# Only the test's netload processes (they carry --start-at): the preflight's `netload --version` on each
+# Only the test's netload processes (they carry --start-on-stdin): the preflight's `netload --version` on each
 # host can briefly make two as well.
 for i in $(seq 150); do
-  [ "$(pgrep -fc "^$tmp/bin/netload .*--start-at" || true)" -ge 2 ] && break
+  [ "$(pgrep -fc "^$tmp/bin/netload .*--start-on-stdin" || true)" -ge 2 ] && break
   sleep 0.1
 done
-[ "$(pgrep -fc "^$tmp/bin/netload .*--start-at" || true)" -ge 2 ] || { echo "FAIL: remote netload never started"; cat "$tmp/err2"; kill $pid; exit 1; }
+[ "$(pgrep -fc "^$tmp/bin/netload .*--start-on-stdin" || true)" -ge 2 ] || { echo "FAIL: remote netload never started"; cat "$tmp/err2"; kill $pid; exit 1; }
 kill -INT $pid
 wait $pid || true
 for i in $(seq 50); do

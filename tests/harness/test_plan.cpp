@@ -156,7 +156,7 @@ TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netlo
   REQUIRE(runs.size() == 3);
   CHECK(runs[0].id == "t-m1-r10m");
   CHECK(runs[2].load.rate == std::string("1000m"));
-  const auto argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 5000, "T0", p.hosts.at("a"));
+  const auto argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 5000, p.hosts.at("a"));
   const std::string line = fmt::format("{}", fmt::join(argv, " "));
   CHECK_THAT(line, Catch::Contains("--rate 100m"));
   CHECK_THAT(line, Catch::Contains("-T 1,0"));

@@ -121,11 +121,36 @@ TEST_CASE("a start instant already past is refused with one line and status 1", 
     CHECK(c.status == 1);
     CHECK(c.out.empty());
     std::smatch m;
-    REQUIRE(std::regex_match(c.err, m, std::regex(R"(netload: start instant (\d+\.\d{3}) s in the past \(--start-at ([\d.]+)\): )"
+    REQUIRE(std::regex_match(c.err, m, std::regex(R"(netload: start instant (\d+\.\d{3}) s in the past \(([\d.]+)\): )"
                                                   R"(refused; give an instant in the future\n)")));
     CHECK(std::stod(m[1]) >= 1.5);
     CHECK(std::stod(m[1]) < 60);
     CHECK(std::stod(m[2]) == Approx(at).margin(1e-3));
   }
   CHECK(server.logged_packets(server.port()).empty());  // nothing was sent, nothing counted
+}
+
+TEST_CASE("start on stdin: armed once connected, then the instant from stdin, and end of file ends it unsent",
+          "[integration][start]") {
+  netserve_process server(1);
+  for (const char* test : {"UDP_STREAM", "TCP_STREAM"}) {
+    INFO(test);
+    nb::test::child c(netload_argv(server.port(), test, 0.5, {"--pps", "1000", "--json-stream", "--start-on-stdin"}, {"-m", "100"}));
+    REQUIRE(c.read_line() == R"({"type":"armed"})");
+    const double at = static_cast<double>(nb::wall_ns()) / 1e9 + 0.3;
+    c.write_stdin(fmt::format("{:.6f}\n", at));
+    auto done = c.wait();
+    INFO(done.err);
+    REQUIRE((done.status == 0 || done.status == 4));
+    const json r = json::parse(done.out.substr(done.out.rfind('\n', done.out.size() - 2) + 1));  // the result line
+    CHECK(r["requested_start"].get<double>() == Approx(at).margin(1e-6));
+    CHECK(r["actual_start"].get<double>() >= at);
+    CHECK(r["sender"]["packets"].get<std::uint64_t>() > 0);
+  }
+  nb::test::child c(netload_argv(server.port(), "UDP_STREAM", 0.5, {"--json-stream", "--start-on-stdin"}, {"-m", "100"}));
+  REQUIRE(c.read_line() == R"({"type":"armed"})");
+  c.close_stdin();
+  auto done = c.wait();
+  CHECK(done.status == 1);
+  CHECK(done.err == "netload: --start-on-stdin: standard input closed before a start instant came\n");
 }

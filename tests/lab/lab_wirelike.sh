@@ -78,6 +78,7 @@ TOML
 timeout 600 "$harness" run "$plan" --results "$work/results" --no-live >"$work/console" 2>&1 ||
   { tail -30 "$work/console"; echo "FAIL: harness run failed"; exit 1; }
 
+grep '^harness: search' "$work/console"
 python3 - "$work" <<'PY'
 import glob, json, sys
 work = sys.argv[1]

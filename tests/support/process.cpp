@@ -17,10 +17,12 @@ extern char** environ;
 namespace nb::test {
 
 child::child(const std::vector<std::string>& argv) {
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  int in[2], out[2], err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe");
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   std::vector<char*> args;
@@ -28,8 +30,10 @@ child::child(const std::vector<std::string>& argv) {
   args.push_back(nullptr);
   int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
+  in_fd_ = in[1];
   out_fd_ = out[0];
   err_fd_ = err[0];
   if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], rc));
@@ -40,8 +44,19 @@ child::~child() {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
+  close_stdin();
   ::close(out_fd_);
   ::close(err_fd_);
+}
+
+void child::write_stdin(const std::string& text) {
+  if (in_fd_ < 0 || ::write(in_fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    throw std::runtime_error("cannot write to the child's stdin");
+}
+
+void child::close_stdin() {
+  if (in_fd_ >= 0) ::close(in_fd_);
+  in_fd_ = -1;
 }
 
 void child::pump(int timeout_ms) {
@@ -112,6 +127,7 @@ completed child::stop(std::chrono::milliseconds timeout) {
 
 completed run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   child c(argv);
+  c.close_stdin();
   return c.wait(timeout);
 }
 

@@ -26,6 +26,9 @@ class child {
   completed stop(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Waits for the exit (throws after the timeout, killing the child).
   completed wait(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  // Its stdin is a pipe of ours: write to it, or close it (end of file for the child).
+  void write_stdin(const std::string& text);
+  void close_stdin();
   // What stderr has said so far (non-blocking read of what is available).
   const std::string& err_so_far();
   pid_t pid() const { return pid_; }
@@ -33,12 +36,12 @@ class child {
  private:
   void pump(int timeout_ms);
   pid_t pid_ = -1;
-  int out_fd_ = -1, err_fd_ = -1;
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
   std::string out_, err_;
   bool exited_ = false;
 };
 
-// Runs to completion.
+// Runs to completion, with stdin at end of file.
 completed run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 // Paths of the built programs (from compile definitions).
