@@ -117,9 +117,21 @@ std::optional<next_trial> rate_search::next_for(std::size_t i) {
   const auto lo = highest_pass_below(target, hi, state_[i].duration);
   const bool cap = search_trials() >= spec_.max_trials;
   if (!lo) {
-    // First try what the unpaced trial received; below a failure, halve until something passes.
+    // First try what the unpaced trial received; below a failure, halve until something passes. After a
+    // failed final the shorter trials' passes below it still hint where the answer is: walk down from it
+    // in steps that double instead (717 k failed its final: 688 k, 631 k, ... rather than 358 k).
     const bool tried_below_mrr = hi < mrr.sent_pps;
-    const double candidate = tried_below_mrr || mrr.received_pps < min_rate_ ? hi / 2 : mrr.received_pps;
+    const auto failed_finals = std::count_if(trials_.begin(), trials_.end(), [&](const auto& t) {
+      return t.phase == "final" && t.target_pct == target && !passes(t, target);
+    });
+    double candidate = tried_below_mrr || mrr.received_pps < min_rate_ ? hi / 2 : mrr.received_pps;
+    if (failed_finals > 0) {
+      const auto fails_since = std::count_if(trials_.begin(), trials_.end(), [&](const auto& t) {
+        return t.phase != "mrr" && t.duration >= state_[i].duration && !passes(t, target);
+      });
+      const double step = 2 * spec_.precision_pct / 100 * std::pow(2.0, static_cast<double>(fails_since - 1));
+      candidate = hi * (1 - std::min(0.5, step));
+    }
     if (candidate < min_rate_ || cap) {
       settle(i, std::nullopt, false,
              cap ? fmt::format("no rate passed within {} trials", spec_.max_trials)

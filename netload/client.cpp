@@ -37,6 +37,16 @@ asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, do
     throw std::runtime_error(fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
 }
 
+// Before 1.0 the control protocol changes with the minor version (0.2 added the hosts' figures to the
+// result), so a netserve of another major.minor would fail later with a field-level complaint.
+void check_server_version(const std::string& server) {
+  auto major_minor = [](const std::string& v) { return v.substr(0, v.find('.', v.find('.') + 1)); };
+  if (major_minor(server) != major_minor(version))
+    throw std::runtime_error(fmt::format("netserve {} and netload {} speak different protocol versions: run the same "
+                                         "version on both hosts",
+                                         server, version));
+}
+
 }  // namespace
 
 client_test::client_test(asio::io_context& io, client_options options, client_events events)
@@ -205,6 +215,7 @@ asio::awaitable<void> client_test::run() {
   const message request = make_request();
   co_await write_message(control_, request);
   ready_ = co_await expect_message<ready_msg>(control_, 10s);
+  check_server_version(ready_.server_version);
   if (o_.kind == test_kind::tcp_stream) co_await open_tcp_streams();
 
   if (o_.start_on_stdin) requested_start_ns_ = co_await read_start_instant();

@@ -1,4 +1,5 @@
 // netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM) with counts that add up.
+#include "core/socket.hpp"
 #include "core/version.hpp"
 #include "netload/client.hpp"
 #include "netload/report.hpp"
@@ -17,6 +18,10 @@ namespace {
 enum exit_code { ok = 0, failed = 1, usage = 2, unreconciled = 3, target_missed = 4 };
 
 int run(const nb::load::client_options& o) {
+  // -T: like netperf, the whole program goes where it was asked (its control thread too, which would
+  // otherwise wander onto the other side's CPU); each stream's thread then takes its own CPU.
+  if (o.local_cpu >= 0 && !nb::pin_thread_to_cpu(o.local_cpu))
+    fmt::print(stderr, "netload: cannot run on CPU {} (-T): not pinned\n", o.local_cpu);
   boost::asio::io_context io;
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -17,7 +17,9 @@ using harness::trial_outcome;
 
 // A path and its hosts as a function: offered rate (0 = unpaced) and duration -> what was sent and received.
 struct simulated {
-  double sender_max = 2.2e6;  // what the senders can offer
+  simulated(double max, std::function<double(double, double)> recv, std::string limit = "")
+      : sender_max(max), received(std::move(recv)), unpaced_limit(std::move(limit)) {}
+  double sender_max;  // what the senders can offer
   std::function<double(double offered, double duration)> received;
   std::string unpaced_limit;  // the verdict of the unpaced trial
 };
@@ -140,6 +142,13 @@ TEST_CASE("search: a final trial that fails its target moves the search below it
   REQUIRE(ndr.final);
   CHECK(ndr.final->loss_pct == 0);
   CHECK(count(s, "final") > 2);
+  CHECK(*ndr.rate_pps >= 0.98 * 450e3);
+  // Below the failed final the search walks down from it, not halves: no trial far under the answer.
+  bool after_failed_final = false;
+  for (const auto& t : s.trials()) {
+    if (after_failed_final && t.phase == "search") CHECK(t.offered_pps >= 400e3);
+    after_failed_final = after_failed_final || (t.phase == "final" && t.loss_pct > 0);
+  }
 }
 
 TEST_CASE("search: nothing passes - no rate, a reason, and the search ends", "[search]") {

@@ -151,7 +151,9 @@ class Runner:
         self.tx_ns, self.rx_ns, self.rx_addr = env["WL_TX_NS"], env["WL_RX_NS"], env["WL_RX_ADDR"]
 
     def start_server(self):
-        argv = ["ip", "netns", "exec", self.rx_ns, "taskset", "-c", str(self.a.recv_cpu),
+        # Not confined with taskset: netserve runs as the harness starts it, and netload's -T ,RECV_CPU
+        # puts the test's receive thread on the receiver's CPU (netserve pins it per test).
+        argv = ["ip", "netns", "exec", self.rx_ns,
                 "timeout", "-k", "2", str(self.a.server_timeout), self.a.netserve, "--bind", self.rx_addr]
         for _ in range(self.a.senders):
             argv += ["-p", "0"]
