@@ -16,7 +16,7 @@
 
 namespace nb {
 
-inline constexpr int protocol_version = 1;
+inline constexpr int protocol_version = 2;  // 2: the hosts' figures in the result (0.2.0)
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
 

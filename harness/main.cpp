@@ -12,8 +12,9 @@
 
 int main(int argc, char** argv) {
   // netload instances read their start instant from a pipe of ours; one that died must give EPIPE to
-  // that write, not kill the harness.
-  std::signal(SIGPIPE, SIG_IGN);
+  // that write, not kill the harness. A handler, not SIG_IGN: an ignored signal would stay ignored in
+  // every program we start, a handled one is reset by exec.
+  std::signal(SIGPIPE, [](int) {});
   // `harness lab ...` has its own commands and options: everything after "lab" goes to it untouched.
   if (argc > 1 && std::string(argv[1]) == "lab") return lab::lab_main(std::vector<std::string>(argv + 2, argv + argc));
   CLI::App app{"harness: run a netserve / netload test plan and report it"};

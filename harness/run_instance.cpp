@@ -131,11 +131,16 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
       if (l.proc) l.proc->write_stdin(line);
     co_return t0;
   }
-  for (std::size_t i = 0; i < n; ++i)
-    if (!live[i].armed && live[i].running)
+  // The armed ones see end of file and end without sending; one still trying to connect (a wedged ssh)
+  // is stopped rather than left to its deadline.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!live[i].proc) continue;
+    live[i].proc->close_stdin();
+    if (!live[i].armed) {
       fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", r.id, r.instances[i].name, arm_timeout.count());
-  for (auto& l : live)
-    if (l.proc) l.proc->close_stdin();
+      live[i].proc->request_stop();
+    }
+  }
   co_return now;
 }
 

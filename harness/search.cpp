@@ -56,11 +56,12 @@ bool rate_search::passes(const trial_outcome& t, double target) const {
 }
 
 // The lowest rate known to fail the target: the unpaced trial's sending rate (nothing can be offered
-// above it), or a paced trial that lost too much, could not be sent at its rate, or failed to run.
+// above it), or a paced trial that lost too much or could not be sent at its rate. A trial that failed
+// to run measured nothing about its rate.
 double rate_search::lowest_failure(double target) const {
   double hi = trials_.front().sent_pps;
   for (const auto& t : trials_)
-    if (t.phase != "mrr" && !passes(t, target)) hi = std::min(hi, t.offered_pps);
+    if (t.phase != "mrr" && t.ok && !passes(t, target)) hi = std::min(hi, t.offered_pps);
   return hi;
 }
 
@@ -90,11 +91,14 @@ void rate_search::settle(std::size_t i, std::optional<double> rate, bool converg
 
 std::optional<next_trial> rate_search::next() {
   if (trials_.empty()) return next_trial{"mrr", 0, spec_.trial, std::nullopt};
-  // A trial that did not run (an instance failed) measured nothing: the search ends with its reason
-  // rather than read it as loss and walk down to nothing.
+  // A trial that did not run as asked (an instance failed, started late, or its counts do not reconcile)
+  // measured nothing about its rate: it runs once more; failing twice in a row ends the search with the
+  // reason rather than read it as loss and walk down to nothing.
   if (const trial_outcome& last = trials_.back(); !last.ok) {
+    const bool twice = trials_.size() > 2 && !trials_[trials_.size() - 2].ok;
+    if (trials_.size() > 1 && !twice) return next_trial{last.phase, last.offered_pps, last.duration, last.target_pct};
     const std::string why = trials_.size() == 1 ? "the unpaced trial failed: " + last.failure
-                                                : fmt::format("trial {} ({}) failed to run: {}", trials_.size(), last.run, last.failure);
+                                                : fmt::format("trial {} ({}) failed to run, twice: {}", trials_.size(), last.run, last.failure);
     for (std::size_t i = 0; i < state_.size(); ++i)
       if (!state_[i].settled) settle(i, std::nullopt, false, why);
     return std::nullopt;

@@ -204,7 +204,7 @@ asio::awaitable<std::int64_t> client_test::read_start_instant() {
     throw std::runtime_error("--start-on-stdin: standard input closed before a start instant came");
   double at = 0;
   const char* end = line.data() + line.find('\n');
-  if (auto [p, e] = std::from_chars(line.data(), end, at); e != std::errc() || p != end || !(at > 0))
+  if (auto [p, e] = std::from_chars(line.data(), end, at); e != std::errc() || p != end || !(at > 0 && at < 1e11))
     throw std::runtime_error(fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds)", line.substr(0, 40)));
   co_return static_cast<std::int64_t>(at * 1e9);
 }

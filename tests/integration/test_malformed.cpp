@@ -55,11 +55,11 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     wait_for_log(server, "exceeds the 65536-byte limit");
   }
   SECTION("wrong field types") {
-    send_and_expect_close(port, frame_of(R"({"v":1,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
+    send_and_expect_close(port, frame_of(R"({"v":2,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
     wait_for_log(server, "field 'message_size' must be a non-negative integer");
   }
   SECTION("unknown message") {
-    send_and_expect_close(port, frame_of(R"({"v":1,"type":"launch_missiles","body":{}})"), false);
+    send_and_expect_close(port, frame_of(R"({"v":2,"type":"launch_missiles","body":{}})"), false);
     wait_for_log(server, "unknown message type 'launch_missiles'");
   }
   SECTION("wrong protocol version") {
@@ -82,7 +82,7 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     wait_for_log(server, "timed out after 1.0 s waiting for a message");
   }
   SECTION("a data connection with an unknown cookie") {
-    send_and_expect_close(port, frame_of(R"({"v":1,"type":"data","body":{"cookie":"nope","stream":0}})"), false);
+    send_and_expect_close(port, frame_of(R"({"v":2,"type":"data","body":{"cookie":"nope","stream":0}})"), false);
     wait_for_log(server, "data connection names no test on this port");
   }
   check_still_serves(server);

@@ -7,7 +7,8 @@
 #    10 % of the best rate whose loss the KERNEL's own counters put at <= 0.5 % (sender veth tx_packets
 #    against the receiver's Udp InDatagrams; tests/lab/wirelike_truth.py), measured just before. The
 #    final trials last as long as the kernel search's trials (2 s), so both answer the same question:
-#    near receive livelock a rate that holds for 2 s may tip over in 4.
+#    near receive livelock a rate that holds for 2 s may tip over in 4. The knee moves between runs on
+#    a shared 2-core machine, so a miss gets one more attempt (both printed) before it fails.
 #   lab_wirelike.sh HARNESS NETSERVE NETLOAD
 harness=$1 netserve=$2 netload=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,24 +68,24 @@ affinity = "1,0"
 TOML
   return 0
 }
-for n in 1 2; do
+# One attempt for N instances: the kernel's answer, then the harness right after it, then the check.
+attempt() {  # N K
+  local n=$1 k=$2 dir="$work/n$1-a$2"
+  mkdir -p "$dir"
   timeout 300 python3 "$here/wirelike_truth.py" --netload "$netload" --netserve "$netserve" --name "$name" \
-    -m 64 --senders "$n" -l 2 --thresholds 0.5 --max-trials 12 --json "$work/truth$n.json" >"$work/truth$n.txt" 2>&1 ||
-    { tail -20 "$work/truth$n.txt"; echo "FAIL: the kernel-counter search with $n sender(s) failed"; exit 1; }
-  plan_for "$n" >"$work/wirelike$n.toml"
-  timeout 400 "$harness" run "$work/wirelike$n.toml" --results "$work/results" --no-live >>"$work/console" 2>&1 ||
-    { tail -30 "$work/console"; echo "FAIL: harness run failed"; exit 1; }
-done
-
-grep '^harness: search' "$work/console"
-python3 - "$work" <<'PY'
+    -m 64 --senders "$n" -l 2 --thresholds 0.5 --max-trials 12 --json "$dir/truth.json" >"$dir/truth.txt" 2>&1 ||
+    { tail -20 "$dir/truth.txt"; echo "FAIL: the kernel-counter search with $n sender(s) failed"; exit 1; }
+  plan_for "$n" >"$dir/plan.toml"
+  timeout 400 "$harness" run "$dir/plan.toml" --results "$dir/results" --no-live >"$dir/console" 2>&1 ||
+    { tail -30 "$dir/console"; echo "FAIL: harness run failed"; exit 1; }
+  grep '^harness: search' "$dir/console"
+  python3 - "$dir" "$n" "$k" <<'PY'
 import glob, json, sys
-work = sys.argv[1]
-runs = []
-for res in sorted(glob.glob(f"{work}/results/*")):
-    runs += [(res, run) for run in json.load(open(f"{res}/summary.json"))["runs"]]
+d, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+res = glob.glob(f"{d}/results/*")[0]
+runs = json.load(open(f"{res}/summary.json"))["runs"]
 ok = True
-for res, run in runs:
+for run in runs:
     if run.get("search_trial") or "search" in run or run["test"] != "unpaced":
         continue
     raw = json.load(open(glob.glob(f"{res}/raw/{run['run']}/01-*.json")[0]))["result"]
@@ -92,18 +93,32 @@ for res, run in runs:
     print(f"{run['run']:14} sent {raw['sender']['pps']:9.0f} pps, received {raw['receiver']['pps']:9.0f} pps, "
           f"loss {raw['loss']['percent']:6.2f} %: {v.get('limit')}: {v.get('text')}")
     if v.get("limit") != "receiver-cpu":
-        print("FAIL: an unpaced run on the wire-like path must say the receiver's CPU was the limit"); ok = False
-for res, run in runs:
+        print("FAIL: an unpaced run on the wire-like path must say the receiver's CPU was the limit")
+        sys.exit(2)  # a wrong verdict is not noise: no second attempt
+for run in runs:
     if "search" not in run:
         continue
-    n = 1 if run["test"] == "search1" else 2
-    truth = json.load(open(f"{work}/truth{n}.json"))
-    best = truth["best"]["0.5"]["best_offered_pps"]
+    best = json.load(open(f"{d}/truth.json"))["best"]["0.5"]["best_offered_pps"]
     pdr = run["search"]["results"][0]["rate_pps"]
     trials = len(run["search"]["trials"])
-    print(f"{run['run']:14} {n} instance(s): PDR {pdr} pps in {trials} trials; kernel counters: best rate at <= 0.5 % "
-          f"loss {best} pps")
+    off = f"{100 * (pdr / best - 1):+.1f} %" if pdr and best else "n/a"
+    print(f"{run['run']:14} {n} instance(s), attempt {k}: PDR {pdr} pps in {trials} trials; kernel counters: best "
+          f"rate at <= 0.5 % loss {best} pps ({off})")
     if pdr is None or best is None or abs(pdr / best - 1) > 0.10:
-        print("FAIL: the PDR is not within 10 % of the kernel's best rate"); ok = False
+        print("not within 10 % of the kernel's best rate"); ok = False
 sys.exit(0 if ok else 1)
 PY
+}
+
+# Near receive livelock the knee moves between runs on a shared 2-core machine (a final trial that tips
+# into livelock sends the search lower): one more attempt, both printed, before a mismatch fails.
+for n in 1 2; do
+  for k in 1 2; do
+    attempt "$n" "$k" && continue 2
+    rc=$?
+    [[ $rc -eq 2 ]] && exit 1
+  done
+  echo "FAIL: with $n instance(s), the PDR missed the kernel's best rate by more than 10 % twice"
+  exit 1
+done
+echo "ok: livelock verdicts, and the PDR within 10 % of the kernel's best rate for 1 and 2 instances"

@@ -105,8 +105,8 @@ TEST_CASE("malformed payloads are protocol errors that name the problem", "[prot
   j["body"]["kind"] = "TCP_RR";
   fails_with(j, "field 'kind' names an unknown test");
   j = request;
-  j["v"] = 2;
-  fails_with(j, "protocol version 2 is not supported");
+  j["v"] = 1;
+  fails_with(j, "protocol version 1 is not supported (this side speaks 2)");
   j = request;
   j["type"] = "shutdown";
   fails_with(j, "unknown message type 'shutdown'");
