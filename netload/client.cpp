@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace nb::load {
@@ -193,6 +194,15 @@ asio::awaitable<std::int64_t> client_test::read_start_instant() {
   if (events_.armed) events_.armed();
   asio::posix::stream_descriptor in(io_);
   boost::system::error_code ec;
+  // Asio makes the descriptor non-blocking, and a dup shares that flag with stdin: put it back after, so
+  // a terminal netload was started from is left as it was.
+  const int flags = ::fcntl(STDIN_FILENO, F_GETFL);
+  struct restore {
+    int flags;
+    ~restore() {
+      if (flags >= 0) ::fcntl(STDIN_FILENO, F_SETFL, flags);
+    }
+  } restore_stdin{flags};
   in.assign(::dup(STDIN_FILENO), ec);
   if (ec) throw std::runtime_error(fmt::format("--start-on-stdin: standard input cannot be read here: {}", ec.message()));
   std::string line;

@@ -31,6 +31,11 @@ server_test::~server_test() {
   if (udp_flows_) port_->detach(udp_flows_);
 }
 
+int server_test::pinned_cpu() const {
+  if (udp_flows_) return udp_flows_->pinned.load(std::memory_order_relaxed);
+  return request_.cpu;
+}
+
 int server_test::attach_udp() {
   std::vector<endpoint> sources;
   for (auto p : request_.data_ports) {

@@ -43,6 +43,10 @@ class server_test {
   void totals(std::uint64_t& packets, std::uint64_t& bytes) const;
   // True once this side is done: senders finished, or TCP receivers saw EOF.
   bool finished() const;
+  // The CPU this test's data thread ran on when pinned as the client asked (-T ,N), else -1. Forward UDP:
+  // only once a receive lane really was pinned there (a port shared with a test that asked for another
+  // CPU, or a CPU outside netserve's set, leaves it unpinned).
+  int pinned_cpu() const;
   // Forward UDP: the port has been quiet for `quiet_ns` and its lanes' queues are empty.
   bool drained(std::int64_t quiet_ns) const;
   // Stops every thread (bounded) and returns this side's counts.

@@ -46,7 +46,7 @@ asio::awaitable<void> sample_host(const server_test& t, const bool& ended, std::
   auto to = take_host_snapshot();
   if (from && to) {
     out = host_delta_between(*from, *to);
-    out->pinned_cpu = t.request().cpu;  // the first stream's thread; -1 when the client asked for none
+    out->pinned_cpu = t.pinned_cpu();  // the first stream's thread; -1 when not pinned as asked
   }
 }
 

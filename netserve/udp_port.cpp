@@ -206,6 +206,9 @@ void udp_port::run(std::size_t lane) {
     if (got) self.busy_ns.set(now);
     if (now >= next_place) {
       place(self, home, asked, now);
+      if (asked >= 0 && self.pinned == asked)  // the verdict judges this CPU: only once it is true
+        for (const auto& e : local)
+          if (e.owner->cpu == asked) e.owner->pinned.store(asked, std::memory_order_relaxed);
       next_place = now + place_every_ns;
     }
   }

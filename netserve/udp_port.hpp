@@ -51,6 +51,7 @@ struct udp_flows {
   std::uint64_t attach_serial = 0;
   bool shared_at_attach = false;
   int cpu = -1;  // the CPU the test asked its receiver to run on; -1: none
+  std::atomic<int> pinned{-1};  // the CPU a lane's thread really ran on for it, once pinned there
 };
 
 // One stream's counts, summed over the lanes.

@@ -259,3 +259,23 @@ TEST_CASE("search: a looser target does not walk far above the stricter one's an
   REQUIRE(s.results().at(1).rate_pps);
   CHECK(*s.results().at(1).rate_pps >= 20000);
 }
+
+TEST_CASE("search: sender-limited counts whole datagrams - 5 of 5.06 due is on rate, 1250 of 1290 is not", "[search]") {
+  auto summary_of = [](std::uint64_t packets, double seconds) {
+    harness::run_summary s;
+    s.ok = true;
+    nb::test_result r;
+    r.sender.packets = packets;
+    r.sender.seconds = seconds;
+    r.sender.pps = static_cast<double>(packets) / seconds;
+    for (int i = 0; i < 8; ++i) {
+      harness::instance_record rec;
+      rec.result = r;
+      s.run.instances.push_back(rec);
+    }
+    return s;
+  };
+  CHECK_FALSE(harness::outcome_of(summary_of(5, 1.0), "search", 40.45, std::nullopt, 1).sender_limited);
+  CHECK_FALSE(harness::outcome_of(summary_of(1290, 1.0), "search", 8 * 1290.0, std::nullopt, 1).sender_limited);
+  CHECK(harness::outcome_of(summary_of(1250, 1.0), "search", 8 * 1290.0, std::nullopt, 1).sender_limited);
+}
