@@ -2,6 +2,7 @@
 #include "netserve/server.hpp"
 
 #include "core/clock.hpp"
+#include "core/text.hpp"
 #include "core/host_stats.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
@@ -69,7 +70,8 @@ asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_s
       throw protocol_error(fmt::format("first message must be 'test_request' or 'data', not '{}'", message_type(first)));
     }
   } catch (const protocol_error& e) {
-    fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", p.number, peer, e.what());
+    // The reason may quote what the peer sent (an unknown type, a field name): never raw into our log.
+    fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", p.number, peer, printable(e.what()));
     if (socket.is_open()) {
       // Tell the client why, best effort, then close.
       std::string frame = encode_frame(error_msg{e.what()});
@@ -80,7 +82,7 @@ asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_s
   } catch (const boost::system::system_error& e) {
     fmt::print(stderr, "netserve: port {}: connection from {} lost: {}\n", p.number, peer, e.code().message());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", p.number, peer, e.what());
+    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", p.number, peer, printable(e.what()));
   }
 }
 
@@ -131,7 +133,8 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
              p.number, test->id(), to_string(r.kind), r.reverse ? "reverse" : "forward", peer.address(), r.message_size,
              r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds, per_second(c.packets, seconds),
              bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, result.unattributed,
-             test->lanes_used().empty() ? "" : " lanes=", test->lanes_used(), c.error.empty() ? "" : " error=", c.error);
+             test->lanes_used().empty() ? "" : " lanes=", test->lanes_used(), c.error.empty() ? "" : " error=",
+             printable(c.error));
 }
 
 asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server_test& t, const bool& ended) {

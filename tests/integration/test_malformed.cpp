@@ -62,6 +62,17 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     send_and_expect_close(port, frame_of(R"({"v":2,"type":"launch_missiles","body":{}})"), false);
     wait_for_log(server, "unknown message type 'launch_missiles'");
   }
+  SECTION("a body nested 6000 deep: refused while parsing, not a stack overflow") {
+    const std::string deep = R"({"v":2,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
+    send_and_expect_close(port, frame_of(deep), false);
+    wait_for_log(server, "message nested deeper than 16 levels");
+  }
+  SECTION("a message type that tries to forge a log line is logged escaped") {
+    send_and_expect_close(port, frame_of("{\"v\":2,\"type\":\"bogus\\nnetserve: port 1 test 99 \\u001b[31m\",\"body\":{}}"), false);
+    wait_for_log(server, "unknown message type 'bogus\\nnetserve: port 1 test 99 \\x1b[31m'");
+    CHECK(server.log().find("\nnetserve: port 1 test 99") == std::string::npos);
+    CHECK(server.log().find('\x1b') == std::string::npos);
+  }
   SECTION("wrong protocol version") {
     send_and_expect_close(port, frame_of(R"({"v":99,"type":"start","body":{"start_wall_ns":0}})"), false);
     wait_for_log(server, "protocol version 99 is not supported");
