@@ -42,9 +42,10 @@ bool client_test::local_done() const {
 
 asio::awaitable<void> client_test::local_side() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
-  // This host from the start instant on: the lead before it is no part of the test.
-  co_await sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())));
+  // This host from just before the start instant on: the lead before it is no part of the test.
+  co_await sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - snapshot_lead_ns - wall_ns())));
   host_start_ = take_host_snapshot();
+  co_await sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())));
   // Samples at the same wall-clock boundaries as the server; stops early if every stream has ended.
   if (o_.interval_s > 0) {
     const std::int64_t step = s_to_ns(o_.interval_s);

@@ -36,12 +36,12 @@ constexpr std::int64_t max_start_lead_ns = 3600LL * 1'000'000'000;  // a start i
 constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;     // ... and one this far in the past
 constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
 
-// The host from the start instant (the client's lead before it is no part of the test) to the end of
+// The host from just before the start instant (the client's lead before it is no part of the test) to the end of
 // the data: our senders' end in reverse, the client's end forward. The drain after it is mostly idle
 // time, which would dilute the CPU shares.
 asio::awaitable<void> sample_host(const server_test& t, const bool& ended, std::optional<host_delta>& out) {
-  while (!ended && wall_ns() < t.start_wall_ns())
-    co_await sleep_for(std::min<std::chrono::nanoseconds>(until_wall(t.start_wall_ns()), 100ms));
+  const std::int64_t at = t.start_wall_ns() - snapshot_lead_ns;
+  while (!ended && wall_ns() < at) co_await sleep_for(std::min<std::chrono::nanoseconds>(until_wall(at), 100ms));
   auto from = take_host_snapshot();
   while (!ended && !(t.request().reverse && t.finished())) co_await sleep_for(10ms);
   auto to = take_host_snapshot();
