@@ -13,8 +13,10 @@ source "$here/lab_common.sh"
 lab_require
 
 plan="$work/ec-test.toml"
+# A start up to 50 ms after T0: eight senders and eight receivers on a 2-core machine, in the ASan build
+# too, are what this test runs on; it checks the circuit's limits read back, not start precision.
 sed -E 's/"ec-/"lht-/g; s/^name = "ec"/name = "lht"/; s/^name = "express-connect-lab"/name = "ec-lab-test"/;
-        s/^duration = 5/duration = 3/' "$config" >"$plan"
+        s/^duration = 5/duration = 3/; s/^lead = 1.0/lead = 1.0\nskew_bound_ms = 50/' "$config" >"$plan"
 grep -q '"lht-circuit"' "$plan" || { echo "FAIL: $config no longer has the expected [lab] names"; exit 1; }
 lab_start "$lab_cli" "$plan"
 
