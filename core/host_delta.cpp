@@ -101,9 +101,8 @@ const cpu_share* host_delta::busiest() const noexcept {
 }
 
 const cpu_share* host_delta::own_cpu() const noexcept {
-  for (const auto& c : per_cpu)
-    if (pinned_cpu >= 0 && c.cpu == pinned_cpu) return &c;
-  return busiest();
+  auto it = std::find_if(per_cpu.begin(), per_cpu.end(), [&](const cpu_share& c) { return c.cpu == pinned_cpu; });
+  return it != per_cpu.end() ? &*it : busiest();  // pinned_cpu -1 matches no listed CPU
 }
 
 std::uint64_t host_delta::rx_dropped() const noexcept {

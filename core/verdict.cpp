@@ -67,14 +67,14 @@ bool sender_saturated(const judged& j) {
 
 std::string sender_cpu_text(const judged& j) {
   const host_delta& h = *j.snd;
+  const cpu_share* own = h.own_cpu();  // not null here: sender_with_interrupts found it saturated
   const char* proc = sender_process(j.r);
   if (h.process_cpu_pct >= saturated_process_pct * sender_cores(j))
     return fmt::format("{} {:.0f} % of a core for {} stream{}", proc, h.process_cpu_pct, j.r.streams,
                        j.r.streams == 1 ? "" : "s");
   if (sender_with_interrupts(j) >= saturated_process_pct * sender_cores(j))
     return fmt::format("{} {:.0f} % of a core plus softirq/irq {:.0f} % on the sender's CPU {} ({:.0f} % busy)", proc,
-                       h.process_cpu_pct, h.own_cpu()->softirq_pct + h.own_cpu()->irq_pct, h.own_cpu()->cpu,
-                       h.own_cpu()->busy_pct());
+                       h.process_cpu_pct, own->softirq_pct + own->irq_pct, own->cpu, own->busy_pct());
   return fmt::format("the sender host's CPUs were {:.0f} % busy (other load): {} had {:.0f} % of a core",
                      h.all.busy_pct(), proc, h.process_cpu_pct);
 }

@@ -10,6 +10,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace harness {
 
 namespace fs = std::filesystem;
@@ -90,15 +92,15 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
   std::size_t pending = r.instances.size();
   std::exception_ptr failure;
   asio::steady_timer tick(io_);
-  start_barrier barrier(io_.get_executor());
+  asio::steady_timer wake(io_);  // an instance armed or ended: the barrier looks again
   for (std::size_t i = 0; i < r.instances.size(); ++i) {
     const running_server& server = servers.at(r.instances[i].server_index);
-    asio::co_spawn(io_, run_instance(r, i, server, run_dir, live[i], barrier), [&](std::exception_ptr e) {
+    asio::co_spawn(io_, run_instance(r, i, server, run_dir, live[i], wake), [&](std::exception_ptr e) {
       if (e && !failure) failure = e;
       if (--pending == 0) tick.cancel();
     });
   }
-  const double t0 = co_await start_together(r, live, barrier);
+  const double t0 = co_await start_together(r, live, wake);
   spec["t0"] = t0;
   write_json(run_dir / "run.json", spec);
   // The run coroutine itself is the live display: wake every second, or when the last instance ends.
@@ -116,15 +118,16 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
 // (ssh, a loaded host, a lost SYN) delays the run instead of making an instance miss a fixed instant.
 // When one fails or never arms, the others' stdin closes and they end without sending.
 asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<live_instance>& live,
-                                               start_barrier& barrier) {
+                                               asio::steady_timer& wake) {
   const std::size_t n = live.size();
   const auto give_up = std::chrono::steady_clock::now() + arm_timeout;
-  while (barrier.armed + barrier.ended < n && std::chrono::steady_clock::now() < give_up) {
-    barrier.wake.expires_at(give_up);
-    co_await barrier.wake.async_wait(asio::as_tuple(use_awaitable));
+  auto settled = [](const live_instance& l) { return l.armed || !l.running; };
+  while (!std::all_of(live.begin(), live.end(), settled) && std::chrono::steady_clock::now() < give_up) {
+    wake.expires_at(give_up);
+    co_await wake.async_wait(asio::as_tuple(use_awaitable));
   }
   const double now = nb::ns_to_s(nb::wall_ns());
-  if (barrier.armed == n) {
+  if (std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
     const double t0 = now + plan_.lead;
     const std::string line = fmt::format("{:.6f}\n", t0);
     for (auto& l : live)
@@ -145,7 +148,7 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
 }
 
 asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index, const running_server& server,
-                                           const fs::path& run_dir, live_instance& live, start_barrier& barrier) {
+                                           const fs::path& run_dir, live_instance& live, asio::steady_timer& wake) {
   const instance_spec& spec = r.instances[index];
   const launcher& l = on(spec.client);
   const host& srv = plan_.hosts.at(spec.server);
@@ -170,7 +173,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
     if (j.is_discarded() || !j.is_object()) return;
     if (j.value("type", "") == "armed" && !live.armed) {
       live.armed = true;
-      barrier.arrive(barrier.armed);
+      wake.cancel();
     } else if (j.value("type", "") == "interval") {
       const double secs = static_cast<double>(j.value("end_ns", 0LL) - j.value("start_ns", 0LL)) / 1e9;
       live.sent_pps = nb::per_second(j.value("sent_packets", 0ULL), secs);
@@ -210,7 +213,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
     rec.error = e.what();
   }
   live.running = false;
-  if (!live.armed) barrier.arrive(barrier.ended);
+  wake.cancel();
   live.sent_pps = live.sent_bps = live.recv_pps = live.recv_bps = 0;
   live.failed = !rec.error.empty() || !rec.result || !rec.result->ok;
   write_json(run_dir / (spec.name + ".json"), to_json(rec));  // measured data hits the disk first

@@ -46,16 +46,6 @@ struct live_instance {
   double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;  // last interval
 };
 
-// Every instance of a run either armed or ended: the barrier's wait is over.
-struct start_barrier {
-  explicit start_barrier(asio::any_io_executor ex) : wake(ex) {}
-  std::size_t armed = 0, ended = 0;
-  asio::steady_timer wake;
-  void arrive(std::size_t& counter) {
-    ++counter;
-    wake.cancel();
-  }
-};
 
 // The emulated circuit's own counts between two snapshots (`harness lab counters`): packets its
 // packet-rate limit and its bit-rate shaper dropped, UDP datagrams the hosts' kernels delivered.
@@ -80,9 +70,9 @@ class runner {
   asio::awaitable<void> stop_servers(std::vector<running_server>& servers);
   asio::awaitable<void> run_instances(const run_spec& r, const std::vector<running_server>& servers,
                                       nlohmann::json& spec, const std::filesystem::path& run_dir);
-  asio::awaitable<double> start_together(const run_spec& r, std::vector<live_instance>& live, start_barrier& barrier);
+  asio::awaitable<double> start_together(const run_spec& r, std::vector<live_instance>& live, asio::steady_timer& wake);
   asio::awaitable<void> run_instance(const run_spec& r, std::size_t index, const running_server& server,
-                                     const std::filesystem::path& run_dir, live_instance& live, start_barrier& barrier);
+                                     const std::filesystem::path& run_dir, live_instance& live, asio::steady_timer& wake);
   asio::awaitable<void> close_launchers();
   void record_command(const std::string& host, const std::vector<std::string>& argv);
   void write_environment();
