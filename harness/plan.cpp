@@ -1,6 +1,7 @@
 #include "harness/plan.hpp"
 
 #include "core/units.hpp"
+#include "harness/toml_bounds.hpp"
 #include "harness/toml_reader.hpp"
 
 #include <fstream>
@@ -127,12 +128,7 @@ std::string host_ref(const plan& p, const toml_reader& r, const toml::node& n, c
 }
 
 plan parse_plan(const std::string& text, const std::string& source_path) {
-  toml::table root;
-  try {
-    root = toml::parse(text, source_path);
-  } catch (const toml::parse_error& e) {
-    fail_at(e.source(), fmt::format("TOML syntax: {}", e.description()));
-  }
+  const toml::table root = parse_toml_bounded<plan_error>(text, source_path);
   plan p;
   p.source_path = source_path;
   p.source_text = text;

@@ -3,6 +3,7 @@
 #include "harness/lab/lab.hpp"
 
 #include "core/units.hpp"
+#include "harness/toml_bounds.hpp"
 #include "harness/toml_reader.hpp"
 
 #include <fmt/format.h>
@@ -146,12 +147,7 @@ lab_spec load_lab(const std::string& file) {
   if (!in) throw lab_error(fmt::format("{}: cannot read the file", file));
   std::ostringstream text;
   text << in.rdbuf();
-  toml::table root;
-  try {
-    root = toml::parse(text.str(), file);
-  } catch (const toml::parse_error& e) {
-    throw lab_error(fmt::format("{}: TOML syntax: {}", where(e.source()), e.description()));
-  }
+  const toml::table root = harness::parse_toml_bounded<lab_error>(text.str(), file);
   const toml::node* l = root.get("lab");
   if (!l || !l->is_table()) throw lab_error(fmt::format("{}: no [lab] table", file));
   return parse_lab(*l->as_table(), file);
