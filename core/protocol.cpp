@@ -169,14 +169,9 @@ std::string encode_payload(const message& m) {
 }
 
 message decode_payload(std::string_view payload) {
-  // Refused while parsing, before anything recurses into it: a 64-KiB frame of nested brackets would
-  // otherwise overflow the stack of whatever walks the tree (a copy, a destructor, the field reader).
-  const json::parser_callback_t depth_guard = [](int depth, json::parse_event_t, json&) {
-    if (depth > max_json_depth)
-      throw protocol_error(fmt::format("message nested deeper than {} levels", max_json_depth));
-    return true;
-  };
-  json j = json::parse(payload.begin(), payload.end(), depth_guard, false);
+  bool too_deep = false;
+  json j = parse_json_bounded(payload, max_json_depth, &too_deep);
+  if (too_deep) throw protocol_error(fmt::format("message nested deeper than {} levels", max_json_depth));
   if (j.is_discarded()) throw protocol_error("message is not valid JSON");
   fields f(j, "message");
   auto v = f.get<std::int64_t>("v");

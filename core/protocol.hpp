@@ -5,6 +5,7 @@
 // fields are rejected: a malformed message is a protocol_error, never a crash or a guess.
 #include "core/flow.hpp"
 #include "core/host_stats.hpp"
+#include "core/json_text.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -16,9 +17,6 @@
 
 namespace nb {
 
-// No message of ours nests deeper than 5 (result -> host -> cpu -> per_cpu -> entry); a peer's may not
-// nest deeper than this.
-inline constexpr int max_json_depth = 16;
 inline constexpr int protocol_version = 2;  // 2: the hosts' figures in the result (0.2.0)
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;

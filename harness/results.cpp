@@ -2,12 +2,15 @@
 
 #include "harness/report.hpp"
 
+#include "core/json_text.hpp"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace harness {
@@ -42,11 +45,13 @@ namespace {
 json read_json(const fs::path& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
-  try {
-    return json::parse(in);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
-  }
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  bool too_deep = false;
+  json j = nb::parse_json_bounded(text, nb::max_json_depth, &too_deep);
+  if (j.is_discarded() && too_deep)
+    throw std::runtime_error(fmt::format("{}: nested deeper than {} levels", path.string(), nb::max_json_depth));
+  if (j.is_discarded()) throw std::runtime_error(fmt::format("{}: not valid JSON", path.string()));
+  return j;
 }
 
 }  // namespace

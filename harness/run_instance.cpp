@@ -1,6 +1,7 @@
 // The moving parts of one run: netserve processes up and ready, netload instances started together and
 // followed live, raw files written as each instance ends, servers stopped.
 #include "core/clock.hpp"
+#include "core/json_text.hpp"
 #include "core/units.hpp"
 #include "harness/results.hpp"
 #include "harness/runner.hpp"
@@ -28,7 +29,7 @@ constexpr auto arm_timeout = 20s;
 
 // The ready line: {"event":"ready","ports":[...],"pid":N,...}; anything else is a failed start.
 void take_ready_line(running_server& s, const std::string& line, std::size_t want) {
-  const json j = json::parse(line, nullptr, false);
+  const json j = nb::parse_json_bounded(line);
   if (j.is_discarded() || !j.is_object() || j.value("event", "") != "ready" || !j.contains("ports"))
     throw std::runtime_error(fmt::format("unexpected first line '{}'", line));
   s.ports = j.at("ports").get<std::vector<std::uint16_t>>();
@@ -169,7 +170,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       remote_[self] = {spec.client, std::atoi(line.c_str() + 19)};
       return;
     }
-    json j = json::parse(line, nullptr, false);
+    json j = nb::parse_json_bounded(line);
     if (j.is_discarded() || !j.is_object()) return;
     if (j.value("type", "") == "armed" && !live.armed) {
       live.armed = true;

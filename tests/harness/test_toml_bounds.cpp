@@ -2,6 +2,7 @@
 // crashed the harness (stack overflow in toml++'s recursive destruction) in `harness run` and `harness lab`.
 #include "harness/lab/lab.hpp"
 #include "harness/plan.hpp"
+#include "harness/results.hpp"
 #include "harness/toml_bounds.hpp"
 
 #include <catch2/catch.hpp>
@@ -101,4 +102,18 @@ TEST_CASE("harness toml bounds: a lab file is bounded too", "[harness][lab]") {
   }
   std::filesystem::remove(file);
   CHECK(error == fmt::format("{}:2:62: TOML syntax: keys nested deeper than 32 levels", file.string()));
+}
+
+TEST_CASE("harness results: a run.json nested 200 000 deep is refused with its file name", "[harness][report]") {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("deep-run-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "run.json") << std::string(200'000, '[') << std::string(200'000, ']');
+  std::string error;
+  try {
+    harness::load_run(dir);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::filesystem::remove_all(dir);
+  CHECK(error == fmt::format("{}: nested deeper than 16 levels", (dir / "run.json").string()));
 }
