@@ -97,8 +97,9 @@ asio::awaitable<void> server::accept_loop(std::shared_ptr<port_state> port) {
       continue;
     }
     boost::system::error_code peer_ec;
-    const std::string client = socket.remote_endpoint(peer_ec).address().to_string();
+    const auto peer = socket.remote_endpoint(peer_ec);
     if (peer_ec) continue;  // gone already
+    const std::string client = client_of(peer.address());
     // Every connection holds a unit of the budget from here to its session's end: silent ones cost a
     // descriptor and a coroutine each for up to --first-message-timeout, and control connections
     // stay open for their whole test.

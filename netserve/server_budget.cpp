@@ -49,6 +49,15 @@ std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_c
 
 }  // namespace
 
+std::string client_of(const boost::asio::ip::address& peer) {
+  if (peer.is_v4()) return peer.to_string();
+  const auto v6 = peer.to_v6();
+  if (v6.is_v4_mapped()) return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, v6).to_string();
+  auto bytes = v6.to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return boost::asio::ip::address_v6(bytes).to_string() + "/64";
+}
+
 budget_cost cost_of(const test_request& r) {
   if (r.kind == test_kind::udp_stream && !r.reverse) return {1, 0, 0, 0};
   std::uint64_t size = std::max<std::uint64_t>(r.message_size, 1);
@@ -117,8 +126,8 @@ std::string budget_help(const budget_limits& l) {
       "streams, {} MiB of buffers, {} connections).\n"
       "A test takes its whole cost when it is registered, before its data connections: forward UDP is received by "
       "the port's lanes and costs one test; every other stream is a data stream with its buffer (forward TCP 1 MiB, "
-      "reverse TCP one message, reverse UDP one batch, about 1 MiB). Threads and buffers are made at the start "
-      "instant, which may be at most --max-start-lead ahead. A connection holds one unit from accept to close (a "
+      "reverse TCP one message, reverse UDP one batch, about 1 MiB). Threads and buffers are made only when the "
+      "test starts (its start instant at most --max-start-lead ahead). A connection holds one unit from accept to close (a "
       "data connection's passes to its test).\n"
       "Bound under any load, keyed or not: netserve's memory stays within its idle size + the buffers + {} KiB per "
       "data stream (stack, bookkeeping) + {} KiB per connection (a control frame is up to 64 KiB) + {} KiB per test; "

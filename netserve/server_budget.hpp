@@ -6,11 +6,13 @@
 // streams took one port to 4 GB and 4000 threads and refused everyone else. Every test therefore takes its
 // whole cost (streams, buffers) from the budget when it is registered, before its data connections come,
 // and gives it back when its session ends; every connection holds one unit from accept to close (data
-// connections hand theirs over to their test's streams). A client is a peer address; it may hold at most
+// connections hand theirs over to their test's streams). A client is a peer address (client_of); it may hold at most
 // `client_share` of each budget, so a second address still finds room.
 //
 // Single-threaded: only the control plane's io_context thread takes and releases.
 #include "core/protocol.hpp"
+
+#include <boost/asio/ip/address.hpp>
 
 #include <cstdint>
 #include <map>
@@ -35,6 +37,10 @@ struct budget_cost {
   std::uint64_t buffer_bytes = 0;
   std::uint64_t connections = 0;
 };
+
+// The client a peer address belongs to: IPv4 by address; IPv6 by its /64, which one host usually has
+// whole (a client with a /64 could otherwise take every share under another address).
+std::string client_of(const boost::asio::ip::address& peer);
 
 // A validated request's cost: forward UDP is received by its port's lanes (no thread, descriptor or
 // buffer of its own); every other stream has a thread, its buffer, and for TCP a data connection.

@@ -105,7 +105,8 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
   // The test's whole cost is taken now, before its data connections come and whether or not it ever
   // starts, and given back when this session ends.
   std::string why;
-  const std::optional<budget::hold> held = budget_->try_take(peer.address(), cost_of(request), why);
+  const std::optional<budget::hold> held =
+      budget_->try_take(client_of(socket.remote_endpoint().address()), cost_of(request), why);
   if (!held) throw protocol_error("rejected: " + why);
   auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer,
                                             endpoint::local_of(socket.native_handle()), p.udp);

@@ -58,3 +58,11 @@ TEST_CASE("a cost too large to add up is refused, not wrapped", "[unit][budget]"
   r.message_size = ~std::uint32_t{0};
   CHECK(cost_of(r).buffer_bytes == r.streams * std::uint64_t{r.message_size});  // fits 64 bits: exact
 }
+
+TEST_CASE("a client is an IPv4 address or an IPv6 /64", "[unit][budget]") {
+  using boost::asio::ip::make_address;
+  CHECK(nb::serve::client_of(make_address("192.0.2.7")) == "192.0.2.7");
+  CHECK(nb::serve::client_of(make_address("::ffff:192.0.2.7")) == "192.0.2.7");  // a dual-stack socket's IPv4 peer
+  CHECK(nb::serve::client_of(make_address("2001:db8:1:2:aaaa::1")) == "2001:db8:1:2::/64");
+  CHECK(nb::serve::client_of(make_address("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64");
+}
