@@ -72,7 +72,6 @@ nb::test::usage wait_usage(pid_t pid, Pred pred) {
 
 TEST_CASE("one client's TCP streams stay within its share; threads and buffers come at the start",
           "[integration][limits]") {
-  const long client_bound_mib = documented_client_bound_mib();
   netserve_process server(2);
   const pid_t pid = server.pid();
   const nb::test::usage idle = usage_of(pid);
@@ -110,6 +109,7 @@ TEST_CASE("one client's TCP streams stay within its share; threads and buffers c
   // bound `netserve --help` states for one client.
   const nb::message start = nb::start_msg{nb::wall_ns() + 20'000'000'000};
   for (int c : controls) send_message(c, start);
+  const long client_bound_mib = documented_client_bound_mib();
   nb::test::usage started = wait_usage(pid, [&](const nb::test::usage& u) { return u.threads >= idle.threads + 64; });
   INFO("started rss " << started.rss_kib << " KiB threads " << started.threads << " fds " << started.fds
                       << "; bound " << client_bound_mib << " MiB");
