@@ -12,16 +12,11 @@
 
 #include <cstdio>
 
-int main(int argc, char** argv) {
-  nb::serve::server_options options;
-  std::vector<std::string> port_specs;
-  CLI::App app{"netserve: receives netload tests on many ports (TCP control, TCP and UDP data on each port)"};
-  app.set_version_flag("-V,--version", nb::version);
-  app.add_option("-p,--port", port_specs, "Ports: 11256-11263, 11256,11300, 0 = any free port; repeatable")->required();
-  app.add_option("-L,--bind", options.bind, "Local address to bind (IPv4 or IPv6)")->capture_default_str();
-  bool foreground = true;  // netserve never daemonizes; -D is accepted so netserver command lines work
-  app.add_flag("-D", foreground, "Stay in the foreground (always; accepted for netserver compatibility)");
-  // Every limit is bounded at parse: within the bounds no duration, instant or count overflows (server.hpp).
+namespace {
+
+// What a test and the clients together may take. Every limit is bounded at parse: within the bounds no
+// duration, instant or count overflows (server.hpp), and the budget's arithmetic stays exact.
+void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::uint64_t& buffer_mib) {
   app.add_option("--max-duration", options.max_duration_s, "Longest test accepted, seconds")
       ->capture_default_str()
       ->check(CLI::Range(0.001, nb::serve::max_duration_bound_s));
@@ -34,24 +29,39 @@ int main(int argc, char** argv) {
   app.add_option("--max-start-lead", options.max_start_lead_s, "Farthest start instant accepted, seconds ahead")
       ->capture_default_str()
       ->check(CLI::Range(1.0, nb::serve::max_start_lead_bound_s));
-  nb::serve::budget_limits& b = options.budget;
-  app.add_option("--max-tests", b.tests, "Most tests registered at once, all ports")
+  app.add_option("--max-tests", options.budget.tests, "Most tests registered at once, all ports")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  app.add_option("--max-data-streams", b.streams, "Most data streams (a thread and a descriptor each), all tests")
+  app.add_option("--max-data-streams", options.budget.streams,
+                 "Most data streams (a thread and a descriptor each), all tests")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  std::uint64_t buffer_mib = b.buffer_bytes >> 20;
   app.add_option("--max-buffer-memory", buffer_mib, "Most memory in stream buffers, all tests, MiB")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--max-connections", b.connections, "Most open connections (control, or not yet identified)")
+  app.add_option("--max-connections", options.budget.connections,
+                 "Most open connections (control, or not yet identified)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--client-share", b.client_share, "Fraction of each of the four budgets one client address may hold")
+  app.add_option("--client-share", options.budget.client_share,
+                 "Fraction of each of the four budgets one client address may hold")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
-  app.footer(nb::serve::budget_help(options.budget));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  nb::serve::server_options options;
+  std::vector<std::string> port_specs;
+  CLI::App app{"netserve: receives netload tests on many ports (TCP control, TCP and UDP data on each port)"};
+  app.set_version_flag("-V,--version", nb::version);
+  app.add_option("-p,--port", port_specs, "Ports: 11256-11263, 11256,11300, 0 = any free port; repeatable")->required();
+  app.add_option("-L,--bind", options.bind, "Local address to bind (IPv4 or IPv6)")->capture_default_str();
+  bool foreground = true;  // netserve never daemonizes; -D is accepted so netserver command lines work
+  app.add_flag("-D", foreground, "Stay in the foreground (always; accepted for netserver compatibility)");
+  std::uint64_t buffer_mib = options.budget.buffer_bytes >> 20;
+  add_limit_options(app, options, buffer_mib);
   app.add_option("--rcvbuf", options.rcvbuf, "Receive buffer of each UDP socket, bytes (default: 32 MiB per port over its lanes, at least 4 MiB)")
       ->check(CLI::Range(0, 1 << 30));
   unsigned rx_threads = 0;
@@ -73,8 +83,9 @@ int main(int argc, char** argv) {
   std::string psk_file;
   app.add_option("--psk-file", psk_file,
                  "Key file (first line, mode 600): every connection must prove it holds the key (netload --psk-file)");
+  app.footer(nb::serve::budget_help(options.budget));  // the defaults: --help exits before the rest is parsed
   CLI11_PARSE(app, argc, argv);
-  b.buffer_bytes = buffer_mib << 20;
+  options.budget.buffer_bytes = buffer_mib << 20;
 
   try {
     options.ports = nb::serve::parse_port_specs(port_specs);
