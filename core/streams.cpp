@@ -104,7 +104,7 @@ void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std
   // recv(), arriving segments queue to the socket's backlog and the *receiver's* CPU does their TCP
   // processing. Discarding in the kernel (MSG_TRUNC) returns at once, which leaves all of that to the
   // sender's CPU on loopback and measured slower (27 vs 45+ Gbit/s with 1 MiB writes).
-  std::vector<unsigned char> buffer(1 << 20);
+  std::vector<unsigned char> buffer(tcp_receive_buffer_bytes);
   while (!stop.stop_requested()) {
     ssize_t r = ::recv(fd, buffer.data(), buffer.size(), 0);
     if (r == 0) break;  // the sender shut down its side: every byte is in

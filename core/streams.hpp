@@ -41,6 +41,9 @@ inline std::size_t default_batch(std::size_t message_size) {
   return std::clamp<std::size_t>((1u << 20) / std::max<std::size_t>(message_size, 1), 1, 1024);
 }
 
+// What a TCP receiver reads into, per stream (netserve counts it against its memory budget).
+inline constexpr std::size_t tcp_receive_buffer_bytes = 1u << 20;
+
 // Sends datagrams until the duration ends; fails the stream on EMSGSIZE naming the path MTU.
 void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out);
 // Writes `message_size` bytes per send() until the duration ends, then shuts the write side down so the

@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "core/clock.hpp"
 #include "core/version.hpp"
 
 namespace nb::serve {
 
-server::server(asio::io_context& io, server_options options) : io_(io), options_(std::move(options)) {}
+server::server(asio::io_context& io, server_options options)
+    : io_(io), options_(std::move(options)), budget_(budget::create(options_.budget)) {}
 
 void server::bind_port(port_state& p, std::uint16_t wanted) {
   // With port 0 the kernel picks the TCP port; the UDP socket must then get the same number, which
@@ -94,10 +96,35 @@ asio::awaitable<void> server::accept_loop(std::shared_ptr<port_state> port) {
       co_await pause.async_wait(asio::use_awaitable);
       continue;
     }
-    socket.set_option(tcp::no_delay(true));
-    // The session logs its own failures; nothing escapes it.
-    asio::co_spawn(io_, session(std::move(socket), port), [](std::exception_ptr) {});
+    boost::system::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec);
+    if (peer_ec) continue;  // gone already
+    const std::string client = client_of(peer.address());
+    // Every connection holds a unit of the budget from here to its session's end: silent ones cost a
+    // descriptor and a coroutine each for up to --first-message-timeout, and control connections
+    // stay open for their whole test.
+    std::string why;
+    auto held = budget_->try_take(client, budget_cost{0, 0, 0, 1}, why);
+    if (!held) {
+      log_refused_connection(client, why);
+      continue;  // the socket closes here
+    }
+    socket.set_option(tcp::no_delay(true), peer_ec);
+    // The session logs its own failures; nothing escapes it. The handler keeps the connection's unit
+    // until the session has ended (or its frame is destroyed at shutdown).
+    asio::co_spawn(io_, session(std::move(socket), port),
+                   [unit = std::make_shared<budget::hold>(std::move(*held))](std::exception_ptr) {});
   }
+}
+
+void server::log_refused_connection(const std::string& client, const std::string& why) {
+  // A flood of connections must not become a flood of log lines: one a second, with a count.
+  ++refusals_unlogged_;
+  const std::int64_t now = mono_ns();
+  if (now - refusal_logged_ns_ < 1'000'000'000) return;
+  fmt::print(stderr, "netserve: refused {} connection(s), the last from {}: {}\n", refusals_unlogged_, client, why);
+  refusal_logged_ns_ = now;
+  refusals_unlogged_ = 0;
 }
 
 void server::validate(const test_request& r) const {

@@ -3,6 +3,7 @@
 // data connections, and a UDP socket takes datagrams, all on the same port number, so a firewall rule
 // that opens a port range for TCP and UDP is all a test needs.
 #include "core/frame_io.hpp"
+#include "netserve/server_budget.hpp"
 #include "netserve/server_test.hpp"
 #include "netserve/udp_port.hpp"
 
@@ -17,12 +18,25 @@
 
 namespace nb::serve {
 
+// The bounds of the operator's own limits (netserve/main.cpp checks them at parse): within them every
+// instant and deadline netserve computes in 64-bit nanoseconds stays far from overflow (wall clock
+// ~1.8e18 ns now; 1e7 s is 1e16 ns), and no request can make it allocate beyond what the budget allows.
+inline constexpr double max_duration_bound_s = 1e7;         // about 115 days
+inline constexpr std::uint32_t max_streams_bound = 1024;
+inline constexpr double max_start_lead_bound_s = 600;      // the harness's own bound on a plan's lead
+
 struct server_options {
   std::vector<std::uint16_t> ports;    // 0 = any free port (TCP and UDP get the same number)
   std::string bind = "0.0.0.0";
   double max_duration_s = 3600;
   std::uint32_t max_streams = 64;
   std::uint32_t max_tests_per_port = 64;
+  // A start instant further ahead is refused: a registered test holds its slot and its budget until its
+  // start and beyond, so a client could park them. netserve already gives a client 30 s to send its
+  // start; the harness sends T0 `lead` seconds ahead (0.5-5 s in the shipped plans), netload --start-at
+  // at once. 30 s covers both with room, and bounds what an idle client holds to about a minute.
+  double max_start_lead_s = 30;
+  budget_limits budget;                // process-wide, with a share per client address
   int rcvbuf = 0;                      // receive buffer of every UDP lane socket; 0: default_rcvbuf
   // One UDP socket and receive thread per CPU listed, for every port (see udp_port.hpp). One entry of
   // -1: a single socket whose thread the scheduler places.
@@ -68,13 +82,17 @@ class server {
   asio::awaitable<void> drain(server_test& t);
   void attach_data(tcp::socket socket, port_state& p, const data_hello& hello);
   void validate(const test_request& r) const;
+  void log_refused_connection(const std::string& client, const std::string& why);
 
   asio::io_context& io_;
   server_options options_;
   // Shared with the coroutines that serve them: at shutdown io_context destroys suspended coroutine
   // frames after this object is gone, and a frame's clean-up still touches its port.
   std::vector<std::shared_ptr<port_state>> ports_;
+  std::shared_ptr<budget> budget_;
   std::uint64_t next_test_id_ = 0;
+  std::int64_t refusal_logged_ns_ = 0;  // connections refused are logged at most once a second
+  std::uint64_t refusals_unlogged_ = 0;
 };
 
 }  // namespace nb::serve

@@ -60,16 +60,19 @@ std::string server_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
   if (request_.rcvbuf > 0) set_recv_buffer(fd.get(), request_.rcvbuf);
   if (request_.sndbuf > 0) set_send_buffer(fd.get(), request_.sndbuf);
   tcp_fds_[stream] = std::move(fd);
-  if (!request_.reverse) {
-    threads_.emplace_back([this, stream](std::stop_token st) {
-      if (request_.cpu >= 0) pin_thread_to_cpu(request_.cpu);
-      run_tcp_receiver(st, tcp_fds_[stream].get(), tcp_recv_[stream], errors_[stream]);
-      done_[stream] = 1;
-    });
-  } else if (start_wall_ns_ != 0) {
-    start_sender(stream);
-  }
+  // The stream's thread and its buffer come with the start instant, not now: a client that connects
+  // its streams and never starts holds descriptors (counted in its budget), no memory.
+  if (start_wall_ns_ != 0) start_tcp_stream(stream);
   return {};
+}
+
+void server_test::start_tcp_stream(std::uint32_t stream) {
+  if (request_.reverse) return start_sender(stream);
+  threads_.emplace_back([this, stream](std::stop_token st) {
+    if (request_.cpu >= 0) pin_thread_to_cpu(request_.cpu);
+    run_tcp_receiver(st, tcp_fds_[stream].get(), tcp_recv_[stream], errors_[stream]);
+    done_[stream] = 1;
+  });
 }
 
 bool server_test::all_data_attached() const {
@@ -79,9 +82,13 @@ bool server_test::all_data_attached() const {
 
 void server_test::start(std::int64_t start_wall_ns) {
   start_wall_ns_ = start_wall_ns;
-  if (!request_.reverse) return;
+  if (request_.kind == test_kind::udp_stream) {  // forward: the port's lanes receive
+    if (request_.reverse)
+      for (std::uint32_t s = 0; s < request_.streams; ++s) start_sender(s);
+    return;
+  }
   for (std::uint32_t s = 0; s < request_.streams; ++s)
-    if (request_.kind == test_kind::udp_stream || tcp_fds_[s]) start_sender(s);
+    if (tcp_fds_[s]) start_tcp_stream(s);
 }
 
 void server_test::start_sender(std::uint32_t stream) {

@@ -36,7 +36,7 @@ class server_test {
   // A TCP data connection for `stream`; returns an error text when it does not fit this test.
   std::string attach_tcp(std::uint32_t stream, fd_handle fd);
   bool all_data_attached() const;
-  // The agreed start instant: reverse tests start their senders (they wait for the instant).
+  // The agreed start instant: every stream's thread starts (senders wait for the instant).
   void start(std::int64_t start_wall_ns);
 
   // Cumulative counts of this side so far (received forward, sent in reverse), for interval reports.
@@ -57,6 +57,7 @@ class server_test {
 
  private:
   void start_sender(std::uint32_t stream);
+  void start_tcp_stream(std::uint32_t stream);
 
   std::uint64_t id_;
   std::string cookie_;

@@ -13,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include <limits>
 #include <random>
 
 namespace nb::serve {
@@ -32,8 +33,18 @@ std::chrono::nanoseconds until_wall(std::int64_t wall) {
   return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns()));
 }
 
-constexpr std::int64_t max_start_lead_ns = 3600LL * 1'000'000'000;  // a start instant further out is refused
-constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;     // ... and one this far in the past
+// An instant `ns` after `t`. Starts and durations are bounded (validate, run_test), so this never
+// saturates; it is checked anyway, so that no limit an operator raises can make it wrap.
+std::int64_t later(std::int64_t t, std::int64_t ns) noexcept {
+  std::int64_t r = 0;
+  return __builtin_add_overflow(t, ns, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+}
+std::int64_t times(std::int64_t n, std::int64_t ns) noexcept {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(n, ns, &r) ? std::numeric_limits<std::int64_t>::max() : r;
+}
+
+constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;  // a start instant this far in the past is refused
 constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
 
 // The host from just before the start instant (the client's lead before it is no part of the test) to the end of
@@ -91,6 +102,12 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
   if (p.tests.size() >= options_.max_tests_per_port)
     throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.tests.size()));
   endpoint peer = endpoint::peer_of(socket.native_handle());
+  // The test's whole cost is taken now, before its data connections come and whether or not it ever
+  // starts, and given back when this session ends.
+  std::string why;
+  const std::optional<budget::hold> held =
+      budget_->try_take(client_of(socket.remote_endpoint().address()), cost_of(request), why);
+  if (!held) throw protocol_error("rejected: " + why);
   auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer,
                                             endpoint::local_of(socket.native_handle()), p.udp);
   const test_request& r = test->request();
@@ -110,7 +127,8 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
   co_await write_message(socket, ready_m);
 
   auto start = co_await expect_message<start_msg>(socket, 30s);
-  if (start.start_wall_ns > wall_ns() + max_start_lead_ns) throw protocol_error("rejected: start instant too far ahead");
+  if (start.start_wall_ns > wall_ns() + s_to_ns(options_.max_start_lead_s))
+    throw protocol_error(fmt::format("rejected: start instant more than {} s ahead", options_.max_start_lead_s));
   if (start.start_wall_ns < wall_ns() - max_start_lag_ns) throw protocol_error("rejected: start instant long past");
   for (int i = 0; i < 1000 && !test->all_data_attached(); ++i) co_await sleep_for(10ms);
   if (!test->all_data_attached()) throw protocol_error("not every TCP data connection arrived within 10 s");
@@ -142,10 +160,10 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server
   if (r.interval_s <= 0) co_return;
   // Interval k ends at start + (k+1) * step, the last one at the end of the test: the client samples its
   // own counters at the same wall-clock instants, so the two sides' intervals line up.
-  const std::int64_t step = s_to_ns(r.interval_s), end = t.start_wall_ns() + s_to_ns(r.duration_s);
+  const std::int64_t step = s_to_ns(r.interval_s), end = later(t.start_wall_ns(), s_to_ns(r.duration_s));
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (std::uint32_t k = 0;; ++k) {
-    std::int64_t boundary = std::min(t.start_wall_ns() + (k + 1) * step, end);
+    std::int64_t boundary = std::min(later(t.start_wall_ns(), times(std::int64_t{k} + 1, step)), end);
     // A client that ended early gets no more samples; one whose end merely beat our timer to the last
     // boundary still gets every one, so its intervals are complete.
     // Waits in short slices, so that a client that ended early does not hold its result back.
@@ -164,7 +182,9 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server
 
 asio::awaitable<end_msg> server::await_end(tcp::socket& socket, const server_test& t, bool& ended) {
   const test_request& r = t.request();
-  auto timeout = until_wall(t.start_wall_ns()) + std::chrono::nanoseconds(s_to_ns(r.duration_s)) + end_grace;
+  // From the start instant, or from now when it is past (late senders still send the whole duration).
+  const std::int64_t end_ns = later(std::max(t.start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
+  auto timeout = until_wall(end_ns) + end_grace;
   auto end = co_await expect_message<end_msg>(socket, timeout);
   ended = true;
   co_return end;
