@@ -85,7 +85,9 @@ void runner::kill_all() {
 }
 
 void runner::remote_signal_detached(const std::string& host, int pid, const char* sig) {
-  asio::co_spawn(io_, remote_signal(host, pid, sig), [host](std::exception_ptr e, bool) {
+  ++remote_signals_pending_;
+  asio::co_spawn(io_, remote_signal(host, pid, sig), [this, host](std::exception_ptr e, bool) {
+    --remote_signals_pending_;
     if (e) fmt::print(stderr, "harness: could not signal a process on '{}'\n", host);
   });
 }
@@ -168,6 +170,13 @@ asio::awaitable<void> runner::preflight() {
 }
 
 asio::awaitable<void> runner::close_launchers() {
+  // A `kill` still on its way goes over the master connection: closing it first would lose the kill
+  // (each has a 10 s limit of its own).
+  asio::steady_timer poll(io_);
+  for (int i = 0; remote_signals_pending_ > 0 && i < 240; ++i) {
+    poll.expires_after(50ms);
+    co_await poll.async_wait(use_awaitable);
+  }
   for (const auto& [name, l] : launchers_)
     if (auto argv = l->close_argv(); !argv.empty() && environment_["hosts"].contains(name))
       co_await run_command(argv, 10s);

@@ -105,6 +105,7 @@ class runner {
   std::map<child_process*, std::pair<std::string, int>> remote_;
   bool cancelled_ = false;
   bool killed_ = false;            // cancel() escalated to SIGKILL
+  int remote_signals_pending_ = 0;  // remote `kill` commands under way
   asio::steady_timer escalate_;    // 5 s after the first cancel(): kill_all()
   int order_ = 0;  // of the runs in raw/, as they ran
 };
