@@ -178,6 +178,7 @@ bool is_search_trial(const run_record& r) {
 
 run_summary summarize(run_record r) {
   run_summary s;
+  if (!r.error.empty()) s.failures.push_back(fmt::format("run: {}", r.error));
   for (auto& i : r.instances) {
     check(i, r);
     for (const auto& p : i.problems) s.failures.push_back(fmt::format("{}: {}", i.name, p));
@@ -212,7 +213,7 @@ json to_json(const instance_record& i) {
   return {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"client_address", i.client_address},
           {"server_address", i.server_address}, {"category", i.category}, {"exit_code", i.exit_code},
           {"timed_out", i.timed_out}, {"error", i.error}, {"stderr", i.stderr_text},
-          {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}};
+          {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}, {"samples", i.samples}};
 }
 
 instance_record instance_from_json(const json& j) {
@@ -228,6 +229,7 @@ instance_record instance_from_json(const json& j) {
   i.error = j.at("error").get<std::string>();
   i.stderr_text = j.at("stderr").get<std::string>();
   if (!j.at("result").is_null()) i.result = nb::result_from_json(j.at("result"));
+  i.samples = j.value("samples", json::array());
   return i;
 }
 
@@ -240,7 +242,9 @@ run_record run_from_json(const json& spec) {
   r.topology = spec.at("topology").get<std::string>();
   r.kind = spec.at("kind").get<std::string>();
   r.message_size = spec.at("message_size").get<std::uint32_t>();
-  r.t0 = spec.at("t0").get<double>();
+  r.error = spec.value("error", std::string());
+  // A run that failed before its start instant has no T0.
+  r.t0 = r.error.empty() || spec.contains("t0") ? spec.at("t0").get<double>() : 0.0;
   r.warmup = spec.at("warmup").get<double>();
   r.interval = spec.at("interval").get<double>();
   r.skew_bound_ms = spec.at("skew_bound_ms").get<double>();
@@ -257,6 +261,7 @@ json to_json(const run_summary& s) {
   json j = {{"run", s.run.id}, {"search_trial", s.run.spec.value("search_trial", json())}, {"test", s.run.test}, {"role", s.run.role}, {"topology", s.run.topology},
             {"kind", s.run.kind}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
             {"t0", s.run.t0}, {"instances", json::array()}};
+  if (!s.run.error.empty()) j["error"] = s.run.error;
   for (const auto& i : s.run.instances) {
     json row = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"category", i.category},
                 {"ok", i.problems.empty()}, {"problems", i.problems}};

@@ -19,6 +19,9 @@ struct instance_record {
   std::string error;      // why the harness could not get a result (start failure, crash, bad output)
   std::string stderr_text;
   std::optional<nb::test_result> result;
+  // The per-second samples the harness received live, kept when the result lacks them (netload died,
+  // or failed when its netserve did): what was measured up to the failure. Empty otherwise.
+  nlohmann::json samples = nlohmann::json::array();
   std::vector<std::string> problems;  // filled by check(): why this instance does not count
 };
 
@@ -27,6 +30,7 @@ struct run_record {
   std::string id, test, role, topology, kind;
   std::uint32_t message_size = 0;
   double t0 = 0, warmup = 0, interval = 1, skew_bound_ms = 20;
+  std::string error;  // the run itself failed (a netserve that did not start): why
   std::vector<instance_record> instances;
 };
 

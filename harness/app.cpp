@@ -12,6 +12,11 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <cstring>
+#include <functional>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace harness {
 
@@ -20,6 +25,24 @@ namespace {
 plan load(const run_request& req) {
   if (req.plan_path.empty()) return parse_plan(default_plan_text, "configs/loopback.toml (embedded)");
   return load_plan(req.plan_path);
+}
+
+// After a hang-up the terminal is gone and a write to it fails (EIO), which fmt reports by throwing:
+// what still goes there goes nowhere instead. Output redirected to a file keeps going to it.
+void quiet_lost_terminal() {
+  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null_fd < 0) return;
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO})
+    if (::isatty(fd)) ::dup2(null_fd, fd);
+  ::close(null_fd);
+}
+
+// 0 when every run of the plan is there and ok; 3, with what is wrong on stderr, when one failed or is
+// missing, or there is none.
+int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& runs) {
+  const auto problems = folder_problems(dir, runs);
+  for (const auto& p : problems) fmt::print(stderr, "harness: {}\n", p);
+  return problems.empty() ? 0 : 3;
 }
 
 }  // namespace
@@ -33,12 +56,20 @@ int run_plan(const run_request& req) {
   }
   asio::io_context io;
   runner r(io, p, {req.results_root, bin_dir, req.live});
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](boost::system::error_code ec, int sig) {
+  bool signalled = false;
+  // A closed terminal or ssh session (SIGHUP) must not orphan what we started, any more than Ctrl-C.
+  // The first signal stops every process, a second one (or 5 s) kills them: the handler stays armed.
+  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int sig) {
     if (ec) return;
-    fmt::print(stderr, "harness: signal {}: stopping every process\n", sig);
+    if (sig == SIGHUP) quiet_lost_terminal();
+    fmt::print(stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),
+               signalled ? "killing every process" : "stopping every process (again to kill them at once)");
+    signalled = true;
     r.cancel();
-  });
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
   std::filesystem::path dir;
   std::exception_ptr failure;
   asio::co_spawn(io, r.run_all(), [&](std::exception_ptr e, std::filesystem::path d) {
@@ -50,21 +81,15 @@ int run_plan(const run_request& req) {
   if (failure) std::rethrow_exception(failure);
   const auto summaries = load_raw(dir);
   std::vector<run_summary> s;
-  bool all_ok = true;
-  for (auto rec : summaries) {
-    s.push_back(summarize(std::move(rec)));
-    all_ok = all_ok && s.back().ok;
-  }
+  for (auto rec : summaries) s.push_back(summarize(std::move(rec)));
   fmt::print("{}\nresults: {}\n", console_summary(s, load_searches(dir)), dir.string());
-  return all_ok ? 0 : 3;
+  return status_of(dir, s);
 }
 
 int rebuild_reports(const std::filesystem::path& dir) {
   const auto s = write_reports(dir);
-  bool all_ok = true;
-  for (const auto& x : s) all_ok = all_ok && x.ok;
   fmt::print("{}\nreports rebuilt in {}\n", console_summary(s, load_searches(dir)), dir.string());
-  return all_ok ? 0 : 3;
+  return status_of(dir, s);
 }
 
 }  // namespace harness

@@ -8,10 +8,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace harness {
 
@@ -29,18 +34,42 @@ fs::path make_results_dir(const fs::path& root, const std::string& plan_name) {
 
 void write_file(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+  // POSIX calls rather than a stream: the first failure's errno is the reason (ENOSPC, EFBIG), and
+  // close() is checked too, where some file systems report a full disk.
+  auto fail = [&](const char* what, int err) {
+    ::unlink(tmp.c_str());
+    throw write_error(fmt::format("cannot write {}: {}: {}", path.string(), what, std::strerror(err)));
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw write_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("write", err);
+    }
+    done += static_cast<std::size_t>(n);
   }
-  fs::rename(tmp, path);  // never a half-written file under the real name
+  if (::close(fd) != 0) fail("close", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", errno);  // never half a file under the real name
 }
 
 void write_json(const fs::path& path, const json& j) { write_file(path, j.dump(2) + "\n"); }
 
 namespace {
+
+// Every error while reading a results file names that file: "raw/x/run.json: 'order' ...", never a
+// bare type error from the JSON library.
+template <class F>
+auto in_file(const fs::path& path, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
 
 json read_json(const fs::path& path) {
   std::ifstream in(path);
@@ -54,27 +83,31 @@ json read_json(const fs::path& path) {
   return j;
 }
 
+instance_record not_written(const json& planned, const run_record& r) {
+  instance_record i;
+  i.name = planned.at("name").get<std::string>();
+  i.client = planned.at("client").get<std::string>();
+  i.server = planned.at("server").get<std::string>();
+  i.error = r.error.empty() ? "no raw file (the run was interrupted)" : "not run: the run failed";
+  return i;
+}
+
 }  // namespace
 
 run_record load_run(const fs::path& run_dir) {
-  const json spec = read_json(run_dir / "run.json");
-  run_record r = run_from_json(spec);
-  for (const auto& planned : spec.at("instances")) {
-    const fs::path file = run_dir / (planned.at("name").get<std::string>() + ".json");
-    if (!fs::exists(file)) {  // the run was interrupted before this instance ended
-      instance_record i;
-      i.name = planned.at("name").get<std::string>();
-      i.client = planned.at("client").get<std::string>();
-      i.server = planned.at("server").get<std::string>();
-      i.error = "no raw file (the run was interrupted)";
-      r.instances.push_back(i);
+  const fs::path spec_file = run_dir / "run.json";
+  const json spec = read_json(spec_file);
+  run_record r = in_file(spec_file, [&] { return run_from_json(spec); });
+  const json planned_all = in_file(spec_file, [&] { return spec.at("instances"); });
+  for (const auto& planned : planned_all) {
+    const auto name = in_file(spec_file, [&] { return planned.at("name").get<std::string>(); });
+    const fs::path file = run_dir / (name + ".json");
+    if (!fs::exists(file)) {  // the run was interrupted or failed before this instance ended
+      r.instances.push_back(in_file(spec_file, [&] { return not_written(planned, r); }));
       continue;
     }
-    try {
-      r.instances.push_back(instance_from_json(read_json(file)));
-    } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
-    }
+    const json j = read_json(file);
+    r.instances.push_back(in_file(file, [&] { return instance_from_json(j); }));
   }
   return r;
 }
@@ -83,8 +116,10 @@ std::vector<json> load_searches(const fs::path& dir) {
   std::vector<std::pair<int, json>> found;
   for (const auto& e : fs::directory_iterator(dir / "raw"))
     if (e.is_directory() && fs::exists(e.path() / "search.json")) {
-      json j = read_json(e.path() / "search.json");
-      found.emplace_back(j.value("order", 0), std::move(j));
+      const fs::path file = e.path() / "search.json";
+      json j = read_json(file);
+      const int order = in_file(file, [&] { return j.value("order", 0); });
+      found.emplace_back(order, std::move(j));
     }
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<json> out;
@@ -96,11 +131,37 @@ std::vector<run_record> load_raw(const fs::path& dir) {
   if (!fs::is_directory(dir / "raw")) throw std::runtime_error(fmt::format("{}: no raw/ folder", dir.string()));
   std::vector<std::pair<int, fs::path>> runs;
   for (const auto& e : fs::directory_iterator(dir / "raw"))
-    if (e.is_directory() && fs::exists(e.path() / "run.json"))
-      runs.emplace_back(read_json(e.path() / "run.json").at("order").get<int>(), e.path());
+    if (e.is_directory() && fs::exists(e.path() / "run.json")) {
+      const fs::path file = e.path() / "run.json";
+      const json spec = read_json(file);
+      runs.emplace_back(in_file(file, [&] { return spec.at("order").get<int>(); }), e.path());
+    }
   std::sort(runs.begin(), runs.end());
   std::vector<run_record> out;
   for (const auto& [order, path] : runs) out.push_back(load_run(path));
+  return out;
+}
+
+std::vector<std::string> folder_problems(const fs::path& dir, const std::vector<run_summary>& runs) {
+  std::vector<std::string> out;
+  const fs::path raw = dir / "raw";
+  const fs::path env_file = dir / "environment.json";
+  if (fs::exists(env_file)) {
+    const json env = read_json(env_file);
+    const json planned = env.value("planned_runs", json::array());
+    in_file(env_file, [&] {
+      for (const auto& id : planned) {
+        const fs::path run = raw / id.get<std::string>();
+        if (!fs::exists(run / "run.json") && !fs::exists(run / "search.json"))
+          out.push_back(fmt::format("run {} is missing from raw/", id.get<std::string>()));
+      }
+      return 0;
+    });
+  }
+  for (const auto& s : runs)
+    if (!s.ok)
+      out.push_back(fmt::format("run {} failed: {}", s.run.id, s.failures.empty() ? "no instances" : s.failures.front()));
+  if (runs.empty() && load_searches(dir).empty()) out.push_back(fmt::format("{} holds no runs", raw.string()));
   return out;
 }
 

@@ -45,7 +45,7 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
     const launcher& l = on(spec.host);
     auto argv = l.wrap(netserve_command(l.program("netserve"), l.target(), spec.ports));
     record_command(spec.host, argv);
-    servers.push_back({spec.host, std::make_unique<child_process>(io_.get_executor(), argv), {}, 0, {}});
+    servers.push_back({spec.host, std::make_unique<child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
     active_.insert(servers.back().proc.get());
   }
   // All of them start at once; then each must say it is ready within the timeout.
@@ -55,35 +55,50 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
     try {
       if (!line) throw std::runtime_error("exited or timed out before its ready line");
       take_ready_line(s, *line, want);
+      // Over ssh, stopping it means signalling it there (cancel() and stop_servers do).
+      if (on(s.host).stops_remotely() && s.remote_pid > 0) remote_[s.proc.get()] = {s.host, s.remote_pid};
     } catch (const std::exception& e) {
       s.error = e.what();
     }
     if (!s.error.empty()) {
       s.proc->kill();
       auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 5s);
-      throw std::runtime_error(fmt::format("run {}: netserve on host '{}' did not start: {} {}", r.id, s.host, s.error,
-                                           o.stderr_text.substr(0, o.stderr_text.find('\n'))));
+      s.finished = true;
+      active_.erase(s.proc.get());
+      const std::string why = o.stderr_text.substr(0, o.stderr_text.find('\n'));
+      throw std::runtime_error(fmt::format("netserve on host '{}' did not start: {}{}{}", s.host, s.error,
+                                           why.empty() ? "" : ": ", why));
     }
   }
 }
 
 asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers) {
   for (running_server& s : servers) {
-    const launcher& l = on(s.host);
-    if (l.stops_remotely() && s.remote_pid > 0) {
-      // The remote netserve gets the signal; the ssh client then ends with it.
-      auto argv = l.wrap({"kill", "-TERM", std::to_string(s.remote_pid)});
-      record_command(s.host, argv);
-      co_await run_command(argv, 10s);
+    if (s.finished) continue;
+    const auto remote = remote_.find(s.proc.get());
+    // The remote netserve gets the signal; its ssh client then ends with it. A signal to the client
+    // would end the client first, with status 255, and could leave the server running.
+    if (remote != remote_.end())  // cancel() has signalled it already
+      s.stop_asked = cancelled_ || co_await remote_signal(s.host, s.remote_pid, "TERM");
+    if (!s.stop_asked) {
+      s.proc->request_stop();
+      s.stop_asked = !remote_.count(s.proc.get());  // a local program: the signal is the stop
     }
-    s.proc->request_stop();
   }
   for (running_server& s : servers) {
+    if (s.finished) continue;
     auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 10s);
+    const bool was_remote = remote_.erase(s.proc.get()) > 0;
     active_.erase(s.proc.get());
-    if (o.exit_code != 0 && o.exit_code != 143 && o.exit_code != 15)  // SIGTERM is how we end it
-      fmt::print(stderr, "harness: netserve on '{}' ended with status {}: {}\n", s.host, o.exit_code,
-                 o.stderr_text.substr(0, 300));
+    if (o.timed_out && was_remote && !killed_) co_await remote_signal(s.host, s.remote_pid, "KILL");
+    // A status our own stop caused is no failure: SIGTERM's, ssh's 255 for a remote program ended by a
+    // signal, SIGKILL after a second Ctrl-C. Anything else (it died before we asked, it ignored the
+    // stop) is reported.
+    const bool ours = !o.timed_out && s.stop_asked &&
+                      (o.exit_code == 0 || o.exit_code == 143 || o.exit_code == 15 || (was_remote && o.exit_code == 255));
+    if (!ours && !killed_)
+      fmt::print(stderr, "harness: netserve on '{}' ended with status {}{}: {}\n", s.host, o.exit_code,
+                 o.timed_out ? " (killed: it did not stop)" : "", o.stderr_text.substr(0, 300));
   }
 }
 
@@ -164,6 +179,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client)));
   record_command(spec.client, argv);
   std::optional<json> result_line;
+  json samples = json::array();  // every per-second sample as it came, live
   child_process* self = nullptr;
   const std::function<void(const std::string&)> on_line = [&](const std::string& line) {
     if (line.rfind("harness-remote-pid ", 0) == 0) {
@@ -176,6 +192,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       live.armed = true;
       wake.cancel();
     } else if (j.value("type", "") == "interval") {
+      samples.push_back(j);
       const double secs = static_cast<double>(j.value("end_ns", 0LL) - j.value("start_ns", 0LL)) / 1e9;
       live.sent_pps = nb::per_second(j.value("sent_packets", 0ULL), secs);
       live.sent_bps = nb::bits_per_second(j.value("sent_bytes", 0ULL), secs);
@@ -213,6 +230,9 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   } catch (const std::exception& e) {
     rec.error = e.what();
   }
+  // An instance that died (or failed with its server) leaves a result with fewer samples than were
+  // shown live, or none: what was measured until then is kept beside it.
+  if (!rec.result || !rec.result->ok || rec.result->intervals.size() < samples.size()) rec.samples = std::move(samples);
   live.running = false;
   wake.cancel();
   live.sent_pps = live.sent_bps = live.recv_pps = live.recv_bps = 0;

@@ -46,7 +46,12 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
     if (n->target_pct) tag["loss_target_pct"] = *n->target_pct;
     const run_spec trial = trial_of(r, id, n->offered_pps, n->duration, tag);  // named: GCC 12 and temporaries across co_await
     co_await run_one(trial);
-    auto outcome = outcome_of(summarize(load_run(dir_ / "raw" / id)), n->phase, n->offered_pps, n->target_pct, n->duration);
+    run_summary measured = summarize(load_run(dir_ / "raw" / id));
+    if (!measured.run.error.empty()) {  // the trial never ran (its netserve did not start): nothing to learn
+      fmt::print(stderr, "harness: search {} stopped: trial {} failed: {}\n", r.id, k, measured.run.error);
+      break;
+    }
+    auto outcome = outcome_of(std::move(measured), n->phase, n->offered_pps, n->target_pct, n->duration);
     fmt::print(stderr, "harness: search {} trial {} ({}{}): {}\n", r.id, k, n->phase,
                n->target_pct ? fmt::format(", loss target {:g} %", *n->target_pct) : "", describe(outcome, r.message_size));
     search.record(std::move(outcome));

@@ -29,6 +29,8 @@ std::string trim(const std::string& s) {
 
 std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
 
+constexpr auto kill_after = 5s;  // from the first Ctrl-C to SIGKILL for whatever still runs
+
 // The hosts a plan's runs use, and which of our programs each needs.
 std::map<std::string, std::set<std::string>> programs_per_host(const std::vector<run_spec>& runs) {
   std::map<std::string, std::set<std::string>> out;
@@ -41,7 +43,8 @@ std::map<std::string, std::set<std::string>> programs_per_host(const std::vector
 
 }  // namespace
 
-runner::runner(asio::io_context& io, const plan& p, run_options o) : io_(io), plan_(p), opt_(std::move(o)) {
+runner::runner(asio::io_context& io, const plan& p, run_options o)
+    : io_(io), plan_(p), opt_(std::move(o)), escalate_(io) {
   char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
   if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
   control_dir_ = tmpl;
@@ -54,22 +57,65 @@ runner::~runner() {
 }
 
 void runner::cancel() {
+  if (cancelled_) {  // the second Ctrl-C: no more waiting
+    kill_all();
+    return;
+  }
   cancelled_ = true;
-  for (child_process* c : active_) c->request_stop();
-  // A signal to a local ssh client does not reach the remote program: kill it there, by pid.
-  for (const auto& [proc, where] : remote_)
-    asio::co_spawn(io_, remote_kill(where.first, where.second), [host = where.first](std::exception_ptr e) {
-      if (e) fmt::print(stderr, "harness: could not stop netload on '{}'\n", host);
-    });
+  // A signal to a local ssh client does not reach the remote program, and would end the client (status
+  // 255) before the program: the program is signalled there, and its ssh client ends with it.
+  for (child_process* c : active_)
+    if (!remote_.count(c)) c->request_stop();
+  for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "TERM");
+  // A stopped (SIGSTOP) or wedged process ignores SIGTERM: it must not hold the run for its deadline.
+  escalate_.expires_after(kill_after);
+  escalate_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) kill_all();
+  });
 }
 
-asio::awaitable<void> runner::remote_kill(std::string host, int pid) {
+void runner::kill_all() {
+  if (killed_) return;
+  killed_ = true;
+  escalate_.cancel();
+  fmt::print(stderr, "harness: killing every process (SIGKILL)\n");
+  // Remote first: killing a local ssh client drops it from remote_ (and the remote program may live on).
+  for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "KILL");
+  for (child_process* c : active_) c->kill();
+}
+
+void runner::remote_signal_detached(const std::string& host, int pid, const char* sig) {
+  ++remote_signals_pending_;
+  asio::co_spawn(io_, remote_signal(host, pid, sig), [this, host](std::exception_ptr e, bool) {
+    --remote_signals_pending_;
+    if (e) fmt::print(stderr, "harness: could not signal a process on '{}'\n", host);
+  });
+}
+
+asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const char* sig) {
   const launcher& l = on(host);
-  const std::vector<std::string> kill_cmd{"kill", "-TERM", std::to_string(pid)};
+  const std::vector<std::string> kill_cmd{"kill", fmt::format("-{}", sig), std::to_string(pid)};
   const auto argv = l.wrap(kill_cmd);
   record_command(host, argv);
   const auto o = co_await run_command(argv, 10s);
-  if (o.exit_code != 0) fmt::print(stderr, "harness: '{}' failed: {}\n", quote_argv(argv), first_line(o.stderr_text));
+  if (o.exit_code != 0 && std::string_view(sig) != "KILL")  // KILL may come after it ended: no news
+    fmt::print(stderr, "harness: '{}' failed: {}\n", quote_argv(argv), first_line(o.stderr_text));
+  co_return o.exit_code == 0;
+}
+
+asio::awaitable<process_outcome> runner::run_tracked(const std::vector<std::string>& argv,
+                                                     std::chrono::milliseconds limit) {
+  if (cancelled_) throw std::runtime_error("interrupted");
+  child_process p(io_.get_executor(), argv);
+  active_.insert(&p);
+  struct forget {  // cancel() must never reach a process that is gone
+    std::set<child_process*>& active;
+    child_process* p;
+    ~forget() { active.erase(p); }
+  } guard{active_, &p};
+  process_outcome o = co_await p.finish(std::chrono::steady_clock::now() + limit);
+  if (cancelled_) throw std::runtime_error("interrupted");
+  co_return o;
 }
 
 void runner::record_command(const std::string& host, const std::vector<std::string>& argv) {
@@ -98,14 +144,14 @@ asio::awaitable<void> runner::preflight() {
     }
     if (auto open = l.open_argv(); !open.empty()) {
       record_command(name, open);
-      auto o = co_await run_command(open, std::chrono::seconds(h.ssh.connect_timeout + 10));
+      auto o = co_await run_tracked(open, std::chrono::seconds(h.ssh.connect_timeout + 10));
       if (o.exit_code != 0)
         throw std::runtime_error(fmt::format("host '{}' ({}): ssh failed: {}", name, h.address, first_line(o.stderr_text)));
     }
     for (const auto& prog : programs) {
       const std::vector<std::string> version_cmd{l.program(prog), "--version"};
       const auto argv = l.wrap(version_cmd);
-      auto o = co_await run_command(argv, 20s);
+      auto o = co_await run_tracked(argv, 20s);
       if (o.exit_code != 0)
         throw std::runtime_error(fmt::format("host '{}': '{}' failed ({}): {}", name, quote_argv(argv), o.exit_code,
                                              first_line(o.stderr_text)));
@@ -115,7 +161,7 @@ asio::awaitable<void> runner::preflight() {
       versions[name + " " + prog] = v;
     }
     const auto uname = l.wrap({"uname", "-srm"});  // named: GCC 12 and temporaries across co_await
-    auto k = co_await run_command(uname, 20s);
+    auto k = co_await run_tracked(uname, 20s);
     env["kernel"] = k.exit_code == 0 ? trim(k.stdout_text) : "unknown";
   }
   for (const auto& [who, v] : versions)
@@ -124,10 +170,33 @@ asio::awaitable<void> runner::preflight() {
 }
 
 asio::awaitable<void> runner::close_launchers() {
+  // A `kill` still on its way goes over the master connection: closing it first would lose the kill
+  // (each has a 10 s limit of its own).
+  asio::steady_timer poll(io_);
+  for (int i = 0; remote_signals_pending_ > 0 && i < 240; ++i) {
+    poll.expires_after(50ms);
+    co_await poll.async_wait(use_awaitable);
+  }
   for (const auto& [name, l] : launchers_)
     if (auto argv = l->close_argv(); !argv.empty() && environment_["hosts"].contains(name))
       co_await run_command(argv, 10s);
 }
+
+namespace {
+
+// Cleanup after a failure may fail too (on a full disk every write does): the first error is the one
+// reported, a later one is only mentioned.
+template <class F>
+void keep_first(std::exception_ptr& failure, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    if (!failure) failure = std::current_exception();
+    else fmt::print(stderr, "harness: also: {}\n", e.what());
+  }
+}
+
+}  // namespace
 
 asio::awaitable<fs::path> runner::run_all() {
   dir_ = make_results_dir(opt_.results_root, plan_.name);
@@ -137,10 +206,12 @@ asio::awaitable<fs::path> runner::run_all() {
                   {"started_utc", fmt::format("{:.3f}", nb::ns_to_s(nb::wall_ns()))}, {"hosts", nlohmann::json::object()}};
   std::exception_ptr failure;
   try {
+    const auto runs = expand(plan_);
+    // What `harness report` checks raw/ against: a run of the plan with no folder there is missing.
+    for (const auto& r : runs) environment_["planned_runs"].push_back(r.id);
     co_await preflight();
     if (plan_.has_lab) lab_ = lab::load_lab(plan_.source_path);
     write_environment();
-    const auto runs = expand(plan_);
     for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
       if (i > 0) co_await settle_pause();
       if (runs[i].spec->search)
@@ -151,10 +222,11 @@ asio::awaitable<fs::path> runner::run_all() {
   } catch (...) {
     failure = std::current_exception();
   }
-  write_environment();
+  keep_first(failure, [&] { write_environment(); });
   co_await close_launchers();
-  if (failure) std::rethrow_exception(failure);
+  escalate_.cancel();
   if (cancelled_) throw std::runtime_error(fmt::format("interrupted; partial results in {}", dir_.string()));
+  if (failure) std::rethrow_exception(failure);
   co_return dir_;
 }
 
@@ -171,11 +243,11 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   fmt::print(stderr, "harness: run {} ({}, {} -m {}, {} instance(s), {} s)\n", r.id, r.role, r.kind, r.message_size,
              r.instances.size(), r.duration);
   std::vector<running_server> servers;
+  nlohmann::json spec = to_json(r, plan_);
+  spec["order"] = order_++;
   std::exception_ptr failure;
   try {
     co_await start_servers(r, servers);
-    nlohmann::json spec = to_json(r, plan_);
-    spec["order"] = order_++;
     const auto before = circuit_counters();
     co_await run_instances(r, servers, spec, run_dir);  // writes run.json once T0 is chosen
     if (lab_) {  // what the emulated circuit itself counted during the run, for the report
@@ -186,10 +258,28 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
     failure = std::current_exception();
   }
   co_await stop_servers(servers);  // also after an error or a signal
-  write_environment();
+  keep_first(failure, [&] { write_environment(); });
+  if (failure && !cancelled_) {
+    // A run that failed is one result of the plan, not the end of it: it is recorded with its reason
+    // and the next run goes on. Only results that cannot be written end the plan.
+    try {
+      std::rethrow_exception(failure);
+    } catch (const write_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "harness: run {} failed: {}\n", r.id, e.what());
+      record_failed_run(run_dir, spec, e.what());
+      failure = nullptr;
+    }
+  }
   if (failure) std::rethrow_exception(failure);
   const auto summaries = write_reports(dir_);
   (void)summaries;
+}
+
+void runner::record_failed_run(const fs::path& run_dir, nlohmann::json spec, const std::string& why) {
+  spec["error"] = why;
+  write_json(run_dir / "run.json", spec);
 }
 
 nlohmann::json runner::circuit_counters() const {

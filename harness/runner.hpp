@@ -36,6 +36,8 @@ struct running_server {
   std::vector<std::uint16_t> ports;
   int remote_pid = 0;
   std::string error;  // why it did not become ready
+  bool stop_asked = false;  // stop_servers signalled it (here, or there over ssh) and the signal arrived
+  bool finished = false;    // reaped already
 };
 
 // What the start barrier and the live display know about one instance while it runs.
@@ -57,7 +59,9 @@ class runner {
   ~runner();
   // Runs every run of the plan; returns the results folder.
   asio::awaitable<std::filesystem::path> run_all();
-  // From the signal handler: stop every process now; run_all then throws.
+  // From the signal handler: the first call asks every process to stop (SIGTERM here, `kill -TERM PID`
+  // over ssh) and, if any is still there 5 s later, kills them all; a second call kills them at once.
+  // run_all then throws.
   void cancel();
 
  private:
@@ -86,11 +90,23 @@ class runner {
   std::filesystem::path dir_, control_dir_;
   std::map<std::string, std::unique_ptr<launcher>> launchers_;
   nlohmann::json environment_;
-  asio::awaitable<void> remote_kill(std::string host, int pid);
+  // `kill -SIG PID` on the host; true when it did (the process was there).
+  asio::awaitable<bool> remote_signal(std::string host, int pid, const char* sig);
+  void remote_signal_detached(const std::string& host, int pid, const char* sig);
+  // A command of the preflight: stopped with the others on cancel, and cancel ends the preflight.
+  asio::awaitable<process_outcome> run_tracked(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
+  void kill_all();
+  // A run that failed (its netserve did not start, ...): recorded in raw/<run>/run.json with why.
+  void record_failed_run(const std::filesystem::path& run_dir, nlohmann::json spec, const std::string& why);
 
   std::set<child_process*> active_;  // every child alive now, for cancel()
-  std::map<child_process*, std::pair<std::string, int>> remote_;  // ssh-launched netload: host, remote pid
+  // ssh-launched processes whose local ssh client still runs (so the remote one is there): host, remote
+  // pid. A signal to the ssh client does not reach them; it is sent there.
+  std::map<child_process*, std::pair<std::string, int>> remote_;
   bool cancelled_ = false;
+  bool killed_ = false;            // cancel() escalated to SIGKILL
+  int remote_signals_pending_ = 0;  // remote `kill` commands under way
+  asio::steady_timer escalate_;    // 5 s after the first cancel(): kill_all()
   int order_ = 0;  // of the runs in raw/, as they ran
 };
 

@@ -7,12 +7,36 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace harness {
+
+// Levenshtein distance, for "did you mean": a key one or two edits from a known one is a typo of it.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+inline bool is_typo_of(std::string_view typed, std::string_view known) {
+  const std::size_t d = edit_distance(typed, known);
+  return d > 0 && d <= std::max<std::size_t>(1, std::min<std::size_t>(2, known.size() / 3));
+}
 
 inline std::string where(const toml::source_region& r) {
   const std::string path = r.path ? *r.path : std::string("<plan>");
@@ -47,8 +71,13 @@ class basic_toml_reader {
   }
   const toml::node& need(const char* key) {
     const toml::node* n = find(key);
-    if (!n) fail(t_.source(), fmt::format("{}: missing key '{}'", context_, key));
-    return *n;
+    if (n) return *n;
+    // "missing key 'message_size'" would send the reader looking for a line that is not there: the
+    // mistake is the misspelt key, so that is what is named, where it is.
+    for (const auto& [k, v] : t_)
+      if (!seen_.count(std::string(k.str())) && is_typo_of(k.str(), key))
+        fail(k.source(), fmt::format("{}: unknown key '{}' (did you mean '{}'?)", context_, k.str(), key));
+    fail(t_.source(), fmt::format("{}: missing key '{}'", context_, key));
   }
   bool has(const char* key) const { return t_.contains(key); }
 
@@ -100,9 +129,17 @@ class basic_toml_reader {
   }
 
   void done() const {
-    for (const auto& [key, value] : t_)
-      if (!seen_.count(std::string(key.str())))
-        fail(key.source(), fmt::format("{}: unknown key '{}'", context_, key.str()));
+    for (const auto& [key, value] : t_) {
+      if (seen_.count(std::string(key.str()))) continue;
+      std::string hint;
+      std::size_t best = std::string::npos;
+      for (const auto& known : seen_)  // every key this table was asked for: the closest is the hint
+        if (is_typo_of(key.str(), known) && edit_distance(key.str(), known) < best) {
+          best = edit_distance(key.str(), known);
+          hint = fmt::format(" (did you mean '{}'?)", known);
+        }
+      fail(key.source(), fmt::format("{}: unknown key '{}'{}", context_, key.str(), hint));
+    }
   }
 
   const toml::table& source_table() const { return t_; }

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Ctrl-C in the middle of a run: the harness stops every netserve and netload it started, keeps what
-# was measured (raw files of the interrupted instances say they failed), and exits non-zero.
+# was measured (raw files of the interrupted instances say they failed), and exits non-zero. The third
+# argument is the signal (INT by default; HUP: the terminal or ssh session went away).
 set -eu
 harness=$1
 build=$2
+sig=${3:-INT}
 tmp=$(mktemp -d /tmp/harness-int.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/long.toml" <<PLAN
@@ -34,7 +36,7 @@ children=$(pgrep -P $pid | tr '\n' ' ')
 [ -n "$children" ] || { echo "FAIL: the run never started its processes"; cat "$tmp/err"; kill $pid; exit 1; }
 sleep 1.5
 started=$(date +%s)
-kill -INT $pid
+kill -$sig $pid
 status=0
 wait $pid || status=$?
 elapsed=$(( $(date +%s) - started ))
@@ -50,4 +52,4 @@ done
 dir=$(ls -d "$tmp"/results/long-*)
 [ "$(ls "$dir/raw/long-m64" | wc -l)" = 3 ] || { echo "FAIL: raw files missing"; ls -R "$dir"; exit 1; }
 grep -q '"ok": false' "$dir/summary.json" || { echo "FAIL: the interrupted run is not marked failed"; exit 1; }
-echo "ok: stopped ${children}within ${elapsed}s, raw files kept, run marked failed"
+echo "ok: SIG$sig stopped ${children}within ${elapsed}s, raw files kept, run marked failed"

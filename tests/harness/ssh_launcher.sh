@@ -13,7 +13,16 @@ tmp=$(mktemp -d /tmp/harness-sshd.XXXXXX)
 cleanup() { [ -f "$tmp/sshd.pid" ] && kill "$(cat "$tmp/sshd.pid")" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 mkdir -p /run/sshd "$tmp/bin" "$tmp/results"
-ln -s "$build/netserve/netserve" "$tmp/bin/netserve"
+# The remote netserve's end reaches the harness a moment after it exits, as over a real network (here
+# the session stays 0.5 s): a stop the harness asked for must not be mistaken for a failure meanwhile.
+cat > "$tmp/bin/netserve" <<WRAP
+#!/bin/sh
+status=0
+"$build/netserve/netserve" "\$@" || status=\$?
+sleep 0.5
+exit \$status
+WRAP
+chmod +x "$tmp/bin/netserve"
 ln -s "$build/netload/netload" "$tmp/bin/netload"
 . "$(dirname "$0")/../support/throwaway_sshd.sh"
 make_throwaway_keys "$tmp"
@@ -57,6 +66,8 @@ PLAN
 "$harness" run "$tmp/ssh.toml" --results "$tmp/results" --no-live > "$tmp/out" 2> "$tmp/err" || {
   echo "FAIL: harness over ssh exited $?"; cat "$tmp/err" "$tmp/out"; exit 1; }
 cat "$tmp/out"
+# Stopping the remote netserve is what we asked for: no "ended with status 255" from its ssh client.
+if grep -q "ended with status" "$tmp/err"; then echo "FAIL: a stop we asked for reported as a failure:"; cat "$tmp/err"; exit 1; fi
 dir=$(ls -d "$tmp"/results/ssh-*)
 grep -q '"ok": true' "$dir/summary.json" || { echo "FAIL: run not ok"; cat "$dir/summary.json"; exit 1; }
 [ "$(ls "$dir/raw/over-ssh-m100" | wc -l)" = 3 ] || { echo "FAIL: expected run.json + 2 raw files"; exit 1; }
@@ -93,3 +104,31 @@ dir2=$(ls -d "$tmp"/results/sshint-*)
 kills=$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print(sum("kill -TERM" in c for c in e["hosts"]["client"]["commands"]))' "$dir2/environment.json")
 [ "$kills" = 2 ] || { echo "FAIL: expected 2 remote kills of netload on the client host, got $kills"; exit 1; }
 echo "ok: Ctrl-C over ssh stopped the remote netload and netserve processes"
+
+# A remote netload stopped with SIGSTOP ignores `kill -TERM`: 5 s after Ctrl-C the harness kills every
+# process, the remote ones over ssh (kill -KILL), and nothing is left on the remote side.
+sed -e 's/^duration = 2/duration = 30/' -e 's/^name = "ssh"/name = "sshstop"/' "$tmp/ssh.toml" > "$tmp/stop.toml"
+"$harness" run "$tmp/stop.toml" --results "$tmp/results" --no-live > "$tmp/out3" 2> "$tmp/err3" &
+pid=$!
+for i in $(seq 150); do
+  [ "$(pgrep -fc "^$tmp/bin/netload .*--start-on-stdin" || true)" -ge 2 ] && break
+  sleep 0.1
+done
+stopped=$(pgrep -f "^$tmp/bin/netload .*--start-on-stdin" | head -1)
+[ -n "$stopped" ] || { echo "FAIL: remote netload never started"; cat "$tmp/err3"; kill $pid; exit 1; }
+kill -STOP "$stopped"
+started=$(date +%s)
+kill -INT $pid
+for i in $(seq 150); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+elapsed=$(( $(date +%s) - started ))
+if kill -0 $pid 2>/dev/null; then
+  echo "FAIL: the harness still runs 15 s after Ctrl-C with a stopped remote netload"; kill -CONT "$stopped"; kill -KILL "$stopped" $pid; exit 1
+fi
+wait $pid || true
+for i in $(seq 50); do pgrep -f "$tmp/bin/net" >/dev/null || break; sleep 0.1; done
+if pgrep -f "$tmp/bin/net" >/dev/null; then
+  echo "FAIL: left running after Ctrl-C:"; pgrep -af "$tmp/bin/net"; kill -CONT "$stopped"; kill -KILL "$stopped"; exit 1
+fi
+dir3=$(ls -d "$tmp"/results/sshstop-*)
+grep -q "kill -KILL $stopped" "$dir3/environment.json" || { echo "FAIL: the stopped netload was not killed over ssh"; cat "$tmp/err3"; exit 1; }
+echo "ok: a stopped remote netload was killed over ssh; the harness ended ${elapsed}s after Ctrl-C"

@@ -84,12 +84,23 @@ TEST_CASE("harness plan error: TOML syntax", "[harness][plan]") {
 
 TEST_CASE("harness plan error: unknown key", "[harness][plan]") {
   const auto e = error_of(fan_in("mesage_size = 3\n"));
-  CHECK(e == "plan.toml:15:1: tests[0]: unknown key 'mesage_size'");
+  CHECK(e == "plan.toml:15:1: tests[0]: unknown key 'mesage_size' (did you mean 'message_size'?)");
+}
+
+TEST_CASE("harness plan error: a misspelt required key is named where it is, with the key meant", "[harness][plan]") {
+  std::string text = fan_in("");
+  text.replace(text.find("message_size = 1\n"), 17, "mesage_size = 1\n");
+  CHECK(error_of(text) == "plan.toml:11:1: tests[0]: unknown key 'mesage_size' (did you mean 'message_size'?)");
+  CHECK(error_of("[hosts]\nx = { adress = \"127.0.0.1\" }\n") ==
+        "plan.toml:2:7: host 'x': unknown key 'adress' (did you mean 'address'?)");
+  // Nothing near: still the missing key, and an unknown key far from every known one gets no guess.
+  CHECK(error_of("[hosts]\nx = { launcher = \"local\" }\n") == "plan.toml:2:5: host 'x': missing key 'address'");
+  CHECK(error_of(fan_in("colour = 3\n")) == "plan.toml:15:1: tests[0]: unknown key 'colour'");
 }
 
 TEST_CASE("harness plan error: unknown key in a host", "[harness][plan]") {
   const auto e = error_of("[hosts]\nx = { address = \"127.0.0.1\", adress = \"1\" }\n[[tests]]\n");
-  CHECK(e == "plan.toml:2:30: host 'x': unknown key 'adress'");
+  CHECK(e == "plan.toml:2:30: host 'x': unknown key 'adress' (did you mean 'address'?)");
 }
 
 TEST_CASE("harness plan error: wrong type", "[harness][plan]") {
