@@ -49,48 +49,56 @@ fd_handle release_blocking(tcp::socket& socket) {
   return fd;
 }
 
-asio::awaitable<message> read_message(tcp::socket& socket, std::chrono::steady_clock::duration timeout,
+asio::awaitable<message> read_message(tcp::socket& socket, frame_mac& mac, std::chrono::steady_clock::duration timeout,
                                       std::size_t max_size) {
   unsigned char header[frame_header_size];
   co_await with_deadline(asio::async_read(socket, asio::buffer(header), no_throw), timeout,
                          "waiting for a message");
   const std::size_t length = decode_frame_length(header);
   if (length > max_size) throw protocol_error(fmt::format("frame of {} bytes where at most {} may come", length, max_size));
-  std::string payload(length, '\0');
-  co_await with_deadline(asio::async_read(socket, asio::buffer(payload), no_throw), timeout,
+  std::string body(length, '\0');
+  co_await with_deadline(asio::async_read(socket, asio::buffer(body), no_throw), timeout,
                          "reading a message");
-  co_return decode_payload(payload);
+  co_return decode_frame_body(body, mac);
 }
 
 namespace {
-// An answer is ~100 bytes; a request from a client without a key (~1 KB at 64 streams) still fits, so the
+// An answer is ~200 bytes; a request from a client without a key (~1 KB at 64 streams) still fits, so the
 // log can say what came instead. A peer not yet trusted gets no more.
 constexpr std::size_t auth_frame_max = 2048;
-constexpr std::size_t nonce_hex_size = 64;
 }  // namespace
 
-asio::awaitable<void> require_auth(tcp::socket& socket, const std::string& psk, std::chrono::steady_clock::duration timeout) {
-  const challenge_msg challenge{make_nonce()};
-  const message challenge_m = challenge;
-  co_await write_message(socket, challenge_m, timeout);
-  message m = co_await read_message(socket, timeout, auth_frame_max);
+asio::awaitable<frame_mac> require_auth(tcp::socket& socket, const std::string& psk,
+                                        std::chrono::steady_clock::duration timeout) {
+  frame_mac plain;  // the handshake's frames go in the clear
+  const std::string nonce_s = make_nonce();
+  const message challenge = challenge_msg{nonce_s};
+  co_await write_message(socket, plain, challenge, timeout);
+  message m = co_await read_message(socket, plain, timeout, auth_frame_max);
   auto* answer = std::get_if<auth_msg>(&m);
   if (!answer)
     throw protocol_error(fmt::format("'{}' before authenticating: this netserve has a key (netload --psk-file)",
                                      message_type(m)));
-  if (!constant_time_equal(answer->answer, auth_answer(psk, challenge.nonce)))
+  if (!is_nonce(answer->nonce)) throw protocol_error("the client's nonce is malformed");
+  if (!constant_time_equal(answer->answer, client_answer(psk, nonce_s, answer->nonce)))
     throw protocol_error("wrong key: the answer to the challenge does not match");
+  const message confirm = confirm_msg{server_answer(psk, nonce_s, answer->nonce)};
+  co_await write_message(socket, plain, confirm, timeout);
+  co_return frame_mac(session_key(psk, nonce_s, answer->nonce), frame_mac::role::server, nonce_s + answer->nonce);
 }
 
-asio::awaitable<void> answer_challenge(tcp::socket& socket, const std::string& psk,
-                                       std::chrono::steady_clock::duration timeout) {
+namespace {
+
+// The server's challenge; protocol_error when what came is none.
+asio::awaitable<std::string> read_challenge(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
   // A server without a key sends nothing and waits for a request: whichever side's timer ends the
   // silence first (ours, or the server's, which then closes or says so), it was no challenge.
   const std::string no_challenge =
       "the server sent no authentication challenge: it runs without a key (drop --psk-file, or start netserve with one)";
+  frame_mac plain;
   message m;
   try {
-    m = co_await read_message(socket, timeout, auth_frame_max);
+    m = co_await read_message(socket, plain, timeout, auth_frame_max);
   } catch (const protocol_error& e) {
     throw protocol_error(fmt::format("{} ({})", no_challenge, e.what()));
   } catch (const boost::system::system_error& e) {
@@ -99,12 +107,28 @@ asio::awaitable<void> answer_challenge(tcp::socket& socket, const std::string& p
   if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(fmt::format("{} (it said: {})", no_challenge, e->reason));
   auto* challenge = std::get_if<challenge_msg>(&m);
   if (!challenge) throw protocol_error(fmt::format("{} (it sent '{}')", no_challenge, message_type(m)));
-  // Only a nonce of the expected form is answered: the answer is not a signing service for any text.
-  if (challenge->nonce.size() != nonce_hex_size ||
-      challenge->nonce.find_first_not_of("0123456789abcdef") != std::string::npos)
-    throw protocol_error("the server's challenge is malformed");
-  const message answer = auth_msg{auth_answer(psk, challenge->nonce)};
-  co_await write_message(socket, answer, timeout);
+  if (!is_nonce(challenge->nonce)) throw protocol_error("the server's challenge is malformed");
+  co_return challenge->nonce;
+}
+
+}  // namespace
+
+asio::awaitable<frame_mac> answer_challenge(tcp::socket& socket, const std::string& psk,
+                                            std::chrono::steady_clock::duration timeout) {
+  frame_mac plain;
+  const std::string nonce_s = co_await read_challenge(socket, timeout);
+  // Our own nonce makes the answer, the confirm and the session key fresh for us too: a recorded
+  // confirm is worth nothing to a server that replays an old challenge.
+  const std::string nonce_c = make_nonce();
+  const message answer = auth_msg{nonce_c, client_answer(psk, nonce_s, nonce_c)};
+  co_await write_message(socket, plain, answer, timeout);
+  message m = co_await read_message(socket, plain, timeout, auth_frame_max);
+  if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(e->reason);
+  auto* confirm = std::get_if<confirm_msg>(&m);
+  if (!confirm) throw protocol_error(fmt::format("expected the server's 'confirm', got '{}'", message_type(m)));
+  if (!constant_time_equal(confirm->answer, server_answer(psk, nonce_s, nonce_c)))
+    throw protocol_error("the server could not prove it holds the key: its confirm does not match");
+  co_return frame_mac(session_key(psk, nonce_s, nonce_c), frame_mac::role::client, nonce_s + nonce_c);
 }
 
 asio::awaitable<void> write_frame(tcp::socket& socket, std::string frame, std::chrono::steady_clock::duration timeout) {

@@ -1,5 +1,6 @@
 #include "core/protocol.hpp"
 
+#include "core/auth.hpp"
 #include "core/json_fields.hpp"
 
 #include <arpa/inet.h>
@@ -24,7 +25,11 @@ json to_json(const ready_msg& m) {
   return {{"test_id", m.test_id}, {"cookie", m.cookie},  {"server_version", m.server_version},
           {"rcvbuf", m.rcvbuf},   {"sndbuf", m.sndbuf}, {"batching", m.batching}};
 }
-json to_json(const data_hello& m) { return {{"cookie", m.cookie}, {"stream", m.stream}}; }
+json to_json(const data_hello& m) {
+  json j = {{"cookie", m.cookie}, {"stream", m.stream}};
+  if (!m.token.empty()) j["token"] = m.token;  // a netserve without a key sees what it always saw
+  return j;
+}
 json to_json(const start_msg& m) { return {{"start_wall_ns", m.start_wall_ns}}; }
 json to_json(const interval_msg& m) {
   return {{"index", m.index}, {"end_wall_ns", m.end_wall_ns}, {"packets", m.packets}, {"bytes", m.bytes}};
@@ -46,7 +51,8 @@ json to_json(const result_msg& m) {
 }
 json to_json(const error_msg& m) { return {{"reason", m.reason}}; }
 json to_json(const challenge_msg& m) { return {{"nonce", m.nonce}}; }
-json to_json(const auth_msg& m) { return {{"answer", m.answer}}; }
+json to_json(const auth_msg& m) { return {{"nonce", m.nonce}, {"answer", m.answer}}; }
+json to_json(const confirm_msg& m) { return {{"answer", m.answer}}; }
 
 test_kind read_kind(fields& f) {
   auto name = f.get<std::string>("kind");
@@ -122,7 +128,8 @@ message read_body(const std::string& type, const json& body) {
     m = ready_msg{f.get<std::uint64_t>("test_id"), f.get<std::string>("cookie"), f.get<std::string>("server_version"),
                   f.get<std::int32_t>("rcvbuf"), f.get<std::int32_t>("sndbuf"), f.get<std::string>("batching")};
   } else if (type == "data") {
-    m = data_hello{f.get<std::string>("cookie"), f.get<std::uint32_t>("stream")};
+    m = data_hello{f.get<std::string>("cookie"), f.get<std::uint32_t>("stream"),
+                   body.contains("token") ? f.get<std::string>("token") : std::string()};
   } else if (type == "start") {
     m = start_msg{f.get<std::int64_t>("start_wall_ns")};
   } else if (type == "interval") {
@@ -139,7 +146,9 @@ message read_body(const std::string& type, const json& body) {
   } else if (type == "challenge") {
     m = challenge_msg{f.get<std::string>("nonce")};
   } else if (type == "auth") {
-    m = auth_msg{f.get<std::string>("answer")};
+    m = auth_msg{f.get<std::string>("nonce"), f.get<std::string>("answer")};
+  } else if (type == "confirm") {
+    m = confirm_msg{f.get<std::string>("answer")};
   } else {
     throw protocol_error(fmt::format("unknown message type '{}'", type));
   }
@@ -159,7 +168,8 @@ std::optional<test_kind> parse_test_kind(std::string_view name) noexcept {
 
 std::string_view message_type(const message& m) noexcept {
   static constexpr std::string_view names[] = {"test_request", "ready",  "data",   "start",     "interval",
-                                               "end",          "result", "error", "challenge", "auth"};
+                                               "end",          "result", "error", "challenge", "auth",
+                                               "confirm"};
   return names[m.index()];
 }
 
@@ -191,6 +201,25 @@ std::string encode_frame(const message& m) {
   std::string frame(frame_header_size, '\0');
   std::memcpy(frame.data(), &len, frame_header_size);
   return frame + payload;
+}
+
+std::string encode_frame(const message& m, frame_mac& mac) {
+  if (!mac.keyed()) return encode_frame(m);
+  std::string payload = encode_payload(m);
+  if (payload.size() + frame_mac::tag_size > max_frame_size) throw protocol_error("message too large for a frame");
+  std::uint32_t len = htonl(static_cast<std::uint32_t>(payload.size() + frame_mac::tag_size));
+  std::string frame(frame_header_size, '\0');
+  std::memcpy(frame.data(), &len, frame_header_size);
+  std::string tag = mac.seal(payload);
+  return frame.append(payload).append(tag);
+}
+
+message decode_frame_body(std::string_view body, frame_mac& mac) {
+  if (!mac.keyed()) return decode_payload(body);
+  if (body.size() <= frame_mac::tag_size) throw protocol_error("a control message without its authentication tag");
+  const std::string_view payload = body.substr(0, body.size() - frame_mac::tag_size);
+  mac.check(payload, body.substr(payload.size()));
+  return decode_payload(payload);
 }
 
 std::size_t decode_frame_length(const unsigned char (&header)[frame_header_size]) {

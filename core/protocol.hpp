@@ -17,7 +17,8 @@
 
 namespace nb {
 
-inline constexpr int protocol_version = 2;  // 2: the hosts' figures in the result (0.2.0)
+// 2: the hosts' figures in the result (0.2.0); 3: the mutual key check, MACs on frames, data tokens (0.3.0)
+inline constexpr int protocol_version = 3;
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
 
@@ -62,6 +63,7 @@ struct ready_msg {
 struct data_hello {
   std::string cookie;
   std::uint32_t stream = 0;
+  std::string token;  // with a key: data_token() (core/auth.hpp); on the wire only when not empty
 };
 
 // netload -> netserve: data starts at this wall-clock instant.
@@ -125,11 +127,17 @@ struct challenge_msg {
 
 // netload -> netserve, the answer to the challenge, before anything else.
 struct auth_msg {
+  std::string nonce;   // the client's, hex
+  std::string answer;  // hex HMAC-SHA256
+};
+
+// netserve -> netload, after a right answer: the server's proof that it holds the key too.
+struct confirm_msg {
   std::string answer;  // hex HMAC-SHA256
 };
 
 using message = std::variant<test_request, ready_msg, data_hello, start_msg, interval_msg, end_msg, result_msg,
-                             error_msg, challenge_msg, auth_msg>;
+                             error_msg, challenge_msg, auth_msg, confirm_msg>;
 
 std::string_view message_type(const message& m) noexcept;
 // JSON text of a message (no frame header).
@@ -138,6 +146,14 @@ std::string encode_payload(const message& m);
 message decode_payload(std::string_view payload);
 // Frame = header + payload.
 std::string encode_frame(const message& m);
+
+class frame_mac;  // core/auth.hpp
+// On a connection past a keyed handshake, frame = header + payload + tag (the length counts both); with
+// an unkeyed `mac`, the plain frame.
+std::string encode_frame(const message& m, frame_mac& mac);
+// The message in a frame's body (what follows the header). With a keyed `mac` the tag is checked before
+// the payload is parsed: a frame without a valid one is a protocol_error.
+message decode_frame_body(std::string_view body, frame_mac& mac);
 // Length from a frame header; throws protocol_error when it is 0 or over the cap.
 std::size_t decode_frame_length(const unsigned char (&header)[frame_header_size]);
 

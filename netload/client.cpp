@@ -82,13 +82,13 @@ asio::awaitable<void> client_test::connect_control() {
   bind_local(control_, to);
   co_await connect_within(control_, to, o_.connect_timeout_s);
   control_.set_option(tcp::no_delay(true));
-  co_await authenticate(control_);
+  control_mac_ = co_await authenticate(control_);
 }
 
-asio::awaitable<void> client_test::authenticate(tcp::socket& s) {
-  if (psk_.empty()) co_return;
-  co_await answer_challenge(s, psk_, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                         std::chrono::duration<double>(o_.connect_timeout_s)));
+asio::awaitable<frame_mac> client_test::authenticate(tcp::socket& s) {
+  if (psk_.empty()) co_return frame_mac{};
+  co_return co_await answer_challenge(s, psk_, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                   std::chrono::duration<double>(o_.connect_timeout_s)));
 }
 
 void client_test::open_udp_sockets() {
@@ -149,10 +149,12 @@ asio::awaitable<void> client_test::open_tcp_streams() {
                                          : set_send_buffer(sock.native_handle(), o_.local_buffer);
     }
     co_await connect_within(sock, to, o_.connect_timeout_s);
-    co_await authenticate(sock);
+    frame_mac mac = co_await authenticate(sock);
     if (o_.dscp >= 0) set_dscp(sock.native_handle(), server_.family(), o_.dscp);
-    const message hello = data_hello{ready_.cookie, s};
-    co_await write_message(sock, hello);
+    // With a key, the token shows the server this connection comes from the test's own client.
+    std::string token = mac.keyed() ? data_token(control_mac_.key(), mac, ready_.cookie, s) : std::string();
+    const message hello = data_hello{ready_.cookie, s, std::move(token)};
+    co_await write_message(sock, mac, hello);
     fd_handle fd = release_blocking(sock);
     mss_ = tcp_mss(fd.get());
     path_mtu_ = path_mtu(fd.get(), server_.family());
@@ -223,8 +225,8 @@ asio::awaitable<void> client_test::run() {
   co_await connect_control();
   if (o_.kind == test_kind::udp_stream) open_udp_sockets();
   const message request = make_request();
-  co_await write_message(control_, request);
-  ready_ = co_await expect_message<ready_msg>(control_, 10s);
+  co_await write_message(control_, control_mac_, request);
+  ready_ = co_await expect_message<ready_msg>(control_, control_mac_, 10s);
   check_server_version(ready_.server_version);
   if (o_.kind == test_kind::tcp_stream) co_await open_tcp_streams();
 
@@ -238,7 +240,7 @@ asio::awaitable<void> client_test::run() {
     throw std::runtime_error(fmt::format("start instant {:.3f} s in the past ({:.6f}): refused; give an instant in the future",
                                          ns_to_s(late), ns_to_s(requested_start_ns_)));
   const message start = start_msg{start_wall_ns_};
-  co_await write_message(control_, start);
+  co_await write_message(control_, control_mac_, start);
   start_threads();
   // The server's side first: when both fail, `&&` reports the first operand's exception, and a server
   // that went away is the cause, the local side's cancellation only its consequence.

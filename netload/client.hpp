@@ -40,7 +40,8 @@ class client_test {
  private:
   void bind_local(tcp::socket& s, const tcp::endpoint& to) const;
   asio::awaitable<void> connect_control();
-  asio::awaitable<void> authenticate(tcp::socket& s);  // answers the server's challenge when we have a key
+  // Answers the server's challenge when we have a key; the connection's MAC state (unkeyed without one).
+  asio::awaitable<frame_mac> authenticate(tcp::socket& s);
   void open_udp_sockets();
   asio::awaitable<void> open_tcp_streams();
   asio::awaitable<std::int64_t> read_start_instant();  // --start-on-stdin
@@ -60,6 +61,7 @@ class client_test {
   std::string psk_;  // from o_.psk_file, read once
   client_events events_;
   tcp::socket control_;
+  frame_mac control_mac_;
   endpoint server_;
   ready_msg ready_;
   std::int64_t start_wall_ns_ = 0;

@@ -67,7 +67,7 @@ asio::awaitable<void> client_test::local_side() {
   co_await wait_local_done();
   local_final_ = local_counts();
   const message end_m = end_msg{local_final_};
-  co_await write_message(control_, end_m);
+  co_await write_message(control_, control_mac_, end_m);
 }
 
 asio::awaitable<void> client_test::wait_local_done() {
@@ -130,7 +130,7 @@ asio::awaitable<result_msg> client_test::read_server() {
   const auto timeout = std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())) +
                        std::chrono::nanoseconds(s_to_ns(o_.duration_s)) + 60s;
   for (;;) {
-    message m = co_await read_message(control_, timeout);
+    message m = co_await read_message(control_, control_mac_, timeout);
     if (auto* i = std::get_if<interval_msg>(&m)) {
       server_samples_[i->index] = *i;
       emit_intervals(false);

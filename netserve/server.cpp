@@ -154,9 +154,14 @@ void server::validate(const test_request& r) const {
   if (r.mss != 0 && (r.mss < 88 || r.mss > 65495)) reject("MSS outside 88..65495");
 }
 
-void server::attach_data(tcp::socket socket, port_state& p, const data_hello& hello) {
+// The socket by reference: a refused one is still the session's, which tells the client why.
+void server::attach_data(tcp::socket& socket, port_state& p, const data_hello& hello, const frame_mac& mac) {
   auto it = p.tests.find(hello.cookie);
   if (it == p.tests.end()) throw protocol_error("data connection names no test on this port");
+  // The cookie travels in the clear: with a key, only the token of the test's own client admits.
+  if (const std::string& key = it->second->data_key();
+      !key.empty() && !constant_time_equal(hello.token, data_token(key, mac, hello.cookie, hello.stream)))
+    throw protocol_error("data connection without a valid token for its test");
   if (auto error = it->second->attach_tcp(hello.stream, release_blocking(socket)); !error.empty()) throw protocol_error(error);
 }
 

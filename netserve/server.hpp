@@ -76,11 +76,11 @@ class server {
   void bind_port(port_state& p, std::uint16_t wanted);
   asio::awaitable<void> accept_loop(std::shared_ptr<port_state> p);
   asio::awaitable<void> session(tcp::socket socket, std::shared_ptr<port_state> p);
-  asio::awaitable<void> run_test(tcp::socket& socket, port_state& p, test_request request);
-  asio::awaitable<void> report_intervals(tcp::socket& socket, const server_test& t, const bool& ended);
-  asio::awaitable<end_msg> await_end(tcp::socket& socket, const server_test& t, bool& ended);
+  asio::awaitable<void> run_test(tcp::socket& socket, frame_mac& mac, port_state& p, test_request request);
+  asio::awaitable<void> report_intervals(tcp::socket& socket, frame_mac& mac, const server_test& t, const bool& ended);
+  asio::awaitable<end_msg> await_end(tcp::socket& socket, frame_mac& mac, const server_test& t, bool& ended);
   asio::awaitable<void> drain(server_test& t);
-  void attach_data(tcp::socket socket, port_state& p, const data_hello& hello);
+  void attach_data(tcp::socket& socket, port_state& p, const data_hello& hello, const frame_mac& mac);
   void validate(const test_request& r) const;
   void log_refused_connection(const std::string& client, const std::string& why);
 

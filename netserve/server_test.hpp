@@ -30,6 +30,9 @@ class server_test {
   const test_request& request() const noexcept { return request_; }
   const endpoint& peer() const noexcept { return peer_; }
   std::int64_t start_wall_ns() const noexcept { return start_wall_ns_; }
+  // With a key: the control connection's session key, from which data connections' tokens derive.
+  void set_data_key(std::string key) { data_key_ = std::move(key); }
+  const std::string& data_key() const noexcept { return data_key_; }
 
   // Forward UDP: start counting the client's datagrams. Returns the receive buffer granted.
   int attach_udp();
@@ -68,6 +71,7 @@ class server_test {
   std::uint64_t unattributed_at_start_ = 0;
   std::int64_t start_wall_ns_ = 0;
   std::string lanes_used_;
+  std::string data_key_;
 
   std::shared_ptr<udp_flows> udp_flows_;          // forward UDP
   std::vector<fd_handle> tcp_fds_;                // TCP, per stream

@@ -67,16 +67,17 @@ asio::awaitable<void> sample_host(const server_test& t, const bool& ended, std::
 asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_state> port) {
   port_state& p = *port;
   std::string peer = "?";
+  frame_mac mac;  // keyed once the key check passed: every later frame, both ways, is sealed
   try {
     peer = socket.remote_endpoint().address().to_string();
     auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(options_.first_message_timeout_s));
-    if (!options_.psk.empty()) co_await require_auth(socket, options_.psk, timeout);
-    message first = co_await read_message(socket, timeout);
+    if (!options_.psk.empty()) mac = co_await require_auth(socket, options_.psk, timeout);
+    message first = co_await read_message(socket, mac, timeout);
     if (auto* hello = std::get_if<data_hello>(&first)) {
-      attach_data(std::move(socket), p, *hello);
+      attach_data(socket, p, *hello, mac);
     } else if (auto* request = std::get_if<test_request>(&first)) {
-      co_await run_test(socket, p, std::move(*request));
+      co_await run_test(socket, mac, p, std::move(*request));
     } else {
       throw protocol_error(fmt::format("first message must be 'test_request' or 'data', not '{}'", message_type(first)));
     }
@@ -85,7 +86,7 @@ asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_s
     fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", p.number, peer, printable(e.what()));
     if (socket.is_open()) {
       // Tell the client why, best effort, then close.
-      std::string frame = encode_frame(error_msg{e.what()});
+      std::string frame = encode_frame(error_msg{e.what()}, mac);
       boost::system::error_code ignored;
       socket.non_blocking(true, ignored);
       socket.write_some(asio::buffer(frame), ignored);
@@ -97,7 +98,7 @@ asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_s
   }
 }
 
-asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_request request) {
+asio::awaitable<void> server::run_test(tcp::socket& socket, frame_mac& mac, port_state& p, test_request request) {
   validate(request);
   if (p.tests.size() >= options_.max_tests_per_port)
     throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.tests.size()));
@@ -111,6 +112,7 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
   auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer,
                                             endpoint::local_of(socket.native_handle()), p.udp);
   const test_request& r = test->request();
+  test->set_data_key(mac.key());  // with a key, data connections must show a token derived from it
   p.tests.emplace(test->cookie(), test);
   struct unregister {
     port_state& p;
@@ -124,9 +126,9 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
     ready.batching = p.udp->batching();
   }
   const message ready_m = ready;
-  co_await write_message(socket, ready_m);
+  co_await write_message(socket, mac, ready_m);
 
-  auto start = co_await expect_message<start_msg>(socket, 30s);
+  auto start = co_await expect_message<start_msg>(socket, mac, 30s);
   if (start.start_wall_ns > wall_ns() + s_to_ns(options_.max_start_lead_s))
     throw protocol_error(fmt::format("rejected: start instant more than {} s ahead", options_.max_start_lead_s));
   if (start.start_wall_ns < wall_ns() - max_start_lag_ns) throw protocol_error("rejected: start instant long past");
@@ -136,12 +138,12 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
 
   bool ended = false;
   std::optional<host_delta> host;
-  auto client_end = co_await (report_intervals(socket, *test, ended) && await_end(socket, *test, ended) &&
+  auto client_end = co_await (report_intervals(socket, mac, *test, ended) && await_end(socket, mac, *test, ended) &&
                               sample_host(*test, ended, host));
   co_await drain(*test);
   result_msg result{test->finish(), test->unattributed_since_start(), std::move(host)};
   const message result_m = result;
-  co_await write_message(socket, result_m);
+  co_await write_message(socket, mac, result_m);
 
   const side_counts& c = result.counts;
   double seconds = ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns);
@@ -155,7 +157,8 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, port_state& p, test_
              printable(c.error));
 }
 
-asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server_test& t, const bool& ended) {
+asio::awaitable<void> server::report_intervals(tcp::socket& socket, frame_mac& mac, const server_test& t,
+                                               const bool& ended) {
   const test_request& r = t.request();
   if (r.interval_s <= 0) co_return;
   // Interval k ends at start + (k+1) * step, the last one at the end of the test: the client samples its
@@ -175,17 +178,17 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, const server
     interval_msg m{k, boundary, 0, 0};
     t.totals(m.packets, m.bytes);
     const message msg = m;
-    co_await write_message(socket, msg);
+    co_await write_message(socket, mac, msg);
     if (boundary >= end) break;
   }
 }
 
-asio::awaitable<end_msg> server::await_end(tcp::socket& socket, const server_test& t, bool& ended) {
+asio::awaitable<end_msg> server::await_end(tcp::socket& socket, frame_mac& mac, const server_test& t, bool& ended) {
   const test_request& r = t.request();
   // From the start instant, or from now when it is past (late senders still send the whole duration).
   const std::int64_t end_ns = later(std::max(t.start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
   auto timeout = until_wall(end_ns) + end_grace;
-  auto end = co_await expect_message<end_msg>(socket, timeout);
+  auto end = co_await expect_message<end_msg>(socket, mac, timeout);
   ended = true;
   co_return end;
 }

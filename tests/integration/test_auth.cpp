@@ -77,7 +77,7 @@ TEST_CASE("a keyed netserve gates data connections too", "[integration][auth]") 
   // A TCP data connection that skips the challenge is refused before its cookie is even looked at.
   key_file key("correct horse battery staple");
   netserve_process server(1, {"--psk-file", key.path});
-  const nb::message hello = nb::data_hello{std::string(32, '0'), 0};
+  const nb::message hello = nb::data_hello{std::string(32, '0'), 0, ""};
   nb::test::send_and_expect_close(server.port(), nb::encode_frame(hello), false);
   for (int i = 0; i < 300 && server.log().find("'data' before authenticating") == std::string::npos; ++i) ::usleep(10'000);
   CHECK_THAT(server.log(), Catch::Contains("'data' before authenticating"));

@@ -92,7 +92,7 @@ TEST_CASE("one client's TCP streams stay within its share; threads and buffers c
     controls.push_back(c);
     for (std::uint32_t s = 0; s < 16; ++s) {
       data.push_back(connect_from(other_client, port));
-      send_message(data.back(), nb::message{nb::data_hello{cookie, s}});
+      send_message(data.back(), nb::message{nb::data_hello{cookie, s, ""}});
     }
   }
   CHECK(controls.size() == 4);

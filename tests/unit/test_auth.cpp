@@ -1,6 +1,7 @@
-// The key check's building blocks against published vectors: SHA-256 (FIPS 180-4 examples, and every
-// padding boundary), HMAC-SHA256 (RFC 4231), and the key file rules.
+// The key check's building blocks: HMAC-SHA256 (OpenSSL's) against RFC 4231, the handshake's values, the
+// frame MACs (tamper, replay, reorder, reflection, other key), data tokens, and the key file rules.
 #include "core/auth.hpp"
+#include "core/protocol.hpp"
 #include "tests/support/temp_file.hpp"
 
 #include <catch2/catch.hpp>
@@ -19,22 +20,6 @@ std::string bytes(std::initializer_list<int> b) {
 }
 
 }  // namespace
-
-TEST_CASE("SHA-256 matches FIPS 180-4 and every padding boundary", "[auth]") {
-  CHECK(to_hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(to_hex(sha256("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  CHECK(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
-        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  CHECK(to_hex(sha256(std::string(1'000'000, 'a'))) ==
-        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-  // With its 9 bytes of padding, a message of 55 bytes fits one block, 56 to 119 take two, 120 three.
-  CHECK(to_hex(sha256(std::string(55, 'x'))) == "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072");
-  CHECK(to_hex(sha256(std::string(56, 'x'))) == "04c26261370ee7541549d16dee320c723e3fd14671e66a099afe0a377c16888e");
-  CHECK(to_hex(sha256(std::string(63, 'x'))) == "75220b47218278e656f2013bb8f0c455a25eaf01e86c64924e9d48d89776d6f2");
-  CHECK(to_hex(sha256(std::string(64, 'x'))) == "7ce100971f64e7001e8fe5a51973ecdfe1ced42befe7ee8d5fd6219506b5393c");
-  CHECK(to_hex(sha256(std::string(119, 'x'))) == "000b48d4edf0fa7bee3c6236ecd2785baa5db4eeb8bb54341b029e0d9fa5fb0c");
-  CHECK(to_hex(sha256(std::string(120, 'x'))) == "13f05a0b594787f5ecd315edc96141bd3243203d1b7d4f0836f37308b276ba98");
-}
 
 TEST_CASE("HMAC-SHA256 matches RFC 4231", "[auth]") {
   CHECK(to_hex(hmac_sha256(std::string(20, '\x0b'), "Hi There")) ==
@@ -55,18 +40,110 @@ TEST_CASE("HMAC-SHA256 matches RFC 4231", "[auth]") {
         "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
 }
 
-TEST_CASE("challenges are fresh and answers depend on key and nonce", "[auth]") {
+TEST_CASE("challenges are fresh and the handshake's values depend on key, both nonces and role", "[auth]") {
   std::string n1 = make_nonce(), n2 = make_nonce();
   CHECK(n1.size() == 64);
+  CHECK(is_nonce(n1));
   CHECK(n1 != n2);
-  CHECK(auth_answer("k", n1) == auth_answer("k", n1));
-  CHECK(auth_answer("k", n1) != auth_answer("k", n2));
-  CHECK(auth_answer("k", n1) != auth_answer("K", n1));
-  // Pinned: a change to the context string or the encoding would make versions refuse each other.
-  CHECK(auth_answer("k", std::string(64, '0')) == "ee001b19a6fa731deefbf3e77f2bf45cc3e6fb78a03bfce63743d3757a3023b4");
+  CHECK_FALSE(is_nonce(n1.substr(1)));
+  CHECK_FALSE(is_nonce(std::string(63, '0') + "G"));
+  CHECK(client_answer("k", n1, n2) == client_answer("k", n1, n2));
+  CHECK(client_answer("k", n1, n2) != client_answer("k", n2, n2));  // the server's nonce counts
+  CHECK(client_answer("k", n1, n2) != client_answer("k", n1, n1));  // and the client's
+  CHECK(client_answer("k", n1, n2) != client_answer("K", n1, n2));
+  // The server's confirm is no client answer, and the session key is neither.
+  CHECK(server_answer("k", n1, n2) != client_answer("k", n1, n2));
+  CHECK(to_hex(session_key("k", n1, n2)) != client_answer("k", n1, n2));
+  CHECK(to_hex(session_key("k", n1, n2)) != server_answer("k", n1, n2));
+  CHECK(session_key("k", n1, n2).size() == 32);
+  // Pinned: a change to a label or the encoding would make versions refuse each other.
+  const std::string z(64, '0'), o(64, '1');
+  CHECK(client_answer("k", z, o) == to_hex(hmac_sha256("k", "netbench v3 client answer\n" + z + o)));
+  CHECK(server_answer("k", z, o) == to_hex(hmac_sha256("k", "netbench v3 server answer\n" + z + o)));
   CHECK(constant_time_equal("abc", "abc"));
   CHECK_FALSE(constant_time_equal("abc", "abd"));
   CHECK_FALSE(constant_time_equal("abc", "abcd"));
+}
+
+namespace {
+
+// Both ends of one connection after a handshake.
+struct connection_macs {
+  std::string ns = make_nonce(), nc = make_nonce();
+  frame_mac client{session_key("k", ns, nc), frame_mac::role::client, ns + nc};
+  frame_mac server{session_key("k", ns, nc), frame_mac::role::server, ns + nc};
+};
+
+}  // namespace
+
+TEST_CASE("frame MACs refuse altered, replayed, reordered, reflected and foreign frames", "[auth]") {
+  connection_macs c;
+  CHECK(c.client.keyed());
+  CHECK_FALSE(frame_mac{}.keyed());
+
+  SECTION("in order, both ways") {
+    for (int i = 0; i < 3; ++i) {
+      std::string p = "request " + std::to_string(i);
+      CHECK_NOTHROW(c.server.check(p, c.client.seal(p)));
+      CHECK_NOTHROW(c.client.check(p, c.server.seal(p)));
+    }
+  }
+  SECTION("altered payload or tag") {
+    std::string tag = c.client.seal("dscp -1");
+    CHECK_THROWS_WITH(c.server.check("dscp 46", tag), Catch::Contains("failed its authentication check"));
+    tag[0] = static_cast<char>(tag[0] ^ 1);
+    CHECK_THROWS_AS(c.server.check("dscp -1", tag), protocol_error);
+    CHECK_THROWS_AS(c.server.check("dscp -1", ""), protocol_error);
+  }
+  SECTION("replayed") {
+    std::string tag = c.client.seal("start");
+    CHECK_NOTHROW(c.server.check("start", tag));
+    CHECK_THROWS_AS(c.server.check("start", tag), protocol_error);
+  }
+  SECTION("reordered") {
+    std::string t1 = c.server.seal("interval 1"), t2 = c.server.seal("interval 2");
+    CHECK_THROWS_AS(c.client.check("interval 2", t2), protocol_error);
+    CHECK_NOTHROW(c.client.check("interval 1", t1));  // a refused frame does not advance the count
+    CHECK_NOTHROW(c.client.check("interval 2", t2));
+  }
+  SECTION("reflected back to its sender") {
+    std::string tag = c.client.seal("end");
+    CHECK_THROWS_AS(c.client.check("end", tag), protocol_error);
+  }
+  SECTION("from another connection (another session key)") {
+    connection_macs other;
+    CHECK_THROWS_AS(c.server.check("request", other.client.seal("request")), protocol_error);
+  }
+}
+
+TEST_CASE("sealed frames: the tag is checked before the payload is parsed", "[auth]") {
+  connection_macs c;
+  const message m = start_msg{42};
+  std::string frame = encode_frame(m, c.client);
+  CHECK(frame.size() == encode_frame(m).size() + frame_mac::tag_size);
+  CHECK(std::get<start_msg>(decode_frame_body(std::string_view(frame).substr(4), c.server)).start_wall_ns == 42);
+  // The same frame again, a plain one, or one cut short: refused, whatever its payload says.
+  CHECK_THROWS_WITH(decode_frame_body(std::string_view(frame).substr(4), c.server), Catch::Contains("authentication"));
+  CHECK_THROWS_WITH(decode_frame_body(encode_payload(m), c.server), Catch::Contains("authentication"));
+  CHECK_THROWS_WITH(decode_frame_body("{}", c.server), Catch::Contains("without its authentication tag"));
+  // Not even parsed: JSON nested past the limit fails its MAC, not the parser.
+  std::string deep = std::string(6000, '[') + std::string(6000, ']') + std::string(32, 'x');
+  CHECK_THROWS_WITH(decode_frame_body(deep, c.server), Catch::Contains("authentication check"));
+  // Unkeyed: the plain frame, as before.
+  frame_mac plain;
+  CHECK(encode_frame(m, plain) == encode_frame(m));
+}
+
+TEST_CASE("data tokens bind the test's key, the connection, the stream and the cookie", "[auth]") {
+  connection_macs control, data, other_data;
+  const std::string& k = control.client.key();
+  std::string t = data_token(k, data.client, "cookie", 0);
+  CHECK(t.size() == 64);
+  CHECK(t == data_token(k, data.server, "cookie", 0));  // both ends compute the same
+  CHECK(t != data_token(k, data.client, "cookie", 1));
+  CHECK(t != data_token(k, data.client, "cookiE", 0));
+  CHECK(t != data_token(k, other_data.client, "cookie", 0));  // replayed on another connection
+  CHECK(t != data_token(connection_macs{}.client.key(), data.client, "cookie", 0));  // another test's key
 }
 
 TEST_CASE("key files: first line - not for others - not empty", "[auth]") {

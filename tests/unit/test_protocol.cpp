@@ -48,12 +48,17 @@ TEST_CASE("every message survives encoding and decoding", "[protocol]") {
   CHECK(e.counts.jitter_ns == 12.5);
   CHECK(round_trip(result_msg{c, 7, {}}).unattributed == 7);
   CHECK(round_trip(ready_msg{3, "abc", "0.1.0", 100, 200, "gro"}).cookie == "abc");
-  CHECK(round_trip(data_hello{"abc", 4}).stream == 4);
+  CHECK(round_trip(data_hello{"abc", 4, ""}).stream == 4);
+  CHECK(round_trip(data_hello{"abc", 4, "t0k"}).token == "t0k");
+  // Without a key the hello is what it always was: no token field.
+  CHECK_FALSE(json::parse(encode_payload(message{data_hello{"abc", 4, ""}}))["body"].contains("token"));
   CHECK(round_trip(start_msg{-5}).start_wall_ns == -5);
   CHECK(round_trip(interval_msg{2, 9, 10, 11}).bytes == 11);
   CHECK(round_trip(error_msg{"no"}).reason == "no");
   CHECK(round_trip(challenge_msg{"00ff"}).nonce == "00ff");
-  CHECK(round_trip(auth_msg{"beef"}).answer == "beef");
+  CHECK(round_trip(auth_msg{"00ff", "beef"}).answer == "beef");
+  CHECK(round_trip(auth_msg{"00ff", "beef"}).nonce == "00ff");
+  CHECK(round_trip(confirm_msg{"cafe"}).answer == "cafe");
 }
 
 TEST_CASE("frames carry a big-endian length and a hard cap", "[protocol]") {
@@ -106,10 +111,10 @@ TEST_CASE("malformed payloads are protocol errors that name the problem", "[prot
   fails_with(j, "field 'kind' names an unknown test");
   j = request;
   j["v"] = 1;
-  fails_with(j, "protocol version 1 is not supported (this side speaks 2)");
+  fails_with(j, "protocol version 1 is not supported (this side speaks 3)");
   // Deep nesting is refused while parsing, before anything recurses into it (6000 levels once
   // overflowed the stack of the field reader).
-  const std::string deep = R"({"v":2,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
+  const std::string deep = R"({"v":3,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
   CHECK_THROWS_WITH(decode_payload(deep), "message nested deeper than 16 levels");
   CHECK_NOTHROW(decode_payload(encode_payload(message{sample_request()})));
   j = request;
