@@ -118,8 +118,13 @@ class bounds_scanner {
       } else if (c == '\n') {
         if (!multi) return;  // unterminated: toml++ reports it
         newline_in_string();
-      } else if (c == quote && (!multi || (i_ + 2 < t_.size() && t_[i_ + 1] == quote && t_[i_ + 2] == quote))) {
-        i_ += multi ? 3 : 1;
+      } else if (c == quote && !multi) {
+        ++i_;
+        return;
+      } else if (c == quote && i_ + 2 < t_.size() && t_[i_ + 1] == quote && t_[i_ + 2] == quote) {
+        // A multi-line string may end in one or two quotes of its own: """a""""" is the text a"".
+        i_ += 3;
+        for (int extra = 0; extra < 2 && i_ < t_.size() && t_[i_] == quote; ++extra) ++i_;
         return;
       } else {
         ++i_;
@@ -156,6 +161,27 @@ class bounds_scanner {
   std::optional<toml_bounds_violation> violation_;
 };
 
+// A second bound that does not depend on the scan reading strings as toml++ does: a key, a table name
+// and an inline table each sit on one line, so a line with this many dots or opening brackets, inside
+// strings or not, is refused. Deep enough to hurt takes thousands; no plan writes a line like that.
+constexpr std::size_t max_line_nesting_chars = 256;
+
+std::optional<toml_bounds_violation> find_crowded_line(std::string_view text) {
+  std::size_t line = 1, count = 0, start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      count = 0;
+      start = i + 1;
+    } else if ((c == '.' || c == '[' || c == '{') && ++count > max_line_nesting_chars) {
+      return toml_bounds_violation{line, i - start + 1,
+                                   fmt::format("more than {} of '.', '[' and '{{' on one line", max_line_nesting_chars)};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<toml_bounds_violation> find_toml_bounds_violation(std::string_view text, std::size_t max_bytes,
@@ -163,7 +189,8 @@ std::optional<toml_bounds_violation> find_toml_bounds_violation(std::string_view
   if (text.size() > max_bytes)
     return toml_bounds_violation{1, 1, fmt::format("the file is {} bytes, more than the {} accepted",
                                                    text.size(), max_bytes)};
-  return bounds_scanner(text, max_depth).run();
+  if (auto v = bounds_scanner(text, max_depth).run()) return v;
+  return find_crowded_line(text);
 }
 
 }  // namespace harness

@@ -117,3 +117,23 @@ TEST_CASE("harness results: a run.json nested 200 000 deep is refused with its f
   std::filesystem::remove_all(dir);
   CHECK(error == fmt::format("{}: nested deeper than 16 levels", (dir / "run.json").string()));
 }
+
+TEST_CASE("harness toml bounds: a multi-line string ending in extra quotes does not hide what follows it", "[harness][plan]") {
+  // """a"""" is the text a": read as a string closed after three quotes and a fourth opening another,
+  // the rest of the line went unseen, and a 150 000-part key behind it crashed toml++ (found in review).
+  CHECK(plan_error_of("x = [\"\"\"a\"\"\"\", " + repeat("[", 200) + repeat("]", 200) + "]\n")
+            .ends_with("values nested deeper than 32 levels"));
+  CHECK(plan_error_of("x = ['''a'''', " + repeat("[", 200) + repeat("]", 200) + "]\n")
+            .ends_with("values nested deeper than 32 levels"));
+  CHECK(plan_error_of("x = [\"\"\"a\"\"\"\", {" + repeat("k", 150'000, ".") + " = 1}]\n")
+            .ends_with("nested deeper than 32 levels"));
+  CHECK(depth_of("s = \"\"\"a\"\"\"\"\"\nt = 1\n") == 1);  // the text a"": five quotes end it
+}
+
+TEST_CASE("harness toml bounds: a line crowded with dots or brackets is refused even inside a string", "[harness][plan]") {
+  // The second bound, independent of how the scan reads strings: whatever hides a deep key from the
+  // scan, the key still needs thousands of dots on one line.
+  CHECK(plan_error_of("s = \"" + repeat("a", 300, ".") + "\"\n") ==
+        "plan.toml:1:519: TOML syntax: more than 256 of '.', '[' and '{' on one line");
+  CHECK(depth_of("s = \"" + repeat("a", 250, ".") + "\"\n") == 1);
+}
