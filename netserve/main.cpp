@@ -43,8 +43,12 @@ void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::u
                  "Most open connections (control, or not yet identified)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-socket-buffer", options.max_socket_buffer,
+                 "Largest socket buffer a client's request is granted (its -s/-S), bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(64 << 10, 1 << 30));
   app.add_option("--client-share", options.budget.client_share,
-                 "Fraction of each of the four budgets one client address may hold")
+                 "Fraction of each budget, and of each port's tests, one client address may hold")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));
 }

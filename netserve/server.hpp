@@ -38,6 +38,10 @@ struct server_options {
   double max_start_lead_s = 30;
   budget_limits budget;                // process-wide, with a share per client address
   int rcvbuf = 0;                      // receive buffer of every UDP lane socket; 0: default_rcvbuf
+  // A client's socket buffer request (netperf's -s/-S) is granted up to this. netserve usually holds
+  // CAP_NET_ADMIN, with which the kernel's rmem_max/wmem_max do not apply (SO_RCVBUFFORCE): a client could
+  // otherwise pin 2 GiB of kernel memory per socket, and a UDP port's shared buffers only ever grow.
+  int max_socket_buffer = 32 << 20;
   // One UDP socket and receive thread per CPU listed, for every port (see udp_port.hpp). One entry of
   // -1: a single socket whose thread the scheduler places.
   std::vector<int> rx_cpus{-1};
@@ -71,6 +75,7 @@ class server {
     std::unique_ptr<tcp::acceptor> acceptor;
     std::shared_ptr<udp_port> udp;
     std::map<std::string, std::shared_ptr<server_test>> tests;  // by cookie
+    std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
   };
 
   void bind_port(port_state& p, std::uint16_t wanted);

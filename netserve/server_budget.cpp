@@ -132,7 +132,11 @@ std::string budget_help(const budget_limits& l) {
       "Bound under any load, keyed or not: netserve's memory stays within its idle size + the buffers + {} KiB per "
       "data stream (stack, bookkeeping) + {} KiB per connection (a control frame is up to 64 KiB) + {} KiB per test; "
       "at the defaults {} MiB above idle, {} MiB for one client. Threads: idle + --max-data-streams; descriptors: "
-      "idle + --max-data-streams + --max-connections. Socket buffers are the kernel's (net.core.rmem_max).",
+      "idle + --max-data-streams + --max-connections. Kernel socket buffers: what a client asks, up to "
+      "--max-socket-buffer each.\n"
+      "Shares bound what one address holds; 1/--client-share addresses together can hold everything. Where "
+      "strangers reach netserve, require a key (--psk-file): without it a connection holds nothing past its "
+      "challenge.",
       share(l.tests, l.client_share), share(l.streams, l.client_share), in_mib(share(l.buffer_bytes, l.client_share)),
       share(l.connections, l.client_share), stream_overhead_bytes >> 10, connection_overhead_bytes >> 10,
       test_overhead_bytes >> 10, in_mib(memory_bound(l)), in_mib(share(memory_bound(l), l.client_share)));

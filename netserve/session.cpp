@@ -100,25 +100,36 @@ asio::awaitable<void> server::session(tcp::socket socket, std::shared_ptr<port_s
 
 asio::awaitable<void> server::run_test(tcp::socket& socket, frame_mac& mac, port_state& p, test_request request) {
   validate(request);
+  request.rcvbuf = std::min(request.rcvbuf, options_.max_socket_buffer);  // a wish, as setsockopt's is
+  request.sndbuf = std::min(request.sndbuf, options_.max_socket_buffer);
+  const std::string client = client_of(socket.remote_endpoint().address());
+  // A port's test slots are shared as the process budget is: two addresses filling 32 slots each would
+  // otherwise close the port to everyone else.
   if (p.tests.size() >= options_.max_tests_per_port)
     throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.tests.size()));
+  if (const std::uint64_t share = budget_->share_of(options_.max_tests_per_port); p.tests_of_client[client] >= share)
+    throw protocol_error(fmt::format("rejected: port {} already runs {} tests from this client, one client's share of {}",
+                                     p.number, share, options_.max_tests_per_port));
   endpoint peer = endpoint::peer_of(socket.native_handle());
   // The test's whole cost is taken now, before its data connections come and whether or not it ever
   // starts, and given back when this session ends.
   std::string why;
-  const std::optional<budget::hold> held =
-      budget_->try_take(client_of(socket.remote_endpoint().address()), cost_of(request), why);
+  const std::optional<budget::hold> held = budget_->try_take(client, cost_of(request), why);
   if (!held) throw protocol_error("rejected: " + why);
   auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer,
                                             endpoint::local_of(socket.native_handle()), p.udp);
   const test_request& r = test->request();
   test->set_data_key(mac.key());  // with a key, data connections must show a token derived from it
   p.tests.emplace(test->cookie(), test);
+  ++p.tests_of_client[client];
   struct unregister {
     port_state& p;
-    std::string cookie;
-    ~unregister() { p.tests.erase(cookie); }
-  } guard{p, test->cookie()};
+    std::string cookie, client;
+    ~unregister() {
+      p.tests.erase(cookie);
+      if (--p.tests_of_client[client] == 0) p.tests_of_client.erase(client);
+    }
+  } guard{p, test->cookie(), client};
 
   ready_msg ready{test->id(), test->cookie(), version, 0, 0, ""};
   if (r.kind == test_kind::udp_stream && !r.reverse) {

@@ -145,31 +145,67 @@ TEST_CASE("a start instant far ahead is refused", "[integration][limits]") {
 }
 
 TEST_CASE("a client's parked tests are bounded by its share and freed when it goes", "[integration][limits]") {
-  netserve_process server(1);
+  netserve_process server(3);
   // The default budget is 128 tests, a quarter per client: 32 parked tests (registered, never started)
-  // from one address, and its 33rd is refused although the port allows 64.
+  // from one address, 16 on each of two ports (a port's own share), and its 33rd is refused on a third.
   std::vector<int> parked;
   std::string why;
   for (int i = 0; i < 32; ++i) {
-    int c = register_test(other_client, server.port(), nb::test::udp_request(), why);
+    int c = register_test(other_client, server.port(i % 2), nb::test::udp_request(), why);
     INFO(i << ": " << why);
     REQUIRE(c >= 0);
     parked.push_back(c);
   }
-  CHECK(register_test(other_client, server.port(), nb::test::udp_request(), why) < 0);
+  CHECK(register_test(other_client, server.port(2), nb::test::udp_request(), why) < 0);
   CHECK_THAT(why, Catch::Contains("127.0.0.2 would hold 33 tests, more than one client's share (32 of 128)"));
   check_still_serves(server.port(), "UDP_STREAM");  // another address still has room
 
   // Its connections drop: the slots come back at once, not after the 30 s start timeout.
   close_all(parked);
   for (int tries = 0; parked.size() < 32 && tries < 100; ++tries) {
-    if (int c = register_test(other_client, server.port(), nb::test::udp_request(), why); c >= 0)
+    if (int c = register_test(other_client, server.port(parked.size() % 2), nb::test::udp_request(), why); c >= 0)
       parked.push_back(c);
     else
       ::usleep(20'000);
   }
   CHECK(parked.size() == 32);
   close_all(parked);
+}
+
+TEST_CASE("a port's test slots are shared per client: two addresses cannot close it to a third", "[integration][limits]") {
+  // Found in review: two addresses parking 32 forward-UDP tests each filled a port's 64 slots, within
+  // their process shares. A port gives one address a quarter of its slots, as the budget does.
+  netserve_process server(1);
+  std::vector<int> parked;
+  std::string why;
+  for (const char* client : {"127.0.0.2", "127.0.0.3"}) {
+    for (int i = 0; i < 16; ++i) {
+      int c = register_test(client, server.port(), nb::test::udp_request(), why);
+      INFO(client << " " << i << ": " << why);
+      REQUIRE(c >= 0);
+      parked.push_back(c);
+    }
+    CHECK(register_test(client, server.port(), nb::test::udp_request(), why) < 0);
+    CHECK_THAT(why, Catch::Contains("already runs 16 tests from this client, one client's share of 64"));
+  }
+  check_still_serves(server.port(), "UDP_STREAM");  // from 127.0.0.1
+  close_all(parked);
+}
+
+TEST_CASE("a client's socket buffer request is granted up to --max-socket-buffer", "[integration][limits]") {
+  // Found in review: as root (CAP_NET_ADMIN) a request of 1 GiB got a 2 GiB receive buffer on the port's
+  // shared lanes, which only ever grow, whatever net.core.rmem_max says.
+  netserve_process server(1, {"--max-socket-buffer", "8388608", "--rcvbuf", "1048576"});
+  nb::test_request r = nb::test::udp_request();
+  r.rcvbuf = 1 << 30;
+  int c = connect_from(other_client, server.port());
+  send_message(c, nb::message{r});
+  auto reply = read_message(c);
+  ::close(c);
+  REQUIRE(reply);
+  REQUIRE(std::holds_alternative<nb::ready_msg>(*reply));
+  CHECK(std::get<nb::ready_msg>(*reply).rcvbuf <= 2 * 8388608);  // the kernel reports twice what was set
+  if (::geteuid() == 0) CHECK(std::get<nb::ready_msg>(*reply).rcvbuf == 2 * 8388608);  // grown to the cap
 }
 
 TEST_CASE("limits too large for 64-bit time or for memory are refused at parse", "[integration][limits]") {
