@@ -1,6 +1,7 @@
 // The fuzz corpora's seeds are valid inputs of today's formats: a seed the parser refuses (an old
 // protocol version, a renamed field) only exercises the first check, and fuzzing from it finds little.
-// Files named regression_* are the inputs that once crashed, kept to be refused.
+// The seeds are the named files; regression_* are inputs that once crashed, kept to be refused, and
+// files named by their SHA-1 are what fuzzing found and merged in (scripts/fuzz), valid or not.
 #include "core/protocol.hpp"
 #include "core/result.hpp"
 
@@ -20,9 +21,11 @@ namespace {
 std::vector<std::pair<std::string, std::string>> seeds(const char* corpus) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& e : fs::directory_iterator(fs::path(NETBENCH_FUZZ_DIR) / corpus)) {
-    if (e.path().filename().string().starts_with("regression_")) continue;
+    const std::string name = e.path().filename().string();
+    const bool found_by_fuzzing = name.size() == 40 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (name.starts_with("regression_") || found_by_fuzzing) continue;
     std::ifstream in(e.path(), std::ios::binary);
-    out.emplace_back(e.path().filename().string(), std::string{std::istreambuf_iterator<char>(in), {}});
+    out.emplace_back(name, std::string{std::istreambuf_iterator<char>(in), {}});
   }
   return out;
 }
