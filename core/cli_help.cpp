@@ -27,11 +27,22 @@ bool read_number(const std::string& text, double& v) { return CLI::detail::lexic
 std::string help_formatter::make_usage(const CLI::App* app, std::string name) const {
   if (!show_usage_) return {};
   std::string usage = usage_.empty() ? CLI::Formatter::make_usage(app, std::move(name)) : "Usage: " + usage_ + "\n";
-  return usage + CLI::Formatter::make_description(app);
+  return usage + CLI::Formatter::make_description(app) + "\n";
 }
 
 std::string help_formatter::make_description(const CLI::App* app) const {
   return show_usage_ ? std::string() : CLI::Formatter::make_description(app);
+}
+
+std::string help_formatter::make_positionals(const CLI::App* app) const {
+  std::string s = CLI::Formatter::make_positionals(app);
+  return s.empty() ? s : s + "\n";
+}
+
+// One blank line between groups (CLI11 puts two).
+std::string help_formatter::make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const {
+  std::string s = CLI::Formatter::make_group(std::move(group), is_positional, std::move(opts));
+  return s.empty() || s[0] != '\n' ? s : s.substr(1);
 }
 
 // CLI11 shows a negated flag as "--no-gso{false}": the name is what the user types.
@@ -68,8 +79,14 @@ void set_help(CLI::App& app, const std::string& program, const std::string& usag
   app.set_help_flag();
   app.set_help_flag("-h,--help", "Print this help and exit")->group("Other");
   app.formatter(std::make_shared<help_formatter>(usage));
-  for (CLI::App* sub : app.get_subcommands({}))
-    sub->formatter(std::make_shared<help_formatter>(fmt::format("{} {} [OPTIONS]", program, sub->get_name())));
+  for (CLI::App* sub : app.get_subcommands({})) {
+    std::string line = fmt::format("{} {} [OPTIONS]", program, sub->get_name());
+    for (const CLI::Option* opt : sub->get_options([](const CLI::Option* o) { return o->get_positional(); })) {
+      const std::string text = opt->get_option_text().empty() ? opt->get_name(true) : opt->get_option_text();
+      line += opt->get_required() ? " " + text : " [" + text + "]";
+    }
+    sub->formatter(std::make_shared<help_formatter>(line));
+  }
 }
 
 std::string describe(const CLI::Error& e) {

@@ -23,6 +23,8 @@ class help_formatter : public CLI::Formatter {
   }
   std::string make_usage(const CLI::App* app, std::string name) const override;
   std::string make_description(const CLI::App* app) const override;
+  std::string make_positionals(const CLI::App* app) const override;
+  std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override;
   std::string make_option_name(const CLI::Option* opt, bool is_positional) const override;
   std::string make_option_opts(const CLI::Option* opt) const override;
   std::string make_option_desc(const CLI::Option* opt) const override;

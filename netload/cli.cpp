@@ -242,7 +242,7 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
     std::vector<std::string> trev(test.rbegin(), test.rend());
     test_app.parse(trev);
   } catch (const CLI::CallForHelp&) {
-    fmt::print("{}\n{}\n", app.help(), test_app.help());
+    fmt::print("{}{}", app.help(), test_app.help());
     return std::nullopt;
   } catch (const CLI::CallForVersion&) {
     fmt::print("netload {}\n", version);
