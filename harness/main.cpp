@@ -1,4 +1,5 @@
 // harness: runs a TOML plan of netserve / netload instances across hosts and writes the results folder.
+#include "core/cli_help.hpp"
 #include "harness/app.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/plan.hpp"
@@ -6,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <string>
 #include <vector>
@@ -22,16 +24,44 @@ int main(int argc, char** argv) {
   harness::run_request req;
   req.self_exe = "/proc/self/exe";
   auto* run = app.add_subcommand("run", "Run a plan (default: the embedded configs/loopback.toml)");
-  run->add_option("plan", req.plan_path, "Plan file (TOML)");
+  run->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
   run->add_flag("--dry-run", req.dry_run, "Print every host's commands; run nothing, open no socket");
-  run->add_option("--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made");
-  run->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are");
+  run->add_option("--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made")
+      ->option_text("DIR");
+  run->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
   run->add_flag("!--no-live", req.live, "No per-second progress lines");
   std::string report_dir;
   auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv and report.md from raw/");
-  report->add_option("dir", report_dir, "A results folder")->required();
+  report->add_option("dir", report_dir, "A results folder")->required()->option_text("DIR");
   app.add_subcommand("lab", "Network-namespace lab: up FILE, down FILE, status [FILE], counters FILE")->allow_extras();
-  CLI11_PARSE(app, argc, argv);
+  nb::cli::set_help(app, "harness", "harness COMMAND [OPTIONS]   (harness COMMAND --help for its options)");
+  app.footer(
+      "Examples:\n"
+      "  harness run                                  the embedded plan (configs/loopback.toml)\n"
+      "  harness run configs/express-connect-lab.toml --dry-run   each host's commands; nothing runs\n"
+      "  harness run plan.toml --results /tmp/r       run a plan, results under /tmp/r\n"
+      "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
+      "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
+      "\nExit status: 0 every run ok; 3 a run failed or is missing (each named on stderr); 1 an error\n"
+      "(plan, preflight, ssh, a file that cannot be read or written, interrupted); 2 bad command line.");
+  // CLI11 would say only that a command is required.
+  const auto subs = app.get_subcommands({});
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
+    fmt::print(stderr, "harness: unknown command '{}' (run, report or lab)\n", argv[1]);
+    return nb::cli::usage_status;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    if (app.get_subcommands().empty()) {
+      fmt::print(stderr, "harness: a command is required (run, report or lab)\n");
+      return nb::cli::usage_status;
+    }
+    return nb::cli::report(app, e, "harness");
+  } catch (const CLI::Error& e) {
+    return nb::cli::report(app, e, "harness");
+  }
   try {
     if (*run) return harness::run_plan(req);
     return harness::rebuild_reports(report_dir);

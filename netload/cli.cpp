@@ -1,10 +1,13 @@
 #include "netload/cli.hpp"
 
+#include "core/cli_help.hpp"
+#include "core/socket.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -67,42 +70,109 @@ struct raw_options {
   int routing = 1;
 };
 
+// Options in the groups --help shows them in; ranges are checked by validators that say what is wrong
+// in words ("-l must be a positive number of seconds").
 void add_global(CLI::App& app, client_options& o, raw_options& raw) {
-  app.add_option("-H,--host", o.host, "Server host name or address");
-  app.add_option("-p,--port", o.port, "Server port (control and data)");
-  app.add_option("-L,--local", o.local_address, "Local address to send from (numeric; control and data)");
-  app.add_option("-t,--test", raw.test, "UDP_STREAM or TCP_STREAM");
-  app.add_option("-l,--length", o.duration_s, "Test duration, seconds")->check(CLI::PositiveNumber);
-  app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax)");
-  app.add_flag("-c", o.local_cpu_util, "Print the local host's CPU utilisation and service demand");
-  app.add_flag("-C", o.remote_cpu_util, "Print the remote host's CPU utilisation and service demand");
-  app.add_flag_callback("-4", [&] { o.family = AF_INET; }, "IPv4 only");
-  app.add_flag_callback("-6", [&] { o.family = AF_INET6; }, "IPv6 only");
-  app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)");
-  app.add_option("--pps", o.pps, "Target packets per second, all streams")->check(CLI::NonNegativeNumber);
-  app.add_option("--interval", o.interval_s, "Report every so many seconds (0 = off)")->check(CLI::NonNegativeNumber);
-  app.add_flag("--json", o.json, "Print one JSON result object");
-  app.add_flag("--json-stream", o.json_stream, "Print JSON lines: intervals, then the result");
-  app.add_option("--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds, in the future)");
+  using namespace nb::cli;
+  const std::string conn = "Server and connection", test = "Test", pace = "Pacing", out = "Output",
+                    start = "Start instant", wire = "Data sockets";
+  app.add_option("-H,--host", o.host, "Server host name or address (default 127.0.0.1)")->option_text("HOST")->group(conn);
+  app.add_option("-p,--port", o.port, "Server port, control and data (default 12865)")
+      ->option_text("PORT")->check(whole_in("-p", 1, 65535))->group(conn);
+  app.add_option("-L,--local", o.local_address, "Local address to send from (numeric; control and data)")
+      ->option_text("ADDR")->group(conn);
+  app.add_flag_callback("-4", [&] { o.family = AF_INET; }, "IPv4 only")->group(conn);
+  app.add_flag_callback("-6", [&] { o.family = AF_INET6; }, "IPv6 only")->group(conn);
+  app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server (default 5)")
+      ->option_text("SECONDS")->check(positive("--connect-timeout", "seconds"))->group(conn);
+  app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file")
+      ->option_text("FILE")->group(conn);
+  app.add_option("-t,--test", raw.test, "UDP_STREAM or TCP_STREAM (default TCP_STREAM)")->option_text("TEST")->group(test);
+  app.add_option("-l,--length", o.duration_s, "Test duration, seconds (default 10)")
+      ->option_text("SECONDS")->check(positive("-l", "seconds"))->group(test);
+  app.add_option("--streams", o.streams, "Parallel streams, one thread each (default 1)")
+      ->option_text("N")->check(whole_in("--streams", 1, 64))->group(test);
+  app.add_flag("--reverse", o.reverse, "The server sends, netload receives")->group(test);
+  app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax: N, L,R, L, or ,R)")
+      ->option_text("CPUS")->group(test);
+  app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)")->option_text("BITS")->group(pace);
+  app.add_option("--pps", o.pps, "Target packets (TCP: messages) per second, all streams")
+      ->option_text("N")->check(non_negative("--pps", "packets per second"))->group(pace);
+  app.add_flag("-c", o.local_cpu_util, "Print the local host's CPU utilisation and service demand")->group(out);
+  app.add_flag("-C", o.remote_cpu_util, "Print the remote host's CPU utilisation and service demand")->group(out);
+  app.add_option("--interval", o.interval_s, "Report every so many seconds (0 = off)")
+      ->option_text("SECONDS")->check(non_negative("--interval", "seconds"))->group(out);
+  app.add_flag("--json", o.json, "Print one JSON result object")->group(out);
+  app.add_flag("--json-stream", o.json_stream, "Print JSON lines: intervals, then the result")->group(out);
+  app.add_option("--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds, in the future)")
+      ->option_text("EPOCH")->group(start);
   app.add_flag("--start-on-stdin", o.start_on_stdin,
-               "Connect, say 'armed', then read the start instant (epoch seconds) from standard input");
-  app.add_option("--streams", o.streams, "Parallel streams, one thread each")->check(CLI::Range(1, 64));
-  app.add_flag("--reverse", o.reverse, "The server sends, netload receives");
-  app.add_option("--dscp", o.dscp, "DSCP value for data packets")->check(CLI::Range(0, 63));
-  app.add_flag("!--no-gso", o.gso, "Send with plain sendmmsg, no UDP GSO");
-  app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)");
-  app.add_option("--batch", o.batch, "Datagrams per system call at most")->check(CLI::Range(1, 4096));
-  app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server")->check(CLI::PositiveNumber);
-  app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file");
+               "Connect, say 'armed', then read the start instant (epoch seconds) from standard input")
+      ->group(start);
+  app.add_option("--dscp", o.dscp, "DSCP value for data packets")->option_text("N")->check(whole_in("--dscp", 0, 63))->group(wire);
+  app.add_flag("!--no-gso", o.gso, "Send with plain sendmmsg, no UDP GSO")->group(wire);
+  app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)")->group(wire);
+  app.add_option("--batch", o.batch, "Datagrams per system call at most")
+      ->option_text("N")->check(whole_in("--batch", 1, 4096))->group(wire);
 }
 
 void add_test(CLI::App& app, raw_options& raw, client_options& o) {
-  app.add_option("-m", raw.message, "Message (datagram payload / send) size, bytes");
-  app.add_option("-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)");
-  app.add_option("-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)");
-  app.add_option("-M", o.mss, "TCP maximum segment size")->check(CLI::Range(88, 65495));
-  app.add_option("-R", raw.routing, "Allow routing (netload always routes: SO_DONTROUTE is never set)")
-      ->check(CLI::Range(0, 1));
+  using namespace nb::cli;
+  const std::string group = "Test-specific options (after --)";
+  app.add_option("-m", raw.message, "Message (datagram payload / send) size, bytes (UDP 1472, TCP 1M)")
+      ->option_text("SIZE")->group(group);
+  app.add_option("-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
+  app.add_option("-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
+  app.add_option("-M", o.mss, "TCP maximum segment size")->option_text("MSS")->check(whole_in("-M", 88, 65495))->group(group);
+  app.add_option("-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)")
+      ->option_text("1")->check(whole_in("-R", 0, 1))->group(group);
+}
+
+// The refused netperf options for the footer: "-a send/recv buffer alignment; -A ...".
+std::string refused_list(const std::map<std::string, std::string>& table) {
+  std::string s;
+  for (const auto& [flag, what] : table) s += fmt::format("{}{} {}", s.empty() ? "" : "; ", flag, what);
+  return s;
+}
+
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+  std::string out, line;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    auto to = text.find(' ', from);
+    if (to == std::string::npos) to = text.size();
+    std::string word = text.substr(from, to - from);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += indent + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    from = to + 1;
+  }
+  return out + indent + line + "\n";
+}
+
+std::string footer() {
+  return "Examples:\n"
+         "  netload -H HOST -t UDP_STREAM -l 30 -- -m 1472          UDP, as fast as it goes, 30 s\n"
+         "  netload -H HOST -t UDP_STREAM --pps 100000 -- -m 64     UDP paced at 100 000 packets/s\n"
+         "  netload -H HOST -t TCP_STREAM --streams 4 --json        four TCP streams, a JSON result\n"
+         "  netload -H HOST -t UDP_STREAM --reverse --rate 1G       the server sends at 1 Gbit/s\n"
+         "  netload -H HOST -t TCP_STREAM -c -C -- -s 1M -S 1M      CPU use and service demand, 1 MiB buffers\n"
+         "\nnetperf options netload refuses (exit status 2, naming the option):\n" +
+         wrap(refused_list(unsupported_global), 100, "  ") + "after --:\n" + wrap(refused_list(unsupported_test), 100, "  ") +
+         "\nExit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"
+         "3 ran but does not reconcile; 4 ran and reconciles, but the paced target (--pps, --rate) was\n"
+         "missed by more than 1 %.";
+}
+
+// -T: a CPU this process may not run on would be a silent no-op (netperf warns and runs anyway).
+void check_local_cpu(std::int32_t cpu, const std::string& text) {
+  if (cpu < 0) return;
+  const auto allowed = allowed_cpus();
+  if (std::find(allowed.begin(), allowed.end(), cpu) != allowed.end()) return;
+  throw usage_error(fmt::format("-T {}: this process may not run on CPU {} (it may run on {})", text, cpu,
+                                fmt::join(allowed, ",")));
 }
 
 void finish(client_options& o, const raw_options& raw) {
@@ -110,6 +180,7 @@ void finish(client_options& o, const raw_options& raw) {
   if (!kind) throw usage_error(fmt::format("test '{}' is not supported (UDP_STREAM, TCP_STREAM)", raw.test));
   o.kind = *kind;
   if (!raw.cpus.empty()) std::tie(o.local_cpu, o.remote_cpu) = parse_cpu_pair(raw.cpus);
+  check_local_cpu(o.local_cpu, raw.cpus);
   if (!raw.local_buf.empty()) o.local_buffer = buffer_size(raw.local_buf, "-s");
   if (!raw.remote_buf.empty()) o.remote_buffer = buffer_size(raw.remote_buf, "-S");
   if (raw.routing == 0) throw usage_error("-R 0 (SO_DONTROUTE) is not supported: it keeps packets off routed circuits");
@@ -156,30 +227,28 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   client_options o;
   raw_options raw;
   o.argv = args;
-  CLI::App app{"netload: netperf-style UDP_STREAM / TCP_STREAM load generator.\n"
-               "  netload -H HOST -p PORT -t UDP_STREAM -l SECONDS [long options] -- -m SIZE [-s/-S BUF] [-M MSS]"};
-  app.set_version_flag("-V,--version", version);
+  CLI::App app{"netload: netperf-style UDP_STREAM / TCP_STREAM load generator"};
   add_global(app, o, raw);
-  CLI::App test_app{"test-specific options (after --)"};
-  // Printed last, after both option lists.
-  test_app.footer("Exit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"
-                  "3 ran but does not reconcile; 4 ran and reconciles, but the paced target (--pps, --rate) was\n"
-                  "missed by more than 1 %.");
+  nb::cli::set_help(app, "netload", "netload [OPTIONS] [-- TEST-OPTIONS]");
+  app.set_version_flag("-V,--version", version, "Print the version and exit")->group("Other");
+  CLI::App test_app;
+  test_app.formatter(std::make_shared<nb::cli::help_formatter>("", false));
   test_app.set_help_flag();
   add_test(test_app, raw, o);
+  test_app.footer(footer());  // printed last, after both option lists
   try {
     std::vector<std::string> rev(global.rbegin(), global.rend());
     app.parse(rev);
     std::vector<std::string> trev(test.rbegin(), test.rend());
     test_app.parse(trev);
   } catch (const CLI::CallForHelp&) {
-    fmt::print("{}\n{}", app.help(), test_app.help());
+    fmt::print("{}{}", app.help(), test_app.help());
     return std::nullopt;
   } catch (const CLI::CallForVersion&) {
     fmt::print("netload {}\n", version);
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
-    throw usage_error(e.what());
+    throw usage_error(nb::cli::describe(e));
   }
   finish(o, raw);
   return o;

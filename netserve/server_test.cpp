@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include <sys/socket.h>
+
 namespace nb::serve {
 
 server_test::server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
@@ -49,6 +51,17 @@ int server_test::attach_udp() {
   udp_flows_->cpu = request_.cpu;
   port_->attach(udp_flows_);
   return granted;
+}
+
+std::pair<int, int> server_test::data_socket_buffers() const {
+  // Reverse UDP sends on the port's socket, with the buffer it has.
+  if (request_.kind == test_kind::udp_stream) return {0, send_buffer(port_->fd())};
+  // TCP data connections come after the ready message: a socket of theirs, given the sizes asked for,
+  // shows what they get (an accepted connection starts from the same defaults; netperf too reports
+  // the size set before the connection, not what autotuning makes of it).
+  fd_handle probe = make_socket(peer_.family(), SOCK_STREAM);
+  return {request_.rcvbuf > 0 ? set_recv_buffer(probe.get(), request_.rcvbuf) : recv_buffer(probe.get()),
+          request_.sndbuf > 0 ? set_send_buffer(probe.get(), request_.sndbuf) : send_buffer(probe.get())};
 }
 
 std::string server_test::attach_tcp(std::uint32_t stream, fd_handle fd) {

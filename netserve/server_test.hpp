@@ -13,6 +13,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace nb::serve {
@@ -36,6 +37,9 @@ class server_test {
 
   // Forward UDP: start counting the client's datagrams. Returns the receive buffer granted.
   int attach_udp();
+  // Reverse UDP and TCP: the receive and send buffers this side's data sockets get, for the ready
+  // message (netperf's remote socket size columns).
+  std::pair<int, int> data_socket_buffers() const;
   // A TCP data connection for `stream`; returns an error text when it does not fit this test.
   std::string attach_tcp(std::uint32_t stream, fd_handle fd);
   bool all_data_attached() const;

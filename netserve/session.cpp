@@ -15,6 +15,7 @@
 
 #include <limits>
 #include <random>
+#include <tuple>
 
 namespace nb::serve {
 
@@ -135,6 +136,8 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, frame_mac& mac, port
   if (r.kind == test_kind::udp_stream && !r.reverse) {
     ready.rcvbuf = test->attach_udp();
     ready.batching = p.udp->batching();
+  } else {
+    std::tie(ready.rcvbuf, ready.sndbuf) = test->data_socket_buffers();
   }
   const message ready_m = ready;
   co_await write_message(socket, mac, ready_m);

@@ -7,10 +7,10 @@ namespace lab {
 namespace {
 
 constexpr const char* usage =
-    "usage: lab up FILE        create the lab of FILE's [lab] table (idempotent)\n"
-    "       lab down FILE      delete it: namespaces, veths, bridge, qdiscs, nft tables\n"
-    "       lab status [FILE]  what exists (without FILE: every lab on this machine)\n"
-    "       lab counters FILE  JSON: nft and tbf counters of the lab\n";
+    "Usage: harness lab up FILE        create the lab of FILE's [lab] table (idempotent)\n"
+    "       harness lab down FILE      delete it: namespaces, veths, bridge, qdiscs, nft tables\n"
+    "       harness lab status [FILE]  what exists (without FILE: every lab on this machine)\n"
+    "       harness lab counters FILE  JSON: nft and tbf counters of the lab\n";
 
 int dispatch(const std::vector<std::string>& args) {
   const std::string& cmd = args[0];

@@ -123,3 +123,26 @@ TEST_CASE("netserve refuses a port another socket holds - even a SO_REUSEPORT gr
     }
   }
 }
+
+TEST_CASE("the table's remote socket size is what netserve's data socket got, never 0", "[integration][output]") {
+  netserve_process server(1);
+  // netperf's columns: TCP "Recv Socket Size" is the remote's (-S), "Send Socket Size" the local's (-s);
+  // in reverse the server sends. Forward UDP's receiver line was already the port's buffer.
+  struct direction {
+    const char* test;
+    bool reverse;
+  };
+  for (auto d : {direction{"TCP_STREAM", false}, direction{"TCP_STREAM", true}, direction{"UDP_STREAM", true}}) {
+    std::vector<std::string> global{"--json", "--pps", "2000"};
+    if (d.reverse) global.push_back("--reverse");
+    auto c = nb::test::run(netload_argv(server.port(), d.test, 0.5, global, {"-m", "1000", "-S", "256K"}));
+    INFO(d.test << (d.reverse ? " reverse" : "") << ": " << c.err);
+    REQUIRE(nb::test::ran_and_reconciled(c.status));
+    json r = json::parse(c.out);
+    const json& remote = d.reverse ? r["sender"] : r["receiver"];
+    const json& local = d.reverse ? r["receiver"] : r["sender"];
+    CHECK(remote["socket_buffer"].get<int>() > 0);
+    CHECK(local["socket_buffer"].get<int>() > 0);
+    if (std::string(d.test) == "TCP_STREAM") CHECK(remote["socket_buffer"].get<int>() >= 256 * 1024);  // -S asked for it
+  }
+}

@@ -1,0 +1,59 @@
+#pragma once
+// What the three programs share on the command line: help that reads like netperf's or iperf3's (the
+// program's name in Usage, grouped options, examples in a footer, no CLI11 type tags), and one way to
+// refuse a command line: "program: reason" on stderr, exit status 2.
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace nb::cli {
+
+// Exit status of a command line that cannot run, in every program.
+inline constexpr int usage_status = 2;
+
+// Help as the programs print it: `usage` after "Usage: " (empty: the app's name and [OPTIONS]), option
+// names without CLI11's {false} flag values, an option's own text (SECONDS, N) instead of type tags.
+class help_formatter : public CLI::Formatter {
+ public:
+  // show_usage false: a second option list printed under the first (netload's options after "--").
+  explicit help_formatter(std::string usage = {}, bool show_usage = true)
+      : usage_(std::move(usage)), show_usage_(show_usage) {
+    column_width(32);
+    label("Subcommands", "Commands");
+  }
+  std::string make_usage(const CLI::App* app, std::string name) const override;
+  std::string make_description(const CLI::App* app) const override;
+  std::string make_positionals(const CLI::App* app) const override;
+  std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override;
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override;
+  std::string make_option_opts(const CLI::Option* opt) const override;
+  std::string make_option_desc(const CLI::Option* opt) const override;
+
+ private:
+  std::string usage_;
+  bool show_usage_ = true;
+};
+
+// Names the app `program` (not argv[0]'s path) and gives it, and its subcommands, help_formatter; its
+// -h/--help goes to the end, in group "Other". Call it after adding the options and subcommands.
+void set_help(CLI::App& app, const std::string& program, const std::string& usage = {});
+
+// A CLI11 error in words, one line: what a user wrote wrong, without CLI11's type names.
+std::string describe(const CLI::Error& e);
+
+// For CLI11 errors: help and version go to stdout (status 0), anything else is refused as
+// "program: reason" on stderr with usage_status. Returns the exit status.
+int report(const CLI::App& app, const CLI::Error& e, const std::string& program);
+
+// Validators that say what is wrong in words ("-l must be a positive number of seconds"); `name` is the
+// option as the user knows it. A refusal is thrown as refusal (a ParseError) so its text is not
+// prefixed with CLI11's own option name.
+struct refusal : CLI::ParseError {
+  explicit refusal(const std::string& msg) : CLI::ParseError("refusal", msg, usage_status) {}
+};
+CLI::Validator positive(const std::string& name, const std::string& unit);
+CLI::Validator non_negative(const std::string& name, const std::string& unit);
+CLI::Validator whole_in(const std::string& name, long long lo, long long hi);
+CLI::Validator number_in(const std::string& name, double lo, double hi, const std::string& unit);
+
+}  // namespace nb::cli

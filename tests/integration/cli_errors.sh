@@ -1,0 +1,85 @@
+#!/bin/sh
+# Command-line errors of netload, netserve and harness: every class (unknown option, bad value, value out
+# of range, missing argument, extra positional) exits with status 2 and one stderr line that starts with
+# the program's name and says what is wrong; --help starts with "Usage: <program>" and has no CLI11 type
+# tags. Arguments: the netload, netserve and (optional) harness binaries. Nothing is started that listens.
+set -u
+netload=$1
+netserve=$2
+harness=${3:-}
+tmp=$(mktemp -d /tmp/cli-errors.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# refused PROGRAM-PATH EXPECTED-TEXT ARGS...: exit status 2, exactly one stderr line "<name>: ...EXPECTED-TEXT..."
+refused() {
+  prog=$1 want=$2
+  shift 2
+  name=$(basename "$prog")
+  timeout 20 "$prog" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+  status=$?
+  lines=$(wc -l <"$tmp/err")
+  first=$(head -n 1 "$tmp/err")
+  if [ "$status" -ne 2 ] || [ "$lines" -ne 1 ] || ! printf '%s' "$first" | grep -qF -- "$name: " ||
+     ! printf '%s' "$first" | grep -qF -- "$want"; then
+    echo "FAIL: $name $*: status $status (want 2), stderr ($lines lines, want 1 containing '$name: ' and '$want'):"
+    cat "$tmp/err"
+    fails=1
+  fi
+}
+
+# help PROGRAM-PATH [ARGS...]: status 0, stdout starts with "Usage: <name>", no "{false}" nor type tags.
+help() {
+  prog=$1
+  shift
+  name=$(basename "$prog")
+  timeout 20 "$prog" "$@" --help >"$tmp/out" 2>"$tmp/err" </dev/null
+  status=$?
+  if [ "$status" -ne 0 ] || ! head -n 1 "$tmp/out" | grep -q "^Usage: $name" ||
+     grep -qE '\{false\}|\{true\}|FLOAT|UINT|INT:|TEXT|:POSITIVE|:NONNEGATIVE' "$tmp/out" || ! grep -q '^Examples:' "$tmp/out" ||
+     ! grep -q 'Exit status' "$tmp/out"; then
+    echo "FAIL: $name $* --help: status $status, output:"
+    cat "$tmp/out" "$tmp/err"
+    fails=1
+  fi
+}
+
+one_past_last_cpu=$(nproc --all)
+
+refused "$netload" "unknown option --bogus" --bogus
+refused "$netload" "-l must be a positive number of seconds" -l abc
+refused "$netload" "-l must be a positive number of seconds" -l -300
+refused "$netload" "--streams must be a whole number from 1 to 64" --streams 0
+refused "$netload" "-p must be a whole number from 1 to 65535" -p 70000
+refused "$netload" "-M must be a whole number from 88 to 65495" -t TCP_STREAM -- -M 20
+refused "$netload" "needs a value" -t UDP_STREAM -l
+refused "$netload" "unexpected argument 'stray'" -t UDP_STREAM stray
+refused "$netload" "may not run on CPU $one_past_last_cpu" -T "$one_past_last_cpu"
+refused "$netload" "netperf option -b (burst size) is not supported" -b 4
+help "$netload"
+grep -q -- '-b burst size' "$tmp/out" || { echo "FAIL: netload --help does not name the refused netperf options"; fails=1; }
+grep -q -- '-P data port' "$tmp/out" || { echo "FAIL: netload --help does not name the refused test options"; fails=1; }
+
+refused "$netserve" "unknown option --bogus" -p 0 --bogus
+refused "$netserve" "--max-streams must be a whole number from 1 to 1024" -p 0 --max-streams many
+refused "$netserve" "--max-duration must be a number of seconds from 0.001 to 10000000" -p 0 --max-duration 1e9
+refused "$netserve" "--port is required"
+refused "$netserve" "needs a value" -p
+refused "$netserve" "unexpected argument 'stray'" -L 127.0.0.1 stray -p 0
+refused "$netserve" "-p: bad port '70000'" -p 70000
+help "$netserve"
+grep -q '^Budget, whole process' "$tmp/out" || { echo "FAIL: netserve --help lost its budget footer"; fails=1; }
+
+if [ -n "$harness" ]; then
+  refused "$harness" "unknown option --bogus" run --bogus
+  refused "$harness" "a command is required"
+  refused "$harness" "unknown command 'frob'" frob
+  refused "$harness" "needs a value" run --results
+  refused "$harness" "dir is required" report
+  refused "$harness" "unexpected argument 'two'" run one two
+  help "$harness"
+  timeout 20 "$harness" run --help >"$tmp/out" 2>&1
+  head -n 1 "$tmp/out" | grep -q '^Usage: harness run' || { echo "FAIL: harness run --help:"; cat "$tmp/out"; fails=1; }
+fi
+[ "$fails" -eq 0 ] && echo "ok: every command-line error exits 2 with one line naming the program"
+exit "$fails"
