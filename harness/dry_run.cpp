@@ -3,7 +3,7 @@
 #include "core/units.hpp"
 #include "harness/expand.hpp"
 #include "harness/launcher.hpp"
-#include "harness/process.hpp"
+#include "core/process.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -48,7 +48,7 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
     const launcher& l = *ls.at(s.host);
     progs[s.host].insert("netserve");
     out[s.host].push_back(
-        fmt::format("[{}] {}", r.id, quote_argv(l.wrap(netserve_command(l.program("netserve"), l.target(), s.ports)))));
+        fmt::format("[{}] {}", r.id, nb::quote_argv(l.wrap(netserve_command(l.program("netserve"), l.target(), s.ports)))));
     std::string ports;
     for (auto port : s.ports) ports += fmt::format(" -p {}", port);
     out[s.host].push_back(fmt::format("    replaces: netserver{}   |   iperf3 -s -i 1 -p PORT (one per port)", ports));
@@ -63,7 +63,7 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
     if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";
-    out[i.client].push_back(fmt::format("[{}] {}", r.id, quote_argv(argv)));
+    out[i.client].push_back(fmt::format("[{}] {}", r.id, nb::quote_argv(argv)));
     out[i.client].push_back("    replaces: " + netperf_equivalent(r, address, port));
     out[i.client].push_back("    replaces: " + iperf_equivalent(r, address, port));
   }
@@ -92,11 +92,11 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
   for (const auto& [name, cmds] : per_host) {
     const launcher& l = *ls.at(name);
     out += fmt::format("\n## host {} ({}, launcher {})\n", name, l.target().address, to_string(l.target().launcher));
-    if (auto open = l.open_argv(); !open.empty()) out += "  connect: " + quote_argv(open) + "\n";
-    for (const auto& prog : progs[name]) out += "  check:   " + quote_argv(l.wrap({l.program(prog), "--version"})) + "\n";
-    out += "  check:   " + quote_argv(l.wrap({"uname", "-srm"})) + "\n";
+    if (auto open = l.open_argv(); !open.empty()) out += "  connect: " + nb::quote_argv(open) + "\n";
+    for (const auto& prog : progs[name]) out += "  check:   " + nb::quote_argv(l.wrap({l.program(prog), "--version"})) + "\n";
+    out += "  check:   " + nb::quote_argv(l.wrap({"uname", "-srm"})) + "\n";
     for (const auto& c : cmds) out += "  " + c + "\n";
-    if (auto close = l.close_argv(); !close.empty()) out += "  close:   " + quote_argv(close) + "\n";
+    if (auto close = l.close_argv(); !close.empty()) out += "  close:   " + nb::quote_argv(close) + "\n";
   }
   return out;
 }

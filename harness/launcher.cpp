@@ -1,6 +1,6 @@
 #include "harness/launcher.hpp"
 
-#include "harness/process.hpp"
+#include "core/process.hpp"
 
 #include <fmt/format.h>
 
@@ -64,7 +64,7 @@ class ssh_launcher final : public launcher {
     argv.push_back("--");
     argv.push_back(host_.address);
     // ssh hands the remote shell one string: each word quoted, so no plan value is ever shell syntax.
-    argv.push_back(quote_argv(command));
+    argv.push_back(nb::quote_argv(command));
     return argv;
   }
   std::vector<std::string> base(const char* master) const {

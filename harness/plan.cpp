@@ -2,7 +2,7 @@
 
 #include "core/units.hpp"
 #include "harness/toml_bounds.hpp"
-#include "harness/toml_reader.hpp"
+#include "harness/plan_toml.hpp"
 
 #include <fstream>
 #include <set>

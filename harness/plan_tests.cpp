@@ -2,7 +2,7 @@
 // (port clashes, sizes that cannot be sent).
 #include "core/units.hpp"
 #include "harness/plan.hpp"
-#include "harness/toml_reader.hpp"
+#include "harness/plan_toml.hpp"
 
 #include <algorithm>
 #include <set>

@@ -45,7 +45,7 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
     const launcher& l = on(spec.host);
     auto argv = l.wrap(netserve_command(l.program("netserve"), l.target(), spec.ports));
     record_command(spec.host, argv);
-    servers.push_back({spec.host, std::make_unique<child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
+    servers.push_back({spec.host, std::make_unique<nb::child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
     active_.insert(servers.back().proc.get());
   }
   // All of them start at once; then each must say it is ready within the timeout.
@@ -95,7 +95,7 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     // signal, SIGKILL after a second Ctrl-C. Anything else (it died before we asked, it ignored the
     // stop) is reported.
     const bool ours = !o.timed_out && s.stop_asked &&
-                      (o.exit_code == 0 || o.exit_code == 143 || o.exit_code == 15 || (was_remote && o.exit_code == 255));
+                      (o.exit_code == 0 || o.exit_code == 143 || (was_remote && o.exit_code == 255));
     if (!ours && !killed_)
       fmt::print(stderr, "harness: netserve on '{}' ended with status {}{}: {}\n", s.host, o.exit_code,
                  o.timed_out ? " (killed: it did not stop)" : "", o.stderr_text.substr(0, 300));
@@ -180,7 +180,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   record_command(spec.client, argv);
   std::optional<json> result_line;
   json samples = json::array();  // every per-second sample as it came, live
-  child_process* self = nullptr;
+  nb::child_process* self = nullptr;
   const std::function<void(const std::string&)> on_line = [&](const std::string& line) {
     if (line.rfind("harness-remote-pid ", 0) == 0) {
       remote_[self] = {spec.client, std::atoi(line.c_str() + 19)};
@@ -207,13 +207,13 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   const auto deadline = std::chrono::steady_clock::now() + arm_timeout +
                         std::chrono::milliseconds(static_cast<long>((plan_.lead + r.duration) * 1e3)) + 30s;
   try {
-    child_process p(io_.get_executor(), argv, true);
+    nb::child_process p(io_.get_executor(), argv, true);
     self = &p;
     live.proc = &p;
     active_.insert(&p);
     struct unregister {  // cancel() and the barrier must never reach a process that is gone
       runner& r;
-      child_process* p;
+      nb::child_process* p;
       live_instance& live;
       ~unregister() {
         r.active_.erase(p);
@@ -221,7 +221,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
         live.proc = nullptr;
       }
     } guard{*this, &p, live};
-    process_outcome o = co_await p.finish(deadline, &on_line);
+    nb::process_outcome o = co_await p.finish(deadline, &on_line);
     rec.exit_code = o.exit_code;
     rec.timed_out = o.timed_out;
     rec.stderr_text = std::move(o.stderr_text);

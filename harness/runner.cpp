@@ -64,7 +64,7 @@ void runner::cancel() {
   cancelled_ = true;
   // A signal to a local ssh client does not reach the remote program, and would end the client (status
   // 255) before the program: the program is signalled there, and its ssh client ends with it.
-  for (child_process* c : active_)
+  for (nb::child_process* c : active_)
     if (!remote_.count(c)) c->request_stop();
   for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "TERM");
   // A stopped (SIGSTOP) or wedged process ignores SIGTERM: it must not hold the run for its deadline.
@@ -81,7 +81,7 @@ void runner::kill_all() {
   fmt::print(stderr, "harness: killing every process (SIGKILL)\n");
   // Remote first: killing a local ssh client drops it from remote_ (and the remote program may live on).
   for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "KILL");
-  for (child_process* c : active_) c->kill();
+  for (nb::child_process* c : active_) c->kill();
 }
 
 void runner::remote_signal_detached(const std::string& host, int pid, const char* sig) {
@@ -97,29 +97,29 @@ asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const cha
   const std::vector<std::string> kill_cmd{"kill", fmt::format("-{}", sig), std::to_string(pid)};
   const auto argv = l.wrap(kill_cmd);
   record_command(host, argv);
-  const auto o = co_await run_command(argv, 10s);
+  const auto o = co_await nb::run_command(argv, 10s);
   if (o.exit_code != 0 && std::string_view(sig) != "KILL")  // KILL may come after it ended: no news
-    fmt::print(stderr, "harness: '{}' failed: {}\n", quote_argv(argv), first_line(o.stderr_text));
+    fmt::print(stderr, "harness: '{}' failed: {}\n", nb::quote_argv(argv), first_line(o.stderr_text));
   co_return o.exit_code == 0;
 }
 
-asio::awaitable<process_outcome> runner::run_tracked(const std::vector<std::string>& argv,
+asio::awaitable<nb::process_outcome> runner::run_tracked(const std::vector<std::string>& argv,
                                                      std::chrono::milliseconds limit) {
   if (cancelled_) throw std::runtime_error("interrupted");
-  child_process p(io_.get_executor(), argv);
+  nb::child_process p(io_.get_executor(), argv);
   active_.insert(&p);
   struct forget {  // cancel() must never reach a process that is gone
-    std::set<child_process*>& active;
-    child_process* p;
+    std::set<nb::child_process*>& active;
+    nb::child_process* p;
     ~forget() { active.erase(p); }
   } guard{active_, &p};
-  process_outcome o = co_await p.finish(std::chrono::steady_clock::now() + limit);
+  nb::process_outcome o = co_await p.finish(std::chrono::steady_clock::now() + limit);
   if (cancelled_) throw std::runtime_error("interrupted");
   co_return o;
 }
 
 void runner::record_command(const std::string& host, const std::vector<std::string>& argv) {
-  environment_["hosts"][host]["commands"].push_back(quote_argv(argv));
+  environment_["hosts"][host]["commands"].push_back(nb::quote_argv(argv));
 }
 
 void runner::write_environment() { write_json(dir_ / "environment.json", environment_); }
@@ -153,7 +153,7 @@ asio::awaitable<void> runner::preflight() {
       const auto argv = l.wrap(version_cmd);
       auto o = co_await run_tracked(argv, 20s);
       if (o.exit_code != 0)
-        throw std::runtime_error(fmt::format("host '{}': '{}' failed ({}): {}", name, quote_argv(argv), o.exit_code,
+        throw std::runtime_error(fmt::format("host '{}': '{}' failed ({}): {}", name, nb::quote_argv(argv), o.exit_code,
                                              first_line(o.stderr_text)));
       const std::string out = trim(o.stdout_text);
       const std::string v = out.substr(out.find_last_of(' ') == std::string::npos ? 0 : out.find_last_of(' ') + 1);
@@ -179,7 +179,7 @@ asio::awaitable<void> runner::close_launchers() {
   }
   for (const auto& [name, l] : launchers_)
     if (auto argv = l->close_argv(); !argv.empty() && environment_["hosts"].contains(name))
-      co_await run_command(argv, 10s);
+      co_await nb::run_command(argv, 10s);
 }
 
 namespace {

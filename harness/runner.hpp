@@ -6,8 +6,8 @@
 #include "harness/expand.hpp"
 #include "harness/launcher.hpp"
 #include "harness/lab/lab.hpp"
+#include "core/process.hpp"
 #include "harness/plan.hpp"
-#include "harness/process.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -23,6 +23,8 @@
 
 namespace harness {
 
+namespace asio = boost::asio;
+
 struct run_options {
   std::filesystem::path results_root = "results";
   std::string bin_dir;       // where this machine's netserve / netload are ("" = PATH)
@@ -32,7 +34,7 @@ struct run_options {
 // A started netserve: its process, and the ports its ready line gave.
 struct running_server {
   std::string host;
-  std::unique_ptr<child_process> proc;
+  std::unique_ptr<nb::child_process> proc;
   std::vector<std::uint16_t> ports;
   int remote_pid = 0;
   std::string error;  // why it did not become ready
@@ -44,7 +46,7 @@ struct running_server {
 struct live_instance {
   bool running = true, failed = false;
   bool armed = false;              // connected, waiting for its start instant
-  child_process* proc = nullptr;  // while it runs: where its start instant goes
+  nb::child_process* proc = nullptr;  // while it runs: where its start instant goes
   double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;  // last interval
 };
 
@@ -94,15 +96,15 @@ class runner {
   asio::awaitable<bool> remote_signal(std::string host, int pid, const char* sig);
   void remote_signal_detached(const std::string& host, int pid, const char* sig);
   // A command of the preflight: stopped with the others on cancel, and cancel ends the preflight.
-  asio::awaitable<process_outcome> run_tracked(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
+  asio::awaitable<nb::process_outcome> run_tracked(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
   void kill_all();
   // A run that failed (its netserve did not start, ...): recorded in raw/<run>/run.json with why.
   void record_failed_run(const std::filesystem::path& run_dir, nlohmann::json spec, const std::string& why);
 
-  std::set<child_process*> active_;  // every child alive now, for cancel()
+  std::set<nb::child_process*> active_;  // every child alive now, for cancel()
   // ssh-launched processes whose local ssh client still runs (so the remote one is there): host, remote
   // pid. A signal to the ssh client does not reach them; it is sent there.
-  std::map<child_process*, std::pair<std::string, int>> remote_;
+  std::map<nb::child_process*, std::pair<std::string, int>> remote_;
   bool cancelled_ = false;
   bool killed_ = false;            // cancel() escalated to SIGKILL
   int remote_signals_pending_ = 0;  // remote `kill` commands under way

@@ -1,9 +1,8 @@
 #pragma once
 // Strict, typed reading of one TOML table: each key is read once with its type, and done() rejects keys
 // nobody read. Every error carries file:line:col of the offending node, so a plan error reads like a
-// compiler error.
-#include "harness/plan.hpp"
-
+// compiler error. Part of the small harness_toml library with toml_bounds: the plan parser and the lab
+// both read TOML with it, and it knows neither (the plan's own part is harness/plan_toml.hpp).
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -41,10 +40,6 @@ inline bool is_typo_of(std::string_view typed, std::string_view known) {
 inline std::string where(const toml::source_region& r) {
   const std::string path = r.path ? *r.path : std::string("<plan>");
   return fmt::format("{}:{}:{}", path, r.begin.line, r.begin.column);
-}
-
-[[noreturn]] inline void fail_at(const toml::source_region& r, const std::string& message) {
-  throw plan_error(fmt::format("{}: {}", where(r), message));
 }
 
 inline const char* type_name(const toml::node& n) {
@@ -158,16 +153,4 @@ class basic_toml_reader {
   std::set<std::string> seen_;
 };
 
-using toml_reader = basic_toml_reader<plan_error>;
-
-}  // namespace harness
-
-namespace harness {
-// Shared by the plan parser's files.
-std::string host_ref(const plan& p, const toml_reader& r, const toml::node& n, const char* key);
-void parse_tests(plan& p, const toml::node& n);
-}  // namespace harness
-
-namespace harness {
-std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n);
 }  // namespace harness

@@ -23,7 +23,7 @@ void require_root();
 namespace {
 
 bool link_exists(const std::string& ns, const std::string& dev) {
-  return run_command({"ip", "-n", ns, "link", "show", "dev", dev}).status == 0;
+  return try_run({"ip", "-n", ns, "link", "show", "dev", dev}).exit_code == 0;
 }
 
 std::string cidr(std::uint32_t a, int prefix) { return fmt::format("{}/{}", format_ipv4(a), prefix); }
@@ -33,18 +33,18 @@ std::string cidr(std::uint32_t a, int prefix) { return fmt::format("{}/{}", form
 void probe_features(const lab_spec& s) {
   const std::string& c = s.circuit_netns;
   if (s.circuit.rate_bps) {
-    auto r = run_command({"tc", "-n", c, "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "1mbit", "burst", "32kbit", "latency", "50ms"});
-    if (r.status != 0)
-      throw lab_error(fmt::format("this kernel has no tc tbf qdisc (sch_tbf), needed for the circuit's bit rate: {}", r.err));
+    auto r = try_run({"tc", "-n", c, "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "1mbit", "burst", "32kbit", "latency", "50ms"});
+    if (r.exit_code != 0)
+      throw lab_error(fmt::format("this kernel has no tc tbf qdisc (sch_tbf), needed for the circuit's bit rate: {}", r.stderr_text));
     must_run({"tc", "-n", c, "qdisc", "del", "dev", "lo", "root"});
   }
   const std::string probe =
       "table inet nb_probe {\n chain f {\n  type filter hook forward priority 0; policy accept;\n"
       "  limit rate over 10/second drop\n  counter\n }\n}\ndelete table inet nb_probe\n";
-  auto r = run_command({"ip", "netns", "exec", c, "nft", "-f", "-"}, probe);
-  if (r.status != 0)
+  auto r = try_run({"ip", "netns", "exec", c, "nft", "-f", "-"}, probe);
+  if (r.exit_code != 0)
     throw lab_error(fmt::format("nftables (nf_tables with limit and counter) is unavailable, needed for the circuit's packet rate "
-                                "and the hosts' counters: {}", r.err));
+                                "and the hosts' counters: {}", r.stderr_text));
 }
 
 // IPv6 off: the lab is IPv4 (198.18.0.0/15), and router solicitations or MLD reports would only add
@@ -79,7 +79,7 @@ void apply_tbf(const lab_spec& s) {
   const std::string& c = s.circuit_netns;
   for (const std::string& dev : {onprem_if(s), bridge_if(s)}) {
     if (!s.circuit.rate_bps) {
-      run_command({"tc", "-n", c, "qdisc", "del", "dev", dev, "root"});  // absent already: fine
+      try_run({"tc", "-n", c, "qdisc", "del", "dev", dev, "root"});  // absent already: fine
       continue;
     }
     const double rate = *s.circuit.rate_bps;
@@ -124,7 +124,7 @@ void nft_load(const std::string& ns, const std::string& ruleset) { must_run({"ip
 // down ends them so that nothing of the lab survives.
 void end_processes(const std::string& ns) {
   for (int sig : {SIGTERM, SIGKILL}) {
-    std::istringstream pids(run_command({"ip", "netns", "pids", ns}).out);
+    std::istringstream pids(try_run({"ip", "netns", "pids", ns}).stdout_text);
     bool any = false;
     for (long pid; pids >> pid;) any = ::kill(static_cast<pid_t>(pid), sig) == 0 || any;
     if (!any) return;

@@ -32,9 +32,9 @@ namespace {
 // Named counters of the lab's table in one namespace: name -> {packets, bytes}.
 nlohmann::json nft_counters(const lab_spec& s, const std::string& ns) {
   nlohmann::json out = nlohmann::json::object();
-  const auto r = run_command({"ip", "netns", "exec", ns, "nft", "-j", "list", "table", "inet", nft_table(s)});
-  if (r.status != 0) return out;
-  const auto doc = nlohmann::json::parse(r.out);  // kept alive: the loop below walks into it
+  const auto r = try_run({"ip", "netns", "exec", ns, "nft", "-j", "list", "table", "inet", nft_table(s)});
+  if (r.exit_code != 0) return out;
+  const auto doc = nlohmann::json::parse(r.stdout_text);  // kept alive: the loop below walks into it
   for (const auto& item : doc.at("nftables"))
     if (item.contains("counter")) {
       const auto& c = item["counter"];
@@ -44,9 +44,9 @@ nlohmann::json nft_counters(const lab_spec& s, const std::string& ns) {
 }
 
 nlohmann::json tbf_counters(const std::string& ns, const std::string& dev) {
-  const auto r = run_command({"tc", "-n", ns, "-j", "-s", "qdisc", "show", "dev", dev});
-  if (r.status != 0) return nullptr;
-  for (const auto& q : nlohmann::json::parse(r.out))
+  const auto r = try_run({"tc", "-n", ns, "-j", "-s", "qdisc", "show", "dev", dev});
+  if (r.exit_code != 0) return nullptr;
+  for (const auto& q : nlohmann::json::parse(r.stdout_text))
     if (q.value("kind", "") == "tbf")
       return {{"bytes", q.at("bytes")}, {"packets", q.at("packets")}, {"drops", q.at("drops")}};
   return nullptr;
@@ -73,7 +73,7 @@ std::string status_of(const lab_spec& s) {
       continue;
     }
     out += fmt::format("  {:8} {}: present\n", role, ns);
-    out += indent(run_command({"ip", "-n", ns, "-br", "addr"}).out);
+    out += indent(try_run({"ip", "-n", ns, "-br", "addr"}).stdout_text);
     const auto c = nft_counters(s, ns);
     if (!c.empty()) out += indent(fmt::format("nft {}", c.dump()));
   }
@@ -87,7 +87,7 @@ std::string status_of(const lab_spec& s) {
 std::string status_all() {
   std::map<std::string, std::vector<std::string>> labs;
   for (const auto& ns : existing_netns()) {
-    std::istringstream in(run_command({"ip", "netns", "exec", ns, "nft", "list", "tables"}).out);
+    std::istringstream in(try_run({"ip", "netns", "exec", ns, "nft", "list", "tables"}).stdout_text);
     for (std::string word; in >> word;)
       if (word.rfind("nb_lab_", 0) == 0) labs[word.substr(7)].push_back(ns);
   }

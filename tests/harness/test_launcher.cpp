@@ -1,8 +1,7 @@
 // Launchers and child processes: argv stays argv (the one ssh string is quoted so a POSIX shell gives
 // back exactly the words), deadlines kill, exit status and output are captured.
 #include "harness/launcher.hpp"
-#include "harness/process.hpp"
-#include "tests/harness/run_sync.hpp"
+#include "core/process.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -26,7 +25,7 @@ TEST_CASE("harness launcher: the ssh command line survives a POSIX shell word fo
   CHECK(argv[argv.size() - 2] == "127.0.0.1");
   CHECK(std::find(argv.begin(), argv.end(), "BatchMode=yes") != argv.end());
   // What the remote sshd does with that last string: sh -c.
-  const auto o = harness::test::run_sync({"sh", "-c", argv.back()}, 5s);
+  const auto o = nb::run_blocking({"sh", "-c", argv.back()}, 5s);
   CHECK(o.exit_code == 0);
   CHECK(o.stdout_text == "[a b][it's][$HOME][`id`][; rm -rf /][\"q\"][]");
 }
@@ -45,7 +44,7 @@ TEST_CASE("harness launcher: netns wraps with ip netns exec, local leaves argv a
 }
 
 TEST_CASE("harness process: output, stderr and exit status are captured", "[harness][process]") {
-  const auto o = harness::test::run_sync({"sh", "-c", "echo out; echo err >&2; exit 7"}, 5s);
+  const auto o = nb::run_blocking({"sh", "-c", "echo out; echo err >&2; exit 7"}, 5s);
   CHECK(o.exit_code == 7);
   CHECK(o.stdout_text == "out\n");
   CHECK(o.stderr_text == "err\n");
@@ -54,12 +53,28 @@ TEST_CASE("harness process: output, stderr and exit status are captured", "[harn
 
 TEST_CASE("harness process: the deadline kills a process that would run on", "[harness][process]") {
   const auto start = std::chrono::steady_clock::now();
-  const auto o = harness::test::run_sync({"sleep", "30"}, 300ms);
+  const auto o = nb::run_blocking({"sleep", "30"}, 300ms);
   CHECK(o.timed_out);
   CHECK(o.exit_code != 0);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
 }
 
 TEST_CASE("harness process: a missing program is an error naming it", "[harness][process]") {
-  CHECK_THROWS_WITH(harness::test::run_sync({"no-such-program-xyz"}, 1s), Catch::Contains("no-such-program-xyz"));
+  CHECK_THROWS_WITH(nb::run_blocking({"no-such-program-xyz"}, 1s), Catch::Contains("no-such-program-xyz"));
+}
+
+TEST_CASE("harness process: a death by signal N is status 128+N, as a shell says", "[harness][process]") {
+  // Boost.Process alone says N, which cannot be told from an exit status N (netload's 4 and SIGILL).
+  CHECK(nb::run_blocking({"sh", "-c", "kill -TERM $$"}, 5s).exit_code == 143);
+  CHECK(nb::run_blocking({"sh", "-c", "exit 15"}, 5s).exit_code == 15);
+}
+
+TEST_CASE("harness process: input longer than a pipe's buffer reaches the child's stdin", "[harness][process]") {
+  std::string input;
+  for (int i = 0; input.size() < 300'000; ++i) input += std::to_string(i) + "\n";
+  const auto o = nb::run_blocking({"cat"}, 10s, input);
+  CHECK(o.exit_code == 0);
+  CHECK(o.stdout_text == input);
+  // A child that never reads it: an error for the writer, not a SIGPIPE, and no hang past the deadline.
+  CHECK(nb::run_blocking({"true"}, 5s, input).exit_code == 0);
 }

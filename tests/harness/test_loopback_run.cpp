@@ -1,8 +1,7 @@
 // The real thing on loopback: the harness binary runs eight netload instances against one netserve
 // (127.0.0.1 <- 127.0.0.2..9, free ports), and the results folder must add up: the aggregate equals the
 // sum of the raw files, start skew is reported and small, `harness report` rebuilds the same summary.
-#include "harness/process.hpp"
-#include "tests/harness/run_sync.hpp"
+#include "core/process.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -67,7 +66,7 @@ clients = "clients"
 TEST_CASE("harness integration: eight instances on loopback add up, start together, report rebuilds", "[harness][loopback]") {
   const fs::path root = temp_dir("eight");
   std::ofstream(root / "eight.toml") << eight_instance_plan();
-  const auto o = harness::test::run_sync({HARNESS_PATH, "run", (root / "eight.toml").string(), "--results", (root / "results").string(),
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "eight.toml").string(), "--results", (root / "results").string(),
                       "--bin-dir", NETBENCH_BIN_DIR},
                      90s);
   INFO(o.stderr_text);
@@ -117,7 +116,7 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
   fs::remove(dir / "summary.json");
   fs::remove(dir / "report.md");
   fs::remove(dir / "summary.csv");
-  const auto rep = harness::test::run_sync({HARNESS_PATH, "report", dir.string()}, 30s);
+  const auto rep = nb::run_blocking({HARNESS_PATH, "report", dir.string()}, 30s);
   CHECK(rep.exit_code == 0);
   CHECK(slurp(dir / "summary.json") == before);
   CHECK(slurp(dir / "report.md") == md);
@@ -149,7 +148,7 @@ topology = "pairs"
 both_directions = true
 pairs = [{ from = "a", to = "b", category = "OCI internal" }]
 )";
-  const auto o = harness::test::run_sync({HARNESS_PATH, "run", (root / "pairs.toml").string(), "--results", (root / "results").string(),
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "pairs.toml").string(), "--results", (root / "results").string(),
                       "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
                      60s);
   INFO(o.stderr_text << o.stdout_text);
@@ -195,7 +194,7 @@ clients = ["c1"]
   };
   auto run = [&](const char* name, bool client_has_key) {
     std::ofstream(root / name) << plan(client_has_key);
-    return harness::test::run_sync({HARNESS_PATH, "run", (root / name).string(), "--results", (root / "results").string(),
+    return nb::run_blocking({HARNESS_PATH, "run", (root / name).string(), "--results", (root / "results").string(),
                                     "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
                                    60s);
   };

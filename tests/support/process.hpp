@@ -1,7 +1,13 @@
 #pragma once
 // Test support: start a real program with its stdout and stderr captured, wait for a line, stop it.
-// Tests use the real binaries; this only spawns and reads them.
+// Tests use the real binaries; this only spawns and reads them, through the project's one runner
+// (core/process.hpp), each child on an io_context of its own so that tests stay synchronous.
+#include "core/process.hpp"
+
+#include <boost/asio/io_context.hpp>
+
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 #include <sys/types.h>
@@ -20,7 +26,7 @@ class child {
   child(const child&) = delete;
   child& operator=(const child&) = delete;
 
-  // Reads stdout until a full line arrives (or the timeout passes: throws).
+  // Reads stdout until a full line arrives (or the timeout passes, or stdout ends: throws).
   std::string read_line(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM, then waits; returns what was left of stdout/stderr.
   completed stop(std::chrono::milliseconds timeout = std::chrono::seconds(10));
@@ -34,11 +40,9 @@ class child {
   pid_t pid() const { return pid_; }
 
  private:
-  void pump(int timeout_ms);
+  boost::asio::io_context io_;               // before proc_: outlives it
+  std::unique_ptr<nb::child_process> proc_;
   pid_t pid_ = -1;
-  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
-  std::string out_, err_;
-  bool exited_ = false;
 };
 
 // Runs to completion, with stdin at end of file.

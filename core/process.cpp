@@ -1,4 +1,4 @@
-#include "harness/process.hpp"
+#include "core/process.hpp"
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
@@ -18,9 +18,19 @@
 #include <boost/process/v2.hpp>
 #include <fmt/format.h>
 
-#include <signal.h>
+#include <csignal>
+#include <exception>
+#include <cerrno>
+#include <stdexcept>
+#include <system_error>
 
-namespace harness {
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace nb {
 
 namespace bp = boost::process::v2;
 using asio::use_awaitable;
@@ -47,6 +57,27 @@ std::string resolve(const std::string& program) {
   return path.string();
 }
 
+// asio::connect_pipe's pipes are inherited by every later child, and Boost 1.81's Process v2 does not
+// close them in the child as it means to (close_all skips the fds between 2 and its own error pipe): a
+// child holding the write end of its own stdin never sees end of file (nft -f -, cat, netload
+// --start-on-stdin), and a sibling holding another's stdout keeps that read from ending. Close-on-exec
+// from the start: the child's ends reach it through dup2 onto 0, 1 and 2, which clears the flag.
+void cloexec_pipe(asio::readable_pipe& r, asio::writable_pipe& w) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe2");
+  r.assign(fds[0]);
+  w.assign(fds[1]);
+}
+
+// As a shell reports it: the exit status, or 128+N for a death by signal N. (Boost.Process's own code
+// says N, which cannot be told from an exit status N: netload's 4 and SIGILL would read alike.)
+int shell_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return -1;
+}
+
 }  // namespace
 
 child_process::child_process(asio::any_io_executor ex, const std::vector<std::string>& argv, bool to_stdin)
@@ -54,9 +85,9 @@ child_process::child_process(asio::any_io_executor ex, const std::vector<std::st
   if (argv.empty()) throw std::runtime_error("empty command");
   asio::readable_pipe in_r(ex);
   asio::writable_pipe out_w(ex), err_w(ex);
-  if (to_stdin) asio::connect_pipe(in_r, s_->in);
-  asio::connect_pipe(s_->out, out_w);
-  asio::connect_pipe(s_->err, err_w);
+  if (to_stdin) cloexec_pipe(in_r, s_->in);
+  cloexec_pipe(s_->out, out_w);
+  cloexec_pipe(s_->err, err_w);
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   try {
     if (to_stdin)
@@ -88,6 +119,29 @@ bool child_process::write_stdin(const std::string& line) {
   boost::system::error_code ec;
   asio::write(s_->in, asio::buffer(line), ec);  // a dead reader is EPIPE here: SIGPIPE is ignored in main
   return !ec;
+}
+
+asio::awaitable<void> child_process::feed_stdin(std::string text) {
+  auto s = s_;
+  // A child that exits without reading must be an error code here, not a SIGPIPE that kills us.
+  std::signal(SIGPIPE, SIG_IGN);
+  auto [ec, n] = co_await asio::async_write(s->in, asio::buffer(text), asio::as_tuple(use_awaitable));
+  (void)ec;
+  (void)n;
+  close_stdin();
+}
+
+const std::string& child_process::stderr_so_far() {
+  // Asio's pipes have no non-blocking mode of their own: read only what poll says is there.
+  char buf[65536];
+  boost::system::error_code ec;
+  while (!ec && s_->err.is_open()) {
+    pollfd p{s_->err.native_handle(), POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0 || !(p.revents & (POLLIN | POLLHUP))) break;
+    const std::size_t n = s_->err.read_some(asio::buffer(buf), ec);
+    s_->err_buf.append(buf, n);
+  }
+  return s_->err_buf;
 }
 
 void child_process::close_stdin() {
@@ -154,9 +208,10 @@ asio::awaitable<process_outcome> child_process::finish(std::chrono::steady_clock
   arm_deadline(deadline);
   co_await (read_out(s, on_line) && read_err(s));
   auto [ec, code] = co_await s->proc->async_wait(asio::as_tuple(use_awaitable));
+  (void)code;
   s->deadline.cancel();
   s->exited = true;
-  s->exit_code = ec ? -1 : code;
+  s->exit_code = ec ? -1 : shell_status(s->proc->native_exit_code());
   process_outcome o;
   o.exit_code = s->exit_code;
   o.timed_out = s->timed_out;
@@ -165,12 +220,23 @@ asio::awaitable<process_outcome> child_process::finish(std::chrono::steady_clock
   co_return o;
 }
 
-asio::awaitable<process_outcome> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds limit) {
+asio::awaitable<process_outcome> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                                             std::string input) {
   auto ex = co_await asio::this_coro::executor;
-  child_process p(ex, argv);
+  child_process p(ex, argv, !input.empty());
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  process_outcome o = co_await p.finish(deadline);
+  if (input.empty()) {
+    process_outcome o = co_await p.finish(deadline);
+    co_return o;
+  }
+  process_outcome o = co_await (p.feed_stdin(std::move(input)) && p.finish(deadline));
   co_return o;
+}
+
+process_outcome run_blocking(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                             const std::string& input) {
+  asio::io_context io;
+  return run_on(io, run_command(argv, limit, input));
 }
 
 std::string shell_quote(const std::string& word) {
@@ -188,4 +254,4 @@ std::string quote_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
-}  // namespace harness
+}  // namespace nb
