@@ -13,8 +13,16 @@
 
 namespace nb::test {
 
-inline int connect_to(std::uint16_t port) {
+// A TCP connection to 127.0.0.1:port, from `source` when given (another loopback address is another
+// client to netserve's budget).
+inline int connect_to(std::uint16_t port, const char* source = nullptr) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (source) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &local.sin_addr);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) == 0);
+  }
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);

@@ -3,6 +3,7 @@
 // that registers tests and data connections and then does what netload never would (waits, parks, leaves).
 // Also what a process holds, from /proc.
 #include "core/protocol.hpp"
+#include "tests/integration/raw_client.hpp"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -19,20 +20,7 @@
 
 namespace nb::test {
 
-// A TCP connection to 127.0.0.1:port from `source` (another loopback address is another client).
-inline int connect_from(const char* source, std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source, &local.sin_addr);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) == 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
+inline int connect_from(const char* source, std::uint16_t port) { return connect_to(port, source); }
 
 inline void send_message(int fd, const message& m) {
   const std::string frame = encode_frame(m);
