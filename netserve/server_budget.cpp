@@ -1,5 +1,7 @@
 #include "netserve/server_budget.hpp"
 
+#include "core/saturating.hpp"
+
 #include "core/streams.hpp"
 
 #include <fmt/format.h>
@@ -11,21 +13,10 @@
 namespace nb::serve {
 namespace {
 
-constexpr std::uint64_t max_u64 = std::numeric_limits<std::uint64_t>::max();
-
-// Saturating: a sum that would wrap is "more than any limit", never a small number.
-std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) noexcept {
-  std::uint64_t r = 0;
-  return __builtin_add_overflow(a, b, &r) ? max_u64 : r;
-}
-std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) noexcept {
-  std::uint64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? max_u64 : r;
-}
 
 budget_cost operator+(const budget_cost& a, const budget_cost& b) noexcept {
-  return {add_sat(a.tests, b.tests), add_sat(a.streams, b.streams), add_sat(a.buffer_bytes, b.buffer_bytes),
-          add_sat(a.connections, b.connections)};
+  return {saturating_add<std::uint64_t>(a.tests, b.tests), saturating_add<std::uint64_t>(a.streams, b.streams), saturating_add<std::uint64_t>(a.buffer_bytes, b.buffer_bytes),
+          saturating_add<std::uint64_t>(a.connections, b.connections)};
 }
 
 // Never below zero: a release without its take would be a bug, not a reason to wrap.
@@ -65,8 +56,8 @@ budget_cost cost_of(const test_request& r) {
   if (r.kind == test_kind::tcp_stream)
     per_stream = r.reverse ? size : tcp_receive_buffer_bytes;
   else  // the sender's batch of datagrams, with a header, an iovec and ancillary data for each
-    per_stream = mul_sat(default_batch(r.message_size), add_sat(size, 256));
-  return {1, r.streams, mul_sat(r.streams, per_stream), 0};
+    per_stream = saturating_mul<std::uint64_t>(default_batch(r.message_size), saturating_add<std::uint64_t>(size, 256));
+  return {1, r.streams, saturating_mul<std::uint64_t>(r.streams, per_stream), 0};
 }
 
 budget::hold::~hold() {
@@ -115,8 +106,8 @@ void budget::give_back(const std::string& client, const budget_cost& cost) noexc
 }
 
 std::uint64_t memory_bound(const budget_limits& l) {
-  return add_sat(add_sat(l.buffer_bytes, mul_sat(l.streams, stream_overhead_bytes)),
-                 add_sat(mul_sat(l.connections, connection_overhead_bytes), mul_sat(l.tests, test_overhead_bytes)));
+  return saturating_add<std::uint64_t>(saturating_add<std::uint64_t>(l.buffer_bytes, saturating_mul<std::uint64_t>(l.streams, stream_overhead_bytes)),
+                 saturating_add<std::uint64_t>(saturating_mul<std::uint64_t>(l.connections, connection_overhead_bytes), saturating_mul<std::uint64_t>(l.tests, test_overhead_bytes)));
 }
 
 std::string budget_help(const budget_limits& l) {

@@ -2,6 +2,7 @@
 #include "netserve/server.hpp"
 
 #include "core/clock.hpp"
+#include "core/saturating.hpp"
 #include "core/text.hpp"
 #include "core/host_stats.hpp"
 #include "core/units.hpp"
@@ -13,7 +14,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
-#include <limits>
 #include <random>
 #include <tuple>
 
@@ -32,17 +32,6 @@ std::string make_cookie() {
 // Time left until a wall-clock instant, never negative; instants are validated, so no overflow.
 std::chrono::nanoseconds until_wall(std::int64_t wall) {
   return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns()));
-}
-
-// An instant `ns` after `t`. Starts and durations are bounded (validate, run_test), so this never
-// saturates; it is checked anyway, so that no limit an operator raises can make it wrap.
-std::int64_t later(std::int64_t t, std::int64_t ns) noexcept {
-  std::int64_t r = 0;
-  return __builtin_add_overflow(t, ns, &r) ? std::numeric_limits<std::int64_t>::max() : r;
-}
-std::int64_t times(std::int64_t n, std::int64_t ns) noexcept {
-  std::int64_t r = 0;
-  return __builtin_mul_overflow(n, ns, &r) ? std::numeric_limits<std::int64_t>::max() : r;
 }
 
 constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;  // a start instant this far in the past is refused
@@ -177,10 +166,10 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, frame_mac& m
   if (r.interval_s <= 0) co_return;
   // Interval k ends at start + (k+1) * step, the last one at the end of the test: the client samples its
   // own counters at the same wall-clock instants, so the two sides' intervals line up.
-  const std::int64_t step = s_to_ns(r.interval_s), end = later(t.start_wall_ns(), s_to_ns(r.duration_s));
+  const std::int64_t step = s_to_ns(r.interval_s), end = saturating_add(t.start_wall_ns(), s_to_ns(r.duration_s));
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (std::uint32_t k = 0;; ++k) {
-    std::int64_t boundary = std::min(later(t.start_wall_ns(), times(std::int64_t{k} + 1, step)), end);
+    std::int64_t boundary = std::min(saturating_add(t.start_wall_ns(), saturating_mul(std::int64_t{k} + 1, step)), end);
     // A client that ended early gets no more samples; one whose end merely beat our timer to the last
     // boundary still gets every one, so its intervals are complete.
     // Waits in short slices, so that a client that ended early does not hold its result back.
@@ -200,7 +189,7 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, frame_mac& m
 asio::awaitable<end_msg> server::await_end(tcp::socket& socket, frame_mac& mac, const server_test& t, bool& ended) {
   const test_request& r = t.request();
   // From the start instant, or from now when it is past (late senders still send the whole duration).
-  const std::int64_t end_ns = later(std::max(t.start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
+  const std::int64_t end_ns = saturating_add(std::max(t.start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
   auto timeout = until_wall(end_ns) + end_grace;
   auto end = co_await expect_message<end_msg>(socket, mac, timeout);
   ended = true;

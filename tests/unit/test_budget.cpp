@@ -33,16 +33,16 @@ TEST_CASE("one client holds at most its share; others still fit; holds give back
   l.client_share = 0.5;
   auto b = budget::create(l);
   std::string why;
-  auto a1 = b->try_take("10.0.0.1", budget_cost{1, 50, 0, 0}, why);
+  auto a1 = b->try_take("198.18.0.1", budget_cost{1, 50, 0, 0}, why);
   REQUIRE(a1);
-  CHECK_FALSE(b->try_take("10.0.0.1", budget_cost{1, 1, 0, 0}, why));
-  CHECK(why == "10.0.0.1 would hold 51 data streams, more than one client's share (50 of 100)");
-  auto b1 = b->try_take("10.0.0.2", budget_cost{1, 50, 0, 0}, why);
+  CHECK_FALSE(b->try_take("198.18.0.1", budget_cost{1, 1, 0, 0}, why));
+  CHECK(why == "198.18.0.1 would hold 51 data streams, more than one client's share (50 of 100)");
+  auto b1 = b->try_take("198.18.0.2", budget_cost{1, 50, 0, 0}, why);
   REQUIRE(b1);
-  CHECK_FALSE(b->try_take("10.0.0.3", budget_cost{1, 1, 0, 0}, why));
+  CHECK_FALSE(b->try_take("198.18.0.3", budget_cost{1, 1, 0, 0}, why));
   CHECK(why == "the server's data streams are taken (100 of 100 in use)");
   a1.reset();  // 10.0.0.1's test ends
-  CHECK(b->try_take("10.0.0.3", budget_cost{1, 50, 0, 0}, why));
+  CHECK(b->try_take("198.18.0.3", budget_cost{1, 50, 0, 0}, why));
 }
 
 TEST_CASE("a cost too large to add up is refused, not wrapped", "[unit][budget]") {
