@@ -183,7 +183,7 @@ TEST_CASE("search: an unpaced trial that failed ends the search with its reason"
   CHECK_THAT(s.results().at(0).note, Catch::Contains("no result"));
 }
 
-TEST_CASE("search: a trial that failed to run runs again; twice in a row ends the search with its reason", "[search]") {
+TEST_CASE("search: a trial that failed to run runs again, and twice in a row ends the search with its reason", "[search]") {
   rate_search s({}, 1);
   s.record(run(livelock(700e3), *s.next(), 1));
   auto first = s.next();

@@ -70,7 +70,7 @@ nb::test::usage wait_usage(pid_t pid, Pred pred) {
 
 }  // namespace
 
-TEST_CASE("one client's TCP streams stay within its share; threads and buffers come at the start",
+TEST_CASE("one client's TCP streams stay within its share, threads and buffers come at the start",
           "[integration][limits]") {
   netserve_process server(2);
   const pid_t pid = server.pid();

@@ -8,7 +8,7 @@ using nb::serve::budget_cost;
 using nb::serve::budget_limits;
 using nb::serve::cost_of;
 
-TEST_CASE("a test costs its streams and their buffers; forward UDP only the test", "[unit][budget]") {
+TEST_CASE("a test costs its streams and their buffers, forward UDP only the test", "[unit][budget]") {
   nb::test_request r;
   r.kind = nb::test_kind::udp_stream;
   r.streams = 8;
@@ -26,7 +26,7 @@ TEST_CASE("a test costs its streams and their buffers; forward UDP only the test
   CHECK(cost_of(r).buffer_bytes >= std::uint64_t{8} << 20);  // reverse UDP: about 1 MiB of batch each
 }
 
-TEST_CASE("one client holds at most its share; others still fit; holds give back", "[unit][budget]") {
+TEST_CASE("one client holds at most its share, others still fit, holds give back", "[unit][budget]") {
   budget_limits l;
   l.tests = 8;
   l.streams = 100;
