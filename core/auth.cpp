@@ -1,5 +1,6 @@
 #include "core/auth.hpp"
 
+#include "core/fd.hpp"
 #include "core/protocol.hpp"
 
 #include <fmt/format.h>
@@ -9,10 +10,8 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
 namespace nb {
@@ -52,14 +51,13 @@ bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
 
 std::string read_psk_file(const std::string& path) {
   // The mode is checked on the descriptor that is read, so the file cannot be swapped in between.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(fmt::format("key file {}: {}", path, std::strerror(errno)));
+  const fd_handle fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw fmt::system_error(errno, "key file {}", path);
   struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) throw fmt::system_error(errno, "key file {}", path);
   std::string text(4096, '\0');
-  ssize_t n = ::fstat(fd, &st) == 0 ? ::read(fd, text.data(), text.size()) : -1;
-  int err = errno;
-  ::close(fd);
-  if (n < 0) throw std::runtime_error(fmt::format("key file {}: {}", path, std::strerror(err)));
+  const ssize_t n = ::read(fd.get(), text.data(), text.size());
+  if (n < 0) throw fmt::system_error(errno, "key file {}", path);
   // Group bits are allowed: systemd's LoadCredential grants the service user read access with an ACL,
   // whose mask shows as group permission.
   if (st.st_mode & S_IRWXO)

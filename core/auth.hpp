@@ -39,8 +39,8 @@ std::string random_bytes(std::size_t n);
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept;
 
 // A key file: its first line, without the line end and trailing blanks (a text key: `openssl rand
-// -hex 32`). Throws std::runtime_error naming the file when it cannot be read, the line is empty, or
-// others (not owner, not group) may read or write it, as ssh refuses a private key.
+// -hex 32`). Throws naming the file: fmt::system_error when it cannot be read, std::runtime_error when
+// the line is empty or others (not owner, not group) may read or write it, as ssh refuses a private key.
 std::string read_psk_file(const std::string& path);
 
 inline constexpr std::size_t nonce_hex_size = 64;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -62,14 +63,14 @@ endpoint endpoint::resolve(const std::string& host, std::uint16_t port, int fami
 endpoint endpoint::local_of(int fd) {
   endpoint e;
   socklen_t len = sizeof e.storage_;
-  ::getsockname(fd, e.data(), &len);
+  if (::getsockname(fd, e.data(), &len) != 0) throw fmt::system_error(errno, "getsockname");
   return e;
 }
 
 endpoint endpoint::peer_of(int fd) {
   endpoint e;
   socklen_t len = sizeof e.storage_;
-  ::getpeername(fd, e.data(), &len);
+  if (::getpeername(fd, e.data(), &len) != 0) throw fmt::system_error(errno, "getpeername");
   return e;
 }
 
@@ -89,6 +90,7 @@ socklen_t endpoint::size() const noexcept {
 }
 
 std::string endpoint::address() const {
+  // inet_ntop fails only for another family or a short buffer: an empty endpoint's address is "".
   char buf[INET6_ADDRSTRLEN] = {};
   if (family() == AF_INET)
     ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, buf, sizeof buf);

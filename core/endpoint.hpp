@@ -21,7 +21,7 @@ class endpoint {
   // Resolves a host name or numeric address (getaddrinfo); throws std::runtime_error.
   static endpoint resolve(const std::string& host, std::uint16_t port, int family = AF_UNSPEC);
 
-  // Local and peer addresses of a socket.
+  // Local and peer addresses of a socket; throw fmt::system_error (peer_of: ENOTCONN when it has none).
   static endpoint local_of(int fd);
   static endpoint peer_of(int fd);
 

@@ -8,7 +8,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <string>
@@ -44,9 +43,8 @@ asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
 }
 
 fd_handle release_blocking(tcp::socket& socket) {
-  fd_handle fd(socket.release());
-  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-  return fd;
+  socket.native_non_blocking(false);  // throws boost::system::system_error, as Asio does
+  return fd_handle(socket.release());
 }
 
 asio::awaitable<message> read_message(tcp::socket& socket, frame_mac& mac, std::chrono::steady_clock::duration timeout,

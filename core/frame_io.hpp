@@ -38,7 +38,8 @@ inline asio::awaitable<void> write_message(tcp::socket& socket, frame_mac& mac, 
 asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d);
 
 // Hands a connected socket over to the data plane: its descriptor, back in blocking mode (the data-plane
-// loops use blocking calls with timeouts; Asio may have made it non-blocking).
+// loops use blocking calls with timeouts; Asio may have made it non-blocking). Throws
+// boost::system::system_error, as every Asio call here does.
 fd_handle release_blocking(tcp::socket& socket);
 
 // Server side of the key check (core/auth.hpp): sends a fresh challenge, requires the right answer as the

@@ -132,21 +132,17 @@ host_delta host_delta_between(const host_snapshot& from, const host_snapshot& to
 namespace {
 
 json share_json(const cpu_share& s) {
-  json j = {{"user_pct", s.user_pct}, {"system_pct", s.system_pct}, {"softirq_pct", s.softirq_pct},
-            {"irq_pct", s.irq_pct},   {"idle_pct", s.idle_pct},     {"steal_pct", s.steal_pct}};
+  json j = write_described(s);
   if (s.cpu >= 0) j["cpu"] = s.cpu;
   return j;
 }
 
 // Reads the six shares, each a percentage; the caller reads the rest of the object.
 cpu_share share_from(fields& f) {
-  cpu_share s;
-  double* parts[] = {&s.user_pct, &s.system_pct, &s.softirq_pct, &s.irq_pct, &s.idle_pct, &s.steal_pct};
-  const char* names[] = {"user_pct", "system_pct", "softirq_pct", "irq_pct", "idle_pct", "steal_pct"};
-  for (std::size_t i = 0; i < 6; ++i) {
-    *parts[i] = f.get<double>(names[i]);
-    if (!(*parts[i] >= 0 && *parts[i] <= 100)) f.fail(names[i], "must be a percentage");
-  }
+  auto s = f.read_described<cpu_share>();
+  boost::mp11::mp_for_each<boost::describe::describe_members<cpu_share, boost::describe::mod_public>>([&](auto m) {
+    if (!(s.*m.pointer >= 0 && s.*m.pointer <= 100)) f.fail(m.name, "must be a percentage");
+  });
   return s;
 }
 
@@ -161,13 +157,8 @@ cpu_share per_cpu_from(const json& j) {
 
 interface_counters interface_from(const json& j) {
   fields f(j, "host.interfaces");
-  interface_counters c;
-  c.name = f.get<std::string>("name");
+  auto c = f.read_described<interface_counters>();
   if (c.name.empty() || c.name.size() > 15) f.fail("name", "is not an interface name");  // IFNAMSIZ - 1
-  c.rx_packets = f.get<std::uint64_t>("rx_packets");
-  c.rx_dropped = f.get<std::uint64_t>("rx_dropped");
-  c.tx_packets = f.get<std::uint64_t>("tx_packets");
-  c.tx_dropped = f.get<std::uint64_t>("tx_dropped");
   f.done();
   return c;
 }
@@ -197,10 +188,7 @@ void counters_from(const json& process, const json& softnet, const json& udp, ho
   d.softnet_dropped = s.get<std::uint64_t>("dropped");
   d.softnet_time_squeeze = s.get<std::uint64_t>("time_squeeze");
   s.done();
-  fields u(udp, "host.udp");
-  d.udp = {u.get<std::uint64_t>("in_datagrams"), u.get<std::uint64_t>("no_ports"), u.get<std::uint64_t>("in_errors"),
-           u.get<std::uint64_t>("rcvbuf_errors"), u.get<std::uint64_t>("sndbuf_errors")};
-  u.done();
+  d.udp = fields::read_object<udp_counters>(udp, "host.udp");
 }
 
 }  // namespace
@@ -210,9 +198,7 @@ json to_json(const host_delta& d) {
   cpu["per_cpu"] = json::array();
   for (const auto& c : d.per_cpu) cpu["per_cpu"].push_back(share_json(c));
   json ifs = json::array();
-  for (const auto& i : d.interfaces)
-    ifs.push_back({{"name", i.name}, {"rx_packets", i.rx_packets}, {"rx_dropped", i.rx_dropped},
-                   {"tx_packets", i.tx_packets}, {"tx_dropped", i.tx_dropped}});
+  for (const auto& i : d.interfaces) ifs.push_back(write_described(i));
   return {{"start_ns", d.start_ns},
           {"end_ns", d.end_ns},
           {"window_s", d.window_s},
@@ -222,9 +208,7 @@ json to_json(const host_delta& d) {
           {"process", {{"cpu_s", d.process_cpu_s}, {"cpu_pct", d.process_cpu_pct}}},
           {"softnet",
            {{"processed", d.softnet_processed}, {"dropped", d.softnet_dropped}, {"time_squeeze", d.softnet_time_squeeze}}},
-          {"udp",
-           {{"in_datagrams", d.udp.in_datagrams}, {"no_ports", d.udp.no_ports}, {"in_errors", d.udp.in_errors},
-            {"rcvbuf_errors", d.udp.rcvbuf_errors}, {"sndbuf_errors", d.udp.sndbuf_errors}}},
+          {"udp", write_described(d.udp)},
           {"interfaces", std::move(ifs)}};
 }
 

@@ -2,12 +2,12 @@
 #include "core/host_stats.hpp"
 
 #include "core/clock.hpp"
+#include "core/fd.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <stdexcept>
@@ -151,32 +151,26 @@ std::vector<interface_counters> parse_net_dev(std::string_view text) {
 
 namespace {
 
-// The whole of a /proc file (its size is unknown until read); nullopt when it cannot be opened or read.
-std::optional<std::string> read_proc_file(const char* path) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+// The whole of a /proc file (its size is unknown until read). Throws fmt::system_error naming it.
+std::string read_proc_file(const char* path) {
+  const fd_handle fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) throw fmt::system_error(errno, "cannot read {}", path);
   std::string text;
   char buf[16384];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;  // need() names it
-      ::close(fd);
-      errno = e;
-      return std::nullopt;
-    }
-    if (n == 0) break;
+    if (n < 0) throw fmt::system_error(errno, "cannot read {}", path);
+    if (n == 0) return text;
     text.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
-  return text;
 }
 
-std::string need(const char* path) {
-  auto text = read_proc_file(path);
-  if (!text) throw std::runtime_error(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  return *text;
+// /proc/net/snmp6 exists only where IPv6 does: its absence is no failure, any other is.
+bool exists(const char* path) {
+  if (::access(path, F_OK) == 0) return true;
+  if (errno == ENOENT) return false;
+  throw fmt::system_error(errno, "cannot read {}", path);
 }
 
 }  // namespace
@@ -187,11 +181,11 @@ std::optional<host_snapshot> take_host_snapshot() {
     s.mono_ns = mono_ns();
     s.wall_ns = wall_ns();
     s.process_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    s.cpus = parse_proc_stat(need("/proc/stat"));
-    s.softnet = parse_softnet_stat(need("/proc/net/softnet_stat"));
-    s.udp = parse_snmp_udp(need("/proc/net/snmp"));
-    if (auto v6 = read_proc_file("/proc/net/snmp6")) add_snmp6_udp(*v6, s.udp);
-    s.interfaces = parse_net_dev(need("/proc/net/dev"));
+    s.cpus = parse_proc_stat(read_proc_file("/proc/stat"));
+    s.softnet = parse_softnet_stat(read_proc_file("/proc/net/softnet_stat"));
+    s.udp = parse_snmp_udp(read_proc_file("/proc/net/snmp"));
+    if (exists("/proc/net/snmp6")) add_snmp6_udp(read_proc_file("/proc/net/snmp6"), s.udp);
+    s.interfaces = parse_net_dev(read_proc_file("/proc/net/dev"));
     return s;
   } catch (const std::exception&) {
     return std::nullopt;  // no host figures for this test; the test itself goes on

@@ -3,6 +3,7 @@
 // the softirq backlog, UDP, interfaces), taken at the test's start instant and at its end, and their
 // difference. Read from /proc as this process sees it: CPU figures are the machine's, the network ones
 // this network namespace's. Taken twice per test, never on the data plane.
+#include <boost/describe/class.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -39,6 +40,8 @@ struct udp_counters {
   std::uint64_t rcvbuf_errors = 0;  // a receiving socket's buffer was full
   std::uint64_t sndbuf_errors = 0;
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(udp_counters, (), (in_datagrams, no_ports, in_errors, rcvbuf_errors, sndbuf_errors))
 
 // One line of /proc/net/dev. rx_dropped is the kernel's "drop" column: rx_dropped + rx_missed_errors,
 // so a NIC ring overflow the driver reports as missed is in it.
@@ -49,6 +52,8 @@ struct interface_counters {
   std::uint64_t tx_packets = 0;
   std::uint64_t tx_dropped = 0;
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(interface_counters, (), (name, rx_packets, rx_dropped, tx_packets, tx_dropped))
 
 struct host_snapshot {
   std::int64_t wall_ns = 0;
@@ -84,6 +89,8 @@ struct cpu_share {
   double user_pct = 0, system_pct = 0, softirq_pct = 0, irq_pct = 0, idle_pct = 0, steal_pct = 0;
   double busy_pct() const noexcept { return user_pct + system_pct + softirq_pct + irq_pct; }
 };
+// Its JSON fields, named as the members (core/json_fields.hpp); `cpu` travels apart, only when >= 0.
+BOOST_DESCRIBE_STRUCT(cpu_share, (), (user_pct, system_pct, softirq_pct, irq_pct, idle_pct, steal_pct))
 
 // At most so many CPUs (the busiest) and interfaces (those whose counters moved, drops first) are
 // listed: the delta travels in one 64-KiB control frame whatever the host's size.

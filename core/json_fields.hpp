@@ -1,6 +1,8 @@
 #pragma once
 // Strict, typed reading of a JSON object: each field is read once with its type, and done() rejects
 // fields nobody read. Errors name the field, so a bad message says exactly what is wrong.
+#include <boost/describe/members.hpp>
+#include <boost/mp11/algorithm.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -37,6 +39,31 @@ class json_fields {
   void done() const {
     for (const auto& [key, value] : j_.items())
       if (!seen_.count(key)) fail(key.c_str(), "is not a known field");
+  }
+
+  // Reads the described members of `s` (write_described, below) in their order, each with its type.
+  template <class S>
+  void read_described(S& s) {
+    boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>([&](auto m) {
+      using T = std::remove_cvref_t<decltype(s.*m.pointer)>;
+      s.*m.pointer = get<T>(m.name);
+    });
+  }
+
+  template <class S>
+  S read_described() {
+    S s;
+    read_described(s);
+    return s;
+  }
+
+  // A whole object of a described struct: its members, and no other field.
+  template <class S>
+  static S read_object(const nlohmann::json& j, std::string context) {
+    json_fields f(j, std::move(context));
+    S s = f.read_described<S>();
+    f.done();
+    return s;
   }
 
   [[noreturn]] void fail(const char* name, const char* what) const {
@@ -87,5 +114,15 @@ class json_fields {
   std::string context_;
   std::set<std::string> seen_;
 };
+
+// A struct read and written field by field names its fields once, with BOOST_DESCRIBE_STRUCT after its
+// definition; each field's JSON name is its member's name. The described members of `s` as a JSON object:
+template <class S>
+nlohmann::json write_described(const S& s) {
+  nlohmann::json j = nlohmann::json::object();
+  boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>(
+      [&](auto m) { j[m.name] = s.*m.pointer; });
+  return j;
+}
 
 }  // namespace nb

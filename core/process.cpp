@@ -65,7 +65,7 @@ std::string resolve(const std::string& program) {
 void cloexec_pipe(asio::readable_pipe& r, asio::writable_pipe& w) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw std::system_error(errno, std::generic_category(), "pipe2");
+    throw fmt::system_error(errno, "pipe2");
   r.assign(fds[0]);
   w.assign(fds[1]);
 }
@@ -76,6 +76,12 @@ int shell_status(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
   return -1;
+}
+
+// ESRCH is expected: running() reaps a child that has exited, and a gone child is what was asked for.
+// Our own child's signal is never EPERM: any other failure is a bug, thrown.
+void signal_child(int pid, int sig) {
+  if (::kill(pid, sig) != 0 && errno != ESRCH) throw fmt::system_error(errno, "kill({}, {})", pid, sig);
 }
 
 }  // namespace
@@ -124,7 +130,7 @@ bool child_process::write_stdin(const std::string& line) {
 asio::awaitable<void> child_process::feed_stdin(std::string text) {
   auto s = s_;
   // A child that exits without reading must be an error code here, not a SIGPIPE that kills us.
-  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGPIPE, SIG_IGN);  // fails only for a signal number that does not exist
   auto [ec, n] = co_await asio::async_write(s->in, asio::buffer(text), asio::as_tuple(use_awaitable));
   (void)ec;
   (void)n;
@@ -150,11 +156,11 @@ void child_process::close_stdin() {
 }
 
 void child_process::request_stop() {
-  if (s_->proc && !s_->exited) ::kill(s_->proc->id(), SIGTERM);
+  if (s_->proc && !s_->exited) signal_child(s_->proc->id(), SIGTERM);
 }
 
 void child_process::kill() {
-  if (s_->proc && !s_->exited) ::kill(s_->proc->id(), SIGKILL);
+  if (s_->proc && !s_->exited) signal_child(s_->proc->id(), SIGKILL);
 }
 
 // The deadline kills the process; the pipes then reach end of file, so every pending read completes.
@@ -164,7 +170,7 @@ void child_process::arm_deadline(std::chrono::steady_clock::time_point deadline)
     auto st = w.lock();
     if (ec || !st || st->exited || !st->proc) return;
     st->timed_out = true;
-    ::kill(st->proc->id(), SIGKILL);
+    signal_child(st->proc->id(), SIGKILL);
   });
 }
 

@@ -4,6 +4,9 @@
 // shell string; stdout read line by line as it comes, stderr collected; a hard deadline after which it
 // is killed; killed on cancel. Boost.Process v2 underneath (library netbench_process, not netbench_core:
 // netserve and netload never start processes).
+// Errors: what cannot start throws (std::runtime_error naming the program; fmt::system_error for a
+// failed pipe); how a started child ends (its status, a signal, the deadline) is a process_outcome,
+// never an exception; write_stdin's false says the child is gone.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -15,34 +15,19 @@ using nlohmann::json;
 using fields = json_fields<protocol_error>;
 
 json to_json(const test_request& m) {
-  return {{"kind", to_string(m.kind)}, {"message_size", m.message_size}, {"duration_s", m.duration_s},
-          {"streams", m.streams},      {"reverse", m.reverse},           {"pps", m.pps},
-          {"data_ports", m.data_ports}, {"rcvbuf", m.rcvbuf},            {"sndbuf", m.sndbuf},
-          {"cpu", m.cpu},              {"dscp", m.dscp},                 {"mss", m.mss},
-          {"gso", m.gso},              {"interval_s", m.interval_s},     {"client_version", m.client_version}};
+  json j = write_described(m);
+  j["kind"] = to_string(m.kind);
+  return j;
 }
-json to_json(const ready_msg& m) {
-  return {{"test_id", m.test_id}, {"cookie", m.cookie},  {"server_version", m.server_version},
-          {"rcvbuf", m.rcvbuf},   {"sndbuf", m.sndbuf}, {"batching", m.batching}};
-}
+json to_json(const ready_msg& m) { return write_described(m); }
 json to_json(const data_hello& m) {
   json j = {{"cookie", m.cookie}, {"stream", m.stream}};
   if (!m.token.empty()) j["token"] = m.token;  // a netserve without a key sees what it always saw
   return j;
 }
 json to_json(const start_msg& m) { return {{"start_wall_ns", m.start_wall_ns}}; }
-json to_json(const interval_msg& m) {
-  return {{"index", m.index}, {"end_wall_ns", m.end_wall_ns}, {"packets", m.packets}, {"bytes", m.bytes}};
-}
-json to_json(const side_counts& c) {
-  return {{"packets", c.packets},     {"bytes", c.bytes},
-          {"errors", c.errors},       {"start_wall_ns", c.start_wall_ns},
-          {"end_wall_ns", c.end_wall_ns}, {"elapsed_ns", c.elapsed_ns},
-          {"kernel_drops", c.kernel_drops}, {"buffers", c.buffers}, {"drops_shared", c.drops_shared},
-          {"sequenced", c.sequenced}, {"out_of_order", c.out_of_order},
-          {"seq_expected", c.seq_expected}, {"jitter_ns", c.jitter_ns},
-          {"batching", c.batching},   {"error", c.error}};
-}
+json to_json(const interval_msg& m) { return write_described(m); }
+json to_json(const side_counts& c) { return write_described(c); }
 json to_json(const end_msg& m) { return {{"counts", to_json(m.counts)}}; }
 json to_json(const result_msg& m) {
   json j = {{"counts", to_json(m.counts)}, {"unattributed", m.unattributed}};
@@ -64,44 +49,11 @@ test_kind read_kind(fields& f) {
 test_request read_request(fields& f) {
   test_request m;
   m.kind = read_kind(f);
-  m.message_size = f.get<std::uint32_t>("message_size");
-  m.duration_s = f.get<double>("duration_s");
-  m.streams = f.get<std::uint32_t>("streams");
-  m.reverse = f.get<bool>("reverse");
-  m.pps = f.get<double>("pps");
-  m.data_ports = f.get<std::vector<std::uint16_t>>("data_ports");
-  m.rcvbuf = f.get<std::int32_t>("rcvbuf");
-  m.sndbuf = f.get<std::int32_t>("sndbuf");
-  m.cpu = f.get<std::int32_t>("cpu");
-  m.dscp = f.get<std::int32_t>("dscp");
-  m.mss = f.get<std::uint32_t>("mss");
-  m.gso = f.get<bool>("gso");
-  m.interval_s = f.get<double>("interval_s");
-  m.client_version = f.get<std::string>("client_version");
+  f.read_described(m);
   return m;
 }
 
-side_counts read_counts(const json& j) {
-  fields f(j, "counts");
-  side_counts c;
-  c.packets = f.get<std::uint64_t>("packets");
-  c.bytes = f.get<std::uint64_t>("bytes");
-  c.errors = f.get<std::uint64_t>("errors");
-  c.start_wall_ns = f.get<std::int64_t>("start_wall_ns");
-  c.end_wall_ns = f.get<std::int64_t>("end_wall_ns");
-  c.elapsed_ns = f.get<std::int64_t>("elapsed_ns");
-  c.kernel_drops = f.get<std::uint64_t>("kernel_drops");
-  c.buffers = f.get<std::uint64_t>("buffers");
-  c.drops_shared = f.get<bool>("drops_shared");
-  c.sequenced = f.get<std::uint64_t>("sequenced");
-  c.out_of_order = f.get<std::uint64_t>("out_of_order");
-  c.seq_expected = f.get<std::uint64_t>("seq_expected");
-  c.jitter_ns = f.get<double>("jitter_ns");
-  c.batching = f.get<std::string>("batching");
-  c.error = f.get<std::string>("error");
-  f.done();
-  return c;
-}
+side_counts read_counts(const json& j) { return fields::read_object<side_counts>(j, "counts"); }
 
 std::optional<host_delta> read_host(fields& f, const json& body) {
   if (!body.contains("host")) return std::nullopt;
@@ -125,16 +77,14 @@ message read_body(const std::string& type, const json& body) {
   if (type == "test_request") {
     m = read_request(f);
   } else if (type == "ready") {
-    m = ready_msg{f.get<std::uint64_t>("test_id"), f.get<std::string>("cookie"), f.get<std::string>("server_version"),
-                  f.get<std::int32_t>("rcvbuf"), f.get<std::int32_t>("sndbuf"), f.get<std::string>("batching")};
+    m = f.read_described<ready_msg>();
   } else if (type == "data") {
     m = data_hello{f.get<std::string>("cookie"), f.get<std::uint32_t>("stream"),
                    body.contains("token") ? f.get<std::string>("token") : std::string()};
   } else if (type == "start") {
     m = start_msg{f.get<std::int64_t>("start_wall_ns")};
   } else if (type == "interval") {
-    m = interval_msg{f.get<std::uint32_t>("index"), f.get<std::int64_t>("end_wall_ns"), f.get<std::uint64_t>("packets"),
-                     f.get<std::uint64_t>("bytes")};
+    m = f.read_described<interval_msg>();
   } else if (type == "end") {
     f.get<json>("counts");
     m = end_msg{read_counts(body.at("counts"))};

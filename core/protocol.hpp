@@ -7,6 +7,8 @@
 #include "core/host_stats.hpp"
 #include "core/json_text.hpp"
 
+#include <boost/describe/class.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -48,6 +50,9 @@ struct test_request {
   double interval_s = 0;                 // > 0: send interval reports
   std::string client_version;
 };
+// Its JSON fields, named as the members (core/json_fields.hpp); `kind` travels apart, as its name.
+BOOST_DESCRIBE_STRUCT(test_request, (), (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf,
+                                         cpu, dscp, mss, gso, interval_s, client_version))
 
 // netserve -> netload: the test is registered.
 struct ready_msg {
@@ -58,6 +63,8 @@ struct ready_msg {
   std::int32_t sndbuf = 0;
   std::string batching;                  // "gro", "recvmmsg", ...
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(ready_msg, (), (test_id, cookie, server_version, rcvbuf, sndbuf, batching))
 
 // netload -> netserve on a new TCP connection: "this is data for test <cookie>, stream n".
 struct data_hello {
@@ -93,6 +100,10 @@ struct side_counts {
   // which the totals count).
   void add_received(const flow_totals& r) noexcept;
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(side_counts, (), (packets, bytes, errors, start_wall_ns, end_wall_ns, elapsed_ns, kernel_drops,
+                                        buffers, drops_shared, sequenced, out_of_order, seq_expected, jitter_ns,
+                                        batching, error))
 
 // netserve -> netload, once per interval when asked: the server side's cumulative counts at the end of
 // interval `index` (interval k covers [start + k*len, start + (k+1)*len) on the wall clock).
@@ -102,6 +113,8 @@ struct interval_msg {
   std::uint64_t packets = 0;
   std::uint64_t bytes = 0;
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(interval_msg, (), (index, end_wall_ns, packets, bytes))
 
 // netload -> netserve: the client's side is done; these are its counts.
 struct end_msg {

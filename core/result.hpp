@@ -4,6 +4,7 @@
 #include "core/host_stats.hpp"
 #include "core/protocol.hpp"
 
+#include <boost/describe/class.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -27,6 +28,9 @@ struct flow_figures {
   std::int32_t socket_buffer = 0;  // bytes the kernel granted (SO_SNDBUF / SO_RCVBUF)
   std::string batching;            // how the data plane moved datagrams: gso, sendmmsg, gro, recvmmsg
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(flow_figures, (), (packets, bytes, errors, seconds, pps, bits_per_second, first_ns, last_ns,
+                                         socket_buffer, batching))
 
 struct loss_figures {
   std::uint64_t packets = 0;                 // sent - received
@@ -39,6 +43,9 @@ struct loss_figures {
   bool reconciles = false;                   // sent == received + lost, path + drops == lost
   std::string note;                          // why it does not reconcile, or caveats
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(loss_figures, (), (packets, percent, receiver_kernel_drops, kernel_drop_buffers,
+                                         drops_estimated, path, drops_shared, reconciles, note))
 
 struct interval_figures {
   std::uint32_t index = 0;
@@ -47,6 +54,9 @@ struct interval_figures {
   std::uint64_t received_packets = 0, received_bytes = 0;
   bool complete = false;                     // both sides' samples arrived (else only one side is counted)
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(interval_figures, (), (index, start_ns, end_ns, sent_packets, sent_bytes, received_packets,
+                                             received_bytes, complete))
 
 // Where the limit was (core/verdict.hpp decides): limit is one of verdict_limits, text says why.
 struct limit_verdict {
@@ -73,6 +83,9 @@ struct target_figures {
   double error_percent = 0;                  // (achieved - requested) / requested x 100
   bool met = false;                          // |error_percent| <= target_tolerance_percent
 };
+// Its JSON fields, named as the members (core/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(target_figures, (), (requested_pps, achieved_pps, requested_bits_per_second,
+                                           achieved_bits_per_second, error_percent, met))
 inline constexpr double target_tolerance_percent = 1.0;
 
 struct test_result {

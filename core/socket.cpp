@@ -1,38 +1,43 @@
 #include "core/socket.hpp"
 
+#include <fmt/format.h>
 #include <linux/filter.h>
 #include <linux/sock_diag.h>
 #include <netinet/ip.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <cerrno>
 
 namespace nb {
+namespace {
 
-void fd_handle::reset(int fd) noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
+void set_int(int fd, int level, int name, int value, const char* what) {
+  if (::setsockopt(fd, level, name, &value, sizeof value) != 0) throw fmt::system_error(errno, "setsockopt({})", what);
 }
 
-std::system_error sys_error(const char* what) { return {errno, std::system_category(), what}; }
+int get_int(int fd, int level, int name, const char* what) {
+  int v = 0;
+  socklen_t len = sizeof v;
+  if (::getsockopt(fd, level, name, &v, &len) != 0) throw fmt::system_error(errno, "getsockopt({})", what);
+  return v;
+}
+
+}  // namespace
 
 fd_handle make_socket(int family, int type) {
   int fd = ::socket(family, type | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw sys_error("socket");
+  if (fd < 0) throw fmt::system_error(errno, "socket");
   return fd_handle(fd);
 }
 
 fd_handle bind_udp(const endpoint& local, bool reuse_port) {
   auto fd = make_socket(local.family(), SOCK_DGRAM);
-  int on = 1, off = 0;
-  if (local.family() == AF_INET6)  // an IPv6 wildcard also takes IPv4, like the TCP acceptor
-    ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
-  if (reuse_port && ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0)
-    throw sys_error("setsockopt(SO_REUSEPORT)");
-  if (::bind(fd.get(), local.data(), local.size()) != 0) throw sys_error("bind");
+  if (local.family() == AF_INET6)  // an IPv6 wildcard also takes IPv4, like the TCP acceptor (which throws too)
+    set_int(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, 0, "IPV6_V6ONLY");
+  if (reuse_port) set_int(fd.get(), SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT");
+  if (::bind(fd.get(), local.data(), local.size()) != 0) throw fmt::system_error(errno, "bind");
   return fd;
 }
 
@@ -49,66 +54,71 @@ void steer_by_cpu(int fd, const std::vector<int>& cpus) {
   code.push_back(BPF_STMT(BPF_RET | BPF_A, 0));
   sock_fprog prog{static_cast<unsigned short>(code.size()), code.data()};
   if (::setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) != 0)
-    throw sys_error("setsockopt(SO_ATTACH_REUSEPORT_CBPF)");
+    throw fmt::system_error(errno, "setsockopt(SO_ATTACH_REUSEPORT_CBPF)");
 }
 
 fd_handle connect_udp(const endpoint& remote, const std::optional<endpoint>& local) {
   auto fd = make_socket(remote.family(), SOCK_DGRAM);
-  if (local && ::bind(fd.get(), local->data(), local->size()) != 0) throw sys_error("bind");
-  if (::connect(fd.get(), remote.data(), remote.size()) != 0) throw sys_error("connect");
+  if (local && ::bind(fd.get(), local->data(), local->size()) != 0) throw fmt::system_error(errno, "bind");
+  if (::connect(fd.get(), remote.data(), remote.size()) != 0) throw fmt::system_error(errno, "connect");
   return fd;
 }
 
 namespace {
-int get_int(int fd, int level, int name) {
-  int v = 0;
-  socklen_t len = sizeof v;
-  ::getsockopt(fd, level, name, &v, &len);
-  return v;
-}
-int set_buffer(int fd, int bytes, int force, int plain) {
-  if (bytes > 0 && ::setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof bytes) != 0)
-    ::setsockopt(fd, SOL_SOCKET, plain, &bytes, sizeof bytes);
-  return get_int(fd, SOL_SOCKET, plain);
+int set_buffer(int fd, int bytes, int force, int plain, const char* force_name, const char* plain_name) {
+  if (bytes > 0 && ::setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof bytes) != 0) {
+    // EPERM (no CAP_NET_ADMIN) is the expected refusal: the plain option then asks within the limits.
+    if (errno != EPERM) throw fmt::system_error(errno, "setsockopt({})", force_name);
+    set_int(fd, SOL_SOCKET, plain, bytes, plain_name);
+  }
+  return get_int(fd, SOL_SOCKET, plain, plain_name);
 }
 }  // namespace
 
-int set_recv_buffer(int fd, int bytes) { return set_buffer(fd, bytes, SO_RCVBUFFORCE, SO_RCVBUF); }
-int set_send_buffer(int fd, int bytes) { return set_buffer(fd, bytes, SO_SNDBUFFORCE, SO_SNDBUF); }
-int recv_buffer(int fd) { return get_int(fd, SOL_SOCKET, SO_RCVBUF); }
-int send_buffer(int fd) { return get_int(fd, SOL_SOCKET, SO_SNDBUF); }
+int set_recv_buffer(int fd, int bytes) {
+  return set_buffer(fd, bytes, SO_RCVBUFFORCE, SO_RCVBUF, "SO_RCVBUFFORCE", "SO_RCVBUF");
+}
+int set_send_buffer(int fd, int bytes) {
+  return set_buffer(fd, bytes, SO_SNDBUFFORCE, SO_SNDBUF, "SO_SNDBUFFORCE", "SO_SNDBUF");
+}
+int recv_buffer(int fd) { return get_int(fd, SOL_SOCKET, SO_RCVBUF, "SO_RCVBUF"); }
+int send_buffer(int fd) { return get_int(fd, SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF"); }
 
 void set_dont_fragment(int fd, int family) {
-  int v = family == AF_INET6 ? IPV6_PMTUDISC_DO : IP_PMTUDISC_DO;
-  int rc = family == AF_INET6 ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v, sizeof v)
-                              : ::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v);
-  if (rc != 0) throw sys_error("setsockopt(MTU_DISCOVER)");
+  if (family == AF_INET6)
+    set_int(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO, "IPV6_MTU_DISCOVER");
+  else
+    set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO, "IP_MTU_DISCOVER");
 }
 
 int path_mtu(int fd, int family) {
-  return family == AF_INET6 ? get_int(fd, IPPROTO_IPV6, IPV6_MTU) : get_int(fd, IPPROTO_IP, IP_MTU);
+  int mtu = 0;
+  socklen_t len = sizeof mtu;
+  const int rc = family == AF_INET6 ? ::getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len)
+                                    : ::getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len);
+  if (rc == 0) return mtu;
+  if (errno == ENOTCONN) return 0;  // no peer, no path (netserve's shared port socket)
+  throw fmt::system_error(errno, "getsockopt(IP_MTU)");
 }
 
 int max_udp_payload(int mtu, int family) noexcept { return mtu - (family == AF_INET6 ? 48 : 28); }
 
 void set_dscp(int fd, int family, int dscp) {
-  int tos = dscp << 2;
-  int rc = family == AF_INET6 ? ::setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
-                              : ::setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
-  if (rc != 0) throw sys_error("setsockopt(DSCP)");
+  if (family == AF_INET6)
+    set_int(fd, IPPROTO_IPV6, IPV6_TCLASS, dscp << 2, "IPV6_TCLASS");
+  else
+    set_int(fd, IPPROTO_IP, IP_TOS, dscp << 2, "IP_TOS");
 }
 
-int tcp_mss(int fd) { return get_int(fd, IPPROTO_TCP, TCP_MAXSEG); }
+int tcp_mss(int fd) { return get_int(fd, IPPROTO_TCP, TCP_MAXSEG, "TCP_MAXSEG"); }
 
-void set_tcp_mss(int fd, int mss) {
-  if (::setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss) != 0) throw sys_error("setsockopt(TCP_MAXSEG)");
-}
+void set_tcp_mss(int fd, int mss) { set_int(fd, IPPROTO_TCP, TCP_MAXSEG, mss, "TCP_MAXSEG"); }
 
 std::uint64_t socket_drops(int fd) {
   std::uint32_t info[SK_MEMINFO_VARS] = {};
   socklen_t len = sizeof info;
-  if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0 || len <= SK_MEMINFO_DROPS * sizeof(std::uint32_t))
-    return 0;
+  if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0) throw fmt::system_error(errno, "getsockopt(SO_MEMINFO)");
+  if (len <= SK_MEMINFO_DROPS * sizeof(std::uint32_t)) return 0;
   return info[SK_MEMINFO_DROPS];
 }
 
@@ -117,15 +127,15 @@ bool pin_thread_to_cpu(int cpu) { return set_thread_cpus({cpu}); }
 bool set_thread_cpus(const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  for (int c : cpus) CPU_SET(c, &set);
+  for (int c : cpus) CPU_SET(c, &set);  // a CPU past CPU_SETSIZE is left out: then the kernel refuses
   return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
 }
 
 std::vector<int> allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) throw fmt::system_error(errno, "sched_getaffinity");
   std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;

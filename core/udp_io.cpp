@@ -3,6 +3,8 @@
 #include "core/clock.hpp"
 #include "core/flow.hpp"
 
+#include <fmt/format.h>
+
 #include <netinet/in.h>
 #include <netinet/udp.h>
 
@@ -138,9 +140,12 @@ send_outcome udp_batch_sender::send(std::size_t count, std::uint64_t first_seq, 
 }
 
 udp_batch_receiver::udp_batch_receiver(int fd, std::size_t batch, bool try_gro) : fd_(fd) {
+  // Both options are optional by design. A kernel that refuses GRO (before 5.0: ENOPROTOOPT) gets one
+  // datagram per buffer, and mode() says "recvmmsg". Without kernel timestamps, decode() stamps each
+  // buffer with the reader's clock when it is read, which is all a refusal could cost.
   int on = 1;
   if (try_gro) gro_ = ::setsockopt(fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
-  ::setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+  (void)::setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   // Only the first bytes of each buffer are read, the first datagram's header; MSG_TRUNC still gives the
   // full length, and GRO's segment size says how many datagrams it held. The receiver never copies
   // payload it does not look at, so it keeps up with a sender that only copies once.
@@ -169,6 +174,8 @@ std::size_t udp_batch_receiver::receive_raw(std::error_code& ec) {
     int r = ::recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_WAITFORONE | MSG_TRUNC, nullptr);
     if (r >= 0) return static_cast<std::size_t>(r);
     if (errno == EINTR) continue;
+    // The receive timeout, or a connected socket's peer port closed (ICMP from an earlier send): nothing
+    // to read now, and the loop goes on.
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED) return 0;
     ec = std::error_code(errno, std::system_category());
     return 0;
@@ -196,7 +203,8 @@ received udp_batch_receiver::decode(std::size_t i) const noexcept {
 
 void set_receive_timeout(int fd, std::int64_t ns) {
   timeval tv{static_cast<time_t>(ns / 1'000'000'000), static_cast<suseconds_t>(ns % 1'000'000'000 / 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
+    throw fmt::system_error(errno, "setsockopt(SO_RCVTIMEO)");
 }
 
 }  // namespace nb

@@ -4,6 +4,11 @@
 // carries up to `batch` datagrams; falls back to plain sendmmsg where the kernel refuses GSO.
 // Receiving: recvmmsg with UDP GRO (the kernel hands over coalesced datagrams with their segment size)
 // and kernel receive timestamps. Buffers are allocated once; nothing here allocates per datagram.
+//
+// Errors: send() and receive() run on the data-plane threads, where a failure is an outcome to count or
+// report, never an exception: send_outcome and the std::error_code say what happened. The kernel
+// features (GSO, GRO, timestamps) are optional: refused, the I/O falls back and mode() says which ran.
+// set_receive_timeout, a setup call, throws fmt::system_error.
 #include "core/endpoint.hpp"
 
 #include <sys/socket.h>
@@ -99,7 +104,8 @@ std::size_t udp_batch_receiver::receive(Visit&& visit, std::error_code& ec) {
   return n;
 }
 
-// Sets a receive timeout so data-plane loops can notice a stop request.
+// Sets a receive timeout so data-plane loops can notice a stop request. Fails only for a descriptor that
+// is no socket: a bug, thrown.
 void set_receive_timeout(int fd, std::int64_t ns);
 
 }  // namespace nb
