@@ -4,7 +4,9 @@
 # netserve listens on 127.0.0.1 (a port the kernel picks) and netload runs a 1-second UDP_STREAM and
 # TCP_STREAM against it: each result's counts reconcile (sent = received + lost). Then, with an /etc/hosts
 # added, netload reaches netserve by a name from it, and a name not in it fails with one line saying that
-# the static build reads only /etc/hosts. A dynamic program cannot even start in that root.
+# the static build reads only /etc/hosts. Every test authenticates with a key (--psk-file), so the static
+# libcrypto works there too, with no config file and no /dev/urandom. A dynamic program cannot even start
+# in that root.
 # Arguments: the netload and netserve programs. Root only (mounts, chroot): exits 77 (skipped) otherwise,
 # or when the programs are not built.
 set -u
@@ -13,7 +15,7 @@ set -u
 if [ "${1:-}" = --inside ]; then
   root=$2 work=$3
   mount --bind /dev/null "$root/dev/null" || exit 3
-  chroot "$root" /netserve --bind 127.0.0.1 -p 0 >"$work/ready" 2>"$work/netserve.log" &
+  chroot "$root" /netserve --bind 127.0.0.1 -p 0 --psk-file /key >"$work/ready" 2>"$work/netserve.log" &
   server=$!
   i=0
   while [ $i -lt 100 ] && ! grep -q . "$work/ready"; do sleep 0.1; i=$((i + 1)); done
@@ -23,7 +25,7 @@ if [ "${1:-}" = --inside ]; then
   run() {
     name=$1 host=$2 test=$3
     shift 3
-    chroot "$root" /netload -H "$host" -p "$port" -t "$test" -l 1 --json "$@" >"$work/$name.json" 2>"$work/$name.err"
+    chroot "$root" /netload -H "$host" -p "$port" -t "$test" -l 1 --json --psk-file /key "$@" >"$work/$name.json" 2>"$work/$name.err"
     echo $? >"$work/$name.status"
   }
   run udp 127.0.0.1 UDP_STREAM --pps 50000 -- -m 64
@@ -55,6 +57,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$root/proc" "$root/dev" "$root/etc"
 : >"$root/dev/null"
+(umask 077 && echo "chroot-test-key-$$-not-a-secret" >"$root/key")
 cp "$netload" "$root/netload" && cp "$netserve" "$root/netserve" || exit 1
 
 unshare --mount --pid --fork --mount-proc="$root/proc" "$0" --inside "$root" "$work"
