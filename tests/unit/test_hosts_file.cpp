@@ -50,7 +50,7 @@ TEST_CASE("hosts file: canonical names and aliases, any case, blanks and comment
   CHECK(found(hosts.path, "198.18.0.4") == "none");  // an address is not a name of itself
 }
 
-TEST_CASE("hosts file: the family asked for, in file order; bad lines name nothing", "[endpoint][hosts]") {
+TEST_CASE("hosts file: the family asked for, in file order, and bad lines name nothing", "[endpoint][hosts]") {
   temp_file hosts(hosts_text, 0644);
   CHECK(found(hosts.path, "dual") == "[2001:db8::1]:11256");
   CHECK(found(hosts.path, "dual", AF_INET6) == "[2001:db8::1]:11256");
