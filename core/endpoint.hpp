@@ -23,8 +23,9 @@ class endpoint {
   // (NETBENCH_STATIC) resolve_without_nss. Throws std::runtime_error.
   static endpoint resolve(const std::string& host, std::uint16_t port, int family = AF_UNSPEC);
   // A numeric address, else the first address `hosts_file` gives the name, else an error that says so.
-  // Static glibc's getaddrinfo loads the libnss_* of the glibc it was linked with at run time, which a
-  // foreign host does not have: the static build resolves this way instead. Throws std::runtime_error.
+  // Static glibc's getaddrinfo follows the host's nsswitch.conf and loads every module listed there but
+  // "files" and "dns" (myhostname, mdns4_minimal, resolve, sss, ...) from the host's own glibc, a second C
+  // library in the process: the static build resolves this way instead. Throws std::runtime_error.
   static endpoint resolve_without_nss(const std::string& host, std::uint16_t port, int family,
                                       const std::string& hosts_file = "/etc/hosts");
   // The first address of `family` (AF_UNSPEC: either) that a hosts(5) file gives `name` (canonical name or
