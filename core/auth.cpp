@@ -16,7 +16,22 @@
 
 namespace nb {
 
+namespace {
+
+// The static programs carry their own libcrypto: it must not read the host's openssl.cnf, which is written
+// for the host's OpenSSL and may load that one's modules. The first initialisation decides, so it comes
+// before any other use.
+void init_crypto() {
+#ifdef NETBENCH_STATIC
+  static const int once = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr);
+  (void)once;
+#endif
+}
+
+}  // namespace
+
 sha256_digest hmac_sha256(std::string_view key, std::string_view data) {
+  init_crypto();
   sha256_digest out;
   unsigned int size = 0;
   // The one-shot HMAC() (not deprecated in OpenSSL 3, unlike HMAC_CTX): the inputs are small and whole.
@@ -39,6 +54,7 @@ std::string to_hex(const sha256_digest& d) {
 }
 
 std::string random_bytes(std::size_t n) {
+  init_crypto();
   std::string out(n, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1)
     throw std::runtime_error("no random bytes: OpenSSL's generator failed");

@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace nb {
@@ -48,6 +51,10 @@ endpoint endpoint::parse(std::string_view text) {
 }
 
 endpoint endpoint::resolve(const std::string& host, std::uint16_t port, int family) {
+#ifdef NETBENCH_STATIC
+  // Not getaddrinfo at all: the static programs then carry no NSS code that could load a foreign libnss_*.
+  return resolve_without_nss(host, port, family);
+#else
   addrinfo hints{};
   hints.ai_family = family;
   hints.ai_socktype = SOCK_STREAM;
@@ -58,6 +65,58 @@ endpoint endpoint::resolve(const std::string& host, std::uint16_t port, int fami
   ::freeaddrinfo(list);
   e.set_port(port);
   return e;
+#endif
+}
+
+endpoint endpoint::resolve_without_nss(const std::string& host, std::uint16_t port, int family,
+                                       const std::string& hosts_file) {
+  std::optional<endpoint> found;
+  try {
+    found = from_numeric(host, port);
+  } catch (const std::invalid_argument&) {
+    found = from_hosts_file(host, port, family, hosts_file);
+    if (!found)
+      throw std::runtime_error(fmt::format(
+          "cannot resolve '{}': the static build reads only {}; give a numeric address", host, hosts_file));
+  }
+  if (family != AF_UNSPEC && found->family() != family)
+    throw std::runtime_error(fmt::format("cannot resolve '{}': not an {} address", host,
+                                         family == AF_INET ? "IPv4" : "IPv6"));
+  return *found;
+}
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+           return lower(x) == lower(y);
+         });
+}
+
+}  // namespace
+
+std::optional<endpoint> endpoint::from_hosts_file(std::string_view name, std::uint16_t port, int family,
+                                                  const std::string& path) {
+  if (name.empty()) return std::nullopt;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    line.resize(std::min(line.find('#'), line.size()));  // '#' starts a comment anywhere on a line
+    std::istringstream fields(line);                      // blanks (and a CRLF file's '\r') separate fields
+    std::string address, alias;
+    if (!(fields >> address) || address.front() == '[') continue;
+    bool named = false;
+    while (!named && fields >> alias) named = same_name(alias, name);
+    if (!named) continue;
+    try {
+      endpoint e = from_numeric(address, port);
+      if (family == AF_UNSPEC || e.family() == family) return e;
+    } catch (const std::invalid_argument&) {
+      // A line whose address is not numeric names nothing (as glibc's own reader): read on.
+    }
+  }
+  return std::nullopt;
 }
 
 endpoint endpoint::local_of(int fd) {

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,8 +19,19 @@ class endpoint {
   static endpoint from_numeric(std::string_view address, std::uint16_t port);
   // "host:port", "[v6]:port"; numeric only. Throws std::invalid_argument.
   static endpoint parse(std::string_view text);
-  // Resolves a host name or numeric address (getaddrinfo); throws std::runtime_error.
+  // Resolves a host name or numeric address (getaddrinfo, as nsswitch.conf says); in the static build
+  // (NETBENCH_STATIC) resolve_without_nss. Throws std::runtime_error.
   static endpoint resolve(const std::string& host, std::uint16_t port, int family = AF_UNSPEC);
+  // A numeric address, else the first address `hosts_file` gives the name, else an error that says so.
+  // Static glibc's getaddrinfo follows the host's nsswitch.conf and loads every module listed there but
+  // "files" and "dns" (myhostname, mdns4_minimal, resolve, sss, ...) from the host's own glibc, a second C
+  // library in the process: the static build resolves this way instead. Throws std::runtime_error.
+  static endpoint resolve_without_nss(const std::string& host, std::uint16_t port, int family,
+                                      const std::string& hosts_file = "/etc/hosts");
+  // The first address of `family` (AF_UNSPEC: either) that a hosts(5) file gives `name` (canonical name or
+  // alias, any case), in file order; none when no line names it or the file cannot be read.
+  static std::optional<endpoint> from_hosts_file(std::string_view name, std::uint16_t port, int family,
+                                                 const std::string& path);
 
   // Local and peer addresses of a socket; throw fmt::system_error (peer_of: ENOTCONN when it has none).
   static endpoint local_of(int fd);
