@@ -98,8 +98,9 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   ::shutdown(plan.fd, SHUT_WR);
 }
 
-void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std::string& error) {
+void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, stream_outcome& out) {
   set_receive_timeout(fd, poll_ns);
+  out.batching = "recv";
   // The bytes are copied out even though nobody looks at them: while the receiver holds the socket in
   // recv(), arriving segments queue to the socket's backlog and the *receiver's* CPU does their TCP
   // processing. Discarding in the kernel (MSG_TRUNC) returns at once, which leaves all of that to the
@@ -110,7 +111,7 @@ void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std
     if (r == 0) break;  // the sender shut down its side: every byte is in
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      error = fmt::format("recv: {}", std::strerror(errno));
+      out.error = fmt::format("recv: {}", std::strerror(errno));
       break;
     }
     std::int64_t now = wall_ns();
@@ -120,17 +121,16 @@ void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std
   }
 }
 
-void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, std::string& error,
-                      std::string& batching) {
+void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, stream_outcome& out) {
   set_receive_timeout(fd, poll_ns / 2);
   udp_batch_receiver rx(fd, 64, gro);
-  batching = std::string(rx.mode());
+  out.batching = std::string(rx.mode());
   while (!stop.stop_requested()) {
     std::error_code ec;
     rx.receive([&](const received& r) { counters.on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns); },
                ec);
     if (ec) {
-      error = fmt::format("recv: {}", ec.message());
+      out.error = fmt::format("recv: {}", ec.message());
       break;
     }
   }

@@ -28,10 +28,12 @@ struct stream_plan {
   int cpu = -1;                      // pin to this CPU when >= 0
 };
 
+// How a stream's loop ran, written by its thread and read once it has ended. Every loop, sending or
+// receiving, reports its failure here, once, as the line a user reads.
 struct stream_outcome {
-  std::int64_t start_wall_ns = 0;    // when the first datagram actually went
-  std::int64_t elapsed_ns = 0;       // monotonic, first send to the end of the last
-  std::string batching;              // "gso", "sendmmsg", "send"
+  std::int64_t start_wall_ns = 0;    // sender: when the first datagram actually went
+  std::int64_t elapsed_ns = 0;       // sender: monotonic, first send to the end of the last
+  std::string batching;              // "gso", "sendmmsg", "send"; receiving: "gro", "recvmmsg", "recv"
   std::string error;                 // empty when the stream ran to its end
 };
 
@@ -49,11 +51,10 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
 // Writes `message_size` bytes per send() until the duration ends, then shuts the write side down so the
 // receiver sees EOF only after every byte.
 void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out);
-// Reads until EOF (the sender's end), an error, or a stop request. Counts bytes; `message_size` > 0 turns
-// bytes into messages the way the sender counted them.
-void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std::string& error);
+// Reads until EOF (the sender's end), an error, or a stop request. Counts bytes only: messages are
+// counted from the bytes of all streams (tcp_messages).
+void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, stream_outcome& out);
 // Receives datagrams of one flow on a connected UDP socket until stopped (reverse mode, client side).
-void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, std::string& error,
-                      std::string& batching);
+void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, stream_outcome& out);
 
 }  // namespace nb

@@ -60,8 +60,6 @@ client_test::client_test(asio::io_context& io, client_options options, client_ev
       send_(o_.streams),
       recv_(o_.streams),
       outcomes_(o_.streams),
-      errors_(o_.streams),
-      batching_(o_.streams),
       done_(std::make_unique<std::atomic<int>[]>(o_.streams)) {}
 
 client_test::~client_test() {
@@ -181,9 +179,9 @@ void client_test::start_threads() {
       } else {
         if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
         if (udp)
-          run_udp_receiver(st, plan.fd, o_.gro, recv_[s], errors_[s], batching_[s]);
+          run_udp_receiver(st, plan.fd, o_.gro, recv_[s], outcomes_[s]);
         else
-          run_tcp_receiver(st, plan.fd, recv_[s], errors_[s]);
+          run_tcp_receiver(st, plan.fd, recv_[s], outcomes_[s]);
       }
       done_[s] = 1;
     });

@@ -78,7 +78,6 @@ class client_test {
   std::vector<send_counters> send_;
   std::vector<recv_counters> recv_;
   std::vector<stream_outcome> outcomes_;
-  std::vector<std::string> errors_, batching_;
   std::unique_ptr<std::atomic<int>[]> done_;
   std::vector<std::jthread> threads_;
 

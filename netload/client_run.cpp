@@ -120,8 +120,8 @@ side_counts client_test::local_counts() const {
     c.add_received(flow_totals{}.add(recv_[s]));
     if (o_.kind == test_kind::udp_stream)
       c.kernel_drops += static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(data_fds_[s].get())) - drops_at_start_[s]);
-    c.batching = o_.kind == test_kind::udp_stream ? batching_[s] : "recv";
-    if (!errors_[s].empty() && c.error.empty()) c.error = errors_[s];
+    c.batching = outcomes_[s].batching;
+    if (!outcomes_[s].error.empty() && c.error.empty()) c.error = outcomes_[s].error;
   }
   return c;
 }

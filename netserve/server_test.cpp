@@ -22,7 +22,6 @@ server_test::server_test(std::uint64_t id, std::string cookie, test_request requ
       tcp_recv_(request_.streams),
       send_(request_.streams),
       outcomes_(request_.streams),
-      errors_(request_.streams),
       done_(std::make_unique<std::atomic<int>[]>(request_.streams)) {
   unattributed_at_start_ = port_->unattributed();
 }
@@ -83,7 +82,7 @@ void server_test::start_tcp_stream(std::uint32_t stream) {
   if (request_.reverse) return start_sender(stream);
   threads_.emplace_back([this, stream](std::stop_token st) {
     if (request_.cpu >= 0) pin_thread_to_cpu(request_.cpu);
-    run_tcp_receiver(st, tcp_fds_[stream].get(), tcp_recv_[stream], errors_[stream]);
+    run_tcp_receiver(st, tcp_fds_[stream].get(), tcp_recv_[stream], outcomes_[stream]);
     done_[stream] = 1;
   });
 }
@@ -176,11 +175,10 @@ side_counts server_test::finish() {
   side_counts c;
   totals(c.packets, c.bytes);
   for (std::uint32_t s = 0; s < request_.streams; ++s) {
-    if (!errors_[s].empty() && c.error.empty()) c.error = errors_[s];
+    const stream_outcome& o = outcomes_[s];
+    if (!o.error.empty() && c.error.empty()) c.error = o.error;
     if (request_.reverse) {
       c.errors += send_[s].errors.get();
-      const stream_outcome& o = outcomes_[s];
-      if (!o.error.empty() && c.error.empty()) c.error = o.error;
       if (c.start_wall_ns == 0 || (o.start_wall_ns && o.start_wall_ns < c.start_wall_ns)) c.start_wall_ns = o.start_wall_ns;
       c.elapsed_ns = std::max(c.elapsed_ns, o.elapsed_ns);
       c.batching = o.batching;

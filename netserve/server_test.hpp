@@ -81,8 +81,7 @@ class server_test {
   std::vector<fd_handle> tcp_fds_;                // TCP, per stream
   std::vector<recv_counters> tcp_recv_;           // forward TCP
   std::vector<send_counters> send_;               // reverse
-  std::vector<stream_outcome> outcomes_;          // reverse
-  std::vector<std::string> errors_;               // per stream
+  std::vector<stream_outcome> outcomes_;          // per stream
   std::unique_ptr<std::atomic<int>[]> done_;      // per stream: its thread has ended
   std::vector<std::jthread> threads_;
 };
