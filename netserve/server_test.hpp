@@ -7,14 +7,9 @@
 #include "core/streams.hpp"
 #include "netserve/udp_port.hpp"
 
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <stop_token>
 #include <string>
-#include <thread>
 #include <utility>
-#include <vector>
 
 namespace nb::serve {
 
@@ -65,6 +60,8 @@ class server_test {
  private:
   void start_sender(std::uint32_t stream);
   void start_tcp_stream(std::uint32_t stream);
+  // Forward UDP: a stream's counts are the port's lanes' blocks for it; everything else counts its own.
+  stream_set::received_of received_from_port() const;
 
   std::uint64_t id_;
   std::string cookie_;
@@ -77,13 +74,10 @@ class server_test {
   std::string lanes_used_;
   std::string data_key_;
 
-  std::shared_ptr<udp_flows> udp_flows_;          // forward UDP
-  std::vector<fd_handle> tcp_fds_;                // TCP, per stream
-  std::vector<recv_counters> tcp_recv_;           // forward TCP
-  std::vector<send_counters> send_;               // reverse
-  std::vector<stream_outcome> outcomes_;          // per stream
-  std::unique_ptr<std::atomic<int>[]> done_;      // per stream: its thread has ended
-  std::vector<std::jthread> threads_;
+  std::shared_ptr<udp_flows> udp_flows_;  // forward UDP: the port's lanes count it
+  // TCP streams' connections, and every thread: senders in reverse, TCP receivers forward. Last: its
+  // threads stop before anything above goes.
+  stream_set streams_;
 };
 
 }  // namespace nb::serve
