@@ -4,7 +4,7 @@
 // that opens a port range for TCP and UDP is all a test needs.
 #include "core/frame_io.hpp"
 #include "netserve/server_budget.hpp"
-#include "netserve/server_test.hpp"
+#include "netserve/served_test.hpp"
 #include "netserve/udp_port.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -74,7 +74,7 @@ class server {
     std::uint16_t number = 0;
     std::unique_ptr<tcp::acceptor> acceptor;
     std::shared_ptr<udp_port> udp;
-    std::map<std::string, std::shared_ptr<server_test>> tests;  // by cookie
+    std::map<std::string, std::shared_ptr<served_test>> tests;  // by cookie
     std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
   };
 
@@ -82,9 +82,9 @@ class server {
   asio::awaitable<void> accept_loop(std::shared_ptr<port_state> p);
   asio::awaitable<void> session(tcp::socket socket, std::shared_ptr<port_state> p);
   asio::awaitable<void> run_test(tcp::socket& socket, frame_mac& mac, port_state& p, test_request request);
-  asio::awaitable<void> report_intervals(tcp::socket& socket, frame_mac& mac, const server_test& t, const bool& ended);
-  asio::awaitable<end_msg> await_end(tcp::socket& socket, frame_mac& mac, const server_test& t, bool& ended);
-  asio::awaitable<void> drain(server_test& t);
+  asio::awaitable<void> report_intervals(tcp::socket& socket, frame_mac& mac, const served_test& t, const bool& ended);
+  asio::awaitable<end_msg> await_end(tcp::socket& socket, frame_mac& mac, const served_test& t, bool& ended);
+  asio::awaitable<void> drain(served_test& t);
   void attach_data(tcp::socket& socket, port_state& p, const data_hello& hello, const frame_mac& mac);
   void validate(const test_request& r) const;
   void log_refused_connection(const std::string& client, const std::string& why);

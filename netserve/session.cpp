@@ -40,7 +40,7 @@ constexpr auto end_grace = 60s;  // the client's end must arrive this long after
 // The host from just before the start instant (the client's lead before it is no part of the test) to the end of
 // the data: our senders' end in reverse, the client's end forward. The drain after it is mostly idle
 // time, which would dilute the CPU shares.
-asio::awaitable<void> sample_host(const server_test& t, const bool& ended, std::optional<host_delta>& out) {
+asio::awaitable<void> sample_host(const served_test& t, const bool& ended, std::optional<host_delta>& out) {
   const std::int64_t at = t.start_wall_ns() - snapshot_lead_ns;
   while (!ended && wall_ns() < at) co_await sleep_for(std::min<std::chrono::nanoseconds>(until_wall(at), 100ms));
   auto from = take_host_snapshot();
@@ -106,7 +106,7 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, frame_mac& mac, port
   std::string why;
   const std::optional<budget::hold> held = budget_->try_take(client, cost_of(request), why);
   if (!held) throw protocol_error("rejected: " + why);
-  auto test = std::make_shared<server_test>(++next_test_id_, make_cookie(), std::move(request), peer,
+  auto test = std::make_shared<served_test>(++next_test_id_, make_cookie(), std::move(request), peer,
                                             endpoint::local_of(socket.native_handle()), p.udp);
   const test_request& r = test->request();
   test->set_data_key(mac.key());  // with a key, data connections must show a token derived from it
@@ -160,7 +160,7 @@ asio::awaitable<void> server::run_test(tcp::socket& socket, frame_mac& mac, port
              printable(c.error));
 }
 
-asio::awaitable<void> server::report_intervals(tcp::socket& socket, frame_mac& mac, const server_test& t,
+asio::awaitable<void> server::report_intervals(tcp::socket& socket, frame_mac& mac, const served_test& t,
                                                const bool& ended) {
   const test_request& r = t.request();
   if (r.interval_s <= 0) co_return;
@@ -186,7 +186,7 @@ asio::awaitable<void> server::report_intervals(tcp::socket& socket, frame_mac& m
   }
 }
 
-asio::awaitable<end_msg> server::await_end(tcp::socket& socket, frame_mac& mac, const server_test& t, bool& ended) {
+asio::awaitable<end_msg> server::await_end(tcp::socket& socket, frame_mac& mac, const served_test& t, bool& ended) {
   const test_request& r = t.request();
   // From the start instant, or from now when it is past (late senders still send the whole duration).
   const std::int64_t end_ns = saturating_add(std::max(t.start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
@@ -196,7 +196,7 @@ asio::awaitable<end_msg> server::await_end(tcp::socket& socket, frame_mac& mac, 
   co_return end;
 }
 
-asio::awaitable<void> server::drain(server_test& t) {
+asio::awaitable<void> server::drain(served_test& t) {
   const test_request& r = t.request();
   std::int64_t quiet = s_to_ns(options_.drain_quiet_s);
   std::int64_t give_up = mono_ns() + s_to_ns(options_.drain_max_s);

@@ -1,4 +1,4 @@
-#include "netserve/server_test.hpp"
+#include "netserve/served_test.hpp"
 
 #include "core/clock.hpp"
 
@@ -10,7 +10,7 @@
 
 namespace nb::serve {
 
-server_test::server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
+served_test::served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
               std::shared_ptr<udp_port> port)
     : id_(id),
       cookie_(std::move(cookie)),
@@ -22,17 +22,17 @@ server_test::server_test(std::uint64_t id, std::string cookie, test_request requ
   unattributed_at_start_ = port_->unattributed();
 }
 
-server_test::~server_test() {
+served_test::~served_test() {
   streams_.stop();
   if (udp_flows_) port_->detach(udp_flows_);
 }
 
-int server_test::pinned_cpu() const {
+int served_test::pinned_cpu() const {
   if (udp_flows_) return udp_flows_->pinned.load(std::memory_order_relaxed);
   return request_.cpu;
 }
 
-int server_test::attach_udp() {
+int served_test::attach_udp() {
   std::vector<endpoint> sources;
   for (auto p : request_.data_ports) {
     endpoint e = peer_;
@@ -47,7 +47,7 @@ int server_test::attach_udp() {
   return granted;
 }
 
-std::pair<int, int> server_test::data_socket_buffers() const {
+std::pair<int, int> served_test::data_socket_buffers() const {
   // Reverse UDP sends on the port's socket, with the buffer it has.
   if (request_.kind == test_kind::udp_stream) return {0, send_buffer(port_->fd())};
   // TCP data connections come after the ready message: a socket of theirs, given the sizes asked for,
@@ -58,7 +58,7 @@ std::pair<int, int> server_test::data_socket_buffers() const {
           request_.sndbuf > 0 ? set_send_buffer(probe.get(), request_.sndbuf) : send_buffer(probe.get())};
 }
 
-std::string server_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
+std::string served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
   if (request_.kind != test_kind::tcp_stream) return "data connection for a test that is not TCP_STREAM";
   if (stream >= request_.streams) return fmt::format("stream {} is out of range", stream);
   if (streams_[stream].fd) return fmt::format("stream {} is already connected", stream);
@@ -73,7 +73,7 @@ std::string server_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
   return {};
 }
 
-void server_test::start_tcp_stream(std::uint32_t stream) {
+void served_test::start_tcp_stream(std::uint32_t stream) {
   if (request_.reverse) return start_sender(stream);
   stream_plan plan;
   plan.fd = streams_[stream].fd.get();
@@ -81,14 +81,14 @@ void server_test::start_tcp_stream(std::uint32_t stream) {
   streams_.start(stream, plan);
 }
 
-bool server_test::all_data_attached() const {
+bool served_test::all_data_attached() const {
   if (request_.kind != test_kind::tcp_stream) return true;
   for (std::uint32_t s = 0; s < request_.streams; ++s)
     if (!streams_[s].fd) return false;
   return true;
 }
 
-void server_test::start(std::int64_t start_wall_ns) {
+void served_test::start(std::int64_t start_wall_ns) {
   start_wall_ns_ = start_wall_ns;
   if (request_.kind == test_kind::udp_stream) {  // forward: the port's lanes receive
     if (request_.reverse)
@@ -99,7 +99,7 @@ void server_test::start(std::int64_t start_wall_ns) {
     if (streams_[s].fd) start_tcp_stream(s);
 }
 
-void server_test::start_sender(std::uint32_t stream) {
+void served_test::start_sender(std::uint32_t stream) {
   stream_plan plan;
   plan.message_size = request_.message_size;
   plan.pps = request_.pps / request_.streams;
@@ -124,20 +124,20 @@ void server_test::start_sender(std::uint32_t stream) {
   streams_.start(stream, plan);
 }
 
-stream_set::received_of server_test::received_from_port() const {
+stream_set::received_of served_test::received_from_port() const {
   if (request_.reverse || request_.kind != test_kind::udp_stream) return {};
   return [this](std::size_t s) { return udp_flows_ ? totals_of(*udp_flows_, s) : flow_totals{}; };
 }
 
-void server_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
+void served_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
   streams_.totals(packets, bytes, received_from_port());
 }
 
-bool server_test::finished() const {
+bool served_test::finished() const {
   return (!request_.reverse && request_.kind == test_kind::udp_stream) || streams_.all_done();
 }
 
-bool server_test::drained(std::int64_t quiet_ns) const {
+bool served_test::drained(std::int64_t quiet_ns) const {
   // Arrival times are kernel stamps, so "quiet" alone could be fooled by a receiver that is behind:
   // the lanes' queues must be empty too. Another test still sending on the port keeps a queue busy;
   // the session's drain bound ends the wait then.
@@ -146,7 +146,7 @@ bool server_test::drained(std::int64_t quiet_ns) const {
   return port_->queued_bytes() == 0 && wall_ns() - last >= quiet_ns;
 }
 
-side_counts server_test::finish() {
+side_counts served_test::finish() {
   streams_.stop();
   side_counts c = streams_.counts(received_from_port());
   if (!request_.reverse && request_.kind == test_kind::udp_stream) {

@@ -1,5 +1,5 @@
 #pragma once
-// The server's side of one test: its data-plane threads and counters. Built by the control session,
+// The server's side of one test: its data-plane threads and counters. Built by its control connection,
 // which drives it; TCP data connections, which arrive on their own connections, attach to it by cookie.
 #include "core/flow.hpp"
 #include "core/protocol.hpp"
@@ -13,13 +13,13 @@
 
 namespace nb::serve {
 
-class server_test {
+class served_test {
  public:
-  server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
+  served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
               std::shared_ptr<udp_port> port);
-  ~server_test();
-  server_test(const server_test&) = delete;
-  server_test& operator=(const server_test&) = delete;
+  ~served_test();
+  served_test(const served_test&) = delete;
+  served_test& operator=(const served_test&) = delete;
 
   std::uint64_t id() const noexcept { return id_; }
   const std::string& cookie() const noexcept { return cookie_; }
