@@ -22,6 +22,19 @@ constexpr std::int64_t drain_quiet_ns = 100'000'000;   // reverse UDP: quiet thi
 constexpr std::int64_t drain_max_ns = 2'000'000'000;
 constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // senders or TCP receivers must end by then
 
+// What every result says, whether the test ran or failed: the test that was asked for.
+test_result asked(const client_options& o) {
+  test_result r;
+  r.kind = o.kind;
+  r.host = o.host;
+  r.port = o.port;
+  r.message_size = o.message_size;
+  r.streams = o.streams;
+  r.reverse = o.reverse;
+  r.client_version = version;
+  return r;
+}
+
 }  // namespace
 
 asio::awaitable<void> client_test::local_side() {
@@ -137,14 +150,7 @@ void client_test::emit_intervals(bool final) {
 }
 
 test_result client_test::result() const {
-  test_result r;
-  r.kind = o_.kind;
-  r.host = o_.host;
-  r.port = o_.port;
-  r.message_size = o_.message_size;
-  r.streams = o_.streams;
-  r.reverse = o_.reverse;
-  r.client_version = version;
+  test_result r = asked(o_);
   r.server_version = ready_.server_version;
   r.requested_start = static_cast<double>(requested_start_ns_) / 1e9;
   r.path_mtu = path_mtu_;
@@ -212,14 +218,7 @@ test_result run_test(asio::io_context& io, const client_options& options, client
   io.run();
   if (!completed) failure = "interrupted before the test completed";
   if (!failure.empty()) {
-    test_result r;
-    r.kind = options.kind;
-    r.host = options.host;
-    r.port = options.port;
-    r.message_size = options.message_size;
-    r.streams = options.streams;
-    r.reverse = options.reverse;
-    r.client_version = version;
+    test_result r = asked(options);
     r.error = failure;
     return r;
   }
