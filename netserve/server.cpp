@@ -28,7 +28,7 @@ void served_port::add(std::shared_ptr<served_test> test, const std::string& clie
 
 void served_port::remove(const served_test& test, const std::string& client) noexcept {
   tests.erase(test.cookie());
-  if (--tests_of_client[client] == 0) tests_of_client.erase(client);
+  if (auto it = tests_of_client.find(client); it != tests_of_client.end() && --it->second == 0) tests_of_client.erase(it);
 }
 
 void server::bind_port(served_port& p, std::uint16_t wanted) {
