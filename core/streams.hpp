@@ -1,7 +1,8 @@
 #pragma once
 // The data-plane loops: one thread per stream, raw system calls, counters published per batch.
 // Each loop is bounded: it waits for its start instant, runs for its duration and stops by itself,
-// or earlier when its stop_token is triggered.
+// or earlier when its stop_token is triggered. And one side's streams of a test (stream_set), which
+// netload and netserve hold, start and count the same way.
 #include "core/endpoint.hpp"
 #include "core/flow.hpp"
 #include "core/protocol.hpp"
