@@ -98,8 +98,9 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   ::shutdown(plan.fd, SHUT_WR);
 }
 
-void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std::string& error) {
+void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, stream_outcome& out) {
   set_receive_timeout(fd, poll_ns);
+  out.batching = "recv";
   // The bytes are copied out even though nobody looks at them: while the receiver holds the socket in
   // recv(), arriving segments queue to the socket's backlog and the *receiver's* CPU does their TCP
   // processing. Discarding in the kernel (MSG_TRUNC) returns at once, which leaves all of that to the
@@ -110,7 +111,7 @@ void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std
     if (r == 0) break;  // the sender shut down its side: every byte is in
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      error = fmt::format("recv: {}", std::strerror(errno));
+      out.error = fmt::format("recv: {}", std::strerror(errno));
       break;
     }
     std::int64_t now = wall_ns();
@@ -120,20 +121,95 @@ void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std
   }
 }
 
-void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, std::string& error,
-                      std::string& batching) {
+void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, stream_outcome& out) {
   set_receive_timeout(fd, poll_ns / 2);
   udp_batch_receiver rx(fd, 64, gro);
-  batching = std::string(rx.mode());
+  out.batching = std::string(rx.mode());
   while (!stop.stop_requested()) {
     std::error_code ec;
     rx.receive([&](const received& r) { counters.on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns); },
                ec);
     if (ec) {
-      error = fmt::format("recv: {}", ec.message());
+      out.error = fmt::format("recv: {}", ec.message());
       break;
     }
   }
+}
+
+stream_set::stream_set(std::size_t streams, bool sending, test_kind kind, std::uint64_t message_size)
+    : streams_(streams), sending_(sending), kind_(kind), message_size_(message_size) {}
+
+void stream_set::start(std::size_t s, const stream_plan& plan) {
+  data_stream& d = streams_[s];
+  const bool udp = kind_ == test_kind::udp_stream;
+  if (sending_) {
+    d.thread = std::jthread([&d, plan, udp](std::stop_token st) {
+      udp ? run_udp_sender(st, plan, d.sent, d.outcome) : run_tcp_sender(st, plan, d.sent, d.outcome);
+      d.done = true;
+    });
+    return;
+  }
+  d.thread = std::jthread([&d, plan, udp](std::stop_token st) {
+    if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
+    udp ? run_udp_receiver(st, plan.fd, plan.gro, d.received, d.outcome) : run_tcp_receiver(st, plan.fd, d.received, d.outcome);
+    d.done = true;
+  });
+}
+
+bool stream_set::all_done() const noexcept {
+  return std::all_of(streams_.begin(), streams_.end(), [](const data_stream& d) { return d.done.load(); });
+}
+
+void stream_set::request_stop() noexcept {
+  for (auto& d : streams_) d.thread.request_stop();
+}
+
+void stream_set::stop() {
+  request_stop();
+  for (auto& d : streams_)
+    if (d.thread.joinable()) d.thread.join();
+}
+
+flow_totals stream_set::received_by(std::size_t s, const received_of& received) const {
+  return received ? received(s) : flow_totals{}.add(streams_[s].received);
+}
+
+void stream_set::totals(std::uint64_t& packets, std::uint64_t& bytes, const received_of& received) const {
+  packets = bytes = 0;
+  for (std::size_t s = 0; s < streams_.size(); ++s) {
+    if (sending_) {
+      packets += streams_[s].sent.packets.get();
+      bytes += streams_[s].sent.bytes.get();
+    } else {
+      flow_totals t = received_by(s, received);
+      packets += t.packets;
+      bytes += t.bytes;
+    }
+  }
+  // TCP, sending or receiving: messages from the bytes of all streams, as the other side counts them.
+  if (kind_ == test_kind::tcp_stream) packets = tcp_messages(bytes, message_size_);
+}
+
+side_counts stream_set::counts(const received_of& received) const {
+  side_counts c;
+  totals(c.packets, c.bytes, received);
+  for (std::size_t s = 0; s < streams_.size(); ++s) {
+    const data_stream& d = streams_[s];
+    if (sending_) {
+      c.errors += d.sent.errors.get();
+      const std::int64_t started = d.outcome.start_wall_ns;
+      if (c.start_wall_ns == 0 || (started && started < c.start_wall_ns)) c.start_wall_ns = started;
+      c.elapsed_ns = std::max(c.elapsed_ns, d.outcome.elapsed_ns);
+    } else {
+      c.add_received(received_by(s, received));
+      // The kernel's counter is 32-bit: the difference wraps right.
+      if (kind_ == test_kind::udp_stream && d.fd)
+        c.kernel_drops += static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(d.fd.get())) - d.drops_at_start);
+    }
+    c.batching = d.outcome.batching;
+    if (!d.outcome.error.empty() && c.error.empty()) c.error = d.outcome.error;
+  }
+  return c;
 }
 
 }  // namespace nb

@@ -1,16 +1,23 @@
 #pragma once
 // The data-plane loops: one thread per stream, raw system calls, counters published per batch.
 // Each loop is bounded: it waits for its start instant, runs for its duration and stops by itself,
-// or earlier when its stop_token is triggered.
+// or earlier when its stop_token is triggered. And one side's streams of a test (stream_set), which
+// netload and netserve hold, start and count the same way.
 #include "core/endpoint.hpp"
 #include "core/flow.hpp"
+#include "core/protocol.hpp"
+#include "core/socket.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 namespace nb {
 
@@ -25,13 +32,16 @@ struct stream_plan {
   std::int64_t duration_ns = 0;
   std::size_t batch = 256;           // datagrams per system call at most
   bool gso = true;
+  bool gro = true;                   // receiving UDP: ask the socket for coalesced buffers
   int cpu = -1;                      // pin to this CPU when >= 0
 };
 
+// How a stream's loop ran, written by its thread and read once it has ended. Every loop, sending or
+// receiving, reports its failure here, once, as the line a user reads.
 struct stream_outcome {
-  std::int64_t start_wall_ns = 0;    // when the first datagram actually went
-  std::int64_t elapsed_ns = 0;       // monotonic, first send to the end of the last
-  std::string batching;              // "gso", "sendmmsg", "send"
+  std::int64_t start_wall_ns = 0;    // sender: when the first datagram actually went
+  std::int64_t elapsed_ns = 0;       // sender: monotonic, first send to the end of the last
+  std::string batching;              // "gso", "sendmmsg", "send"; receiving: "gro", "recvmmsg", "recv"
   std::string error;                 // empty when the stream ran to its end
 };
 
@@ -49,11 +59,66 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
 // Writes `message_size` bytes per send() until the duration ends, then shuts the write side down so the
 // receiver sees EOF only after every byte.
 void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out);
-// Reads until EOF (the sender's end), an error, or a stop request. Counts bytes; `message_size` > 0 turns
-// bytes into messages the way the sender counted them.
-void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, std::string& error);
+// Reads until EOF (the sender's end), an error, or a stop request. Counts bytes only: messages are
+// counted from the bytes of all streams (tcp_messages).
+void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, stream_outcome& out);
 // Receives datagrams of one flow on a connected UDP socket until stopped (reverse mode, client side).
-void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, std::string& error,
-                      std::string& batching);
+void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, stream_outcome& out);
+
+// One data stream of a test, on either side: its socket, what its thread counts, and how it ended. The
+// thread is the only writer of the counters and the outcome; the control plane reads the counters while
+// it runs, and the outcome once `done` is set.
+struct data_stream {
+  fd_handle fd;                      // empty where the stream uses a shared socket (netserve's UDP port)
+  send_counters sent;                // a sending stream's
+  recv_counters received;            // a receiving stream's
+  stream_outcome outcome;
+  std::uint32_t drops_at_start = 0;  // receiving UDP on its own socket: the kernel's drop counter then
+  std::atomic<bool> done{false};     // its thread has ended
+  std::jthread thread;
+};
+
+// One side's streams of a test, held and counted the same way by netload and netserve: every stream of
+// a side sends, or every one receives.
+class stream_set {
+ public:
+  // Where a receiving stream's counts come from when not its own counters (netserve's forward UDP: the
+  // port's receive lanes, summed).
+  using received_of = std::function<flow_totals(std::size_t stream)>;
+
+  stream_set(std::size_t streams, bool sending, test_kind kind, std::uint64_t message_size);
+  ~stream_set() { stop(); }
+  stream_set(const stream_set&) = delete;
+  stream_set& operator=(const stream_set&) = delete;
+
+  std::size_t size() const noexcept { return streams_.size(); }
+  data_stream& operator[](std::size_t s) noexcept { return streams_[s]; }
+  const data_stream& operator[](std::size_t s) const noexcept { return streams_[s]; }
+  bool sending() const noexcept { return sending_; }
+
+  // Starts stream `s`'s thread: it sends by `plan`, or receives on plan.fd (pinned to plan.cpu, with
+  // plan.gro), until its duration ends, its sender's EOF, or stop().
+  void start(std::size_t s, const stream_plan& plan);
+  bool all_done() const noexcept;
+  // Asks every thread to stop; they end within a poll interval (every loop polls its stop token).
+  void request_stop() noexcept;
+  // request_stop(), then joins them.
+  void stop();
+
+  // Packets and bytes so far, summed over the streams; TCP counts messages from the bytes of all streams.
+  void totals(std::uint64_t& packets, std::uint64_t& bytes, const received_of& received = {}) const;
+  // This side's counts once its threads have ended: the totals, a sender's refusals, first start and
+  // longest sending time, a receiver's arrival window, sequence analysis and (own UDP sockets) kernel
+  // drops, the batching used, and the first error of any stream.
+  side_counts counts(const received_of& received = {}) const;
+
+ private:
+  flow_totals received_by(std::size_t s, const received_of& received) const;
+
+  std::vector<data_stream> streams_;
+  bool sending_;
+  test_kind kind_;
+  std::uint64_t message_size_;
+};
 
 }  // namespace nb

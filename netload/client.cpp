@@ -56,17 +56,7 @@ client_test::client_test(asio::io_context& io, client_options options, client_ev
       psk_(o_.psk_file.empty() ? std::string() : read_psk_file(o_.psk_file)),
       events_(std::move(events)),
       control_(io),
-      drops_at_start_(o_.streams),
-      send_(o_.streams),
-      recv_(o_.streams),
-      outcomes_(o_.streams),
-      errors_(o_.streams),
-      batching_(o_.streams),
-      done_(std::make_unique<std::atomic<int>[]>(o_.streams)) {}
-
-client_test::~client_test() {
-  for (auto& t : threads_) t.request_stop();
-}
+      streams_(o_.streams, !o_.reverse, o_.kind, o_.message_size) {}
 
 void client_test::bind_local(tcp::socket& s, const tcp::endpoint& to) const {
   s.open(to.protocol());
@@ -101,7 +91,7 @@ void client_test::open_udp_sockets() {
     if (o_.dscp >= 0) set_dscp(fd.get(), server_.family(), o_.dscp);
     if (o_.reverse) {
       local_buffer_granted_ = set_recv_buffer(fd.get(), o_.local_buffer > 0 ? o_.local_buffer : 4 << 20);
-      drops_at_start_[s] = static_cast<std::uint32_t>(socket_drops(fd.get()));
+      streams_[s].drops_at_start = static_cast<std::uint32_t>(socket_drops(fd.get()));
     } else {
       local_buffer_granted_ = o_.local_buffer > 0 ? set_send_buffer(fd.get(), o_.local_buffer) : send_buffer(fd.get());
     }
@@ -113,7 +103,7 @@ void client_test::open_udp_sockets() {
       throw std::runtime_error(fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {}); "
                                            "netload does not fragment",
                                            o_.message_size, path_mtu_, server_.address(), room));
-    data_fds_.push_back(std::move(fd));
+    streams_[s].fd = std::move(fd);
   }
 }
 
@@ -125,7 +115,8 @@ test_request client_test::make_request() const {
   r.streams = o_.streams;
   r.reverse = o_.reverse;
   r.pps = o_.target_pps();
-  for (const auto& fd : data_fds_) r.data_ports.push_back(endpoint::local_of(fd.get()).port());
+  for (std::uint32_t s = 0; s < o_.streams && o_.kind == test_kind::udp_stream; ++s)
+    r.data_ports.push_back(endpoint::local_of(streams_[s].fd.get()).port());
   r.rcvbuf = o_.reverse ? 0 : o_.remote_buffer;
   r.sndbuf = o_.reverse ? o_.remote_buffer : 0;
   r.cpu = o_.remote_cpu;
@@ -159,34 +150,23 @@ asio::awaitable<void> client_test::open_tcp_streams() {
     mss_ = tcp_mss(fd.get());
     path_mtu_ = path_mtu(fd.get(), server_.family());
     if (o_.local_buffer <= 0) local_buffer_granted_ = o_.reverse ? recv_buffer(fd.get()) : send_buffer(fd.get());
-    data_fds_.push_back(std::move(fd));
+    streams_[s].fd = std::move(fd);
   }
 }
 
 void client_test::start_threads() {
   for (std::uint32_t s = 0; s < o_.streams; ++s) {
     stream_plan plan;
-    plan.fd = data_fds_[s].get();
+    plan.fd = streams_[s].fd.get();
     plan.message_size = o_.message_size;
     plan.pps = o_.target_pps() / o_.streams;
     plan.start_wall_ns = start_wall_ns_;
     plan.duration_ns = s_to_ns(o_.duration_s);
     plan.batch = o_.batch ? o_.batch : default_batch(o_.message_size);
     plan.gso = o_.gso;
+    plan.gro = o_.gro;
     plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
-    threads_.emplace_back([this, s, plan](std::stop_token st) {
-      bool udp = o_.kind == test_kind::udp_stream;
-      if (!o_.reverse) {
-        udp ? run_udp_sender(st, plan, send_[s], outcomes_[s]) : run_tcp_sender(st, plan, send_[s], outcomes_[s]);
-      } else {
-        if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
-        if (udp)
-          run_udp_receiver(st, plan.fd, o_.gro, recv_[s], errors_[s], batching_[s]);
-        else
-          run_tcp_receiver(st, plan.fd, recv_[s], errors_[s]);
-      }
-      done_[s] = 1;
-    });
+    streams_.start(s, plan);
   }
 }
 

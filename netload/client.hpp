@@ -9,11 +9,9 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
-#include <thread>
 #include <vector>
 
 namespace nb::load {
@@ -30,7 +28,6 @@ struct client_events {
 class client_test {
  public:
   client_test(asio::io_context& io, client_options options, client_events events);
-  ~client_test();
 
   // Runs the test; throws (protocol_error, system_error, std::runtime_error) with the reason it failed.
   asio::awaitable<void> run();
@@ -50,9 +47,6 @@ class client_test {
   asio::awaitable<void> local_side();
   asio::awaitable<void> wait_local_done();
   asio::awaitable<result_msg> read_server();
-  side_counts local_counts() const;
-  void local_totals(std::uint64_t& packets, std::uint64_t& bytes) const;
-  bool local_done() const;
   void sample_host_end();  // once: the end of this side's data
   void emit_intervals(bool final);
 
@@ -73,14 +67,7 @@ class client_test {
   result_msg server_final_;
   std::optional<host_snapshot> host_start_, host_end_;  // this host at the start instant and the end
 
-  std::vector<fd_handle> data_fds_;
-  std::vector<std::uint32_t> drops_at_start_;
-  std::vector<send_counters> send_;
-  std::vector<recv_counters> recv_;
-  std::vector<stream_outcome> outcomes_;
-  std::vector<std::string> errors_, batching_;
-  std::unique_ptr<std::atomic<int>[]> done_;
-  std::vector<std::jthread> threads_;
+  stream_set streams_;  // this side's: senders, or receivers in reverse
 
   // Cumulative samples at interval boundaries: own side by index, server side as it reports them.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;

@@ -22,23 +22,20 @@ constexpr std::int64_t drain_quiet_ns = 100'000'000;   // reverse UDP: quiet thi
 constexpr std::int64_t drain_max_ns = 2'000'000'000;
 constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // senders or TCP receivers must end by then
 
+// What every result says, whether the test ran or failed: the test that was asked for.
+test_result asked(const client_options& o) {
+  test_result r;
+  r.kind = o.kind;
+  r.host = o.host;
+  r.port = o.port;
+  r.message_size = o.message_size;
+  r.streams = o.streams;
+  r.reverse = o.reverse;
+  r.client_version = version;
+  return r;
+}
+
 }  // namespace
-
-void client_test::local_totals(std::uint64_t& packets, std::uint64_t& bytes) const {
-  packets = bytes = 0;
-  for (std::uint32_t s = 0; s < o_.streams; ++s) {
-    packets += o_.reverse ? recv_[s].packets.get() : send_[s].packets.get();
-    bytes += o_.reverse ? recv_[s].bytes.get() : send_[s].bytes.get();
-  }
-  // TCP, sending or receiving: messages from the bytes of all streams, as netserve counts them.
-  if (o_.kind == test_kind::tcp_stream) packets = tcp_messages(bytes, o_.message_size);
-}
-
-bool client_test::local_done() const {
-  for (std::uint32_t s = 0; s < o_.streams; ++s)
-    if (!done_[s]) return false;
-  return true;
-}
 
 asio::awaitable<void> client_test::local_side() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
@@ -51,21 +48,21 @@ asio::awaitable<void> client_test::local_side() {
     const std::int64_t step = s_to_ns(o_.interval_s);
     for (std::uint32_t k = 0;; ++k) {
       std::int64_t boundary = std::min(start_wall_ns_ + (k + 1) * step, end);
-      while (wall_ns() < boundary && !(local_done() && !o_.reverse))
+      while (wall_ns() < boundary && !(streams_.all_done() && !o_.reverse))
         co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(boundary - wall_ns(), 50'000'000)));
       if (wall_ns() < boundary) break;
       // The senders started when their threads woke, a little after the instant, and end as late: the
       // last sample waits for them, so the intervals add up to everything that was sent.
       if (boundary >= end && !o_.reverse) co_await wait_local_done();
       std::pair<std::uint64_t, std::uint64_t> sample;
-      local_totals(sample.first, sample.second);
+      streams_.totals(sample.first, sample.second);
       own_samples_.push_back(sample);
       emit_intervals(false);
       if (boundary >= end) break;
     }
   }
   co_await wait_local_done();
-  local_final_ = local_counts();
+  local_final_ = streams_.counts();
   const message end_m = end_msg{local_final_};
   co_await write_message(control_, control_mac_, end_m);
 }
@@ -73,7 +70,7 @@ asio::awaitable<void> client_test::local_side() {
 asio::awaitable<void> client_test::wait_local_done() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
   if (!o_.reverse) {  // senders stop by themselves at the end
-    while (!local_done() && wall_ns() < end + finish_grace_ns) co_await sleep_for(5ms);
+    while (!streams_.all_done() && wall_ns() < end + finish_grace_ns) co_await sleep_for(5ms);
     sample_host_end();
     co_return;
   }
@@ -82,48 +79,26 @@ asio::awaitable<void> client_test::wait_local_done() {
   std::int64_t give_up = wall_ns() + (o_.kind == test_kind::udp_stream ? drain_max_ns : finish_grace_ns);
   for (;;) {
     if (o_.kind == test_kind::tcp_stream) {
-      if (local_done() || wall_ns() >= give_up) break;  // EOF on every stream: every byte is in
+      if (streams_.all_done() || wall_ns() >= give_up) break;  // EOF on every stream: every byte is in
     } else {
       std::int64_t last = 0;
       int queued = 0;
       for (std::uint32_t s = 0; s < o_.streams; ++s) {
-        last = std::max(last, recv_[s].last_arrival_ns.get());
+        last = std::max(last, streams_[s].received.last_arrival_ns.get());
         int q = 0;
-        ::ioctl(data_fds_[s].get(), FIONREAD, &q);
+        ::ioctl(streams_[s].fd.get(), FIONREAD, &q);
         queued += q;
       }
       if ((queued == 0 && wall_ns() - last >= drain_quiet_ns) || wall_ns() >= give_up) break;
     }
     co_await sleep_for(5ms);
   }
-  for (auto& t : threads_) t.request_stop();
-  while (!local_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
+  streams_.request_stop();
+  while (!streams_.all_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
 }
 
 void client_test::sample_host_end() {
   if (!host_end_) host_end_ = take_host_snapshot();
-}
-
-side_counts client_test::local_counts() const {
-  side_counts c;
-  local_totals(c.packets, c.bytes);
-  for (std::uint32_t s = 0; s < o_.streams; ++s) {
-    if (!o_.reverse) {
-      const stream_outcome& out = outcomes_[s];
-      c.errors += send_[s].errors.get();
-      if (c.start_wall_ns == 0 || (out.start_wall_ns && out.start_wall_ns < c.start_wall_ns)) c.start_wall_ns = out.start_wall_ns;
-      c.elapsed_ns = std::max(c.elapsed_ns, out.elapsed_ns);
-      c.batching = out.batching;
-      if (!out.error.empty() && c.error.empty()) c.error = out.error;
-      continue;
-    }
-    c.add_received(flow_totals{}.add(recv_[s]));
-    if (o_.kind == test_kind::udp_stream)
-      c.kernel_drops += static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(data_fds_[s].get())) - drops_at_start_[s]);
-    c.batching = o_.kind == test_kind::udp_stream ? batching_[s] : "recv";
-    if (!errors_[s].empty() && c.error.empty()) c.error = errors_[s];
-  }
-  return c;
 }
 
 asio::awaitable<result_msg> client_test::read_server() {
@@ -175,14 +150,7 @@ void client_test::emit_intervals(bool final) {
 }
 
 test_result client_test::result() const {
-  test_result r;
-  r.kind = o_.kind;
-  r.host = o_.host;
-  r.port = o_.port;
-  r.message_size = o_.message_size;
-  r.streams = o_.streams;
-  r.reverse = o_.reverse;
-  r.client_version = version;
+  test_result r = asked(o_);
   r.server_version = ready_.server_version;
   r.requested_start = static_cast<double>(requested_start_ns_) / 1e9;
   r.path_mtu = path_mtu_;
@@ -250,14 +218,7 @@ test_result run_test(asio::io_context& io, const client_options& options, client
   io.run();
   if (!completed) failure = "interrupted before the test completed";
   if (!failure.empty()) {
-    test_result r;
-    r.kind = options.kind;
-    r.host = options.host;
-    r.port = options.port;
-    r.message_size = options.message_size;
-    r.streams = options.streams;
-    r.reverse = options.reverse;
-    r.client_version = version;
+    test_result r = asked(options);
     r.error = failure;
     return r;
   }

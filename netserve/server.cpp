@@ -1,5 +1,7 @@
 #include "netserve/server.hpp"
 
+#include "netserve/control_connection.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/v6_only.hpp>
@@ -15,44 +17,57 @@
 namespace nb::serve {
 
 server::server(asio::io_context& io, server_options options)
-    : io_(io), options_(std::move(options)), budget_(budget::create(options_.budget)) {}
+    : io_(io),
+      shared_(std::make_shared<server_shared>(server_shared{options, budget::create(options.budget), 0})) {}
 
-void server::bind_port(port_state& p, std::uint16_t wanted) {
+void served_port::add(std::shared_ptr<served_test> test, const std::string& client) {
+  const std::string cookie = test->cookie();
+  tests.emplace(cookie, std::move(test));
+  ++tests_of_client[client];
+}
+
+void served_port::remove(const served_test& test, const std::string& client) noexcept {
+  tests.erase(test.cookie());
+  if (auto it = tests_of_client.find(client); it != tests_of_client.end() && --it->second == 0) tests_of_client.erase(it);
+}
+
+void server::bind_port(served_port& p, std::uint16_t wanted) {
+  const server_options& o = shared_->options;
   // With port 0 the kernel picks the TCP port; the UDP socket must then get the same number, which
   // another program may hold: try again with a new number a few times.
   for (int attempt = 0; attempt < 50; ++attempt) {
-    endpoint local = endpoint::from_numeric(options_.bind, wanted);
+    endpoint local = endpoint::from_numeric(o.bind, wanted);
     auto acceptor = std::make_unique<tcp::acceptor>(io_);
-    tcp::endpoint tep(asio::ip::make_address(options_.bind), wanted);
+    tcp::endpoint tep(asio::ip::make_address(o.bind), wanted);
     acceptor->open(tep.protocol());
     acceptor->set_option(tcp::acceptor::reuse_address(true));
     if (tep.address().is_v6()) acceptor->set_option(asio::ip::v6_only(false));
     boost::system::error_code ec;
     acceptor->bind(tep, ec);
-    if (ec) throw std::runtime_error(fmt::format("cannot bind TCP port {} on {}: {}", wanted, options_.bind, ec.message()));
+    if (ec) throw std::runtime_error(fmt::format("cannot bind TCP port {} on {}: {}", wanted, o.bind, ec.message()));
     acceptor->listen(asio::socket_base::max_listen_connections);
     std::uint16_t number = acceptor->local_endpoint().port();
     local.set_port(number);
     try {
-      int rcvbuf = options_.rcvbuf > 0 ? options_.rcvbuf : default_rcvbuf(options_.rx_cpus.size());
-      std::vector<udp_lane> lanes = bind_lanes(local, options_.rx_cpus, rcvbuf);
+      int rcvbuf = o.rcvbuf > 0 ? o.rcvbuf : default_rcvbuf(o.rx_cpus.size());
+      std::vector<udp_lane> lanes = bind_lanes(local, o.rx_cpus, rcvbuf);
       p.number = number;
       p.acceptor = std::move(acceptor);
-      p.udp = std::make_shared<udp_port>(std::move(lanes), options_.gro);
+      p.udp = std::make_shared<udp_port>(std::move(lanes), o.gro);
       return;
     } catch (const std::system_error& e) {
       // Only a taken number is worth another try; anything else (out of descriptors, a refused
       // option) would fail again.
       if (wanted != 0 || e.code() != std::errc::address_in_use)
-        throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", number, options_.bind, e.what()));
+        throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", number, o.bind, e.what()));
     }
   }
   throw std::runtime_error("cannot find a port free for both TCP and UDP");
 }
 
 void server::bind() {
-  for (auto wanted : options_.ports) {
-    auto p = std::make_shared<port_state>();
+  for (auto wanted : shared_->options.ports) {
+    auto p = std::make_shared<served_port>();
     bind_port(*p, wanted);
     ports_.push_back(std::move(p));
   }
@@ -61,7 +76,7 @@ void server::bind() {
 std::string server::ready_line() const {
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& p : ports_) ports.push_back(p->number);
-  return nlohmann::json{{"event", "ready"}, {"program", "netserve"}, {"version", version}, {"bind", options_.bind},
+  return nlohmann::json{{"event", "ready"}, {"program", "netserve"}, {"version", version}, {"bind", shared_->options.bind},
                         {"ports", ports}, {"pid", ::getpid()}}
       .dump();
 }
@@ -85,8 +100,8 @@ void server::stop() {
   }
 }
 
-asio::awaitable<void> server::accept_loop(std::shared_ptr<port_state> port) {
-  port_state& p = *port;
+asio::awaitable<void> server::accept_loop(std::shared_ptr<served_port> port) {
+  served_port& p = *port;
   for (;;) {
     auto [ec, socket] = co_await p.acceptor->async_accept(asio::as_tuple(asio::use_awaitable));
     if (ec == asio::error::operation_aborted || !p.acceptor->is_open()) co_return;
@@ -104,16 +119,16 @@ asio::awaitable<void> server::accept_loop(std::shared_ptr<port_state> port) {
     // descriptor and a coroutine each for up to --first-message-timeout, and control connections
     // stay open for their whole test.
     std::string why;
-    auto held = budget_->try_take(client, budget_cost{0, 0, 0, 1}, why);
+    auto held = shared_->process_budget->try_take(client, budget_cost{0, 0, 0, 1}, why);
     if (!held) {
       log_refused_connection(client, why);
       continue;  // the socket closes here
     }
     socket.set_option(tcp::no_delay(true), peer_ec);
-    // The session logs its own failures; nothing escapes it. The handler keeps the connection's unit
-    // until the session has ended (or its frame is destroyed at shutdown).
-    asio::co_spawn(io_, session(std::move(socket), port),
-                   [unit = std::make_shared<budget::hold>(std::move(*held))](std::exception_ptr) {});
+    // As the Asio examples' sessions: the coroutine holds its connection to the end (or until its frame
+    // is destroyed at shutdown). run() logs its own failures; nothing escapes it.
+    auto connection = std::make_shared<control_connection>(std::move(socket), port, shared_, std::move(*held));
+    asio::co_spawn(io_, [connection] { return connection->run(); }, [](std::exception_ptr) {});
   }
 }
 
@@ -125,44 +140,6 @@ void server::log_refused_connection(const std::string& client, const std::string
   fmt::print(stderr, "netserve: refused {} connection(s), the last from {}: {}\n", refusals_unlogged_, client, why);
   refusal_logged_ns_ = now;
   refusals_unlogged_ = 0;
-}
-
-void server::validate(const test_request& r) const {
-  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
-  if (!(r.duration_s > 0) || r.duration_s > options_.max_duration_s)
-    reject(fmt::format("duration {} s is outside (0, {}]", r.duration_s, options_.max_duration_s));
-  if (r.streams < 1 || r.streams > options_.max_streams)
-    reject(fmt::format("{} streams is outside [1, {}]", r.streams, options_.max_streams));
-  if (r.message_size < 1) reject("message size must be at least 1 byte");
-  if (r.kind == test_kind::udp_stream) {
-    if (r.message_size > 65507) reject(fmt::format("UDP message size {} exceeds 65507", r.message_size));
-    if (r.data_ports.size() != r.streams) reject("one data port per stream is required");
-    for (auto port : r.data_ports)
-      if (port == 0) reject("data port 0");
-  } else if (r.message_size > (16u << 20)) {
-    reject("TCP message size exceeds 16 MiB");
-  }
-  // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
-  if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > (64u << 20))
-    reject("streams x message size exceeds 64 MiB");
-  if (!(r.pps >= 0) || r.pps > 1e10) reject("bad packet rate");
-  if (r.interval_s != 0 && !(r.interval_s >= 0.05 && r.interval_s <= r.duration_s))
-    reject("interval must be 0 or between 0.05 s and the duration");
-  if (r.dscp < -1 || r.dscp > 63) reject("DSCP outside 0..63");
-  if (r.cpu < -1 || r.cpu > 4095) reject("bad CPU number");
-  if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > (1 << 30) || r.sndbuf > (1 << 30)) reject("bad socket buffer size");
-  if (r.mss != 0 && (r.mss < 88 || r.mss > 65495)) reject("MSS outside 88..65495");
-}
-
-// The socket by reference: a refused one is still the session's, which tells the client why.
-void server::attach_data(tcp::socket& socket, port_state& p, const data_hello& hello, const frame_mac& mac) {
-  auto it = p.tests.find(hello.cookie);
-  if (it == p.tests.end()) throw protocol_error("data connection names no test on this port");
-  // The cookie travels in the clear: with a key, only the token of the test's own client admits.
-  if (const std::string& key = it->second->data_key();
-      !key.empty() && !constant_time_equal(hello.token, data_token(key, mac, hello.cookie, hello.stream)))
-    throw protocol_error("data connection without a valid token for its test");
-  if (auto error = it->second->attach_tcp(hello.stream, release_blocking(socket)); !error.empty()) throw protocol_error(error);
 }
 
 }  // namespace nb::serve

@@ -2,9 +2,13 @@
 // netserve: many ports in one process. On each port a TCP acceptor takes control connections and TCP
 // data connections, and a UDP socket takes datagrams, all on the same port number, so a firewall rule
 // that opens a port range for TCP and UDP is all a test needs.
+//
+// As in the Asio HTTP server example: `server` binds the ports and accepts; each connection is served by
+// a control_connection (netserve/control_connection.hpp); the tests live on their port, where data
+// connections find them (the example's connection_manager).
 #include "core/frame_io.hpp"
+#include "netserve/served_test.hpp"
 #include "netserve/server_budget.hpp"
-#include "netserve/server_test.hpp"
 #include "netserve/udp_port.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -59,6 +63,26 @@ constexpr int default_rcvbuf(std::size_t lanes) {
   return std::max<int>(4 << 20, static_cast<int>((32u << 20) / std::max<std::size_t>(lanes, 1)));
 }
 
+// One bound port and the tests registered on it. Shared with the connections it accepted: at shutdown
+// io_context destroys suspended connections after the server is gone, and their clean-up unregisters.
+struct served_port {
+  std::uint16_t number = 0;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::shared_ptr<udp_port> udp;
+  std::map<std::string, std::shared_ptr<served_test>> tests;  // by cookie: where data connections find theirs
+  std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
+
+  void add(std::shared_ptr<served_test> test, const std::string& client);
+  void remove(const served_test& test, const std::string& client) noexcept;
+};
+
+// What the server shares with every connection it accepts, for the same reason as its ports.
+struct server_shared {
+  server_options options;
+  std::shared_ptr<budget> process_budget;
+  std::uint64_t tests_registered = 0;  // numbers the tests, for the ready message and the log
+};
+
 class server {
  public:
   server(asio::io_context& io, server_options options);
@@ -70,32 +94,13 @@ class server {
   void stop();
 
  private:
-  struct port_state {
-    std::uint16_t number = 0;
-    std::unique_ptr<tcp::acceptor> acceptor;
-    std::shared_ptr<udp_port> udp;
-    std::map<std::string, std::shared_ptr<server_test>> tests;  // by cookie
-    std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
-  };
-
-  void bind_port(port_state& p, std::uint16_t wanted);
-  asio::awaitable<void> accept_loop(std::shared_ptr<port_state> p);
-  asio::awaitable<void> session(tcp::socket socket, std::shared_ptr<port_state> p);
-  asio::awaitable<void> run_test(tcp::socket& socket, frame_mac& mac, port_state& p, test_request request);
-  asio::awaitable<void> report_intervals(tcp::socket& socket, frame_mac& mac, const server_test& t, const bool& ended);
-  asio::awaitable<end_msg> await_end(tcp::socket& socket, frame_mac& mac, const server_test& t, bool& ended);
-  asio::awaitable<void> drain(server_test& t);
-  void attach_data(tcp::socket& socket, port_state& p, const data_hello& hello, const frame_mac& mac);
-  void validate(const test_request& r) const;
+  void bind_port(served_port& p, std::uint16_t wanted);
+  asio::awaitable<void> accept_loop(std::shared_ptr<served_port> p);
   void log_refused_connection(const std::string& client, const std::string& why);
 
   asio::io_context& io_;
-  server_options options_;
-  // Shared with the coroutines that serve them: at shutdown io_context destroys suspended coroutine
-  // frames after this object is gone, and a frame's clean-up still touches its port.
-  std::vector<std::shared_ptr<port_state>> ports_;
-  std::shared_ptr<budget> budget_;
-  std::uint64_t next_test_id_ = 0;
+  std::shared_ptr<server_shared> shared_;
+  std::vector<std::shared_ptr<served_port>> ports_;
   std::int64_t refusal_logged_ns_ = 0;  // connections refused are logged at most once a second
   std::uint64_t refusals_unlogged_ = 0;
 };

@@ -1,4 +1,4 @@
-#include "netserve/server_test.hpp"
+#include "netserve/served_test.hpp"
 
 #include "core/clock.hpp"
 
@@ -10,7 +10,7 @@
 
 namespace nb::serve {
 
-server_test::server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
+served_test::served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
               std::shared_ptr<udp_port> port)
     : id_(id),
       cookie_(std::move(cookie)),
@@ -18,27 +18,21 @@ server_test::server_test(std::uint64_t id, std::string cookie, test_request requ
       peer_(std::move(peer)),
       local_(std::move(local)),
       port_(std::move(port)),
-      tcp_fds_(request_.streams),
-      tcp_recv_(request_.streams),
-      send_(request_.streams),
-      outcomes_(request_.streams),
-      errors_(request_.streams),
-      done_(std::make_unique<std::atomic<int>[]>(request_.streams)) {
+      streams_(request_.streams, request_.reverse, request_.kind, request_.message_size) {
   unattributed_at_start_ = port_->unattributed();
 }
 
-server_test::~server_test() {
-  for (auto& t : threads_) t.request_stop();
-  threads_.clear();  // joins
+served_test::~served_test() {
+  streams_.stop();
   if (udp_flows_) port_->detach(udp_flows_);
 }
 
-int server_test::pinned_cpu() const {
+int served_test::pinned_cpu() const {
   if (udp_flows_) return udp_flows_->pinned.load(std::memory_order_relaxed);
   return request_.cpu;
 }
 
-int server_test::attach_udp() {
+int served_test::attach_udp() {
   std::vector<endpoint> sources;
   for (auto p : request_.data_ports) {
     endpoint e = peer_;
@@ -53,7 +47,7 @@ int server_test::attach_udp() {
   return granted;
 }
 
-std::pair<int, int> server_test::data_socket_buffers() const {
+std::pair<int, int> served_test::data_socket_buffers() const {
   // Reverse UDP sends on the port's socket, with the buffer it has.
   if (request_.kind == test_kind::udp_stream) return {0, send_buffer(port_->fd())};
   // TCP data connections come after the ready message: a socket of theirs, given the sizes asked for,
@@ -64,36 +58,37 @@ std::pair<int, int> server_test::data_socket_buffers() const {
           request_.sndbuf > 0 ? set_send_buffer(probe.get(), request_.sndbuf) : send_buffer(probe.get())};
 }
 
-std::string server_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
+std::string served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
   if (request_.kind != test_kind::tcp_stream) return "data connection for a test that is not TCP_STREAM";
   if (stream >= request_.streams) return fmt::format("stream {} is out of range", stream);
-  if (tcp_fds_[stream]) return fmt::format("stream {} is already connected", stream);
+  if (streams_[stream].fd) return fmt::format("stream {} is already connected", stream);
   if (endpoint::peer_of(fd.get()).address() != peer_.address())
     return "data connection from another address than the control connection";
   if (request_.rcvbuf > 0) set_recv_buffer(fd.get(), request_.rcvbuf);
   if (request_.sndbuf > 0) set_send_buffer(fd.get(), request_.sndbuf);
-  tcp_fds_[stream] = std::move(fd);
+  streams_[stream].fd = std::move(fd);
   // The stream's thread and its buffer come with the start instant, not now: a client that connects
   // its streams and never starts holds descriptors (counted in its budget), no memory.
   if (start_wall_ns_ != 0) start_tcp_stream(stream);
   return {};
 }
 
-void server_test::start_tcp_stream(std::uint32_t stream) {
+void served_test::start_tcp_stream(std::uint32_t stream) {
   if (request_.reverse) return start_sender(stream);
-  threads_.emplace_back([this, stream](std::stop_token st) {
-    if (request_.cpu >= 0) pin_thread_to_cpu(request_.cpu);
-    run_tcp_receiver(st, tcp_fds_[stream].get(), tcp_recv_[stream], errors_[stream]);
-    done_[stream] = 1;
-  });
+  stream_plan plan;
+  plan.fd = streams_[stream].fd.get();
+  plan.cpu = request_.cpu;
+  streams_.start(stream, plan);
 }
 
-bool server_test::all_data_attached() const {
+bool served_test::all_data_attached() const {
   if (request_.kind != test_kind::tcp_stream) return true;
-  return std::all_of(tcp_fds_.begin(), tcp_fds_.end(), [](const fd_handle& f) { return bool(f); });
+  for (std::uint32_t s = 0; s < request_.streams; ++s)
+    if (!streams_[s].fd) return false;
+  return true;
 }
 
-void server_test::start(std::int64_t start_wall_ns) {
+void served_test::start(std::int64_t start_wall_ns) {
   start_wall_ns_ = start_wall_ns;
   if (request_.kind == test_kind::udp_stream) {  // forward: the port's lanes receive
     if (request_.reverse)
@@ -101,10 +96,10 @@ void server_test::start(std::int64_t start_wall_ns) {
     return;
   }
   for (std::uint32_t s = 0; s < request_.streams; ++s)
-    if (tcp_fds_[s]) start_tcp_stream(s);
+    if (streams_[s].fd) start_tcp_stream(s);
 }
 
-void server_test::start_sender(std::uint32_t stream) {
+void served_test::start_sender(std::uint32_t stream) {
   stream_plan plan;
   plan.message_size = request_.message_size;
   plan.pps = request_.pps / request_.streams;
@@ -123,45 +118,26 @@ void server_test::start_sender(std::uint32_t stream) {
     plan.source = local_;
     plan.tos = request_.dscp >= 0 ? request_.dscp << 2 : -1;
   } else {
-    plan.fd = tcp_fds_[stream].get();
+    plan.fd = streams_[stream].fd.get();
     if (request_.dscp >= 0) set_dscp(plan.fd, peer_.family(), request_.dscp);
   }
-  threads_.emplace_back([this, stream, plan](std::stop_token st) {
-    if (request_.kind == test_kind::udp_stream)
-      run_udp_sender(st, plan, send_[stream], outcomes_[stream]);
-    else
-      run_tcp_sender(st, plan, send_[stream], outcomes_[stream]);
-    done_[stream] = 1;
-  });
+  streams_.start(stream, plan);
 }
 
-void server_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
-  packets = bytes = 0;
-  if (!request_.reverse && request_.kind == test_kind::udp_stream && !udp_flows_) return;
-  for (std::uint32_t s = 0; s < request_.streams; ++s) {
-    if (request_.reverse) {
-      packets += send_[s].packets.get();
-      bytes += send_[s].bytes.get();
-    } else if (request_.kind == test_kind::udp_stream) {
-      flow_totals t = totals_of(*udp_flows_, s);
-      packets += t.packets;
-      bytes += t.bytes;
-    } else {
-      bytes += tcp_recv_[s].bytes.get();
-    }
-  }
-  // TCP, sending or receiving: messages from the bytes of all streams, as netload counts them.
-  if (request_.kind == test_kind::tcp_stream) packets = tcp_messages(bytes, request_.message_size);
+stream_set::received_of served_test::received_from_port() const {
+  if (request_.reverse || request_.kind != test_kind::udp_stream) return {};
+  return [this](std::size_t s) { return udp_flows_ ? totals_of(*udp_flows_, s) : flow_totals{}; };
 }
 
-bool server_test::finished() const {
-  if (!request_.reverse && request_.kind == test_kind::udp_stream) return true;
-  for (std::uint32_t s = 0; s < request_.streams; ++s)
-    if (!done_[s]) return false;
-  return true;
+void served_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
+  streams_.totals(packets, bytes, received_from_port());
 }
 
-bool server_test::drained(std::int64_t quiet_ns) const {
+bool served_test::finished() const {
+  return (!request_.reverse && request_.kind == test_kind::udp_stream) || streams_.all_done();
+}
+
+bool served_test::drained(std::int64_t quiet_ns) const {
   // Arrival times are kernel stamps, so "quiet" alone could be fooled by a receiver that is behind:
   // the lanes' queues must be empty too. Another test still sending on the port keeps a queue busy;
   // the session's drain bound ends the wait then.
@@ -170,32 +146,15 @@ bool server_test::drained(std::int64_t quiet_ns) const {
   return port_->queued_bytes() == 0 && wall_ns() - last >= quiet_ns;
 }
 
-side_counts server_test::finish() {
-  for (auto& t : threads_) t.request_stop();
-  threads_.clear();
-  side_counts c;
-  totals(c.packets, c.bytes);
-  for (std::uint32_t s = 0; s < request_.streams; ++s) {
-    if (!errors_[s].empty() && c.error.empty()) c.error = errors_[s];
-    if (request_.reverse) {
-      c.errors += send_[s].errors.get();
-      const stream_outcome& o = outcomes_[s];
-      if (!o.error.empty() && c.error.empty()) c.error = o.error;
-      if (c.start_wall_ns == 0 || (o.start_wall_ns && o.start_wall_ns < c.start_wall_ns)) c.start_wall_ns = o.start_wall_ns;
-      c.elapsed_ns = std::max(c.elapsed_ns, o.elapsed_ns);
-      c.batching = o.batching;
-      continue;
-    }
-    c.add_received(request_.kind == test_kind::udp_stream ? totals_of(*udp_flows_, s) : flow_totals{}.add(tcp_recv_[s]));
-  }
+side_counts served_test::finish() {
+  streams_.stop();
+  side_counts c = streams_.counts(received_from_port());
   if (!request_.reverse && request_.kind == test_kind::udp_stream) {
     c.kernel_drops = port_->drops_since(*udp_flows_, c.drops_shared);
     lanes_used_ = serve::lanes_used(*udp_flows_);
     c.batching = port_->batching();
     port_->detach(udp_flows_);
     udp_flows_.reset();
-  } else if (!request_.reverse) {
-    c.batching = "recv";
   }
   return c;
 }

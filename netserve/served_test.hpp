@@ -1,5 +1,5 @@
 #pragma once
-// The server's side of one test: its data-plane threads and counters. Built by the control session,
+// The server's side of one test: its data-plane threads and counters. Built by its control connection,
 // which drives it; TCP data connections, which arrive on their own connections, attach to it by cookie.
 #include "core/flow.hpp"
 #include "core/protocol.hpp"
@@ -7,24 +7,19 @@
 #include "core/streams.hpp"
 #include "netserve/udp_port.hpp"
 
-#include <atomic>
 #include <memory>
-#include <mutex>
-#include <stop_token>
 #include <string>
-#include <thread>
 #include <utility>
-#include <vector>
 
 namespace nb::serve {
 
-class server_test {
+class served_test {
  public:
-  server_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
+  served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
               std::shared_ptr<udp_port> port);
-  ~server_test();
-  server_test(const server_test&) = delete;
-  server_test& operator=(const server_test&) = delete;
+  ~served_test();
+  served_test(const served_test&) = delete;
+  served_test& operator=(const served_test&) = delete;
 
   std::uint64_t id() const noexcept { return id_; }
   const std::string& cookie() const noexcept { return cookie_; }
@@ -65,6 +60,8 @@ class server_test {
  private:
   void start_sender(std::uint32_t stream);
   void start_tcp_stream(std::uint32_t stream);
+  // Forward UDP: a stream's counts are the port's lanes' blocks for it; everything else counts its own.
+  stream_set::received_of received_from_port() const;
 
   std::uint64_t id_;
   std::string cookie_;
@@ -77,14 +74,10 @@ class server_test {
   std::string lanes_used_;
   std::string data_key_;
 
-  std::shared_ptr<udp_flows> udp_flows_;          // forward UDP
-  std::vector<fd_handle> tcp_fds_;                // TCP, per stream
-  std::vector<recv_counters> tcp_recv_;           // forward TCP
-  std::vector<send_counters> send_;               // reverse
-  std::vector<stream_outcome> outcomes_;          // reverse
-  std::vector<std::string> errors_;               // per stream
-  std::unique_ptr<std::atomic<int>[]> done_;      // per stream: its thread has ended
-  std::vector<std::jthread> threads_;
+  std::shared_ptr<udp_flows> udp_flows_;  // forward UDP: the port's lanes count it
+  // TCP streams' connections, and every thread: senders in reverse, TCP receivers forward. Last: its
+  // threads stop before anything above goes.
+  stream_set streams_;
 };
 
 }  // namespace nb::serve

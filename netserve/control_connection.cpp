@@ -1,0 +1,261 @@
+#include "netserve/control_connection.hpp"
+
+#include "core/clock.hpp"
+#include "core/host_stats.hpp"
+#include "core/saturating.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
+#include "core/version.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include <random>
+#include <tuple>
+
+namespace nb::serve {
+
+using namespace asio::experimental::awaitable_operators;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string make_cookie() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
+}
+
+// Time left until a wall-clock instant, never negative; instants are validated, so no overflow.
+std::chrono::nanoseconds until_wall(std::int64_t wall) {
+  return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns()));
+}
+
+constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;  // a start instant this far in the past is refused
+constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
+
+void validate(const test_request& r, const server_options& o) {
+  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
+  if (!(r.duration_s > 0) || r.duration_s > o.max_duration_s)
+    reject(fmt::format("duration {} s is outside (0, {}]", r.duration_s, o.max_duration_s));
+  if (r.streams < 1 || r.streams > o.max_streams) reject(fmt::format("{} streams is outside [1, {}]", r.streams, o.max_streams));
+  if (r.message_size < 1) reject("message size must be at least 1 byte");
+  if (r.kind == test_kind::udp_stream) {
+    if (r.message_size > 65507) reject(fmt::format("UDP message size {} exceeds 65507", r.message_size));
+    if (r.data_ports.size() != r.streams) reject("one data port per stream is required");
+    for (auto port : r.data_ports)
+      if (port == 0) reject("data port 0");
+  } else if (r.message_size > (16u << 20)) {
+    reject("TCP message size exceeds 16 MiB");
+  }
+  // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
+  if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > (64u << 20))
+    reject("streams x message size exceeds 64 MiB");
+  if (!(r.pps >= 0) || r.pps > 1e10) reject("bad packet rate");
+  if (r.interval_s != 0 && !(r.interval_s >= 0.05 && r.interval_s <= r.duration_s))
+    reject("interval must be 0 or between 0.05 s and the duration");
+  if (r.dscp < -1 || r.dscp > 63) reject("DSCP outside 0..63");
+  if (r.cpu < -1 || r.cpu > 4095) reject("bad CPU number");
+  if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > (1 << 30) || r.sndbuf > (1 << 30)) reject("bad socket buffer size");
+  if (r.mss != 0 && (r.mss < 88 || r.mss > 65495)) reject("MSS outside 88..65495");
+}
+
+// The host from just before the start instant (the client's lead before it is no part of the test) to the end of
+// the data: our senders' end in reverse, the client's end forward. The drain after it is mostly idle
+// time, which would dilute the CPU shares.
+asio::awaitable<void> sample_host(const served_test& t, const bool& ended, std::optional<host_delta>& out) {
+  const std::int64_t at = t.start_wall_ns() - snapshot_lead_ns;
+  while (!ended && wall_ns() < at) co_await sleep_for(std::min<std::chrono::nanoseconds>(until_wall(at), 100ms));
+  auto from = take_host_snapshot();
+  while (!ended && !(t.request().reverse && t.finished())) co_await sleep_for(10ms);
+  auto to = take_host_snapshot();
+  if (from && to) {
+    out = host_delta_between(*from, *to);
+    out->pinned_cpu = t.pinned_cpu();  // the first stream's thread; -1 when not pinned as asked
+  }
+}
+
+}  // namespace
+
+control_connection::control_connection(tcp::socket socket, std::shared_ptr<served_port> port,
+                                       std::shared_ptr<server_shared> shared, budget::hold unit)
+    : unit_(std::move(unit)), socket_(std::move(socket)), port_(std::move(port)), shared_(std::move(shared)) {}
+
+control_connection::~control_connection() {
+  if (test_) port_->remove(*test_, client_);
+}
+
+asio::awaitable<void> control_connection::run() {
+  const server_options& o = shared_->options;
+  try {
+    peer_ = socket_.remote_endpoint().address().to_string();
+    auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o.first_message_timeout_s));
+    if (!o.psk.empty()) mac_ = co_await require_auth(socket_, o.psk, timeout);
+    message first = co_await read_message(socket_, mac_, timeout);
+    if (auto* hello = std::get_if<data_hello>(&first)) {
+      attach_data(*hello);
+    } else if (auto* request = std::get_if<test_request>(&first)) {
+      co_await run_test(std::move(*request));
+    } else {
+      throw protocol_error(fmt::format("first message must be 'test_request' or 'data', not '{}'", message_type(first)));
+    }
+  } catch (const protocol_error& e) {
+    tell_why(e);
+  } catch (const boost::system::system_error& e) {
+    fmt::print(stderr, "netserve: port {}: connection from {} lost: {}\n", port_->number, peer_, e.code().message());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", port_->number, peer_, printable(e.what()));
+  }
+}
+
+void control_connection::tell_why(const protocol_error& e) {
+  // The reason may quote what the peer sent (an unknown type, a field name): never raw into our log.
+  fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port_->number, peer_, printable(e.what()));
+  if (!socket_.is_open()) return;  // a data connection's socket went to its test
+  // Tell the client why, best effort, then close.
+  std::string frame = encode_frame(error_msg{e.what()}, mac_);
+  boost::system::error_code ignored;
+  socket_.non_blocking(true, ignored);
+  socket_.write_some(asio::buffer(frame), ignored);
+}
+
+// A refused data connection keeps its socket, on which the client is told why.
+void control_connection::attach_data(const data_hello& hello) {
+  auto it = port_->tests.find(hello.cookie);
+  if (it == port_->tests.end()) throw protocol_error("data connection names no test on this port");
+  // The cookie travels in the clear: with a key, only the token of the test's own client admits.
+  if (const std::string& key = it->second->data_key();
+      !key.empty() && !constant_time_equal(hello.token, data_token(key, mac_, hello.cookie, hello.stream)))
+    throw protocol_error("data connection without a valid token for its test");
+  if (auto error = it->second->attach_tcp(hello.stream, release_blocking(socket_)); !error.empty()) throw protocol_error(error);
+}
+
+asio::awaitable<void> control_connection::run_test(test_request request) {
+  register_test(std::move(request));
+  co_await send_ready();
+  co_await await_start();
+  bool ended = false;
+  std::optional<host_delta> host;
+  auto client_end = co_await (report_intervals(ended) && await_end(ended) && sample_host(*test_, ended, host));
+  co_await drain();
+  const result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host)};
+  const message result_m = result;
+  co_await write_message(socket_, mac_, result_m);
+  log_result(result, client_end);
+}
+
+void control_connection::register_test(test_request request) {
+  const server_options& o = shared_->options;
+  validate(request, o);
+  request.rcvbuf = std::min(request.rcvbuf, o.max_socket_buffer);  // a wish, as setsockopt's is
+  request.sndbuf = std::min(request.sndbuf, o.max_socket_buffer);
+  client_ = client_of(socket_.remote_endpoint().address());
+  // A port's test slots are shared as the process budget is: two addresses filling 32 slots each would
+  // otherwise close the port to everyone else.
+  served_port& p = *port_;
+  if (p.tests.size() >= o.max_tests_per_port)
+    throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.tests.size()));
+  if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port); p.tests_of_client[client_] >= share)
+    throw protocol_error(fmt::format("rejected: port {} already runs {} tests from this client, one client's share of {}",
+                                     p.number, share, o.max_tests_per_port));
+  // The test's whole cost is taken now, before its data connections come and whether or not it ever
+  // starts, and given back when this connection ends.
+  std::string why;
+  std::optional<budget::hold> held = shared_->process_budget->try_take(client_, cost_of(request), why);
+  if (!held) throw protocol_error("rejected: " + why);
+  test_budget_.emplace(std::move(*held));
+  test_ = std::make_shared<served_test>(++shared_->tests_registered, make_cookie(), std::move(request),
+                                        endpoint::peer_of(socket_.native_handle()),
+                                        endpoint::local_of(socket_.native_handle()), p.udp);
+  test_->set_data_key(mac_.key());  // with a key, data connections must show a token derived from it
+  p.add(test_, client_);
+}
+
+asio::awaitable<void> control_connection::send_ready() {
+  const test_request& r = test_->request();
+  ready_msg ready{test_->id(), test_->cookie(), version, 0, 0, ""};
+  if (r.kind == test_kind::udp_stream && !r.reverse) {
+    ready.rcvbuf = test_->attach_udp();
+    ready.batching = port_->udp->batching();
+  } else {
+    std::tie(ready.rcvbuf, ready.sndbuf) = test_->data_socket_buffers();
+  }
+  const message ready_m = ready;
+  co_await write_message(socket_, mac_, ready_m);
+}
+
+asio::awaitable<void> control_connection::await_start() {
+  const server_options& o = shared_->options;
+  auto start = co_await expect_message<start_msg>(socket_, mac_, 30s);
+  if (start.start_wall_ns > wall_ns() + s_to_ns(o.max_start_lead_s))
+    throw protocol_error(fmt::format("rejected: start instant more than {} s ahead", o.max_start_lead_s));
+  if (start.start_wall_ns < wall_ns() - max_start_lag_ns) throw protocol_error("rejected: start instant long past");
+  for (int i = 0; i < 1000 && !test_->all_data_attached(); ++i) co_await sleep_for(10ms);
+  if (!test_->all_data_attached()) throw protocol_error("not every TCP data connection arrived within 10 s");
+  test_->start(start.start_wall_ns);
+}
+
+asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
+  const served_test& t = *test_;
+  const test_request& r = t.request();
+  if (r.interval_s <= 0) co_return;
+  // Interval k ends at start + (k+1) * step, the last one at the end of the test: the client samples its
+  // own counters at the same wall-clock instants, so the two sides' intervals line up.
+  const std::int64_t step = s_to_ns(r.interval_s), end = saturating_add(t.start_wall_ns(), s_to_ns(r.duration_s));
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  for (std::uint32_t k = 0;; ++k) {
+    std::int64_t boundary = std::min(saturating_add(t.start_wall_ns(), saturating_mul(std::int64_t{k} + 1, step)), end);
+    // A client that ended early gets no more samples; one whose end merely beat our timer to the last
+    // boundary still gets every one, so its intervals are complete.
+    // Waits in short slices, so that a client that ended early does not hold its result back.
+    while (!ended && wall_ns() < boundary) {
+      timer.expires_after(std::min<std::chrono::nanoseconds>(until_wall(boundary), 100ms));
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    if (ended && boundary > wall_ns()) break;
+    interval_msg m{k, boundary, 0, 0};
+    t.totals(m.packets, m.bytes);
+    const message msg = m;
+    co_await write_message(socket_, mac_, msg);
+    if (boundary >= end) break;
+  }
+}
+
+asio::awaitable<end_msg> control_connection::await_end(bool& ended) {
+  const test_request& r = test_->request();
+  // From the start instant, or from now when it is past (late senders still send the whole duration).
+  const std::int64_t end_ns = saturating_add(std::max(test_->start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
+  auto timeout = until_wall(end_ns) + end_grace;
+  auto end = co_await expect_message<end_msg>(socket_, mac_, timeout);
+  ended = true;
+  co_return end;
+}
+
+asio::awaitable<void> control_connection::drain() {
+  const server_options& o = shared_->options;
+  const test_request& r = test_->request();
+  std::int64_t quiet = s_to_ns(o.drain_quiet_s);
+  std::int64_t give_up = mono_ns() + s_to_ns(o.drain_max_s);
+  bool udp_in = r.kind == test_kind::udp_stream && !r.reverse;
+  while (mono_ns() < give_up) {
+    if (udp_in ? test_->drained(quiet) : test_->finished()) co_return;
+    co_await sleep_for(5ms);
+  }
+}
+
+void control_connection::log_result(const result_msg& result, const end_msg& client_end) const {
+  const test_request& r = test_->request();
+  const side_counts& c = result.counts;
+  double seconds = ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns);
+  fmt::print(stderr,
+             "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
+             "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}\n",
+             port_->number, test_->id(), to_string(r.kind), r.reverse ? "reverse" : "forward", test_->peer().address(),
+             r.message_size, r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds,
+             per_second(c.packets, seconds), bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, result.unattributed,
+             test_->lanes_used().empty() ? "" : " lanes=", test_->lanes_used(), c.error.empty() ? "" : " error=",
+             printable(c.error));
+}
+
+}  // namespace nb::serve
