@@ -1,5 +1,6 @@
 // The [[tests]] part of a plan: kinds, sizes, rates, topology, and the checks that need the whole test
 // (port clashes, sizes that cannot be sent).
+#include "core/limits.hpp"
 #include "core/units.hpp"
 #include "harness/plan.hpp"
 #include "harness/plan_toml.hpp"
@@ -9,9 +10,6 @@
 
 namespace harness {
 namespace {
-
-constexpr std::int64_t max_udp_payload = 65507;  // IPv4: 65535 - 20 (IP) - 8 (UDP)
-constexpr std::int64_t max_tcp_message = 1 << 24;
 
 std::vector<std::string> host_list(const plan& p, const toml_reader& r, const toml::node& n, const char* key) {
   if (n.is_string()) {  // a group name, or one host
@@ -27,7 +25,7 @@ std::vector<std::string> host_list(const plan& p, const toml_reader& r, const to
 
 void parse_sizes(test_spec& t, toml_reader& r) {
   const toml::node& n = r.need("message_size");
-  const std::int64_t hi = t.kind == "UDP_STREAM" ? max_udp_payload : max_tcp_message;
+  const std::int64_t hi = t.kind == "UDP_STREAM" ? nb::max_udp_message_size : nb::max_tcp_message_size;
   auto one = [&](const toml::node& e) {
     if (e.is_integer() && (e.as_integer()->get() < 1 || e.as_integer()->get() > hi))
       fail_at(e.source(), fmt::format("{}: message_size {} is impossible for {} (1 to {} bytes)", r.context(),
@@ -201,14 +199,14 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   parse_loads(t, r);
   parse_search(t, r);
   t.affinity = parse_affinity(r);
-  t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, 64));
+  t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, nb::max_streams_per_test));
   if (const toml::node* m = r.find("mss")) {
     if (t.kind != "TCP_STREAM") fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP_STREAM", r.context()));
-    t.mss = static_cast<std::uint32_t>(r.integer(*m, "mss", 88, 65495));
+    t.mss = static_cast<std::uint32_t>(r.integer(*m, "mss", nb::min_mss, nb::max_mss));
   }
   t.send_buffer = buffer(r, "send_buffer");
   t.recv_buffer = buffer(r, "recv_buffer");
-  t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, 63));
+  t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, nb::max_dscp));
   t.reverse = r.boolean_or("reverse", false);
   parse_topology(p, t, r);
   const toml::node* duration = r.find("duration");

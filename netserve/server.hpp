@@ -3,6 +3,7 @@
 // data connections, and a UDP socket takes datagrams, all on the same port number, so a firewall rule
 // that opens a port range for TCP and UDP is all a test needs.
 #include "core/frame_io.hpp"
+#include "core/limits.hpp"
 #include "netserve/server_budget.hpp"
 #include "netserve/server_test.hpp"
 #include "netserve/udp_port.hpp"
@@ -29,7 +30,7 @@ struct server_options {
   std::vector<std::uint16_t> ports;    // 0 = any free port (TCP and UDP get the same number)
   std::string bind = "0.0.0.0";
   double max_duration_s = 3600;
-  std::uint32_t max_streams = 64;
+  std::uint32_t max_streams = max_streams_per_test;
   std::uint32_t max_tests_per_port = 64;
   // A start instant further ahead is refused: a registered test holds its slot and its budget until its
   // start and beyond, so a client could park them. netserve already gives a client 30 s to send its
