@@ -1,6 +1,7 @@
 #include "harness/launcher.hpp"
 
 #include "core/process.hpp"
+#include "core/whole_number.hpp"
 
 #include <fmt/format.h>
 
@@ -38,7 +39,7 @@ class ssh_launcher final : public launcher {
   bool stops_remotely() const override { return true; }
   std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const override {
     // A fixed script; the command stays separate words ("$@"), quoted like any other argv.
-    std::vector<std::string> argv{"sh", "-c", "echo harness-remote-pid $$; exec \"$@\"", "sh"};
+    std::vector<std::string> argv{"sh", "-c", fmt::format("echo {}$$; exec \"$@\"", remote_pid_prefix), "sh"};
     argv.insert(argv.end(), command.begin(), command.end());
     return remote(argv, true);
   }
@@ -98,6 +99,12 @@ std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_
     case launcher_kind::ssh: return std::make_unique<ssh_launcher>(h, control_dir);
   }
   throw std::logic_error("launcher kind");
+}
+
+std::optional<int> remote_pid_of(std::string_view line) {
+  if (!line.starts_with(remote_pid_prefix)) return std::nullopt;
+  // Not 0 or below: `kill` there would signal a whole process group.
+  return nb::parse_whole<int>(line.substr(remote_pid_prefix.size()), 1);
 }
 
 std::string find_local_bin_dir(const std::string& self_exe, const std::string& override_dir) {

@@ -5,10 +5,17 @@
 #include "harness/plan.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace harness {
+
+// What the remote side of wrap_announcing_pid prints first: this, then its pid.
+inline constexpr std::string_view remote_pid_prefix = "harness-remote-pid ";
+// The pid of a line printed so ("harness-remote-pid 1234"); nullopt for any other line.
+std::optional<int> remote_pid_of(std::string_view line);
 
 class launcher {
  public:
@@ -20,7 +27,7 @@ class launcher {
   // ssh: a signal to the local ssh client does not reach the remote program, so stopping a server
   // means running `kill` there with the pid from its ready line.
   virtual bool stops_remotely() const { return false; }
-  // Like wrap, but where stops_remotely() the remote side first prints "harness-remote-pid N" on
+  // Like wrap, but where stops_remotely() the remote side first prints remote_pid_prefix and its pid on
   // stdout, so the program (netload has no ready line) can be stopped on cancel; and the program's
   // standard input is ours (netload reads its start instant from it), where wrap gives it none.
   virtual std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const {

@@ -182,8 +182,8 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   json samples = json::array();  // every per-second sample as it came, live
   nb::child_process* self = nullptr;
   const std::function<void(const std::string&)> on_line = [&](const std::string& line) {
-    if (line.rfind("harness-remote-pid ", 0) == 0) {
-      remote_[self] = {spec.client, std::atoi(line.c_str() + 19)};
+    if (const auto pid = remote_pid_of(line)) {
+      remote_[self] = {spec.client, *pid};
       return;
     }
     json j = nb::parse_json_bounded(line);

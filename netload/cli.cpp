@@ -5,6 +5,7 @@
 #include "core/socket.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "core/whole_number.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -43,12 +44,7 @@ std::pair<std::int32_t, std::int32_t> parse_cpu_pair(const std::string& text) {
   // netperf -T: "N" (both), "l,r", "l," or ",r"
   auto parse = [&](const std::string& s) -> std::int32_t {
     if (s.empty()) return -1;
-    try {
-      std::size_t used = 0;
-      int v = std::stoi(s, &used);
-      if (used == s.size() && v >= 0) return v;
-    } catch (const std::exception&) {
-    }
+    if (auto cpu = parse_whole<std::int32_t>(s, 0)) return *cpu;
     throw usage_error(fmt::format("bad CPU list '{}' for -T", text));
   };
   auto comma = text.find(',');

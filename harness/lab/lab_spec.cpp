@@ -3,6 +3,7 @@
 #include "harness/lab/lab.hpp"
 
 #include "core/units.hpp"
+#include "core/whole_number.hpp"
 #include "harness/toml_bounds.hpp"
 #include "harness/toml_reader.hpp"
 
@@ -49,13 +50,10 @@ ipv4_net parse_gateway(reader& r, const char* key) {
   if (slash == std::string::npos) fail_at(n, fmt::format("{}: '{}' must be ADDRESS/PREFIX, e.g. 198.18.0.1/24", r.context(), key));
   ipv4_net net;
   net.address = parse_ipv4(r, n, s.substr(0, slash), key);
-  try {
-    net.prefix = std::stoi(s.substr(slash + 1));
-  } catch (const std::exception&) {
-    net.prefix = -1;
-  }
-  if (net.prefix < 15 || net.prefix > 30)
+  const auto prefix = nb::parse_whole(std::string_view(s).substr(slash + 1), 15, 30);
+  if (!prefix)
     fail_at(n, fmt::format("{}: '{}' prefix must be /15 to /30 (inside 198.18.0.0/15)", r.context(), key));
+  net.prefix = *prefix;
   return net;
 }
 

@@ -52,4 +52,6 @@ TEST_CASE("endpoints parse - print and compare without DNS", "[endpoint]") {
   CHECK_THROWS_AS(endpoint::parse("example.com:80"), std::invalid_argument);
   CHECK_THROWS_AS(endpoint::parse("1.2.3.4"), std::invalid_argument);
   CHECK_THROWS_AS(endpoint::parse("1.2.3.4:99999"), std::invalid_argument);
+  for (const char* junk : {"1.2.3.4:24x", "1.2.3.4:+24", "1.2.3.4: 24", "1.2.3.4:", "1.2.3.4:-1"})
+    CHECK_THROWS_WITH(endpoint::parse(junk), Catch::Contains("has a bad port"));
 }
