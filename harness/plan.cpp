@@ -1,5 +1,6 @@
 #include "harness/plan.hpp"
 
+#include "core/port_spec.hpp"
 #include "core/units.hpp"
 #include "harness/toml_bounds.hpp"
 #include "harness/plan_toml.hpp"
@@ -14,17 +15,16 @@ namespace {
 }  // namespace
 
 std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n) {
-  std::vector<std::uint16_t> out;
-  if (n.is_string()) {  // "11256-11263"
+  if (n.is_string()) {  // "11256-11263": what netserve's -p takes
     const std::string s = n.as_string()->get();
-    unsigned lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream in(s);
-    if (!(in >> lo >> dash >> hi) || dash != '-' || !in.eof() || lo == 0 || lo > hi || hi > 65535)
-      fail_at(n.source(), fmt::format("{}: 'ports' range '{}' is not LOW-HIGH within 1-65535", r.context(), s));
-    for (unsigned p = lo; p <= hi; ++p) out.push_back(static_cast<std::uint16_t>(p));
-    return out;
+    try {
+      return nb::parse_port_spec(s);
+    } catch (const std::invalid_argument& e) {
+      fail_at(n.source(), fmt::format("{}: 'ports' '{}' is not a port list like \"11256-11263\" or \"11256,11300\": {}",
+                                      r.context(), s, e.what()));
+    }
   }
+  std::vector<std::uint16_t> out;
   for (const toml::node& e : r.array(n, "ports"))
     out.push_back(static_cast<std::uint16_t>(r.integer(e, "ports", 0, 65535)));
   if (out.empty()) fail_at(n.source(), fmt::format("{}: 'ports' is empty", r.context()));

@@ -122,7 +122,12 @@ TEST_CASE("harness plan error: port clash", "[harness][plan]") {
   CHECK(error_of(fan_in("", "[11256, 11256]")) ==
         "plan.toml:3:9: tests[0]: port clash: port 11256 is used twice on host 'dev'");
   CHECK(error_of(fan_in("", "[0]")) == "plan.toml:3:9: tests[0]: 2 instances need 2 ports, the plan gives 1");
-  CHECK(error_of(fan_in("ports = \"20-10\"\n")) == "plan.toml:15:9: tests[0]: 'ports' range '20-10' is not LOW-HIGH within 1-65535");
+  CHECK(error_of(fan_in("ports = \"20-10\"\n")) ==
+        "plan.toml:15:9: tests[0]: 'ports' '20-10' is not a port list like \"11256-11263\" or \"11256,11300\": bad port "
+        "range '20-10'");
+  CHECK(error_of(fan_in("ports = \"11256-11257x\"\n")) ==
+        "plan.toml:15:9: tests[0]: 'ports' '11256-11257x' is not a port list like \"11256-11263\" or \"11256,11300\": bad "
+        "port '11257x' in '11256-11257x'");
 }
 
 TEST_CASE("harness plan error: impossible sizes", "[harness][plan]") {

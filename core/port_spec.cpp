@@ -1,20 +1,19 @@
-#include "netserve/port_spec.hpp"
+#include "core/port_spec.hpp"
+
+#include "core/whole_number.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <stdexcept>
 
-namespace nb::serve {
+namespace nb {
 namespace {
 
 std::uint16_t parse_port(std::string_view text, std::string_view spec) {
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value > 65535)
-    throw std::invalid_argument(fmt::format("bad port '{}' in '{}'", text, spec));
-  return static_cast<std::uint16_t>(value);
+  const auto port = parse_whole<std::uint16_t>(text);
+  if (!port) throw std::invalid_argument(fmt::format("bad port '{}' in '{}'", text, spec));
+  return *port;
 }
 
 }  // namespace
@@ -50,4 +49,4 @@ std::vector<std::uint16_t> parse_port_specs(const std::vector<std::string>& spec
   return all;
 }
 
-}  // namespace nb::serve
+}  // namespace nb
