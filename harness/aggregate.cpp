@@ -216,18 +216,32 @@ json to_json(const instance_record& i) {
           {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}, {"samples", i.samples}};
 }
 
+namespace {
+
+// The text members of a record, by the JSON key each is stored under.
+template <class R>
+void read_strings(const json& j, R& r, std::initializer_list<std::pair<const char*, std::string R::*>> fields) {
+  for (const auto& [key, member] : fields) r.*member = j.at(key).template get<std::string>();
+}
+
+// kind and topology: what the harness wrote with to_string, read back; anything else is not our file.
+template <class E>
+E named(const json& spec, const char* key, std::optional<E> (*parse)(std::string_view)) {
+  const auto text = spec.at(key).get<std::string>();
+  if (const auto value = parse(text)) return *value;
+  throw std::runtime_error(fmt::format("run {}: {} '{}' is unknown", spec.value("id", "?"), key, text));
+}
+
+}  // namespace
+
 instance_record instance_from_json(const json& j) {
   instance_record i;
-  i.name = j.at("instance").get<std::string>();
-  i.client = j.at("client").get<std::string>();
-  i.server = j.at("server").get<std::string>();
-  i.client_address = j.at("client_address").get<std::string>();
-  i.server_address = j.at("server_address").get<std::string>();
-  i.category = j.at("category").get<std::string>();
+  read_strings(j, i, {{"instance", &instance_record::name}, {"client", &instance_record::client},
+                      {"server", &instance_record::server}, {"client_address", &instance_record::client_address},
+                      {"server_address", &instance_record::server_address}, {"category", &instance_record::category},
+                      {"error", &instance_record::error}, {"stderr", &instance_record::stderr_text}});
   i.exit_code = j.at("exit_code").get<int>();
   i.timed_out = j.at("timed_out").get<bool>();
-  i.error = j.at("error").get<std::string>();
-  i.stderr_text = j.at("stderr").get<std::string>();
   if (!j.at("result").is_null()) i.result = nb::result_from_json(j.at("result"));
   i.samples = j.value("samples", json::array());
   return i;
@@ -236,11 +250,9 @@ instance_record instance_from_json(const json& j) {
 run_record run_from_json(const json& spec) {
   run_record r;
   r.spec = spec;
-  r.id = spec.at("id").get<std::string>();
-  r.test = spec.at("test").get<std::string>();
-  r.role = spec.at("role").get<std::string>();
-  r.topology = spec.at("topology").get<std::string>();
-  r.kind = spec.at("kind").get<std::string>();
+  read_strings(spec, r, {{"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}});
+  r.topo = named<topology>(spec, "topology", topology_named);
+  r.kind = named<nb::test_kind>(spec, "kind", nb::parse_test_kind);
   r.message_size = spec.at("message_size").get<std::uint32_t>();
   r.error = spec.value("error", std::string());
   // A run that failed before its start instant has no T0.
@@ -258,8 +270,8 @@ json rates_json(const rates& r) {
 }  // namespace
 
 json to_json(const run_summary& s) {
-  json j = {{"run", s.run.id}, {"search_trial", s.run.spec.value("search_trial", json())}, {"test", s.run.test}, {"role", s.run.role}, {"topology", s.run.topology},
-            {"kind", s.run.kind}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
+  json j = {{"run", s.run.id}, {"search_trial", s.run.spec.value("search_trial", json())}, {"test", s.run.test}, {"role", s.run.role},
+            {"topology", to_string(s.run.topo)}, {"kind", nb::to_string(s.run.kind)}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
             {"t0", s.run.t0}, {"instances", json::array()}};
   if (!s.run.error.empty()) j["error"] = s.run.error;
   for (const auto& i : s.run.instances) {

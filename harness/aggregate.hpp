@@ -3,6 +3,7 @@
 // add up by hand), and the steady-state aggregate over the wall-clock window in which every instance was
 // sending, after the warm-up. A run with a failed instance reports its failures, never a number for them.
 #include "core/result.hpp"
+#include "harness/plan.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +28,9 @@ struct instance_record {
 
 struct run_record {
   nlohmann::json spec;  // raw/<run>/run.json
-  std::string id, test, role, topology, kind;
+  std::string id, test, role;
+  topology topo = topology::fan_in;
+  nb::test_kind kind = nb::test_kind::udp_stream;
   std::uint32_t message_size = 0;
   double t0 = 0, warmup = 0, interval = 1, skew_bound_ms = 20;
   std::string error;  // the run itself failed (a netserve that did not start): why

@@ -21,7 +21,7 @@ using needs = std::map<std::string, std::set<std::string>>;       // host -> pro
 
 std::string netperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port) {
   const test_spec& t = *r.spec;
-  std::string cmd = fmt::format("netperf -H {} -p {} -t {} -l {:g} -- -m {}", address, port, r.kind, r.duration,
+  std::string cmd = fmt::format("netperf -H {} -p {} -t {} -l {:g} -- -m {}", address, port, nb::to_string(r.kind), r.duration,
                                 r.message_size);
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
   if (!t.send_buffer.empty()) cmd += " -s " + t.send_buffer;
@@ -33,7 +33,7 @@ std::string iperf_equivalent(const run_spec& r, const std::string& address, std:
   const test_spec& t = *r.spec;
   const load_level& load = r.load;
   std::string rate = load.rate ? *load.rate : load.pps ? fmt::format("{:g}", *load.pps * r.message_size * 8) : "0";
-  if (r.kind == "UDP_STREAM")  // 16 bytes is iperf3's smallest UDP payload
+  if (r.kind == nb::test_kind::udp_stream)  // 16 bytes is iperf3's smallest UDP payload
     return fmt::format("iperf3 -u -l {} -b {} -t {:g} -c {} -i 1 -p {}{}", std::max<std::uint32_t>(16, r.message_size),
                        rate, r.duration, address, port, t.reverse ? " -R" : "");
   // iperf's -b is per stream; netload's --rate is for all streams together.

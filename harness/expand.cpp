@@ -89,7 +89,7 @@ std::string source_address(const host& h) { return h.launcher == launcher_kind::
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
                                          std::uint16_t port, const host& client) {
   const test_spec& t = *r.spec;
-  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", r.kind,
+  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", std::string(nb::to_string(r.kind)),
                                 "-l", fmt::format("{:g}", r.duration)};
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
   if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
@@ -113,7 +113,7 @@ nlohmann::json to_json(const run_spec& r, const plan& p) {
     inst.push_back({{"name", i.name}, {"client", i.client}, {"client_address", p.hosts.at(i.client).address},
                     {"server", i.server}, {"server_address", p.hosts.at(i.server).address},
                     {"category", i.category}});
-  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", r.kind},
+  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", nb::to_string(r.kind)},
           {"message_size", r.message_size}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
           {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
           {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},

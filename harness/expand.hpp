@@ -30,7 +30,7 @@ struct run_spec {
   std::string test;
   std::string role;         // which side the shared host plays, in words
   topology topo = topology::fan_in;
-  std::string kind;
+  nb::test_kind kind = nb::test_kind::udp_stream;
   std::uint32_t message_size = 0;
   int repeat = 1;
   double duration = 0, warmup = 0, interval = 1;

@@ -12,6 +12,27 @@
 namespace harness {
 namespace {
 
+template <class E>
+using names = std::initializer_list<std::pair<E, const char*>>;
+constexpr names<launcher_kind> launcher_names = {
+    {launcher_kind::local, "local"}, {launcher_kind::ssh, "ssh"}, {launcher_kind::netns, "netns"}};
+constexpr names<topology> topology_names = {
+    {topology::fan_in, "fan-in"}, {topology::fan_out, "fan-out"}, {topology::pairs, "pairs"}};
+
+template <class E>
+const char* name_of(names<E> table, E value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+template <class E>
+std::optional<E> value_of(names<E> table, std::string_view name) {
+  for (const auto& [v, n] : table)
+    if (n == name) return v;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n) {
@@ -53,9 +74,7 @@ void parse_defaults(plan& p, const toml::table& t) {
 
 launcher_kind parse_launcher(const toml_reader& r, const toml::node& n) {
   const std::string s = r.string(n, "launcher");
-  if (s == "local") return launcher_kind::local;
-  if (s == "ssh") return launcher_kind::ssh;
-  if (s == "netns") return launcher_kind::netns;
+  if (const auto k = launcher_named(s)) return *k;
   fail_at(n.source(), fmt::format("{}: launcher '{}' is not one of local, ssh, netns", r.context(), s));
 }
 
@@ -97,28 +116,15 @@ host parse_host(const std::string& name, const toml::table& t) {
 }  // namespace
 
 
-const char* to_string(launcher_kind k) {
-  switch (k) {
-    case launcher_kind::local: return "local";
-    case launcher_kind::ssh: return "ssh";
-    case launcher_kind::netns: return "netns";
-  }
-  return "?";
-}
+const char* to_string(launcher_kind k) { return name_of(launcher_names, k); }
+const char* to_string(topology t) { return name_of(topology_names, t); }
+std::optional<launcher_kind> launcher_named(std::string_view name) { return value_of(launcher_names, name); }
+std::optional<topology> topology_named(std::string_view name) { return value_of(topology_names, name); }
 
 std::string load_level::label() const {
   if (pps) return fmt::format("p{:g}", *pps);
   if (rate) return "r" + *rate;
   return {};
-}
-
-const char* to_string(topology t) {
-  switch (t) {
-    case topology::fan_in: return "fan-in";
-    case topology::fan_out: return "fan-out";
-    case topology::pairs: return "pairs";
-  }
-  return "?";
 }
 
 std::string host_ref(const plan& p, const toml_reader& r, const toml::node& n, const char* key) {

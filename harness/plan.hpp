@@ -1,11 +1,14 @@
 #pragma once
 // The typed plan: what a TOML plan file says, checked once at load time. Everything downstream works on
 // these structs and never looks at TOML again.
+#include "core/protocol.hpp"
+
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace harness {
@@ -62,7 +65,7 @@ struct search_spec {
 
 struct test_spec {
   std::string name;
-  std::string kind = "UDP_STREAM";              // UDP_STREAM | TCP_STREAM
+  nb::test_kind kind = nb::test_kind::udp_stream;
   std::vector<std::uint32_t> message_sizes;     // more than one: a sweep
   std::vector<load_level> loads{load_level{}};  // per instance; more than one: a sweep; {} = unpaced
   std::optional<search_spec> search;            // a rate search instead of fixed loads
@@ -106,7 +109,11 @@ struct plan {
 plan parse_plan(const std::string& text, const std::string& source_path);
 plan load_plan(const std::string& path);
 
+// The words a plan (and raw/<run>/run.json) uses for them: "local", "ssh", "netns"; "fan-in", "fan-out",
+// "pairs". nullopt for any other word.
 const char* to_string(launcher_kind k);
 const char* to_string(topology t);
+std::optional<launcher_kind> launcher_named(std::string_view name);
+std::optional<topology> topology_named(std::string_view name);
 
 }  // namespace harness

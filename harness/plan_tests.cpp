@@ -25,11 +25,11 @@ std::vector<std::string> host_list(const plan& p, const toml_reader& r, const to
 
 void parse_sizes(test_spec& t, toml_reader& r) {
   const toml::node& n = r.need("message_size");
-  const std::int64_t hi = t.kind == "UDP_STREAM" ? nb::max_udp_message_size : nb::max_tcp_message_size;
+  const std::int64_t hi = t.kind == nb::test_kind::udp_stream ? nb::max_udp_message_size : nb::max_tcp_message_size;
   auto one = [&](const toml::node& e) {
     if (e.is_integer() && (e.as_integer()->get() < 1 || e.as_integer()->get() > hi))
       fail_at(e.source(), fmt::format("{}: message_size {} is impossible for {} (1 to {} bytes)", r.context(),
-                                      e.as_integer()->get(), t.kind, hi));
+                                      e.as_integer()->get(), nb::to_string(t.kind), hi));
     t.message_sizes.push_back(static_cast<std::uint32_t>(r.integer(e, "message_size", 1, hi)));
   };
   if (n.is_array()) {
@@ -73,7 +73,7 @@ void parse_loads(test_spec& t, toml_reader& r) {
 void parse_search(test_spec& t, toml_reader& r) {
   const toml::node* n = r.find("search");
   if (!n) return;
-  if (t.kind != "UDP_STREAM")
+  if (t.kind != nb::test_kind::udp_stream)
     fail_at(n->source(), fmt::format("{}: 'search' needs a loss ratio, which only UDP_STREAM has", r.context()));
   if (t.loads.size() != 1 || t.loads.front().pps || t.loads.front().rate)
     fail_at(n->source(), fmt::format("{}: 'search' finds the rate itself: give it without 'pps' or 'rate'", r.context()));
@@ -125,16 +125,16 @@ std::string buffer(toml_reader& r, const char* key) {
 void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
   const toml::node& n = r.need("topology");
   const std::string s = r.string(n, "topology");
-  if (s == "fan-in") {
-    t.topo = topology::fan_in;
+  const auto topo = topology_named(s);
+  if (!topo) fail_at(n.source(), fmt::format("{}: topology '{}' is not one of fan-in, fan-out, pairs", r.context(), s));
+  t.topo = *topo;
+  if (t.topo == topology::fan_in) {
     t.server = host_ref(p, r, r.need("server"), "server");
     t.instances = host_list(p, r, r.need("clients"), "clients");
-  } else if (s == "fan-out") {
-    t.topo = topology::fan_out;
+  } else if (t.topo == topology::fan_out) {
     t.client = host_ref(p, r, r.need("client"), "client");
     t.instances = host_list(p, r, r.need("servers"), "servers");
-  } else if (s == "pairs") {
-    t.topo = topology::pairs;
+  } else {
     t.both_directions = r.boolean_or("both_directions", false);
     for (const toml::node& e : r.array(r.need("pairs"), "pairs")) {
       toml_reader pr(r.table(e, "pairs"), r.context() + " pair");
@@ -146,8 +146,6 @@ void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
       t.pairs.push_back(ps);
     }
     if (t.pairs.empty()) fail_at(n.source(), fmt::format("{}: 'pairs' is empty", r.context()));
-  } else {
-    fail_at(n.source(), fmt::format("{}: topology '{}' is not one of fan-in, fan-out, pairs", r.context(), s));
   }
 }
 
@@ -191,17 +189,19 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   t.name = r.string(r.need("name"), "name");
   if (t.name.empty() || t.name.find_first_of("/ \t") != std::string::npos)
     fail_at(tt.source(), fmt::format("{}: name '{}' must be non-empty, without '/' or spaces", r.context(), t.name));
-  const toml::node* kind = r.find("kind");
-  if (kind) t.kind = r.string(*kind, "kind");
-  if (t.kind != "UDP_STREAM" && t.kind != "TCP_STREAM")
-    fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM or TCP_STREAM", r.context(), t.kind));
+  if (const toml::node* kind = r.find("kind")) {
+    const std::string s = r.string(*kind, "kind");
+    const auto k = nb::parse_test_kind(s);
+    if (!k) fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM or TCP_STREAM", r.context(), s));
+    t.kind = *k;
+  }
   parse_sizes(t, r);
   parse_loads(t, r);
   parse_search(t, r);
   t.affinity = parse_affinity(r);
   t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, nb::max_streams_per_test));
   if (const toml::node* m = r.find("mss")) {
-    if (t.kind != "TCP_STREAM") fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP_STREAM", r.context()));
+    if (t.kind != nb::test_kind::tcp_stream) fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP_STREAM", r.context()));
     t.mss = static_cast<std::uint32_t>(r.integer(*m, "mss", nb::min_mss, nb::max_mss));
   }
   t.send_buffer = buffer(r, "send_buffer");

@@ -81,8 +81,8 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
   std::string out;
   for (const auto& s : runs) {
     if (is_search_trial(s.run)) continue;
-    out += fmt::format("\n{}  [{} {} -m {}, {}]{}\n", s.run.id, s.run.role, s.run.kind, s.run.message_size,
-                       s.run.topology, s.ok ? "" : "  FAILED");
+    out += fmt::format("\n{}  [{} {} -m {}, {}]{}\n", s.run.id, s.run.role, nb::to_string(s.run.kind),
+                       s.run.message_size, to_string(s.run.topo), s.ok ? "" : "  FAILED");
     text_table t(detail_headers());
     for (const auto& i : s.run.instances) t.add(instance_cells(i, s.run.t0));
     if (s.ok) {
@@ -123,8 +123,8 @@ std::string summary_csv(const std::vector<run_summary>& runs) {
   };
   for (const auto& s : runs) {
     const auto& r = s.run;
-    const std::string head = fmt::format("{},{},{},{},{},{}", quote(r.id), quote(r.test), quote(r.role), r.topology,
-                                         r.kind, r.message_size);
+    const std::string head = fmt::format("{},{},{},{},{},{}", quote(r.id), quote(r.test), quote(r.role),
+                                         to_string(r.topo), nb::to_string(r.kind), r.message_size);
     for (const auto& i : r.instances) {
       out += fmt::format("{},{},{},{},{},{}", head, quote(i.name), quote(i.client), quote(i.server), quote(i.category),
                          i.problems.empty() ? "true" : "false");

@@ -14,13 +14,13 @@ std::string overview(const std::vector<run_summary>& runs) {
   text_table t({"role", "test", "kind", "m (bytes)", "sent pps", "received pps", "sent Mbit/s", "received Mbit/s",
                 "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms", "limit"});
   for (const auto& s : runs) {
-    if (s.run.topology == "pairs" || is_search_trial(s.run)) continue;
+    if (s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
     if (!s.ok) {
-      t.add({s.run.role, s.run.test, s.run.kind, std::to_string(s.run.message_size), "**FAILED**", "", "", "", "", "",
+      t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), "**FAILED**", "", "", "", "", "",
              "", ""});
       continue;
     }
-    t.add({s.run.role, s.run.test, s.run.kind, std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
+    t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
            fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
            s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
            fmt::format("{:.3f} ({} / {})", s.loss_percent, s.path_loss, s.kernel_drops),
@@ -34,7 +34,7 @@ std::string by_role(const std::vector<run_summary>& runs) {
   std::vector<std::string> roles;
   std::vector<std::uint32_t> sizes;
   for (const auto& s : runs) {
-    if (s.run.topology == "pairs" || is_search_trial(s.run)) continue;
+    if (s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
     if (std::find(roles.begin(), roles.end(), s.run.role) == roles.end()) roles.push_back(s.run.role);
     if (std::find(sizes.begin(), sizes.end(), s.run.message_size) == sizes.end()) sizes.push_back(s.run.message_size);
   }
@@ -47,7 +47,7 @@ std::string by_role(const std::vector<run_summary>& runs) {
     for (auto m : sizes) {
       std::string pps, bps;
       for (const auto& s : runs) {
-        if (s.run.role != role || s.run.message_size != m || s.run.topology == "pairs" || is_search_trial(s.run)) continue;
+        if (s.run.role != role || s.run.message_size != m || s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
         const std::string sep = pps.empty() ? "" : "; ";
         pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps), s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a") : "FAILED");
         bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps), s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a") : "FAILED");
@@ -66,7 +66,7 @@ std::string by_role(const std::vector<run_summary>& runs) {
 std::string pairs_table(const std::vector<run_summary>& runs) {
   text_table t({"from", "to", "bandwidth (Mbit/s received)", "category", "test", "sent Mbit/s", "loss %"});
   for (const auto& s : runs) {
-    if (s.run.topology != "pairs") continue;
+    if (s.run.topo != topology::pairs) continue;
     for (const auto& i : s.run.instances) {
       if (!s.ok || !i.result) {
         t.add({i.client, i.server, "**FAILED**", i.category, s.run.id, "", ""});
@@ -80,8 +80,8 @@ std::string pairs_table(const std::vector<run_summary>& runs) {
 }
 
 std::string run_section(const run_summary& s) {
-  std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role, s.run.kind,
-                                s.run.message_size, s.run.topology, s.run.t0, s.ok ? "" : " — **FAILED**");
+  std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
+                                nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
   text_table t(detail_headers());
   for (const auto& i : s.run.instances) t.add(instance_cells(i, s.run.t0));
   if (s.ok) {

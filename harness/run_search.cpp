@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 json search_record(const run_spec& r, int order, const rate_search& s) {
-  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", r.kind},
+  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", nb::to_string(r.kind)},
           {"message_size", r.message_size}, {"instances", r.instances.size()}, {"order", order},
           {"search", s.to_json(r.message_size)}};
 }

@@ -240,7 +240,7 @@ asio::awaitable<void> runner::settle_pause() {
 asio::awaitable<void> runner::run_one(const run_spec& r) {
   const fs::path run_dir = dir_ / "raw" / r.id;
   fs::create_directories(run_dir);
-  fmt::print(stderr, "harness: run {} ({}, {} -m {}, {} instance(s), {} s)\n", r.id, r.role, r.kind, r.message_size,
+  fmt::print(stderr, "harness: run {} ({}, {} -m {}, {} instance(s), {} s)\n", r.id, r.role, nb::to_string(r.kind), r.message_size,
              r.instances.size(), r.duration);
   std::vector<running_server> servers;
   nlohmann::json spec = to_json(r, plan_);
