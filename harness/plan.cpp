@@ -5,9 +5,7 @@
 #include "harness/toml_bounds.hpp"
 #include "harness/plan_toml.hpp"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace harness {
 namespace {
@@ -159,12 +157,6 @@ plan parse_plan(const std::string& text, const std::string& source_path) {
   return p;
 }
 
-plan load_plan(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw plan_error(fmt::format("{}: cannot read the plan file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_plan(text.str(), path);
-}
+plan load_plan(const std::string& path) { return parse_plan(read_file_text<plan_error>(path, "the plan file"), path); }
 
 }  // namespace harness

@@ -4,7 +4,9 @@
 // a chain of tables 50 000 deep whose recursive destruction overflows the stack. A plan needs a depth of
 // four or five; the limits below leave ample room and keep every recursion shallow.
 #include <cstddef>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -39,6 +41,16 @@ toml::table parse_toml_bounded(const std::string& text, const std::string& path)
     const auto& at = e.source().begin;
     throw Error(fmt::format("{}:{}:{}: TOML syntax: {}", path, at.line, at.column, e.description()));
   }
+}
+
+// The whole of the file `path`; Error "path: cannot read <what>" when it cannot be opened.
+template <class Error>
+std::string read_file_text(const std::string& path, std::string_view what) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot read {}", path, what));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace harness

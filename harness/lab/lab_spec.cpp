@@ -11,10 +11,8 @@
 
 #include <arpa/inet.h>
 
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
 namespace lab {
 namespace {
@@ -141,11 +139,7 @@ lab_spec parse_lab(const toml::table& t, const std::string& file) {
 }
 
 lab_spec load_lab(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw lab_error(fmt::format("{}: cannot read the file", file));
-  std::ostringstream text;
-  text << in.rdbuf();
-  const toml::table root = harness::parse_toml_bounded<lab_error>(text.str(), file);
+  const toml::table root = harness::parse_toml_bounded<lab_error>(harness::read_file_text<lab_error>(file, "the file"), file);
   const toml::node* l = root.get("lab");
   if (!l || !l->is_table()) throw lab_error(fmt::format("{}: no [lab] table", file));
   return parse_lab(*l->as_table(), file);
