@@ -1,6 +1,7 @@
 // Plan parsing: a good plan becomes the expected typed plan, and every error class names file:line:col.
 #include "harness/expand.hpp"
 #include "harness/plan.hpp"
+#include "tests/harness/plan_text.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -59,15 +60,7 @@ message_size = [1, 1400]
 topology = "fan-out"
 client = "dev"
 servers = ["a", "b"]
-[[tests]]
-name = "p"
-kind = "TCP_STREAM"
-message_size = 1000
-mss = 1200
-topology = "pairs"
-both_directions = true
-pairs = [{ from = "a", to = "b", category = "OCI internal" }]
-)";
+)" + tcp_pair_test("p", "message_size = 1000\n");
   const auto runs = harness::expand(parse_plan(text, "plan.toml"));
   REQUIRE(runs.size() == 4);
   CHECK(runs[0].id == "sweep-m1");
