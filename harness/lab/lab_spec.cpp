@@ -4,8 +4,8 @@
 
 #include "core/units.hpp"
 #include "core/whole_number.hpp"
-#include "harness/toml_bounds.hpp"
-#include "harness/toml_reader.hpp"
+#include "harness/toml/toml_bounds.hpp"
+#include "harness/toml/toml_reader.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Launchers and child processes: argv stays argv (the one ssh string is quoted so a POSIX shell gives
 // back exactly the words), deadlines kill, exit status and output are captured.
-#include "harness/launcher.hpp"
+#include "harness/run/launcher.hpp"
 #include "core/process.hpp"
 
 #include <boost/asio/co_spawn.hpp>

@@ -1,6 +1,6 @@
 // Plan parsing: a good plan becomes the expected typed plan, and every error class names file:line:col.
-#include "harness/expand.hpp"
-#include "harness/plan.hpp"
+#include "harness/plan/expand.hpp"
+#include "harness/plan/plan.hpp"
 #include "tests/harness/plan_text.hpp"
 
 #include <catch2/catch.hpp>

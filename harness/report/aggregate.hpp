@@ -3,7 +3,7 @@
 // add up by hand), and the steady-state aggregate over the wall-clock window in which every instance was
 // sending, after the warm-up. A run with a failed instance reports its failures, never a number for them.
 #include "core/result.hpp"
-#include "harness/plan.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <nlohmann/json.hpp>
 

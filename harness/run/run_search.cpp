@@ -1,10 +1,10 @@
 // A search run: trial after trial, each an ordinary run with its own raw/ folder, chosen by the rate
-// search (harness/search.hpp) from what the trials before it measured. raw/<run>/search.json holds the
+// search (harness/run/search.hpp) from what the trials before it measured. raw/<run>/search.json holds the
 // search's state after every trial, so an interrupted search still shows how far it got.
 #include "core/units.hpp"
-#include "harness/results.hpp"
-#include "harness/runner.hpp"
-#include "harness/search.hpp"
+#include "harness/report/results.hpp"
+#include "harness/run/runner.hpp"
+#include "harness/run/search.hpp"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,8 @@
 #include "core/clock.hpp"
 #include "core/json_text.hpp"
 #include "core/units.hpp"
-#include "harness/results.hpp"
-#include "harness/runner.hpp"
+#include "harness/report/results.hpp"
+#include "harness/run/runner.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 // Reports from run summaries: the console table, summary.csv and report.md. Text only; no figures are
 // computed here beyond unit conversion, so every report says the same as summary.json.
-#include "harness/aggregate.hpp"
+#include "harness/report/aggregate.hpp"
 
 #include <nlohmann/json.hpp>
 

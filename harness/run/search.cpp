@@ -1,4 +1,4 @@
-#include "harness/search.hpp"
+#include "harness/run/search.hpp"
 
 #include <fmt/format.h>
 

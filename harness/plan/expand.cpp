@@ -1,4 +1,4 @@
-#include "harness/expand.hpp"
+#include "harness/plan/expand.hpp"
 
 #include <fmt/format.h>
 

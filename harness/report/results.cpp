@@ -1,6 +1,6 @@
-#include "harness/results.hpp"
+#include "harness/report/results.hpp"
 
-#include "harness/report.hpp"
+#include "harness/report/report.hpp"
 
 #include "core/json_text.hpp"
 

@@ -2,7 +2,7 @@
 // Strict, typed reading of one TOML table: each key is read once with its type, and done() rejects keys
 // nobody read. Every error carries file:line:col of the offending node, so a plan error reads like a
 // compiler error. Part of the small harness_toml library with toml_bounds: the plan parser and the lab
-// both read TOML with it, and it knows neither (the plan's own part is harness/plan_toml.hpp).
+// both read TOML with it, and it knows neither (the plan's own part is harness/plan/plan_toml.hpp).
 #include <fmt/format.h>
 #include <toml++/toml.h>
 

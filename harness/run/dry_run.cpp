@@ -1,8 +1,8 @@
-#include "harness/dry_run.hpp"
+#include "harness/run/dry_run.hpp"
 
 #include "core/units.hpp"
-#include "harness/expand.hpp"
-#include "harness/launcher.hpp"
+#include "harness/plan/expand.hpp"
+#include "harness/run/launcher.hpp"
 #include "core/process.hpp"
 
 #include <fmt/format.h>

@@ -2,12 +2,12 @@
 // One plan, run: preflight every host, then run by run: start the servers and wait for their ready
 // lines, pick T0, start every netload at T0, follow them live, collect, write raw/ at once, rebuild the
 // reports; servers are stopped after each run, also after an error or a signal.
-#include "harness/aggregate.hpp"
-#include "harness/expand.hpp"
-#include "harness/launcher.hpp"
+#include "harness/report/aggregate.hpp"
+#include "harness/plan/expand.hpp"
+#include "harness/run/launcher.hpp"
 #include "harness/lab/lab.hpp"
 #include "core/process.hpp"
-#include "harness/plan.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>

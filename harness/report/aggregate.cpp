@@ -1,4 +1,4 @@
-#include "harness/aggregate.hpp"
+#include "harness/report/aggregate.hpp"
 
 #include "core/clock.hpp"
 #include "core/units.hpp"

@@ -1,9 +1,9 @@
-#include "harness/runner.hpp"
+#include "harness/run/runner.hpp"
 
 #include "core/clock.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
-#include "harness/results.hpp"
+#include "harness/report/results.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/udp.hpp>

@@ -2,8 +2,8 @@
 // (port clashes, sizes that cannot be sent).
 #include "core/limits.hpp"
 #include "core/units.hpp"
-#include "harness/plan.hpp"
-#include "harness/plan_toml.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/plan/plan_toml.hpp"
 
 #include <algorithm>
 #include <set>

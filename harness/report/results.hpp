@@ -2,7 +2,7 @@
 // The results folder: results/<plan>-<UTC time>/ with plan.toml, environment.json, raw/<run>/run.json and
 // raw/<run>/<instance>.json (written the moment the instance ends), summary.json, summary.csv, report.md.
 // Reports are always rebuilt from raw/, during a run and by `harness report DIR`, so both agree.
-#include "harness/aggregate.hpp"
+#include "harness/report/aggregate.hpp"
 
 #include <nlohmann/json.hpp>
 

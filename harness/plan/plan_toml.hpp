@@ -1,8 +1,8 @@
 #pragma once
-// The plan parser's own part of the TOML reading (harness/toml_reader.hpp): its mistakes are plan_errors,
+// The plan parser's own part of the TOML reading (harness/toml/toml_reader.hpp): its mistakes are plan_errors,
 // and the declarations its files share.
-#include "harness/plan.hpp"
-#include "harness/toml_reader.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/toml/toml_reader.hpp"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>

@@ -1,4 +1,4 @@
-#include "harness/toml_bounds.hpp"
+#include "harness/toml/toml_bounds.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -2,7 +2,7 @@
 // A plan expanded into runs: test x message size x repeat (x pair x direction for `pairs`). A run is
 // what starts at one instant T0: its servers (one netserve per server host, all its ports) and its
 // netload instances.
-#include "harness/plan.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
-#include "harness/plan.hpp"
+#include "harness/plan/plan.hpp"
 
 #include "core/port_spec.hpp"
 #include "core/units.hpp"
-#include "harness/toml_bounds.hpp"
-#include "harness/plan_toml.hpp"
+#include "harness/toml/toml_bounds.hpp"
+#include "harness/plan/plan_toml.hpp"
 
 #include <set>
 

@@ -1,4 +1,4 @@
-#include "harness/report.hpp"
+#include "harness/report/report.hpp"
 
 #include <fmt/format.h>
 

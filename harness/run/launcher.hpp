@@ -2,7 +2,7 @@
 // How a command reaches a host: run here, through ssh, or inside a network namespace. A launcher turns
 // the command meant for the host (argv) into the argv this machine executes; plan values only ever
 // become argv elements, and the one string ssh needs for the remote side is quoted word by word.
-#include "harness/plan.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <memory>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "harness/launcher.hpp"
+#include "harness/run/launcher.hpp"
 
 #include "core/process.hpp"
 #include "core/whole_number.hpp"

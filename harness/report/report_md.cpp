@@ -1,6 +1,6 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
-#include "harness/report.hpp"
+#include "harness/report/report.hpp"
 
 #include <fmt/format.h>
 

@@ -10,8 +10,8 @@
 // trial at each rate found. A final trial that fails its target is a failing trial like any other: the
 // search goes on below it with trials four times longer (up to the final duration), and from then on
 // only a pass at least that long counts; up to max_finals finals per target.
-#include "harness/aggregate.hpp"
-#include "harness/plan.hpp"
+#include "harness/report/aggregate.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <nlohmann/json.hpp>
 

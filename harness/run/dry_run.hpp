@@ -1,7 +1,7 @@
 #pragma once
 // `harness run PLAN --dry-run`: per host, the exact commands the run would execute there, and the
 // netperf / iperf3 commands of the hand procedure they replace. Builds strings only: no process, no socket.
-#include "harness/plan.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <string>
 
