@@ -1,5 +1,7 @@
 #include "core/endpoint.hpp"
 
+#include "core/whole_number.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 
@@ -38,16 +40,9 @@ endpoint endpoint::from_numeric(std::string_view address, std::uint16_t port) {
 endpoint endpoint::parse(std::string_view text) {
   auto colon = text.rfind(':');
   if (colon == std::string_view::npos) throw std::invalid_argument(fmt::format("'{}' has no port", text));
-  auto port_text = text.substr(colon + 1);
-  unsigned long port = 0;
-  try {
-    std::size_t used = 0;
-    port = std::stoul(std::string(port_text), &used);
-    if (used != port_text.size() || port > 65535) throw std::invalid_argument("");
-  } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format("'{}' has a bad port", text));
-  }
-  return from_numeric(text.substr(0, colon), static_cast<std::uint16_t>(port));
+  const auto port = parse_whole<std::uint16_t>(text.substr(colon + 1));
+  if (!port) throw std::invalid_argument(fmt::format("'{}' has a bad port", text));
+  return from_numeric(text.substr(0, colon), *port);
 }
 
 endpoint endpoint::resolve(const std::string& host, std::uint16_t port, int family) {

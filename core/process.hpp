@@ -95,7 +95,7 @@ process_outcome run_blocking(const std::vector<std::string>& argv, std::chrono::
                              const std::string& input = {});
 
 // "a b 'c d'": for logs, messages, the environment record and dry runs, and the one string ssh hands to
-// the remote shell (harness/launcher.cpp): a POSIX shell reads it back as the same argv.
+// the remote shell (harness/run/launcher.cpp): a POSIX shell reads it back as the same argv.
 std::string quote_argv(const std::vector<std::string>& argv);
 std::string shell_quote(const std::string& word);
 

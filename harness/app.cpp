@@ -1,11 +1,11 @@
 #include "harness/app.hpp"
 
 #include "harness/default_plan.hpp"
-#include "harness/dry_run.hpp"
-#include "harness/launcher.hpp"
-#include "harness/report.hpp"
-#include "harness/results.hpp"
-#include "harness/runner.hpp"
+#include "harness/run/dry_run.hpp"
+#include "harness/run/launcher.hpp"
+#include "harness/report/report.hpp"
+#include "harness/report/results.hpp"
+#include "harness/run/runner.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/signal_set.hpp>

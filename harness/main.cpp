@@ -2,7 +2,7 @@
 #include "core/cli_help.hpp"
 #include "harness/app.hpp"
 #include "harness/lab/lab.hpp"
-#include "harness/plan.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

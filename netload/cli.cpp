@@ -1,9 +1,11 @@
 #include "netload/cli.hpp"
 
 #include "core/cli_help.hpp"
+#include "core/limits.hpp"
 #include "core/socket.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "core/whole_number.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -42,12 +44,7 @@ std::pair<std::int32_t, std::int32_t> parse_cpu_pair(const std::string& text) {
   // netperf -T: "N" (both), "l,r", "l," or ",r"
   auto parse = [&](const std::string& s) -> std::int32_t {
     if (s.empty()) return -1;
-    try {
-      std::size_t used = 0;
-      int v = std::stoi(s, &used);
-      if (used == s.size() && v >= 0) return v;
-    } catch (const std::exception&) {
-    }
+    if (auto cpu = parse_whole<std::int32_t>(s, 0)) return *cpu;
     throw usage_error(fmt::format("bad CPU list '{}' for -T", text));
   };
   auto comma = text.find(',');
@@ -58,7 +55,7 @@ std::pair<std::int32_t, std::int32_t> parse_cpu_pair(const std::string& text) {
 std::int32_t buffer_size(const std::string& text, const char* opt) {
   try {
     auto v = parse_size(text);
-    if (v > (1u << 30)) throw std::invalid_argument("too large");
+    if (v > max_socket_buffer_request) throw std::invalid_argument("too large");
     return static_cast<std::int32_t>(v);
   } catch (const std::invalid_argument& e) {
     throw usage_error(fmt::format("{}: {}", opt, e.what()));
@@ -91,7 +88,7 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_option("-l,--length", o.duration_s, "Test duration, seconds (default 10)")
       ->option_text("SECONDS")->check(positive("-l", "seconds"))->group(test);
   app.add_option("--streams", o.streams, "Parallel streams, one thread each (default 1)")
-      ->option_text("N")->check(whole_in("--streams", 1, 64))->group(test);
+      ->option_text("N")->check(whole_in("--streams", 1, max_streams_per_test))->group(test);
   app.add_flag("--reverse", o.reverse, "The server sends, netload receives")->group(test);
   app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax: N, L,R, L, or ,R)")
       ->option_text("CPUS")->group(test);
@@ -109,7 +106,7 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_flag("--start-on-stdin", o.start_on_stdin,
                "Connect, say 'armed', then read the start instant (epoch seconds) from standard input")
       ->group(start);
-  app.add_option("--dscp", o.dscp, "DSCP value for data packets")->option_text("N")->check(whole_in("--dscp", 0, 63))->group(wire);
+  app.add_option("--dscp", o.dscp, "DSCP value for data packets")->option_text("N")->check(whole_in("--dscp", 0, max_dscp))->group(wire);
   app.add_flag("!--no-gso", o.gso, "Send with plain sendmmsg, no UDP GSO")->group(wire);
   app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)")->group(wire);
   app.add_option("--batch", o.batch, "Datagrams per system call at most")
@@ -123,7 +120,7 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
       ->option_text("SIZE")->group(group);
   app.add_option("-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
   app.add_option("-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
-  app.add_option("-M", o.mss, "TCP maximum segment size")->option_text("MSS")->check(whole_in("-M", 88, 65495))->group(group);
+  app.add_option("-M", o.mss, "TCP maximum segment size")->option_text("MSS")->check(whole_in("-M", min_mss, max_mss))->group(group);
   app.add_option("-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)")
       ->option_text("1")->check(whole_in("-R", 0, 1))->group(group);
 }
@@ -199,11 +196,11 @@ void finish(client_options& o, const raw_options& raw) {
   }
   // TCP: 1 MiB writes, fewer system calls per byte (measured on loopback: 34 Gbit/s against 18 with 128 KiB).
   if (o.message_size == 0) o.message_size = o.kind == test_kind::udp_stream ? 1472 : 1024 * 1024;
-  if (o.kind == test_kind::udp_stream && o.message_size > 65507)
-    throw usage_error(fmt::format("-m {}: a UDP datagram carries at most 65507 bytes", o.message_size));
+  if (o.kind == test_kind::udp_stream && o.message_size > max_udp_message_size)
+    throw usage_error(fmt::format("-m {}: a UDP datagram carries at most {} bytes", o.message_size, max_udp_message_size));
   if (o.mss && o.kind != test_kind::tcp_stream) throw usage_error("-M (MSS) applies to TCP_STREAM only");
-  if (o.interval_s > 0 && (o.interval_s < 0.05 || o.interval_s > o.duration_s))
-    throw usage_error("--interval must be between 0.05 s and the test duration");
+  if (o.interval_s > 0 && (o.interval_s < min_interval_s || o.interval_s > o.duration_s))
+    throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));
   if (o.json && o.json_stream) throw usage_error("give --json or --json-stream, not both");
   if (o.start_at && o.start_on_stdin) throw usage_error("give --start-at or --start-on-stdin, not both");
   if (o.json_stream && o.interval_s == 0) o.interval_s = std::min(1.0, o.duration_s);

@@ -42,23 +42,25 @@ void validate(const test_request& r, const server_options& o) {
   if (r.streams < 1 || r.streams > o.max_streams) reject(fmt::format("{} streams is outside [1, {}]", r.streams, o.max_streams));
   if (r.message_size < 1) reject("message size must be at least 1 byte");
   if (r.kind == test_kind::udp_stream) {
-    if (r.message_size > 65507) reject(fmt::format("UDP message size {} exceeds 65507", r.message_size));
+    if (r.message_size > max_udp_message_size)
+      reject(fmt::format("UDP message size {} exceeds {}", r.message_size, max_udp_message_size));
     if (r.data_ports.size() != r.streams) reject("one data port per stream is required");
     for (auto port : r.data_ports)
       if (port == 0) reject("data port 0");
-  } else if (r.message_size > (16u << 20)) {
-    reject("TCP message size exceeds 16 MiB");
+  } else if (r.message_size > max_tcp_message_size) {
+    reject(fmt::format("TCP message size exceeds {} MiB", max_tcp_message_size >> 20));
   }
   // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
   if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > (64u << 20))
     reject("streams x message size exceeds 64 MiB");
   if (!(r.pps >= 0) || r.pps > 1e10) reject("bad packet rate");
-  if (r.interval_s != 0 && !(r.interval_s >= 0.05 && r.interval_s <= r.duration_s))
-    reject("interval must be 0 or between 0.05 s and the duration");
-  if (r.dscp < -1 || r.dscp > 63) reject("DSCP outside 0..63");
+  if (r.interval_s != 0 && !(r.interval_s >= min_interval_s && r.interval_s <= r.duration_s))
+    reject(fmt::format("interval must be 0 or between {:g} s and the duration", min_interval_s));
+  if (r.dscp < -1 || r.dscp > max_dscp) reject(fmt::format("DSCP outside 0..{}", max_dscp));
   if (r.cpu < -1 || r.cpu > 4095) reject("bad CPU number");
-  if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > (1 << 30) || r.sndbuf > (1 << 30)) reject("bad socket buffer size");
-  if (r.mss != 0 && (r.mss < 88 || r.mss > 65495)) reject("MSS outside 88..65495");
+  if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > max_socket_buffer_request || r.sndbuf > max_socket_buffer_request)
+    reject("bad socket buffer size");
+  if (r.mss != 0 && (r.mss < min_mss || r.mss > max_mss)) reject(fmt::format("MSS outside {}..{}", min_mss, max_mss));
 }
 
 // The host from just before the start instant (the client's lead before it is no part of the test) to the end of

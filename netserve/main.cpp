@@ -2,7 +2,7 @@
 #include "core/auth.hpp"
 #include "core/cli_help.hpp"
 #include "core/version.hpp"
-#include "netserve/port_spec.hpp"
+#include "core/port_spec.hpp"
 #include "netserve/server.hpp"
 
 #include <CLI/CLI.hpp>
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   app.footer(examples + nb::serve::budget_help(options.budget));
   try {
     app.parse(argc, argv);
-    options.ports = nb::serve::parse_port_specs(port_specs);
+    options.ports = nb::parse_port_specs(port_specs);
   } catch (const CLI::Error& e) {
     return nb::cli::report(app, e, "netserve");
   } catch (const std::invalid_argument& e) {  // a port list that is no list of ports is a usage error too

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/clock.hpp"
+#include "core/limits.hpp"
 #include "core/version.hpp"
 
 namespace nb::serve {

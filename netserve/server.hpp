@@ -7,6 +7,7 @@
 // a control_connection (netserve/control_connection.hpp); the tests live on their port, where data
 // connections find them (the example's connection_manager).
 #include "core/frame_io.hpp"
+#include "core/limits.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server_budget.hpp"
 #include "netserve/udp_port.hpp"
@@ -33,7 +34,7 @@ struct server_options {
   std::vector<std::uint16_t> ports;    // 0 = any free port (TCP and UDP get the same number)
   std::string bind = "0.0.0.0";
   double max_duration_s = 3600;
-  std::uint32_t max_streams = 64;
+  std::uint32_t max_streams = max_streams_per_test;
   std::uint32_t max_tests_per_port = 64;
   // A start instant further ahead is refused: a registered test holds its slot and its budget until its
   // start and beyond, so a client could park them. netserve already gives a client 30 s to send its

@@ -3,17 +3,16 @@
 #include "harness/lab/lab.hpp"
 
 #include "core/units.hpp"
-#include "harness/toml_bounds.hpp"
-#include "harness/toml_reader.hpp"
+#include "core/whole_number.hpp"
+#include "harness/toml/toml_bounds.hpp"
+#include "harness/toml/toml_reader.hpp"
 
 #include <fmt/format.h>
 
 #include <arpa/inet.h>
 
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
 namespace lab {
 namespace {
@@ -49,13 +48,10 @@ ipv4_net parse_gateway(reader& r, const char* key) {
   if (slash == std::string::npos) fail_at(n, fmt::format("{}: '{}' must be ADDRESS/PREFIX, e.g. 198.18.0.1/24", r.context(), key));
   ipv4_net net;
   net.address = parse_ipv4(r, n, s.substr(0, slash), key);
-  try {
-    net.prefix = std::stoi(s.substr(slash + 1));
-  } catch (const std::exception&) {
-    net.prefix = -1;
-  }
-  if (net.prefix < 15 || net.prefix > 30)
+  const auto prefix = nb::parse_whole(std::string_view(s).substr(slash + 1), 15, 30);
+  if (!prefix)
     fail_at(n, fmt::format("{}: '{}' prefix must be /15 to /30 (inside 198.18.0.0/15)", r.context(), key));
+  net.prefix = *prefix;
   return net;
 }
 
@@ -143,11 +139,7 @@ lab_spec parse_lab(const toml::table& t, const std::string& file) {
 }
 
 lab_spec load_lab(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw lab_error(fmt::format("{}: cannot read the file", file));
-  std::ostringstream text;
-  text << in.rdbuf();
-  const toml::table root = harness::parse_toml_bounded<lab_error>(text.str(), file);
+  const toml::table root = harness::parse_toml_bounded<lab_error>(harness::read_file_text<lab_error>(file, "the file"), file);
   const toml::node* l = root.get("lab");
   if (!l || !l->is_table()) throw lab_error(fmt::format("{}: no [lab] table", file));
   return parse_lab(*l->as_table(), file);

@@ -2,8 +2,8 @@
 // place (file:line:col), never a crash, a hang, another exception, or memory without bound. Plans come
 // from users, not peers, but a bad one must still read like a compiler error. What parses is expanded
 // into runs too, which is where the plan's numbers multiply.
-#include "harness/expand.hpp"
-#include "harness/plan.hpp"
+#include "harness/plan/expand.hpp"
+#include "harness/plan/plan.hpp"
 
 #include <cstddef>
 #include <cstdint>

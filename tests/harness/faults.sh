@@ -21,31 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/err" ] && cat "$tmp/err"; exit 1; }
-
-# plan NAME DURATION [PORTS] [CLIENTS]: a fan-in plan of one test on 127.0.0.1 <- 127.0.0.2
-plan() {
-  ports=${3:-"[0, 0]"}
-  clients=${4:-'["a", "a"]'}
-  cat > "$tmp/$1.toml" <<PLAN
-name = "$1"
-[defaults]
-duration = $2
-warmup = 0
-lead = 0.5
-settle = 0.2
-ports = $ports
-[hosts]
-device = { address = "127.0.0.1" }
-a = { address = "127.0.0.2" }
-[[tests]]
-name = "t"
-message_size = 64
-pps = 1000
-topology = "fan-in"
-server = "device"
-clients = $clients
-PLAN
-}
+. "$(dirname "$0")/common.sh"
 
 # Starts the harness in the background on plan $1; sets $pid.
 start() {
@@ -89,7 +65,7 @@ none_left() {
 
 case $case_name in
 stopped|twice)
-  plan long 30
+  fan_in_plan long 30
   start long
   loads=$(netloads 2)
   children=$(pgrep -P "$pid" | tr '\n' ' ')
@@ -113,14 +89,7 @@ stopped|twice)
 preflight)
   # A server that accepts the connection and never says a word: ssh waits for its banner until
   # ConnectTimeout (30 s here).
-  python3 -c '
-import socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-print(s.getsockname()[1], flush=True)
-time.sleep(60)' > "$tmp/port" &
-  pids_to_clean="$pids_to_clean $!"
-  for i in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-  port=$(cat "$tmp/port")
+  hold_port tcp
   cat > "$tmp/mute.toml" <<PLAN
 name = "mute"
 [defaults]
@@ -151,16 +120,8 @@ PLAN
   ;;
 clash)
   # A port taken (TCP and UDP) by someone else: the first test's netserve cannot bind it.
-  python3 -c '
-import socket, time
-t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(1)
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", t.getsockname()[1]))
-print(t.getsockname()[1], flush=True)
-time.sleep(60)' > "$tmp/port" &
-  pids_to_clean="$pids_to_clean $!"
-  for i in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-  port=$(cat "$tmp/port")
-  plan two 1 "[0]" '["a"]'
+  hold_port both
+  fan_in_plan two 1 "[0]" '["a"]'
   cat >> "$tmp/two.toml" <<PLAN
 ports = [$port]
 [[tests]]
@@ -212,7 +173,7 @@ junk)
 fsize)
   # Every file the harness writes may be at most 4 KiB (ulimit -f counts 512-byte blocks; with SIGXFSZ
   # ignored, a longer write fails with EFBIG). A netload's raw file is larger: the first to fail.
-  plan big 1
+  fan_in_plan big 1
   status=0
   sh -c 'ulimit -f 8; trap "" XFSZ; exec "$@"' sh "$harness" run "$tmp/big.toml" --results "$tmp/results" \
     --bin-dir "$build" --no-live > "$tmp/out" 2> "$tmp/err" || status=$?
@@ -224,7 +185,7 @@ fsize)
   echo "ok: $(tail -1 "$tmp/err")"
   ;;
 killed)
-  plan dies 4 "[0]" '["a"]'
+  fan_in_plan dies 4 "[0]" '["a"]'
   start dies
   netloads 1 > /dev/null
   server=$(pgrep -P "$pid" -f "netserve/netserve")

@@ -8,23 +8,8 @@ build=$2
 sig=${3:-INT}
 tmp=$(mktemp -d /tmp/harness-int.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-cat > "$tmp/long.toml" <<PLAN
-name = "long"
-[defaults]
-duration = 20
-warmup = 1
-ports = [0, 0]
-[hosts]
-device = { address = "127.0.0.1" }
-a = { address = "127.0.0.2" }
-[[tests]]
-name = "long"
-message_size = 64
-pps = 1000
-topology = "fan-in"
-server = "device"
-clients = ["a", "a"]
-PLAN
+. "$(dirname "$0")/common.sh"
+fan_in_plan long 20
 "$harness" run "$tmp/long.toml" --results "$tmp/results" --bin-dir "$build" > "$tmp/out" 2> "$tmp/err" &
 pid=$!
 # Wait until the instances run (three children: one netserve, two netload), then interrupt.
@@ -50,6 +35,6 @@ for c in $children; do
   fi
 done
 dir=$(ls -d "$tmp"/results/long-*)
-[ "$(ls "$dir/raw/long-m64" | wc -l)" = 3 ] || { echo "FAIL: raw files missing"; ls -R "$dir"; exit 1; }
+[ "$(ls "$dir/raw/t-m64" | wc -l)" = 3 ] || { echo "FAIL: raw files missing"; ls -R "$dir"; exit 1; }
 grep -q '"ok": false' "$dir/summary.json" || { echo "FAIL: the interrupted run is not marked failed"; exit 1; }
 echo "ok: SIG$sig stopped ${children}within ${elapsed}s, raw files kept, run marked failed"

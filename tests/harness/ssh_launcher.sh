@@ -79,18 +79,24 @@ if pgrep -f "$tmp/bin/net" >/dev/null; then echo "FAIL: left running:"; pgrep -a
 if pgrep -f "ControlMaster=yes.*$tmp/client_key" >/dev/null; then echo "FAIL: ssh master left running"; exit 1; fi
 echo "ok: two instances over ssh via sshd on 127.0.0.1:$port"
 
+# start_long NAME N: the plan above as NAME, 30 s long, in the background ($pid; stderr in $tmp/errN);
+# returns once its two remote netload processes run.
+start_long() {
+  sed -e 's/^duration = 2/duration = 30/' -e "s/^name = \"ssh\"/name = \"$1\"/" "$tmp/ssh.toml" > "$tmp/$1.toml"
+  "$harness" run "$tmp/$1.toml" --results "$tmp/results" --no-live > "$tmp/out$2" 2> "$tmp/err$2" &
+  pid=$!
+  # Only the test's netload processes (they carry --start-on-stdin): the preflight's `netload --version` on
+  # each host can briefly make two as well.
+  for i in $(seq 150); do
+    [ "$(pgrep -fc "^$tmp/bin/netload .*--start-on-stdin" || true)" -ge 2 ] && return
+    sleep 0.1
+  done
+  echo "FAIL: remote netload never started"; cat "$tmp/err$2"; kill $pid; exit 1
+}
+
 # Ctrl-C during a run over ssh: the remote netload processes (which a signal to the local ssh client
 # does not reach) and the remote netserve must be stopped too.
-sed -e 's/^duration = 2/duration = 30/' -e 's/^name = "ssh"/name = "sshint"/' "$tmp/ssh.toml" > "$tmp/long.toml"
-"$harness" run "$tmp/long.toml" --results "$tmp/results" --no-live > "$tmp/out2" 2> "$tmp/err2" &
-pid=$!
-# Only the test's netload processes (they carry --start-on-stdin): the preflight's `netload --version` on each
-# host can briefly make two as well.
-for i in $(seq 150); do
-  [ "$(pgrep -fc "^$tmp/bin/netload .*--start-on-stdin" || true)" -ge 2 ] && break
-  sleep 0.1
-done
-[ "$(pgrep -fc "^$tmp/bin/netload .*--start-on-stdin" || true)" -ge 2 ] || { echo "FAIL: remote netload never started"; cat "$tmp/err2"; kill $pid; exit 1; }
+start_long sshint 2
 kill -INT $pid
 wait $pid || true
 for i in $(seq 50); do
@@ -107,15 +113,8 @@ echo "ok: Ctrl-C over ssh stopped the remote netload and netserve processes"
 
 # A remote netload stopped with SIGSTOP ignores `kill -TERM`: 5 s after Ctrl-C the harness kills every
 # process, the remote ones over ssh (kill -KILL), and nothing is left on the remote side.
-sed -e 's/^duration = 2/duration = 30/' -e 's/^name = "ssh"/name = "sshstop"/' "$tmp/ssh.toml" > "$tmp/stop.toml"
-"$harness" run "$tmp/stop.toml" --results "$tmp/results" --no-live > "$tmp/out3" 2> "$tmp/err3" &
-pid=$!
-for i in $(seq 150); do
-  [ "$(pgrep -fc "^$tmp/bin/netload .*--start-on-stdin" || true)" -ge 2 ] && break
-  sleep 0.1
-done
+start_long sshstop 3
 stopped=$(pgrep -f "^$tmp/bin/netload .*--start-on-stdin" | head -1)
-[ -n "$stopped" ] || { echo "FAIL: remote netload never started"; cat "$tmp/err3"; kill $pid; exit 1; }
 kill -STOP "$stopped"
 started=$(date +%s)
 kill -INT $pid

@@ -1,6 +1,6 @@
 // Aggregation from instance records: sums, the steady-state window, start skew, and failures that
 // never turn into numbers.
-#include "harness/aggregate.hpp"
+#include "harness/report/aggregate.hpp"
 
 #include <catch2/catch.hpp>
 

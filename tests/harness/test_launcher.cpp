@@ -1,6 +1,6 @@
 // Launchers and child processes: argv stays argv (the one ssh string is quoted so a POSIX shell gives
 // back exactly the words), deadlines kill, exit status and output are captured.
-#include "harness/launcher.hpp"
+#include "harness/run/launcher.hpp"
 #include "core/process.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -41,6 +41,22 @@ TEST_CASE("harness launcher: netns wraps with ip netns exec, local leaves argv a
   h.launcher = harness::launcher_kind::local;
   const auto local = harness::make_launcher(h, "", "");
   CHECK(local->wrap({"netload", "--version"}) == std::vector<std::string>{"netload", "--version"});
+}
+
+TEST_CASE("harness launcher: the remote pid line is read whole, never a prefix of junk", "[harness][launcher]") {
+  // The line the ssh wrapper's script prints, read back by the runner to stop the program there.
+  const auto argv = harness::make_launcher([] {
+    harness::host h;
+    h.address = "127.0.0.1";
+    h.launcher = harness::launcher_kind::ssh;
+    return h;
+  }(), "", "/tmp/ctl")->wrap_announcing_pid({"true"});
+  CHECK(argv.back().find("echo harness-remote-pid $$") != std::string::npos);
+  CHECK(harness::remote_pid_of("harness-remote-pid 4242") == 4242);
+  CHECK_FALSE(harness::remote_pid_of("harness-remote-pid 24x"));
+  CHECK_FALSE(harness::remote_pid_of("harness-remote-pid 0"));  // kill 0 there: a whole process group
+  CHECK_FALSE(harness::remote_pid_of("harness-remote-pid "));
+  CHECK_FALSE(harness::remote_pid_of("{\"type\":\"armed\"}"));
 }
 
 TEST_CASE("harness process: output, stderr and exit status are captured", "[harness][process]") {

@@ -2,6 +2,7 @@
 // (127.0.0.1 <- 127.0.0.2..9, free ports), and the results folder must add up: the aggregate equals the
 // sum of the raw files, start skew is reported and small, `harness report` rebuilds the same summary.
 #include "core/process.hpp"
+#include "tests/harness/plan_text.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -137,17 +138,7 @@ ports = [0]
 [hosts]
 a = { address = "127.0.0.2" }
 b = { address = "127.0.0.3" }
-[[tests]]
-name = "tcp"
-kind = "TCP_STREAM"
-message_size = 16384
-rate = "200M"
-streams = 2
-mss = 1200
-topology = "pairs"
-both_directions = true
-pairs = [{ from = "a", to = "b", category = "OCI internal" }]
-)";
+)" << tcp_pair_test("tcp", "message_size = 16384\nrate = \"200M\"\nstreams = 2\n");
   const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "pairs.toml").string(), "--results", (root / "results").string(),
                       "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
                      60s);

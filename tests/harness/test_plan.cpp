@@ -1,6 +1,7 @@
 // Plan parsing: a good plan becomes the expected typed plan, and every error class names file:line:col.
-#include "harness/expand.hpp"
-#include "harness/plan.hpp"
+#include "harness/plan/expand.hpp"
+#include "harness/plan/plan.hpp"
+#include "tests/harness/plan_text.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -59,15 +60,7 @@ message_size = [1, 1400]
 topology = "fan-out"
 client = "dev"
 servers = ["a", "b"]
-[[tests]]
-name = "p"
-kind = "TCP_STREAM"
-message_size = 1000
-mss = 1200
-topology = "pairs"
-both_directions = true
-pairs = [{ from = "a", to = "b", category = "OCI internal" }]
-)";
+)" + tcp_pair_test("p", "message_size = 1000\n");
   const auto runs = harness::expand(parse_plan(text, "plan.toml"));
   REQUIRE(runs.size() == 4);
   CHECK(runs[0].id == "sweep-m1");
@@ -122,7 +115,12 @@ TEST_CASE("harness plan error: port clash", "[harness][plan]") {
   CHECK(error_of(fan_in("", "[11256, 11256]")) ==
         "plan.toml:3:9: tests[0]: port clash: port 11256 is used twice on host 'dev'");
   CHECK(error_of(fan_in("", "[0]")) == "plan.toml:3:9: tests[0]: 2 instances need 2 ports, the plan gives 1");
-  CHECK(error_of(fan_in("ports = \"20-10\"\n")) == "plan.toml:15:9: tests[0]: 'ports' range '20-10' is not LOW-HIGH within 1-65535");
+  CHECK(error_of(fan_in("ports = \"20-10\"\n")) ==
+        "plan.toml:15:9: tests[0]: 'ports' '20-10' is not a port list like \"11256-11263\" or \"11256,11300\": bad port "
+        "range '20-10'");
+  CHECK(error_of(fan_in("ports = \"11256-11257x\"\n")) ==
+        "plan.toml:15:9: tests[0]: 'ports' '11256-11257x' is not a port list like \"11256-11263\" or \"11256,11300\": bad "
+        "port '11257x' in '11256-11257x'");
 }
 
 TEST_CASE("harness plan error: impossible sizes", "[harness][plan]") {

@@ -1,6 +1,6 @@
 // The rate search against simulated paths: it must find a known capacity to its precision, never take a
 // sender-limited trial for a pass, resume below a final trial that failed, and always end.
-#include "harness/search.hpp"
+#include "harness/run/search.hpp"
 
 #include <catch2/catch.hpp>
 

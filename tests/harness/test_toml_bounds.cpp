@@ -1,9 +1,9 @@
 // TOML text is bounded before toml++ parses it: a 100-KB plan whose dotted key nests 50 000 tables deep
 // crashed the harness (stack overflow in toml++'s recursive destruction) in `harness run` and `harness lab`.
 #include "harness/lab/lab.hpp"
-#include "harness/plan.hpp"
-#include "harness/results.hpp"
-#include "harness/toml_bounds.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/report/results.hpp"
+#include "harness/toml/toml_bounds.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

@@ -27,6 +27,7 @@ expect() {
 expect public-address 's/198.19.0.2/10.0.0.2/' "outside 198.18.0.0/15"
 expect public-gateway 's|198.18.0.1/24|192.168.100.1/24|' "outside 198.18.0.0/15"
 expect wide-prefix 's|198.18.0.1/24|198.18.0.1/8|' "prefix must be /15 to /30"
+expect junk-prefix 's|198.18.0.1/24|198.18.0.1/24x|' "prefix must be /15 to /30"
 expect unknown-key 's/^pps = 20000/pps = 20000\nburst = 5/' "unknown key 'burst'"
 expect unknown-host-key 's/address = "198.18.0.2"/address = "198.18.0.2", mtu = 9000/' "unknown key 'mtu'"
 expect wrong-type 's/^pps = 20000/pps = "20k"/' "'pps' must be an integer"

@@ -1,7 +1,7 @@
 # The emulated-circuit lab tests (harness/lab; README.md, "Rehearse on an emulated circuit"). Included from tests/lab/CMakeLists.txt.
 # They need root and network namespaces (CI runs as root) and skip with 77, saying why, elsewhere.
 # The limit tests measure rates on a 2-core machine: RUN_SERIAL keeps other tests off the CPU meanwhile.
-# Until `harness lab` exists they drive the lab through lab_cli (harness/lab/lab_cli.cpp, same lab_main).
+# They drive the lab through lab_cli (harness/lab/lab_cli.cpp: the same lab_main as `harness lab`).
 # lab_cli is built with the harness (harness/lab); without it (NETBENCH_HARNESS=OFF) there are no lab tests.
 if(NOT TARGET lab_cli)
   return()

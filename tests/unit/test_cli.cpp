@@ -69,3 +69,8 @@ TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
   CHECK_THROWS_AS(parse_command_line({"-l", "0"}), usage_error);
   CHECK_THROWS_AS(parse_command_line({"--rate", "lots"}), usage_error);
 }
+
+TEST_CASE("netload -T takes whole CPU numbers only", "[cli]") {
+  for (const char* junk : {"24x", "+0", " 0", "0,1x", "0,+1", "-1"})
+    CHECK_THROWS_WITH(parse_command_line({"-T", junk}), Catch::Contains("bad CPU list"));
+}

@@ -1,6 +1,6 @@
 #include "core/endpoint.hpp"
 #include "core/units.hpp"
-#include "netserve/port_spec.hpp"
+#include "core/port_spec.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -26,7 +26,6 @@ TEST_CASE("sizes read K/M binary suffixes as netperf's -s/-S", "[units]") {
 }
 
 TEST_CASE("port specs: ranges - lists - repeats - any-port", "[ports]") {
-  using serve::parse_port_specs;
   CHECK(parse_port_specs({"11256-11263"}).size() == 8);
   CHECK(parse_port_specs({"11256,11300"}) == std::vector<std::uint16_t>{11256, 11300});
   CHECK(parse_port_specs({"11256", "11300-11301"}) == std::vector<std::uint16_t>{11256, 11300, 11301});
@@ -52,4 +51,6 @@ TEST_CASE("endpoints parse - print and compare without DNS", "[endpoint]") {
   CHECK_THROWS_AS(endpoint::parse("example.com:80"), std::invalid_argument);
   CHECK_THROWS_AS(endpoint::parse("1.2.3.4"), std::invalid_argument);
   CHECK_THROWS_AS(endpoint::parse("1.2.3.4:99999"), std::invalid_argument);
+  for (const char* junk : {"1.2.3.4:24x", "1.2.3.4:+24", "1.2.3.4: 24", "1.2.3.4:", "1.2.3.4:-1"})
+    CHECK_THROWS_WITH(endpoint::parse(junk), Catch::Contains("has a bad port"));
 }

@@ -1,0 +1,35 @@
+#pragma once
+// The limits of a test request, in one place: netload refuses a command line beyond them, netserve a
+// request, the harness a plan, each with its own words but the same figures.
+#include <cstdint>
+
+namespace nb {
+
+// The largest UDP payload: an IPv4 datagram's 16-bit total length, 65535, less the 20-byte IP header
+// and the 8-byte UDP header. (IPv6 would allow 20 bytes more; netload keeps to the IPv4 figure.)
+inline constexpr std::uint32_t max_udp_message_size = 65535 - 20 - 8;
+
+// The largest TCP message (one send() each): netserve holds a message's worth of buffer per stream, so
+// this bounds what one request can make it allocate. Our own choice, not a protocol's.
+inline constexpr std::uint32_t max_tcp_message_size = 16u << 20;
+
+// TCP_MAXSEG: Linux refuses less than TCP_MIN_MSS (88, include/net/tcp.h). The top is the largest MSS
+// an IPv4 packet can carry: 65535 less 20 bytes of IP and 20 of TCP header.
+inline constexpr std::uint32_t min_mss = 88;
+inline constexpr std::uint32_t max_mss = 65535 - 20 - 20;
+
+// Streams (one thread and one socket each) per test: netload asks for at most this many, and netserve
+// allows as many by default (its --max-streams changes that for other clients).
+inline constexpr std::uint32_t max_streams_per_test = 64;
+
+// DSCP is the 6-bit top of the IP TOS / traffic class byte.
+inline constexpr int max_dscp = 63;
+
+// A socket buffer size a test may ask for (netperf's -s / -S): Linux doubles the figure it is given
+// into an int and so takes at most INT_MAX / 2, about 1 GiB.
+inline constexpr std::int32_t max_socket_buffer_request = 1 << 30;
+
+// The shortest report interval (--interval), for netload and netserve alike.
+inline constexpr double min_interval_s = 0.05;
+
+}  // namespace nb

@@ -1,0 +1,136 @@
+#include "harness/plan/expand.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace harness {
+namespace {
+
+std::string run_id(const test_spec& t, std::uint32_t size, const load_level& load, int repeat, const std::string& suffix) {
+  std::string id = fmt::format("{}-m{}", t.name, size);
+  if (t.loads.size() > 1) id += "-" + load.label();
+  if (t.repeats > 1) id += fmt::format("-r{}", repeat);
+  return suffix.empty() ? id : id + "-" + suffix;
+}
+
+void add_fan(run_spec& r, const test_spec& t) {
+  if (t.topo == topology::fan_in) {
+    r.role = fmt::format("{} as server", t.server);
+    r.servers.push_back({t.server, {t.ports.begin(), t.ports.begin() + static_cast<long>(t.instances.size())}});
+    for (std::size_t i = 0; i < t.instances.size(); ++i)
+      r.instances.push_back({fmt::format("{:02}-{}", i + 1, t.instances[i]), t.instances[i], t.server, 0, i, ""});
+    return;
+  }
+  r.role = fmt::format("{} as client", t.client);
+  // One netserve per server host, holding every port the run needs on it.
+  for (std::size_t i = 0; i < t.instances.size(); ++i) {
+    std::size_t s = 0;
+    while (s < r.servers.size() && r.servers[s].host != t.instances[i]) ++s;
+    if (s == r.servers.size()) r.servers.push_back({t.instances[i], {}});
+    r.servers[s].ports.push_back(t.ports[i]);
+    r.instances.push_back({fmt::format("{:02}-{}", i + 1, t.instances[i]), t.client, t.instances[i], s,
+                           r.servers[s].ports.size() - 1, ""});
+  }
+}
+
+}  // namespace
+
+std::vector<run_spec> expand(const plan& p) {
+  std::vector<run_spec> runs;
+  for (const test_spec& t : p.tests)
+    for (std::uint32_t size : t.message_sizes)
+      for (const load_level& load : t.loads)
+      for (int rep = 1; rep <= t.repeats; ++rep) {
+        run_spec base;
+        base.load = load;
+        base.test = t.name;
+        base.topo = t.topo;
+        base.kind = t.kind;
+        base.message_size = size;
+        base.repeat = rep;
+        base.duration = t.duration;
+        base.warmup = t.warmup;
+        base.interval = p.interval;
+        base.spec = &t;
+        if (t.topo != topology::pairs) {
+          base.id = run_id(t, size, load, rep, "");
+          add_fan(base, t);
+          runs.push_back(base);
+          continue;
+        }
+        // Each pair is its own run, as in the tutorial: one client, one server, at a time.
+        for (const pair_spec& ps : t.pairs)
+          for (int dir = 0; dir < (t.both_directions ? 2 : 1); ++dir) {
+            run_spec r = base;
+            const std::string& from = dir ? ps.to : ps.from;
+            const std::string& to = dir ? ps.from : ps.to;
+            r.id = run_id(t, size, load, rep, fmt::format("{}-to-{}", from, to));
+            r.role = "pairs";
+            r.servers.push_back({to, {t.ports.front()}});
+            r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category});
+            runs.push_back(r);
+          }
+      }
+  return runs;
+}
+
+std::vector<std::string> netserve_command(const std::string& program, const host& server,
+                                          const std::vector<std::uint16_t>& ports) {
+  std::string list;
+  for (auto port : ports) list += (list.empty() ? "" : ",") + std::to_string(port);
+  std::vector<std::string> argv{program, "-p", list, "--bind", server.address};
+  if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", server.psk_file});
+  return argv;
+}
+
+std::string source_address(const host& h) { return h.launcher == launcher_kind::local ? h.address : ""; }
+
+std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
+                                         std::uint16_t port, const host& client) {
+  const test_spec& t = *r.spec;
+  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", std::string(nb::to_string(r.kind)),
+                                "-l", fmt::format("{:g}", r.duration)};
+  if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
+  if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
+  if (r.load.pps) argv.insert(argv.end(), {"--pps", fmt::format("{:.6g}", *r.load.pps)});
+  if (r.load.rate) argv.insert(argv.end(), {"--rate", *r.load.rate});
+  if (!t.affinity.empty()) argv.insert(argv.end(), {"-T", t.affinity});
+  if (t.streams > 1) argv.insert(argv.end(), {"--streams", std::to_string(t.streams)});
+  if (t.reverse) argv.push_back("--reverse");
+  if (t.dscp >= 0) argv.insert(argv.end(), {"--dscp", std::to_string(t.dscp)});
+  argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin",
+                           "--", "-m", std::to_string(r.message_size)});
+  if (!t.send_buffer.empty()) argv.insert(argv.end(), {"-s", t.send_buffer});
+  if (!t.recv_buffer.empty()) argv.insert(argv.end(), {"-S", t.recv_buffer});
+  if (t.mss) argv.insert(argv.end(), {"-M", std::to_string(t.mss)});
+  return argv;
+}
+
+nlohmann::json to_json(const run_spec& r, const plan& p) {
+  nlohmann::json inst = nlohmann::json::array();
+  for (const auto& i : r.instances)
+    inst.push_back({{"name", i.name}, {"client", i.client}, {"client_address", p.hosts.at(i.client).address},
+                    {"server", i.server}, {"server_address", p.hosts.at(i.server).address},
+                    {"category", i.category}});
+  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", nb::to_string(r.kind)},
+          {"message_size", r.message_size}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
+          {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
+          {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
+          {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
+          {"search_trial", r.search_trial}};
+}
+
+run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag) {
+  run_spec t = r;
+  t.id = id;
+  t.duration = duration;
+  t.interval = std::min(r.interval, duration);  // netload wants at least one interval per test
+  t.warmup = std::min(r.warmup, duration / 2);
+  t.load = {};
+  if (offered_pps > 0) t.load.pps = offered_pps / static_cast<double>(r.instances.size());
+  t.search_trial = std::move(tag);
+  return t;
+}
+
+}  // namespace harness

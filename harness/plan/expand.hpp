@@ -1,0 +1,64 @@
+#pragma once
+// A plan expanded into runs: test x message size x repeat (x pair x direction for `pairs`). A run is
+// what starts at one instant T0: its servers (one netserve per server host, all its ports) and its
+// netload instances.
+#include "harness/plan/plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct server_spec {
+  std::string host;
+  std::vector<std::uint16_t> ports;  // as planned; 0 = any free port, the ready line says which
+};
+
+struct instance_spec {
+  std::string name;        // file name in raw/<run>/
+  std::string client;      // host running netload
+  std::string server;      // host running netserve
+  std::size_t server_index = 0, port_slot = 0;  // into run_spec::servers and its ports
+  std::string category;    // pairs: the path category label
+};
+
+struct run_spec {
+  std::string id;           // raw/<id>/
+  std::string test;
+  std::string role;         // which side the shared host plays, in words
+  topology topo = topology::fan_in;
+  nb::test_kind kind = nb::test_kind::udp_stream;
+  std::uint32_t message_size = 0;
+  int repeat = 1;
+  double duration = 0, warmup = 0, interval = 1;
+  load_level load;              // per instance; unpaced when empty
+  nlohmann::json search_trial;  // a trial of a rate search: {"of", "phase", "offered_pps", ...}; null otherwise
+  std::vector<server_spec> servers;
+  std::vector<instance_spec> instances;
+  const test_spec* spec = nullptr;  // the test it came from (not serialised)
+};
+
+std::vector<run_spec> expand(const plan& p);
+// A trial of a search run: the same run at `offered_pps` in all (split evenly over the instances; 0 =
+// unpaced) for `duration` seconds, under its own id.
+run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag);
+
+// The commands meant for the host (launchers wrap them). Ports are the actual ones once known.
+// netserve binds the server host's plan address and, with the host's psk_file, requires a key; netload
+// answers with its own host's psk_file when (and only when) the server requires one.
+std::vector<std::string> netserve_command(const std::string& program, const host& server,
+                                          const std::vector<std::uint16_t>& ports);
+// A host run by the local launcher sends from its plan address (netload -L): on loopback, 127.0.0.2..9
+// are then eight distinct sources, as eight instances would be. Remote hosts send from their own.
+std::string source_address(const host& h);
+// netload connects, says "armed" and reads its start instant from stdin: the harness's start barrier.
+std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
+                                         std::uint16_t port, const host& client);
+
+// The run's description as stored in raw/<run>/run.json, enough to rebuild the reports.
+nlohmann::json to_json(const run_spec& r, const plan& p);
+
+}  // namespace harness

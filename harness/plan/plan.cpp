@@ -1,0 +1,162 @@
+#include "harness/plan/plan.hpp"
+
+#include "core/port_spec.hpp"
+#include "core/units.hpp"
+#include "harness/toml/toml_bounds.hpp"
+#include "harness/plan/plan_toml.hpp"
+
+#include <set>
+
+namespace harness {
+namespace {
+
+template <class E>
+using names = std::initializer_list<std::pair<E, const char*>>;
+constexpr names<launcher_kind> launcher_names = {
+    {launcher_kind::local, "local"}, {launcher_kind::ssh, "ssh"}, {launcher_kind::netns, "netns"}};
+constexpr names<topology> topology_names = {
+    {topology::fan_in, "fan-in"}, {topology::fan_out, "fan-out"}, {topology::pairs, "pairs"}};
+
+template <class E>
+const char* name_of(names<E> table, E value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+template <class E>
+std::optional<E> value_of(names<E> table, std::string_view name) {
+  for (const auto& [v, n] : table)
+    if (n == name) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n) {
+  if (n.is_string()) {  // "11256-11263": what netserve's -p takes
+    const std::string s = n.as_string()->get();
+    try {
+      return nb::parse_port_spec(s);
+    } catch (const std::invalid_argument& e) {
+      fail_at(n.source(), fmt::format("{}: 'ports' '{}' is not a port list like \"11256-11263\" or \"11256,11300\": {}",
+                                      r.context(), s, e.what()));
+    }
+  }
+  std::vector<std::uint16_t> out;
+  for (const toml::node& e : r.array(n, "ports"))
+    out.push_back(static_cast<std::uint16_t>(r.integer(e, "ports", 0, 65535)));
+  if (out.empty()) fail_at(n.source(), fmt::format("{}: 'ports' is empty", r.context()));
+  return out;
+}
+
+namespace {
+
+void parse_defaults(plan& p, const toml::table& t) {
+  toml_reader r(t, "defaults");
+  p.duration = r.number_or("duration", p.duration, 0.1, 86400);
+  p.warmup = r.number_or("warmup", p.warmup, 0, 86400);
+  p.repeats = static_cast<int>(r.integer_or("repeats", p.repeats, 1, 1000));
+  p.lead = r.number_or("lead", p.lead, 0.1, 30);  // netserve refuses a start more than 30 s ahead (--max-start-lead)
+  p.interval = r.number_or("interval", p.interval, 0.1, 60);
+  p.skew_bound_ms = r.number_or("skew_bound_ms", p.skew_bound_ms, 0.1, 60000);
+  p.settle = r.number_or("settle", p.settle, 0, 600);
+  if (const toml::node* n = r.find("ports")) {
+    p.ports = parse_ports(r, *n);
+    p.ports_where = where(n->source());
+  }
+  r.done();
+  if (p.warmup >= p.duration)
+    fail_at(t.source(), fmt::format("defaults: warmup {} s leaves nothing of a {} s test", p.warmup, p.duration));
+}
+
+launcher_kind parse_launcher(const toml_reader& r, const toml::node& n) {
+  const std::string s = r.string(n, "launcher");
+  if (const auto k = launcher_named(s)) return *k;
+  fail_at(n.source(), fmt::format("{}: launcher '{}' is not one of local, ssh, netns", r.context(), s));
+}
+
+// Keys that only make sense for one launcher are an error elsewhere: a plan that says
+// identity = ... on a local host is probably not doing what its author thinks.
+void only_for(toml_reader& r, const host& h, launcher_kind k, std::initializer_list<const char*> keys) {
+  if (h.launcher == k) return;
+  for (const char* key : keys)
+    if (const toml::node* n = r.find(key))
+      fail_at(n->source(), fmt::format("{}: '{}' only applies to launcher '{}'", r.context(), key, to_string(k)));
+}
+
+host parse_host(const std::string& name, const toml::table& t) {
+  toml_reader r(t, fmt::format("host '{}'", name));
+  host h;
+  h.name = name;
+  const toml::node& a = r.need("address");
+  h.address = r.string(a, "address");
+  if (h.address.empty() || h.address.find_first_of(" \t\n'\"") != std::string::npos)
+    fail_at(a.source(), fmt::format("{}: address '{}' is not a host address", r.context(), h.address));
+  if (const toml::node* n = r.find("launcher")) h.launcher = parse_launcher(r, *n);
+  h.bin_dir = r.string_or("bin_dir", "");
+  h.psk_file = r.string_or("psk_file", "");
+  only_for(r, h, launcher_kind::ssh, {"user", "ssh_port", "identity", "ssh_options", "connect_timeout"});
+  only_for(r, h, launcher_kind::netns, {"namespace"});
+  if (h.launcher == launcher_kind::ssh) {
+    h.ssh.user = r.string_or("user", "");
+    h.ssh.port = static_cast<std::uint16_t>(r.integer_or("ssh_port", 0, 1, 65535));
+    h.ssh.identity = r.string_or("identity", "");
+    h.ssh.connect_timeout = static_cast<int>(r.integer_or("connect_timeout", 5, 1, 300));
+    if (const toml::node* n = r.find("ssh_options"))
+      for (const toml::node& e : r.array(*n, "ssh_options")) h.ssh.options.push_back(r.string(e, "ssh_options"));
+  }
+  if (h.launcher == launcher_kind::netns) h.netns = r.string(r.need("namespace"), "namespace");
+  r.done();
+  return h;
+}
+
+}  // namespace
+
+
+const char* to_string(launcher_kind k) { return name_of(launcher_names, k); }
+const char* to_string(topology t) { return name_of(topology_names, t); }
+std::optional<launcher_kind> launcher_named(std::string_view name) { return value_of(launcher_names, name); }
+std::optional<topology> topology_named(std::string_view name) { return value_of(topology_names, name); }
+
+std::string load_level::label() const {
+  if (pps) return fmt::format("p{:g}", *pps);
+  if (rate) return "r" + *rate;
+  return {};
+}
+
+std::string host_ref(const plan& p, const toml_reader& r, const toml::node& n, const char* key) {
+  std::string name = r.string(n, key);
+  if (!p.hosts.count(name)) fail_at(n.source(), fmt::format("{}: unknown host '{}'", r.context(), name));
+  return name;
+}
+
+plan parse_plan(const std::string& text, const std::string& source_path) {
+  const toml::table root = parse_toml_bounded<plan_error>(text, source_path);
+  plan p;
+  p.source_path = source_path;
+  p.source_text = text;
+  toml_reader r(root, "plan");
+  const auto stem = source_path.substr(source_path.find_last_of('/') + 1);
+  p.name = r.string_or("name", stem.substr(0, stem.rfind(".toml")));
+  if (const toml::node* d = r.find("defaults")) parse_defaults(p, r.table(*d, "defaults"));
+  for (const auto& [key, value] : r.table(r.need("hosts"), "hosts"))
+    p.hosts.emplace(std::string(key.str()), parse_host(std::string(key.str()), r.table(value, "hosts")));
+  if (const toml::node* g = r.find("groups")) {
+    toml_reader gr(r.table(*g, "groups"), "groups");
+    for (const auto& [key, value] : r.table(*g, "groups")) {
+      const std::string name(key.str());
+      if (p.hosts.count(name)) fail_at(key.source(), fmt::format("groups: '{}' is already a host name", name));
+      auto& members = p.groups[name];
+      for (const toml::node& e : gr.array(value, name.c_str())) members.push_back(host_ref(p, gr, e, name.c_str()));
+    }
+  }
+  parse_tests(p, r.need("tests"));
+  p.has_lab = r.find("lab") != nullptr;  // the emulated circuit: checked by `harness lab`, counted by runs
+  r.done();
+  return p;
+}
+
+plan load_plan(const std::string& path) { return parse_plan(read_file_text<plan_error>(path, "the plan file"), path); }
+
+}  // namespace harness

@@ -1,0 +1,119 @@
+#pragma once
+// The typed plan: what a TOML plan file says, checked once at load time. Everything downstream works on
+// these structs and never looks at TOML again.
+#include "core/protocol.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace harness {
+
+// A plan error names the place in the file, as a compiler does: "plan.toml:12:5: message".
+struct plan_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class launcher_kind { local, ssh, netns };
+
+struct ssh_options {
+  std::string user;                  // empty: ssh's own default
+  std::uint16_t port = 0;            // 0: ssh's own default
+  std::string identity;              // -i file; empty: agent / default keys
+  std::vector<std::string> options;  // extra "-o" values, e.g. "StrictHostKeyChecking=no"
+  int connect_timeout = 5;           // seconds, ssh ConnectTimeout
+};
+
+struct host {
+  std::string name;
+  std::string address;
+  launcher_kind launcher = launcher_kind::local;
+  ssh_options ssh;
+  std::string netns;    // namespace name for launcher netns
+  std::string bin_dir;  // where netserve / netload live on that host; empty: the harness default
+  std::string psk_file; // key file on that host, for its netserve and netload (--psk-file); empty: none
+};
+
+enum class topology { fan_in, fan_out, pairs };
+
+struct pair_spec {
+  std::string from, to, category;
+};
+
+// One offered load of a paced test: packets per second or a payload bit rate, per instance.
+struct load_level {
+  std::optional<double> pps;
+  std::optional<std::string> rate;  // "100M", as netload --rate takes it
+  std::string label() const;        // "" when unpaced; "p5000", "r100M" for run ids
+};
+
+// A search for the highest rate at a given loss ratio (RFC 2544 throughput, FD.io CSIT's MLRsearch):
+// one unpaced trial (the maximum receive rate, MRR), short paced trials bisecting between what was
+// received and what was offered, then a full-length final trial at each rate found.
+struct search_spec {
+  std::vector<double> loss_pct{0.0, 0.5};  // targets in percent: NDR (0 %) and PDR (0.5 %) by default
+  double trial = 2;                        // seconds per search trial
+  double final_s = 30;                     // seconds per final trial
+  double precision_pct = 1;                // stop when the bracket is this narrow, relative to its top
+  int max_trials = 30;                     // search trials at the most, the MRR and finals not counted
+  int max_finals = 3;                      // final trials per target (a failed final resumes the search)
+};
+
+struct test_spec {
+  std::string name;
+  nb::test_kind kind = nb::test_kind::udp_stream;
+  std::vector<std::uint32_t> message_sizes;     // more than one: a sweep
+  std::vector<load_level> loads{load_level{}};  // per instance; more than one: a sweep; {} = unpaced
+  std::optional<search_spec> search;            // a rate search instead of fixed loads
+  std::string affinity;                         // netperf's -T l,r: CPUs of netload and of netserve's receiver
+  std::uint32_t streams = 1;
+  std::uint32_t mss = 0;
+  std::string send_buffer, recv_buffer;         // netperf -s / -S
+  int dscp = -1;
+  bool reverse = false;
+  topology topo = topology::fan_in;
+  std::string server;                           // fan-in
+  std::string client;                           // fan-out
+  std::vector<std::string> instances;           // fan-in: client hosts; fan-out: server hosts
+  std::vector<pair_spec> pairs;
+  bool both_directions = false;
+  std::vector<std::uint16_t> ports;             // per instance index; 0 = any free port
+  double duration = 0, warmup = 0;
+  int repeats = 1;
+};
+
+struct plan {
+  std::string name;
+  std::string source_path;
+  std::string source_text;
+  double duration = 10;      // seconds per test
+  double warmup = 1;         // seconds left out of the steady-state window
+  int repeats = 1;
+  double lead = 0.5;         // seconds from "every instance armed" to the common start instant T0
+  double interval = 1.0;     // netload --interval
+  double skew_bound_ms = 20; // an instance starting later than T0 + this is a failed instance
+  double settle = 1.0;       // pause between runs (seconds), so one run's tail does not hit the next
+  std::vector<std::uint16_t> ports;
+  std::string ports_where;  // "file:line:col" where [defaults] gave them, for errors
+  std::map<std::string, host> hosts;
+  std::map<std::string, std::vector<std::string>> groups;
+  std::vector<test_spec> tests;
+  bool has_lab = false;     // the file also has a [lab] table: runs read the emulated circuit's counters
+};
+
+// Parses and checks a plan; throws plan_error naming file:line:col.
+plan parse_plan(const std::string& text, const std::string& source_path);
+plan load_plan(const std::string& path);
+
+// The words a plan (and raw/<run>/run.json) uses for them: "local", "ssh", "netns"; "fan-in", "fan-out",
+// "pairs". nullopt for any other word.
+const char* to_string(launcher_kind k);
+const char* to_string(topology t);
+std::optional<launcher_kind> launcher_named(std::string_view name);
+std::optional<topology> topology_named(std::string_view name);
+
+}  // namespace harness

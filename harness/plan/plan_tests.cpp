@@ -1,0 +1,246 @@
+// The [[tests]] part of a plan: kinds, sizes, rates, topology, and the checks that need the whole test
+// (port clashes, sizes that cannot be sent).
+#include "core/limits.hpp"
+#include "core/units.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/plan/plan_toml.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace harness {
+namespace {
+
+std::vector<std::string> host_list(const plan& p, const toml_reader& r, const toml::node& n, const char* key) {
+  if (n.is_string()) {  // a group name, or one host
+    const std::string name = n.as_string()->get();
+    if (auto g = p.groups.find(name); g != p.groups.end()) return g->second;
+    return {host_ref(p, r, n, key)};
+  }
+  std::vector<std::string> out;
+  for (const toml::node& e : r.array(n, key)) out.push_back(host_ref(p, r, e, key));
+  if (out.empty()) fail_at(n.source(), fmt::format("{}: '{}' is empty", r.context(), key));
+  return out;
+}
+
+void parse_sizes(test_spec& t, toml_reader& r) {
+  const toml::node& n = r.need("message_size");
+  const std::int64_t hi = t.kind == nb::test_kind::udp_stream ? nb::max_udp_message_size : nb::max_tcp_message_size;
+  auto one = [&](const toml::node& e) {
+    if (e.is_integer() && (e.as_integer()->get() < 1 || e.as_integer()->get() > hi))
+      fail_at(e.source(), fmt::format("{}: message_size {} is impossible for {} (1 to {} bytes)", r.context(),
+                                      e.as_integer()->get(), nb::to_string(t.kind), hi));
+    t.message_sizes.push_back(static_cast<std::uint32_t>(r.integer(e, "message_size", 1, hi)));
+  };
+  if (n.is_array()) {
+    for (const toml::node& e : *n.as_array()) one(e);
+    if (t.message_sizes.empty()) fail_at(n.source(), fmt::format("{}: 'message_size' is empty", r.context()));
+  } else {
+    one(n);
+  }
+}
+
+// `pps` or `rate`, one value or a list (the OCI tutorial's UDP sweep "10m" ... "100000m").
+void parse_loads(test_spec& t, toml_reader& r) {
+  const toml::node* pps = r.find("pps");
+  const toml::node* rate = r.find("rate");
+  if (pps && rate) fail_at(rate->source(), fmt::format("{}: give 'pps' or 'rate', not both", r.context()));
+  const toml::node* n = pps ? pps : rate;
+  if (!n) return;
+  auto one = [&](const toml::node& e) {
+    load_level l;
+    if (pps) {
+      l.pps = r.number(e, "pps", 1, 1e9);
+    } else {
+      l.rate = r.string(e, "rate");
+      try {
+        if (nb::parse_rate(*l.rate) <= 0) throw std::invalid_argument("not positive");
+      } catch (const std::exception&) {
+        fail_at(e.source(), fmt::format("{}: rate '{}' is not a bit rate like 100M or 9G", r.context(), *l.rate));
+      }
+    }
+    t.loads.push_back(l);
+  };
+  t.loads.clear();
+  if (n->is_array())
+    for (const toml::node& e : *n->as_array()) one(e);
+  else
+    one(*n);
+  if (t.loads.empty()) fail_at(n->source(), fmt::format("{}: '{}' is empty", r.context(), pps ? "pps" : "rate"));
+}
+
+// search = { loss = [0.0, 0.5], trial = 2, final = 30, precision = 1, max_trials = 30 }
+void parse_search(test_spec& t, toml_reader& r) {
+  const toml::node* n = r.find("search");
+  if (!n) return;
+  if (t.kind != nb::test_kind::udp_stream)
+    fail_at(n->source(), fmt::format("{}: 'search' needs a loss ratio, which only UDP_STREAM has", r.context()));
+  if (t.loads.size() != 1 || t.loads.front().pps || t.loads.front().rate)
+    fail_at(n->source(), fmt::format("{}: 'search' finds the rate itself: give it without 'pps' or 'rate'", r.context()));
+  toml_reader sr(r.table(*n, "search"), r.context() + " search");
+  search_spec s;
+  if (const toml::node* loss = sr.find("loss")) {
+    s.loss_pct.clear();
+    for (const toml::node& e : sr.array(*loss, "loss")) s.loss_pct.push_back(sr.number(e, "loss", 0, 50));
+    if (s.loss_pct.empty()) fail_at(loss->source(), fmt::format("{}: 'loss' is empty", sr.context()));
+    std::sort(s.loss_pct.begin(), s.loss_pct.end());
+    s.loss_pct.erase(std::unique(s.loss_pct.begin(), s.loss_pct.end()), s.loss_pct.end());
+  }
+  s.trial = sr.number_or("trial", s.trial, 0.2, 3600);
+  s.final_s = sr.number_or("final", s.final_s, 0.2, 86400);
+  s.precision_pct = sr.number_or("precision", s.precision_pct, 0.1, 50);
+  s.max_trials = static_cast<int>(sr.integer_or("max_trials", s.max_trials, 2, 1000));
+  s.max_finals = static_cast<int>(sr.integer_or("max_finals", s.max_finals, 1, 10));
+  sr.done();
+  t.search = s;
+}
+
+// netperf's -T l,r: "1,0", or "1" for netload alone.
+std::string parse_affinity(toml_reader& r) {
+  const toml::node* n = r.find("affinity");
+  if (!n) return {};
+  const std::string s = r.string(*n, "affinity");
+  const auto comma = s.find(',');
+  auto cpu_ok = [](const std::string& x) {
+    return x.empty() || (x.size() <= 4 && x.find_first_not_of("0123456789") == std::string::npos);
+  };
+  if (s.empty() || !cpu_ok(s.substr(0, comma)) || (comma != std::string::npos && !cpu_ok(s.substr(comma + 1))))
+    fail_at(n->source(), fmt::format("{}: affinity '{}' is not netperf's -T l,r (CPU numbers, e.g. \"1,0\")", r.context(), s));
+  return s;
+}
+
+std::string buffer(toml_reader& r, const char* key) {
+  const toml::node* n = r.find(key);
+  if (!n) return {};
+  std::string s = n->is_integer() ? std::to_string(r.integer(*n, key, 1, 1LL << 31)) : r.string(*n, key);
+  try {
+    const auto bytes = nb::parse_size(s);
+    if (bytes == 0 || bytes > (1ULL << 31)) throw std::invalid_argument("range");
+  } catch (const std::exception&) {
+    fail_at(n->source(), fmt::format("{}: '{}' = '{}' is not a socket buffer size like 256K", r.context(), key, s));
+  }
+  return s;
+}
+
+void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
+  const toml::node& n = r.need("topology");
+  const std::string s = r.string(n, "topology");
+  const auto topo = topology_named(s);
+  if (!topo) fail_at(n.source(), fmt::format("{}: topology '{}' is not one of fan-in, fan-out, pairs", r.context(), s));
+  t.topo = *topo;
+  if (t.topo == topology::fan_in) {
+    t.server = host_ref(p, r, r.need("server"), "server");
+    t.instances = host_list(p, r, r.need("clients"), "clients");
+  } else if (t.topo == topology::fan_out) {
+    t.client = host_ref(p, r, r.need("client"), "client");
+    t.instances = host_list(p, r, r.need("servers"), "servers");
+  } else {
+    t.both_directions = r.boolean_or("both_directions", false);
+    for (const toml::node& e : r.array(r.need("pairs"), "pairs")) {
+      toml_reader pr(r.table(e, "pairs"), r.context() + " pair");
+      pair_spec ps;
+      ps.from = host_ref(p, pr, pr.need("from"), "from");
+      ps.to = host_ref(p, pr, pr.need("to"), "to");
+      ps.category = pr.string_or("category", "");
+      pr.done();
+      t.pairs.push_back(ps);
+    }
+    if (t.pairs.empty()) fail_at(n.source(), fmt::format("{}: 'pairs' is empty", r.context()));
+  }
+}
+
+// Every instance needs a port of its own on its server host; two instances asking for the same fixed
+// port on one host would fight over it.
+void check_ports(const test_spec& t, const toml_reader& r, const std::string& loc) {
+  auto fail = [&](const std::string& m) { throw plan_error(fmt::format("{}: {}: {}", loc, r.context(), m)); };
+  const std::size_t need = t.topo == topology::pairs ? 1 : t.instances.size();
+  if (t.ports.size() < need)
+    fail(fmt::format("{} instances need {} ports, the plan gives {}", need, need, t.ports.size()));
+  std::set<std::pair<std::string, std::uint16_t>> used;
+  for (std::size_t i = 0; i < need; ++i) {
+    const std::string server = t.topo == topology::fan_in ? t.server : t.topo == topology::fan_out ? t.instances[i] : "";
+    if (t.ports[i] != 0 && !used.emplace(server, t.ports[i]).second)
+      fail(fmt::format("port clash: port {} is used twice on host '{}'", t.ports[i], server));
+  }
+}
+
+// A netserve with a key (its host's psk_file) refuses a netload without one: every client host of a
+// keyed server must have a key file too, and that is known before anything runs.
+void check_keys(const plan& p, const test_spec& t, const toml_reader& r, const toml::table& tt) {
+  auto need = [&](const std::string& client, const std::string& server) {
+    if (!p.hosts.at(server).psk_file.empty() && p.hosts.at(client).psk_file.empty())
+      fail_at(tt.source(), fmt::format("{}: host '{}' has no psk_file, but the netserve on '{}' requires a key",
+                                       r.context(), client, server));
+  };
+  if (t.topo == topology::fan_in)
+    for (const auto& c : t.instances) need(c, t.server);
+  else if (t.topo == topology::fan_out)
+    for (const auto& s : t.instances) need(t.client, s);
+  else
+    for (const auto& pr : t.pairs) {
+      need(pr.from, pr.to);
+      if (t.both_directions) need(pr.to, pr.from);
+    }
+}
+
+test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
+  toml_reader r(tt, fmt::format("tests[{}]", index));
+  test_spec t;
+  t.name = r.string(r.need("name"), "name");
+  if (t.name.empty() || t.name.find_first_of("/ \t") != std::string::npos)
+    fail_at(tt.source(), fmt::format("{}: name '{}' must be non-empty, without '/' or spaces", r.context(), t.name));
+  if (const toml::node* kind = r.find("kind")) {
+    const std::string s = r.string(*kind, "kind");
+    const auto k = nb::parse_test_kind(s);
+    if (!k) fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM or TCP_STREAM", r.context(), s));
+    t.kind = *k;
+  }
+  parse_sizes(t, r);
+  parse_loads(t, r);
+  parse_search(t, r);
+  t.affinity = parse_affinity(r);
+  t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, nb::max_streams_per_test));
+  if (const toml::node* m = r.find("mss")) {
+    if (t.kind != nb::test_kind::tcp_stream) fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP_STREAM", r.context()));
+    t.mss = static_cast<std::uint32_t>(r.integer(*m, "mss", nb::min_mss, nb::max_mss));
+  }
+  t.send_buffer = buffer(r, "send_buffer");
+  t.recv_buffer = buffer(r, "recv_buffer");
+  t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, nb::max_dscp));
+  t.reverse = r.boolean_or("reverse", false);
+  parse_topology(p, t, r);
+  const toml::node* duration = r.find("duration");
+  const toml::node* warmup = r.find("warmup");
+  t.duration = duration ? r.number(*duration, "duration", 0.1, 86400) : p.duration;
+  t.warmup = warmup ? r.number(*warmup, "warmup", 0, 86400) : p.warmup;
+  t.repeats = static_cast<int>(r.integer_or("repeats", p.repeats, 1, 1000));
+  if (t.warmup >= t.duration)
+    fail_at(warmup ? warmup->source() : duration ? duration->source() : tt.source(),
+            fmt::format("{}: warmup {} s leaves nothing of a {} s test", r.context(), t.warmup, t.duration));
+  t.ports = p.ports;
+  const toml::node* ports = r.find("ports");
+  if (ports) t.ports = parse_ports(r, *ports);
+  // A clash is reported where the ports were given: in the test, or in [defaults].
+  check_ports(t, r, ports ? where(ports->source()) : !p.ports_where.empty() ? p.ports_where : where(tt.source()));
+  check_keys(p, t, r, tt);
+  r.done();
+  return t;
+}
+
+}  // namespace
+
+void parse_tests(plan& p, const toml::node& n) {
+  const toml::table none;  // the reader only type-checks here; the keys belong to the root table
+  toml_reader r(none, "plan");
+  const toml::array& a = r.array(n, "tests");
+  if (a.empty()) fail_at(n.source(), "plan: 'tests' is empty");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    test_spec t = parse_test(p, r.table(a[i], "tests"), i);
+    if (!names.insert(t.name).second)
+      fail_at(a[i].source(), fmt::format("tests[{}]: test name '{}' is used twice", i, t.name));
+    p.tests.push_back(std::move(t));
+  }
+}
+
+}  // namespace harness

@@ -1,0 +1,309 @@
+#include "harness/report/aggregate.hpp"
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace harness {
+
+using nlohmann::json;
+
+void check(instance_record& i, const run_record& r) {
+  i.problems.clear();
+  if (!i.error.empty()) i.problems.push_back(i.error);
+  if (i.timed_out) i.problems.push_back("killed at its deadline");
+  if (!i.result) {
+    if (i.problems.empty()) i.problems.push_back(fmt::format("no result (exit status {})", i.exit_code));
+    return;
+  }
+  const nb::test_result& t = *i.result;
+  if (!t.ok) i.problems.push_back(fmt::format("netload failed: {}", t.error));
+  else if (!t.loss.reconciles) i.problems.push_back(fmt::format("counts do not reconcile: {}", t.loss.note));
+  else if (i.exit_code != 0 && !(i.exit_code == 4 && t.target && !t.target->met))  // 4: ran, target missed
+    i.problems.push_back(fmt::format("netload exit status {}", i.exit_code));
+  const double late_ms = (t.actual_start - r.t0) * 1e3;
+  if (t.ok && late_ms > r.skew_bound_ms)
+    i.problems.push_back(fmt::format("started {:.1f} ms after T0 (bound {} ms)", late_ms, r.skew_bound_ms));
+}
+
+namespace {
+
+// Per-second samples aligned on wall clock: slot k is [T0 + k*interval, T0 + (k+1)*interval) for every
+// instance (they all started at T0). A slot counts when every instance has it, complete, after the warm-up.
+// The window of whole, complete, wall-clock-aligned samples after the warm-up: [first, last) sample
+// indexes, or nothing with `note` saying why.
+std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_record& r, std::string& note) {
+  std::size_t slots = std::numeric_limits<std::size_t>::max();
+  for (const auto& i : r.instances) slots = std::min(slots, i.result->intervals.size());
+  const auto first = static_cast<std::size_t>(std::ceil(r.warmup / r.interval - 1e-9));
+  // A last sample cut short by the end of the test (shorter than the interval) is not steady state.
+  std::size_t last = slots;
+  const auto full_ns = static_cast<std::int64_t>(r.interval * 0.9e9);
+  for (const auto& i : r.instances)
+    if (last > first + 1 && last == slots && i.result->intervals[last - 1].end_ns - i.result->intervals[last - 1].start_ns < full_ns)
+      --last;
+  // A slot in which one side's sample never arrived holds a zero that is not a measurement: such slots
+  // are trimmed off the end, and a hole inside the window leaves no steady state at all.
+  const auto complete = [&](std::size_t k) {
+    return std::all_of(r.instances.begin(), r.instances.end(),
+                       [&](const auto& i) { return i.result->intervals[k].complete; });
+  };
+  while (last > first && !complete(last - 1)) --last;
+  if (last <= first) {
+    note = fmt::format("no complete per-second sample after the {} s warm-up", r.warmup);
+    return std::nullopt;
+  }
+  for (std::size_t k = first; k < last; ++k)
+    if (!complete(k)) {
+      note = fmt::format("sample {} is missing one side's count", k);
+      return std::nullopt;
+    }
+  // Same index must mean same wall-clock second on every instance (they share T0); if not, the
+  // samples cannot be added up as one window.
+  const auto bound_ns = static_cast<std::int64_t>(r.skew_bound_ms * 1e6);
+  for (std::size_t k = first; k < last; ++k) {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    for (const auto& i : r.instances) {
+      lo = std::min(lo, i.result->intervals[k].start_ns);
+      hi = std::max(hi, i.result->intervals[k].start_ns);
+    }
+    if (hi - lo > bound_ns) {
+      note = fmt::format("sample {} starts {:.1f} ms apart across instances: not aligned on wall clock", k,
+                         static_cast<double>(hi - lo) / 1e6);
+      return std::nullopt;
+    }
+  }
+  return std::pair{first, last};
+}
+
+std::optional<steady_state> steady(const run_record& r, std::string& note) {
+  if (r.instances.empty()) return std::nullopt;
+  auto window = steady_window(r, note);
+  if (!window) return std::nullopt;
+  const auto [first, last] = *window;
+  steady_state s;
+  s.start_ns = std::numeric_limits<std::int64_t>::min();
+  s.end_ns = std::numeric_limits<std::int64_t>::max();
+  for (const auto& i : r.instances) {
+    const auto& iv = i.result->intervals;
+    std::int64_t span = 0;
+    rates snd, rcv;
+    for (std::size_t k = first; k < last; ++k) {
+      snd.packets += iv[k].sent_packets;
+      snd.bytes += iv[k].sent_bytes;
+      rcv.packets += iv[k].received_packets;
+      rcv.bytes += iv[k].received_bytes;
+      span += iv[k].end_ns - iv[k].start_ns;
+    }
+    s.start_ns = std::max(s.start_ns, iv[first].start_ns);
+    s.end_ns = std::min(s.end_ns, iv[last - 1].end_ns);
+    const double secs = nb::ns_to_s(span);
+    s.sender.packets += snd.packets;
+    s.sender.bytes += snd.bytes;
+    s.sender.pps += nb::per_second(snd.packets, secs);
+    s.sender.bps += nb::bits_per_second(snd.bytes, secs);
+    s.receiver.packets += rcv.packets;
+    s.receiver.bytes += rcv.bytes;
+    s.receiver.pps += nb::per_second(rcv.packets, secs);
+    s.receiver.bps += nb::bits_per_second(rcv.bytes, secs);
+  }
+  s.slots = static_cast<int>(last - first);
+  return s;
+}
+
+void add(rates& sum, const nb::flow_figures& f) {
+  sum.packets += f.packets;
+  sum.bytes += f.bytes;
+  sum.pps += f.pps;
+  sum.bps += f.bits_per_second;
+}
+
+// A paced instance whose sender missed its rate by more than 1 % did not offer what the plan says: the
+// figures are still true, but the run measured less load than asked, and that must never pass silently.
+void check_targets(run_summary& s) {
+  const auto want = requested_pps(s.run);
+  if (!want || *want <= 0) return;
+  for (const auto& i : s.run.instances) {
+    if (!i.result || !i.result->ok) continue;
+    const double got = i.result->sender.pps, error = (got - *want) / *want * 100;
+    if (std::abs(error) > 1.0)
+      s.target_misses.push_back(fmt::format("{}: sent {:.1f} of {:.1f} pps requested ({:+.2f} %): target missed", i.name,
+                                            got, *want, error));
+  }
+}
+
+// The run's limit: the verdict most of its instances gave (ties: the first instance's), with how many.
+void judge_run(run_summary& s) {
+  std::map<std::string, int> votes;
+  const nb::limit_verdict* first = nullptr;
+  for (const auto& i : s.run.instances)
+    if (i.result && i.result->verdict) {
+      ++votes[i.result->verdict->limit];
+      if (!first) first = &*i.result->verdict;
+    }
+  if (!first) return;
+  std::string best = first->limit;
+  for (const auto& [limit, n] : votes)
+    if (n > votes[best]) best = limit;
+  for (const auto& i : s.run.instances)
+    if (i.result && i.result->verdict && i.result->verdict->limit == best) {
+      s.limit = *i.result->verdict;
+      break;
+    }
+  s.limit_votes = votes[best];
+}
+
+}  // namespace
+
+std::optional<double> requested_pps(const run_record& r) {
+  const auto pps = r.spec.find("requested_pps");
+  if (pps != r.spec.end() && pps->is_number()) return pps->get<double>();
+  const auto rate = r.spec.find("requested_rate");
+  if (rate != r.spec.end() && rate->is_string() && r.message_size > 0)
+    return nb::parse_rate(rate->get<std::string>()) / (8.0 * r.message_size);
+  return std::nullopt;
+}
+
+bool is_search_trial(const run_record& r) {
+  const auto t = r.spec.find("search_trial");
+  return t != r.spec.end() && t->is_object();
+}
+
+run_summary summarize(run_record r) {
+  run_summary s;
+  if (!r.error.empty()) s.failures.push_back(fmt::format("run: {}", r.error));
+  for (auto& i : r.instances) {
+    check(i, r);
+    for (const auto& p : i.problems) s.failures.push_back(fmt::format("{}: {}", i.name, p));
+  }
+  s.ok = s.failures.empty() && !r.instances.empty();
+  if (s.ok) {
+    double earliest = std::numeric_limits<double>::max(), latest = 0;
+    for (const auto& i : r.instances) {
+      const nb::test_result& t = *i.result;
+      add(s.sender, t.sender);
+      add(s.receiver, t.receiver);
+      s.lost += t.loss.packets;
+      s.path_loss += t.loss.path;
+      s.kernel_drops += t.loss.receiver_kernel_drops;
+      earliest = std::min(earliest, t.actual_start);
+      latest = std::max(latest, t.actual_start);
+    }
+    s.loss_percent = s.sender.packets ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.sender.packets) : 0;
+    s.start_skew_ms = (latest - earliest) * 1e3;
+    s.max_start_offset_ms = (latest - r.t0) * 1e3;
+    s.steady = steady(r, s.steady_note);
+  }
+  s.run = std::move(r);
+  if (s.ok) {
+    check_targets(s);
+    judge_run(s);
+  }
+  return s;
+}
+
+json to_json(const instance_record& i) {
+  return {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"client_address", i.client_address},
+          {"server_address", i.server_address}, {"category", i.category}, {"exit_code", i.exit_code},
+          {"timed_out", i.timed_out}, {"error", i.error}, {"stderr", i.stderr_text},
+          {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}, {"samples", i.samples}};
+}
+
+namespace {
+
+// The text members of a record, by the JSON key each is stored under.
+template <class R>
+void read_strings(const json& j, R& r, std::initializer_list<std::pair<const char*, std::string R::*>> fields) {
+  for (const auto& [key, member] : fields) r.*member = j.at(key).template get<std::string>();
+}
+
+// kind and topology: what the harness wrote with to_string, read back; anything else is not our file.
+template <class E>
+E named(const json& spec, const char* key, std::optional<E> (*parse)(std::string_view)) {
+  const auto text = spec.at(key).get<std::string>();
+  if (const auto value = parse(text)) return *value;
+  throw std::runtime_error(fmt::format("run {}: {} '{}' is unknown", spec.value("id", "?"), key, text));
+}
+
+}  // namespace
+
+instance_record instance_from_json(const json& j) {
+  instance_record i;
+  read_strings(j, i, {{"instance", &instance_record::name}, {"client", &instance_record::client},
+                      {"server", &instance_record::server}, {"client_address", &instance_record::client_address},
+                      {"server_address", &instance_record::server_address}, {"category", &instance_record::category},
+                      {"error", &instance_record::error}, {"stderr", &instance_record::stderr_text}});
+  i.exit_code = j.at("exit_code").get<int>();
+  i.timed_out = j.at("timed_out").get<bool>();
+  if (!j.at("result").is_null()) i.result = nb::result_from_json(j.at("result"));
+  i.samples = j.value("samples", json::array());
+  return i;
+}
+
+run_record run_from_json(const json& spec) {
+  run_record r;
+  r.spec = spec;
+  read_strings(spec, r, {{"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}});
+  r.topo = named<topology>(spec, "topology", topology_named);
+  r.kind = named<nb::test_kind>(spec, "kind", nb::parse_test_kind);
+  r.message_size = spec.at("message_size").get<std::uint32_t>();
+  r.error = spec.value("error", std::string());
+  // A run that failed before its start instant has no T0.
+  r.t0 = r.error.empty() || spec.contains("t0") ? spec.at("t0").get<double>() : 0.0;
+  r.warmup = spec.at("warmup").get<double>();
+  r.interval = spec.at("interval").get<double>();
+  r.skew_bound_ms = spec.at("skew_bound_ms").get<double>();
+  return r;
+}
+
+namespace {
+json rates_json(const rates& r) {
+  return {{"packets", r.packets}, {"bytes", r.bytes}, {"pps", r.pps}, {"bits_per_second", r.bps}};
+}
+}  // namespace
+
+json to_json(const run_summary& s) {
+  json j = {{"run", s.run.id}, {"search_trial", s.run.spec.value("search_trial", json())}, {"test", s.run.test}, {"role", s.run.role},
+            {"topology", to_string(s.run.topo)}, {"kind", nb::to_string(s.run.kind)}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
+            {"t0", s.run.t0}, {"instances", json::array()}};
+  if (!s.run.error.empty()) j["error"] = s.run.error;
+  for (const auto& i : s.run.instances) {
+    json row = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"category", i.category},
+                {"ok", i.problems.empty()}, {"problems", i.problems}};
+    if (i.result && i.result->ok) {
+      const auto& t = *i.result;
+      row["sender"] = {{"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
+      row["receiver"] = {{"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
+      row["loss"] = {{"packets", t.loss.packets}, {"percent", t.loss.percent}, {"path", t.loss.path},
+                     {"receiver_kernel_drops", t.loss.receiver_kernel_drops}};
+      row["start_offset_ms"] = (t.actual_start - s.run.t0) * 1e3;
+      if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
+    }
+    j["instances"].push_back(row);
+  }
+  if (!s.ok) return j;
+  j["sum"] = {{"sender", rates_json(s.sender)}, {"receiver", rates_json(s.receiver)},
+              {"loss", {{"packets", s.lost}, {"percent", s.loss_percent}, {"path", s.path_loss},
+                        {"receiver_kernel_drops", s.kernel_drops}}}};
+  j["steady_state"] = nullptr;
+  if (s.steady)
+    j["steady_state"] = {{"start_ns", s.steady->start_ns}, {"end_ns", s.steady->end_ns}, {"slots", s.steady->slots},
+                         {"sender", rates_json(s.steady->sender)}, {"receiver", rates_json(s.steady->receiver)}};
+  j["steady_state_note"] = s.steady_note;
+  if (const auto want = requested_pps(s.run))
+    j["target"] = {{"requested_pps_per_instance", *want}, {"met", s.target_misses.empty()}, {"misses", s.target_misses}};
+  if (s.limit)
+    j["limit"] = {{"limit", s.limit->limit}, {"text", s.limit->text}, {"instances", s.limit_votes}};
+  j["start_skew_ms"] = s.start_skew_ms;
+  j["max_start_offset_ms"] = s.max_start_offset_ms;
+  return j;
+}
+
+}  // namespace harness

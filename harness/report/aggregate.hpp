@@ -1,0 +1,81 @@
+#pragma once
+// From raw instance records to per-run figures: per instance, the plain sum over instances (what users
+// add up by hand), and the steady-state aggregate over the wall-clock window in which every instance was
+// sending, after the warm-up. A run with a failed instance reports its failures, never a number for them.
+#include "core/result.hpp"
+#include "harness/plan/plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+struct instance_record {
+  std::string name, client, server, client_address, server_address, category;
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string error;      // why the harness could not get a result (start failure, crash, bad output)
+  std::string stderr_text;
+  std::optional<nb::test_result> result;
+  // The per-second samples the harness received live, kept when the result lacks them (netload died,
+  // or failed when its netserve did): what was measured up to the failure. Empty otherwise.
+  nlohmann::json samples = nlohmann::json::array();
+  std::vector<std::string> problems;  // filled by check(): why this instance does not count
+};
+
+struct run_record {
+  nlohmann::json spec;  // raw/<run>/run.json
+  std::string id, test, role;
+  topology topo = topology::fan_in;
+  nb::test_kind kind = nb::test_kind::udp_stream;
+  std::uint32_t message_size = 0;
+  double t0 = 0, warmup = 0, interval = 1, skew_bound_ms = 20;
+  std::string error;  // the run itself failed (a netserve that did not start): why
+  std::vector<instance_record> instances;
+};
+
+struct rates {
+  std::uint64_t packets = 0, bytes = 0;
+  double pps = 0, bps = 0;
+};
+
+struct steady_state {
+  std::int64_t start_ns = 0, end_ns = 0;  // wall clock, the window every instance was sending in
+  int slots = 0;                           // per-second samples (intervals) inside it, per instance
+  rates sender, receiver;
+};
+
+struct run_summary {
+  run_record run;
+  bool ok = false;
+  std::vector<std::string> failures;  // "instance: reason"
+  rates sender, receiver;             // plain sums of the per-instance figures
+  std::uint64_t lost = 0, path_loss = 0, kernel_drops = 0;
+  double loss_percent = 0;
+  std::optional<steady_state> steady;
+  std::string steady_note;            // why there is no steady-state figure
+  std::vector<std::string> target_misses;  // "instance: sent X of Y pps requested (-Z %)": paced, missed by > 1 %
+  std::optional<nb::limit_verdict> limit;  // where the limit was: the verdict of most instances
+  int limit_votes = 0;                     // how many instances gave it
+  double start_skew_ms = 0;           // latest - earliest actual start
+  double max_start_offset_ms = 0;     // latest actual start - T0
+};
+
+// Marks the instance's problems: no result, failed, counts not reconciled, started late.
+void check(instance_record& i, const run_record& r);
+run_summary summarize(run_record r);
+// Packets per second each instance of the run was asked to send (--pps, or --rate over the message
+// size); nothing for an unpaced run.
+std::optional<double> requested_pps(const run_record& r);
+// A trial of a rate search (its run.json says of which): reported inside the search, not on its own.
+bool is_search_trial(const run_record& r);
+
+nlohmann::json to_json(const instance_record& i);
+instance_record instance_from_json(const nlohmann::json& j);
+run_record run_from_json(const nlohmann::json& spec);
+nlohmann::json to_json(const run_summary& s);
+
+}  // namespace harness

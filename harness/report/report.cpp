@@ -1,0 +1,152 @@
+#include "harness/report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace harness {
+
+std::string text_table::text() const {
+  std::vector<std::size_t> w(headers_.size(), 0);
+  auto widen = [&](const std::vector<std::string>& row) {
+    for (std::size_t c = 0; c < row.size() && c < w.size(); ++c) w[c] = std::max(w[c], row[c].size());
+  };
+  widen(headers_);
+  for (const auto& r : rows_) widen(r);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out;
+    for (std::size_t c = 0; c < w.size(); ++c) {
+      const std::string cell = c < row.size() ? row[c] : "";
+      // Text left, figures right, as a reader scans them.
+      const bool left = c == 0 || cell.empty() || !(std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-');
+      out += left ? fmt::format("{:<{}}", cell, w[c]) : fmt::format("{:>{}}", cell, w[c]);
+      out += c + 1 < w.size() ? "  " : "";
+    }
+    return out + "\n";
+  };
+  std::string out = line(headers_);
+  std::size_t total = 0;
+  for (auto x : w) total += x + 2;
+  out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+  for (const auto& r : rows_) out += line(r);
+  return out;
+}
+
+std::string text_table::markdown() const {
+  auto line = [](const std::vector<std::string>& row) {
+    std::string out = "|";
+    for (const auto& c : row) out += " " + c + " |";
+    return out + "\n";
+  };
+  std::string out = line(headers_) + "|";
+  for (std::size_t c = 0; c < headers_.size(); ++c) out += c == 0 ? "---|" : "---:|";
+  out += "\n";
+  for (const auto& r : rows_) out += line(r);
+  return out;
+}
+
+std::string fmt_pps(double pps) { return fmt::format("{:.0f}", pps); }
+std::string fmt_mbps(double bps) { return fmt::format("{:.2f}", bps / 1e6); }
+
+std::vector<std::string> detail_headers() {
+  return {"instance", "client -> server", "sent pps", "recv pps", "sent Mbit/s", "recv Mbit/s",
+          "loss %", "path loss", "kernel drops", "start +ms"};
+}
+
+std::vector<std::string> instance_cells(const instance_record& i, double t0) {
+  const std::string route = i.client + " -> " + i.server;
+  if (!i.problems.empty() || !i.result)
+    return {i.name, route, "FAILED", "", "", "", "", "", "", i.problems.empty() ? "" : i.problems.front()};
+  const auto& t = *i.result;
+  return {i.name, route, fmt_pps(t.sender.pps), fmt_pps(t.receiver.pps), fmt_mbps(t.sender.bits_per_second),
+          fmt_mbps(t.receiver.bits_per_second), fmt::format("{:.3f}", t.loss.percent), std::to_string(t.loss.path),
+          std::to_string(t.loss.receiver_kernel_drops), fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)};
+}
+
+std::vector<std::string> sum_cells(const run_summary& s) {
+  return {"SUM", fmt::format("{} instances", s.run.instances.size()), fmt_pps(s.sender.pps), fmt_pps(s.receiver.pps),
+          fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps), fmt::format("{:.3f}", s.loss_percent),
+          std::to_string(s.path_loss), std::to_string(s.kernel_drops), fmt::format("skew {:.3f}", s.start_skew_ms)};
+}
+
+std::vector<std::string> steady_cells(const run_summary& s) {
+  if (!s.steady) return {"STEADY", "n/a", s.steady_note};
+  const auto& st = *s.steady;
+  return {"STEADY", fmt::format("{:g} s window", st.slots * s.run.interval), fmt_pps(st.sender.pps), fmt_pps(st.receiver.pps),
+          fmt_mbps(st.sender.bps), fmt_mbps(st.receiver.bps), "", "", "", ""};
+}
+
+std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches) {
+  std::string out;
+  for (const auto& s : runs) {
+    if (is_search_trial(s.run)) continue;
+    out += fmt::format("\n{}  [{} {} -m {}, {}]{}\n", s.run.id, s.run.role, nb::to_string(s.run.kind),
+                       s.run.message_size, to_string(s.run.topo), s.ok ? "" : "  FAILED");
+    text_table t(detail_headers());
+    for (const auto& i : s.run.instances) t.add(instance_cells(i, s.run.t0));
+    if (s.ok) {
+      t.add(sum_cells(s));
+      t.add(steady_cells(s));
+    }
+    out += t.text();
+    for (const auto& f : s.failures) out += fmt::format("  failure: {}\n", f);
+    for (const auto& m : s.target_misses) out += fmt::format("  TARGET MISSED {}\n", m);
+    if (s.limit) out += fmt::format("  limit ({} of {} instances): {}\n", s.limit_votes, s.run.instances.size(), s.limit->text);
+  }
+  text_table overview({"run", "role", "m", "sent pps", "recv pps", "sent Mbit/s", "recv Mbit/s", "steady recv pps",
+                       "steady recv Mbit/s", "loss %", "skew ms"});
+  for (const auto& s : runs) {
+    if (is_search_trial(s.run)) continue;
+    if (!s.ok) {
+      overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), "FAILED"});
+      continue;
+    }
+    overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
+                  fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
+                  s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
+                  fmt::format("{:.3f}", s.loss_percent), fmt::format("{:.3f}", s.start_skew_ms)});
+  }
+  if (!overview.empty())
+    out += "\nSummary (sum over instances; steady = every instance sending, after warm-up)\n" + overview.text();
+  return out + search_console(searches);
+}
+
+std::string summary_csv(const std::vector<run_summary>& runs) {
+  std::string out =
+      "run,test,role,topology,kind,message_size,instance,client,server,category,ok,sent_packets,received_packets,"
+      "sent_pps,received_pps,sent_bps,received_bps,loss_packets,path_loss,kernel_drops,start_offset_ms\n";
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const auto& s : runs) {
+    const auto& r = s.run;
+    const std::string head = fmt::format("{},{},{},{},{},{}", quote(r.id), quote(r.test), quote(r.role),
+                                         to_string(r.topo), nb::to_string(r.kind), r.message_size);
+    for (const auto& i : r.instances) {
+      out += fmt::format("{},{},{},{},{},{}", head, quote(i.name), quote(i.client), quote(i.server), quote(i.category),
+                         i.problems.empty() ? "true" : "false");
+      if (!i.problems.empty() || !i.result) {
+        out += ",,,,,,,,,,\n";  // a failed instance has no figures, never zeros
+        continue;
+      }
+      const auto& t = *i.result;
+      out += fmt::format(",{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", t.sender.packets, t.receiver.packets,
+                         t.sender.pps, t.receiver.pps, t.sender.bits_per_second, t.receiver.bits_per_second,
+                         t.loss.packets, t.loss.path, t.loss.receiver_kernel_drops, (t.actual_start - r.t0) * 1e3);
+    }
+    if (!s.ok) continue;
+    out += fmt::format("{},\"SUM\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", head, s.sender.packets,
+                       s.receiver.packets, s.sender.pps, s.receiver.pps, s.sender.bps, s.receiver.bps, s.lost,
+                       s.path_loss, s.kernel_drops, s.max_start_offset_ms);
+    if (s.steady)
+      out += fmt::format("{},\"STEADY\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},,,,\n", head, s.steady->sender.packets,
+                         s.steady->receiver.packets, s.steady->sender.pps, s.steady->receiver.pps, s.steady->sender.bps,
+                         s.steady->receiver.bps);
+  }
+  return out;
+}
+
+}  // namespace harness

@@ -1,0 +1,44 @@
+#pragma once
+// Reports from run summaries: the console table, summary.csv and report.md. Text only; no figures are
+// computed here beyond unit conversion, so every report says the same as summary.json.
+#include "harness/report/aggregate.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+// A plain table rendered as aligned text (console) or as Markdown.
+class text_table {
+ public:
+  explicit text_table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string text() const;
+  std::string markdown() const;
+  bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Search trials are left out of the run tables: the search sections show them.
+std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches = {});
+std::string summary_csv(const std::vector<run_summary>& runs);
+std::string report_markdown(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
+                            const std::filesystem::path& dir);
+std::string search_markdown(const std::vector<nlohmann::json>& searches);
+std::string search_console(const std::vector<nlohmann::json>& searches);
+
+// Shared cell formats.
+std::string fmt_pps(double pps);
+std::string fmt_mbps(double bps);
+std::vector<std::string> instance_cells(const instance_record& i, double t0);
+std::vector<std::string> sum_cells(const run_summary& s);
+std::vector<std::string> steady_cells(const run_summary& s);
+std::vector<std::string> detail_headers();
+
+}  // namespace harness

@@ -1,0 +1,134 @@
+// report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
+// the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
+#include "harness/report/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace harness {
+namespace {
+
+std::string overview(const std::vector<run_summary>& runs) {
+  text_table t({"role", "test", "kind", "m (bytes)", "sent pps", "received pps", "sent Mbit/s", "received Mbit/s",
+                "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms", "limit"});
+  for (const auto& s : runs) {
+    if (s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
+    if (!s.ok) {
+      t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), "**FAILED**", "", "", "", "", "",
+             "", ""});
+      continue;
+    }
+    t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
+           fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
+           s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
+           fmt::format("{:.3f} ({} / {})", s.loss_percent, s.path_loss, s.kernel_drops),
+           fmt::format("{:.3f}", s.start_skew_ms), s.limit ? s.limit->limit : ""});
+  }
+  return t.empty() ? "" : "## Every run\n\n" + t.markdown() + "\n";
+}
+
+// One row per role, one column per message size: the PPS test and the BPS test of a role side by side.
+std::string by_role(const std::vector<run_summary>& runs) {
+  std::vector<std::string> roles;
+  std::vector<std::uint32_t> sizes;
+  for (const auto& s : runs) {
+    if (s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
+    if (std::find(roles.begin(), roles.end(), s.run.role) == roles.end()) roles.push_back(s.run.role);
+    if (std::find(sizes.begin(), sizes.end(), s.run.message_size) == sizes.end()) sizes.push_back(s.run.message_size);
+  }
+  std::vector<std::string> headers{"role"};
+  for (auto m : sizes) headers.push_back(fmt::format("-m {}: received pps (sum / steady)", m));
+  for (auto m : sizes) headers.push_back(fmt::format("-m {}: received Mbit/s (sum / steady)", m));
+  text_table t(headers);
+  for (const auto& role : roles) {
+    std::vector<std::string> pps_cells, bps_cells;
+    for (auto m : sizes) {
+      std::string pps, bps;
+      for (const auto& s : runs) {
+        if (s.run.role != role || s.run.message_size != m || s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
+        const std::string sep = pps.empty() ? "" : "; ";
+        pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps), s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a") : "FAILED");
+        bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps), s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a") : "FAILED");
+      }
+      pps_cells.push_back(pps);
+      bps_cells.push_back(bps);
+    }
+    std::vector<std::string> row{role};
+    row.insert(row.end(), pps_cells.begin(), pps_cells.end());
+    row.insert(row.end(), bps_cells.begin(), bps_cells.end());
+    t.add(row);
+  }
+  return t.empty() ? "" : "## By role: PPS and BPS side by side\n\n" + t.markdown() + "\n";
+}
+
+std::string pairs_table(const std::vector<run_summary>& runs) {
+  text_table t({"from", "to", "bandwidth (Mbit/s received)", "category", "test", "sent Mbit/s", "loss %"});
+  for (const auto& s : runs) {
+    if (s.run.topo != topology::pairs) continue;
+    for (const auto& i : s.run.instances) {
+      if (!s.ok || !i.result) {
+        t.add({i.client, i.server, "**FAILED**", i.category, s.run.id, "", ""});
+        continue;
+      }
+      t.add({i.client, i.server, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
+             fmt_mbps(i.result->sender.bits_per_second), fmt::format("{:.3f}", i.result->loss.percent)});
+    }
+  }
+  return t.empty() ? "" : "## Pairs: from -> to -> bandwidth -> category\n\n" + t.markdown() + "\n";
+}
+
+std::string run_section(const run_summary& s) {
+  std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
+                                nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
+  text_table t(detail_headers());
+  for (const auto& i : s.run.instances) t.add(instance_cells(i, s.run.t0));
+  if (s.ok) {
+    t.add(sum_cells(s));
+    t.add(steady_cells(s));
+  }
+  out += t.markdown() + "\n";
+  for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
+  for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
+  for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
+    if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);
+  if (s.ok) {
+    out += fmt::format(
+        "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,
+        s.max_start_offset_ms);
+    if (s.lost)
+      out += fmt::format("Loss: {} packets, {} on the path and {} dropped by the receiving socket's kernel buffer.\n",
+                         s.lost, s.path_loss, s.kernel_drops);
+    if (const auto c = s.run.spec.find("circuit"); c != s.run.spec.end())
+      out += fmt::format("Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; the "
+                         "receiving hosts' kernels delivered {} UDP datagrams. Sent - received = {}: those are the "
+                         "circuit's drops (its counts also include the tests' control packets).\n",
+                         c->at("limit_dropped").get<std::uint64_t>(), c->at("shaper_dropped").get<std::uint64_t>(),
+                         c->at("udp_delivered").get<std::uint64_t>(), s.sender.packets - s.receiver.packets);
+    if (s.limit)
+      out += fmt::format("**Limit** ({} of {} instances): {}\n", s.limit_votes, s.run.instances.size(), s.limit->text);
+    if (s.steady)
+      out += fmt::format("Steady state: {} per-second samples per instance in which every instance was sending, "
+                         "after the warm-up.\n",
+                         s.steady->slots);
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string report_markdown(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
+                            const std::filesystem::path& dir) {
+  std::string out = fmt::format("# Results: {}\n\n", dir.filename().string());
+  out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
+         "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
+         "wall-clock window in which every instance was sending, after the warm-up.\n\n";
+  out += by_role(runs) + overview(runs) + pairs_table(runs) + search_markdown(searches);
+  out += "## Runs\n\n";
+  for (const auto& s : runs)
+    if (!is_search_trial(s.run)) out += run_section(s);
+  return out;
+}
+
+}  // namespace harness

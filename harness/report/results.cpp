@@ -1,0 +1,185 @@
+#include "harness/report/results.hpp"
+
+#include "harness/report/report.hpp"
+
+#include "core/json_text.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path make_results_dir(const fs::path& root, const std::string& plan_name) {
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  fs::path dir = root / fmt::format("{}-{:%Y%m%dT%H%M%SZ}", plan_name, now);
+  // Two runs within one second (tests do this) get a suffix rather than mixing their files.
+  for (int n = 2; fs::exists(dir); ++n) dir = root / fmt::format("{}-{:%Y%m%dT%H%M%SZ}-{}", plan_name, now, n);
+  fs::create_directories(dir / "raw");
+  return dir;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  // POSIX calls rather than a stream: the first failure's errno is the reason (ENOSPC, EFBIG), and
+  // close() is checked too, where some file systems report a full disk.
+  auto fail = [&](const char* what, int err) {
+    ::unlink(tmp.c_str());
+    throw write_error(fmt::format("cannot write {}: {}: {}", path.string(), what, std::strerror(err)));
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw write_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("write", err);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) fail("close", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", errno);  // never half a file under the real name
+}
+
+void write_json(const fs::path& path, const json& j) { write_file(path, j.dump(2) + "\n"); }
+
+namespace {
+
+// Every error while reading a results file names that file: "raw/x/run.json: 'order' ...", never a
+// bare type error from the JSON library.
+template <class F>
+auto in_file(const fs::path& path, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  bool too_deep = false;
+  json j = nb::parse_json_bounded(text, nb::max_json_depth, &too_deep);
+  if (j.is_discarded() && too_deep)
+    throw std::runtime_error(fmt::format("{}: nested deeper than {} levels", path.string(), nb::max_json_depth));
+  if (j.is_discarded()) throw std::runtime_error(fmt::format("{}: not valid JSON", path.string()));
+  return j;
+}
+
+instance_record not_written(const json& planned, const run_record& r) {
+  instance_record i;
+  i.name = planned.at("name").get<std::string>();
+  i.client = planned.at("client").get<std::string>();
+  i.server = planned.at("server").get<std::string>();
+  i.error = r.error.empty() ? "no raw file (the run was interrupted)" : "not run: the run failed";
+  return i;
+}
+
+}  // namespace
+
+run_record load_run(const fs::path& run_dir) {
+  const fs::path spec_file = run_dir / "run.json";
+  const json spec = read_json(spec_file);
+  run_record r = in_file(spec_file, [&] { return run_from_json(spec); });
+  const json planned_all = in_file(spec_file, [&] { return spec.at("instances"); });
+  for (const auto& planned : planned_all) {
+    const auto name = in_file(spec_file, [&] { return planned.at("name").get<std::string>(); });
+    const fs::path file = run_dir / (name + ".json");
+    if (!fs::exists(file)) {  // the run was interrupted or failed before this instance ended
+      r.instances.push_back(in_file(spec_file, [&] { return not_written(planned, r); }));
+      continue;
+    }
+    const json j = read_json(file);
+    r.instances.push_back(in_file(file, [&] { return instance_from_json(j); }));
+  }
+  return r;
+}
+
+std::vector<json> load_searches(const fs::path& dir) {
+  std::vector<std::pair<int, json>> found;
+  for (const auto& e : fs::directory_iterator(dir / "raw"))
+    if (e.is_directory() && fs::exists(e.path() / "search.json")) {
+      const fs::path file = e.path() / "search.json";
+      json j = read_json(file);
+      const int order = in_file(file, [&] { return j.value("order", 0); });
+      found.emplace_back(order, std::move(j));
+    }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<json> out;
+  for (auto& [order, j] : found) out.push_back(std::move(j));
+  return out;
+}
+
+std::vector<run_record> load_raw(const fs::path& dir) {
+  if (!fs::is_directory(dir / "raw")) throw std::runtime_error(fmt::format("{}: no raw/ folder", dir.string()));
+  std::vector<std::pair<int, fs::path>> runs;
+  for (const auto& e : fs::directory_iterator(dir / "raw"))
+    if (e.is_directory() && fs::exists(e.path() / "run.json")) {
+      const fs::path file = e.path() / "run.json";
+      const json spec = read_json(file);
+      runs.emplace_back(in_file(file, [&] { return spec.at("order").get<int>(); }), e.path());
+    }
+  std::sort(runs.begin(), runs.end());
+  std::vector<run_record> out;
+  for (const auto& [order, path] : runs) out.push_back(load_run(path));
+  return out;
+}
+
+std::vector<std::string> folder_problems(const fs::path& dir, const std::vector<run_summary>& runs) {
+  std::vector<std::string> out;
+  const fs::path raw = dir / "raw";
+  const fs::path env_file = dir / "environment.json";
+  if (fs::exists(env_file)) {
+    const json env = read_json(env_file);
+    const json planned = env.value("planned_runs", json::array());
+    in_file(env_file, [&] {
+      for (const auto& id : planned) {
+        const fs::path run = raw / id.get<std::string>();
+        if (!fs::exists(run / "run.json") && !fs::exists(run / "search.json"))
+          out.push_back(fmt::format("run {} is missing from raw/", id.get<std::string>()));
+      }
+      return 0;
+    });
+  }
+  for (const auto& s : runs)
+    if (!s.ok)
+      out.push_back(fmt::format("run {} failed: {}", s.run.id, s.failures.empty() ? "no instances" : s.failures.front()));
+  if (runs.empty() && load_searches(dir).empty()) out.push_back(fmt::format("{} holds no runs", raw.string()));
+  return out;
+}
+
+std::vector<run_summary> write_reports(const fs::path& dir) {
+  std::vector<run_summary> summaries;
+  for (auto& r : load_raw(dir)) summaries.push_back(summarize(std::move(r)));
+  const auto searches = load_searches(dir);
+  // A search is a run of its own in the summary: its MRR, results and trials under "search".
+  json all = {{"schema", "harness.summary/1"}, {"runs", json::array()}};
+  for (const auto& s : summaries) all["runs"].push_back(to_json(s));
+  for (const auto& s : searches)
+    all["runs"].push_back({{"run", s.at("id")}, {"test", s.at("test")}, {"role", s.at("role")},
+                           {"topology", s.at("topology")}, {"kind", s.at("kind")}, {"message_size", s.at("message_size")},
+                           {"search", s.at("search")}});
+  write_json(dir / "summary.json", all);
+  write_file(dir / "summary.csv", summary_csv(summaries));
+  write_file(dir / "report.md", report_markdown(summaries, searches, dir));
+  return summaries;
+}
+
+}  // namespace harness

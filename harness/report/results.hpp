@@ -1,0 +1,40 @@
+#pragma once
+// The results folder: results/<plan>-<UTC time>/ with plan.toml, environment.json, raw/<run>/run.json and
+// raw/<run>/<instance>.json (written the moment the instance ends), summary.json, summary.csv, report.md.
+// Reports are always rebuilt from raw/, during a run and by `harness report DIR`, so both agree.
+#include "harness/report/aggregate.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+// A results file could not be written (a full disk, a file size limit): the run cannot keep what it
+// measures, so this ends the plan, where a failed run does not.
+struct write_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::filesystem::path make_results_dir(const std::filesystem::path& root, const std::string& plan_name);
+// The whole file under its name, or write_error naming the file and the system's reason; never a
+// half-written file, and no PATH.tmp left behind.
+void write_file(const std::filesystem::path& path, const std::string& text);
+void write_json(const std::filesystem::path& path, const nlohmann::json& j);
+
+// One run folder raw/<run>/: run.json and its instances' records.
+run_record load_run(const std::filesystem::path& run_dir);
+// Every search under raw/ (raw/<run>/search.json), in the order they ran.
+std::vector<nlohmann::json> load_searches(const std::filesystem::path& dir);
+// Every run under raw/, in the order they ran; instance records in their planned order.
+std::vector<run_record> load_raw(const std::filesystem::path& dir);
+// What is wrong with a results folder, one line each: a run of the plan with no folder in raw/
+// (environment.json lists the planned runs), a failed run with its first reason, raw/ with no run.
+std::vector<std::string> folder_problems(const std::filesystem::path& dir, const std::vector<run_summary>& runs);
+// summary.json, summary.csv and report.md from raw/; returns the summaries.
+std::vector<run_summary> write_reports(const std::filesystem::path& dir);
+
+}  // namespace harness

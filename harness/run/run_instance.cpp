@@ -1,0 +1,243 @@
+// The moving parts of one run: netserve processes up and ready, netload instances started together and
+// followed live, raw files written as each instance ends, servers stopped.
+#include "core/clock.hpp"
+#include "core/json_text.hpp"
+#include "core/units.hpp"
+#include "harness/report/results.hpp"
+#include "harness/run/runner.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using asio::use_awaitable;
+using nlohmann::json;
+
+namespace {
+
+constexpr auto ready_timeout = 15s;
+// netload gives up connecting after 5 s and on the server's ready after 10 s, so it arms or fails by
+// then; netserve waits 30 s for the start.
+constexpr auto arm_timeout = 20s;
+
+// The ready line: {"event":"ready","ports":[...],"pid":N,...}; anything else is a failed start.
+void take_ready_line(running_server& s, const std::string& line, std::size_t want) {
+  const json j = nb::parse_json_bounded(line);
+  if (j.is_discarded() || !j.is_object() || j.value("event", "") != "ready" || !j.contains("ports"))
+    throw std::runtime_error(fmt::format("unexpected first line '{}'", line));
+  s.ports = j.at("ports").get<std::vector<std::uint16_t>>();
+  s.remote_pid = j.value("pid", 0);
+  if (s.ports.size() != want)
+    throw std::runtime_error(fmt::format("ready with {} ports, {} asked for", s.ports.size(), want));
+}
+
+}  // namespace
+
+asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<running_server>& servers) {
+  for (const server_spec& spec : r.servers) {
+    const launcher& l = on(spec.host);
+    auto argv = l.wrap(netserve_command(l.program("netserve"), l.target(), spec.ports));
+    record_command(spec.host, argv);
+    servers.push_back({spec.host, std::make_unique<nb::child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
+    active_.insert(servers.back().proc.get());
+  }
+  // All of them start at once; then each must say it is ready within the timeout.
+  for (running_server& s : servers) {
+    const std::size_t want = r.servers[static_cast<std::size_t>(&s - servers.data())].ports.size();
+    auto line = co_await s.proc->read_line(std::chrono::steady_clock::now() + ready_timeout);
+    try {
+      if (!line) throw std::runtime_error("exited or timed out before its ready line");
+      take_ready_line(s, *line, want);
+      // Over ssh, stopping it means signalling it there (cancel() and stop_servers do).
+      if (on(s.host).stops_remotely() && s.remote_pid > 0) remote_[s.proc.get()] = {s.host, s.remote_pid};
+    } catch (const std::exception& e) {
+      s.error = e.what();
+    }
+    if (!s.error.empty()) {
+      s.proc->kill();
+      auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 5s);
+      s.finished = true;
+      active_.erase(s.proc.get());
+      const std::string why = o.stderr_text.substr(0, o.stderr_text.find('\n'));
+      throw std::runtime_error(fmt::format("netserve on host '{}' did not start: {}{}{}", s.host, s.error,
+                                           why.empty() ? "" : ": ", why));
+    }
+  }
+}
+
+asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers) {
+  for (running_server& s : servers) {
+    if (s.finished) continue;
+    const auto remote = remote_.find(s.proc.get());
+    // The remote netserve gets the signal; its ssh client then ends with it. A signal to the client
+    // would end the client first, with status 255, and could leave the server running.
+    if (remote != remote_.end())  // cancel() has signalled it already
+      s.stop_asked = cancelled_ || co_await remote_signal(s.host, s.remote_pid, "TERM");
+    if (!s.stop_asked) {
+      s.proc->request_stop();
+      s.stop_asked = !remote_.count(s.proc.get());  // a local program: the signal is the stop
+    }
+  }
+  for (running_server& s : servers) {
+    if (s.finished) continue;
+    auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 10s);
+    const bool was_remote = remote_.erase(s.proc.get()) > 0;
+    active_.erase(s.proc.get());
+    if (o.timed_out && was_remote && !killed_) co_await remote_signal(s.host, s.remote_pid, "KILL");
+    // A status our own stop caused is no failure: SIGTERM's, ssh's 255 for a remote program ended by a
+    // signal, SIGKILL after a second Ctrl-C. Anything else (it died before we asked, it ignored the
+    // stop) is reported.
+    const bool ours = !o.timed_out && s.stop_asked &&
+                      (o.exit_code == 0 || o.exit_code == 143 || (was_remote && o.exit_code == 255));
+    if (!ours && !killed_)
+      fmt::print(stderr, "harness: netserve on '{}' ended with status {}{}: {}\n", s.host, o.exit_code,
+                 o.timed_out ? " (killed: it did not stop)" : "", o.stderr_text.substr(0, 300));
+  }
+}
+
+asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers,
+                                            json& spec, const fs::path& run_dir) {
+  std::vector<live_instance> live(r.instances.size());
+  std::size_t pending = r.instances.size();
+  std::exception_ptr failure;
+  asio::steady_timer tick(io_);
+  asio::steady_timer wake(io_);  // an instance armed or ended: the barrier looks again
+  for (std::size_t i = 0; i < r.instances.size(); ++i) {
+    const running_server& server = servers.at(r.instances[i].server_index);
+    asio::co_spawn(io_, run_instance(r, i, server, run_dir, live[i], wake), [&](std::exception_ptr e) {
+      if (e && !failure) failure = e;
+      if (--pending == 0) tick.cancel();
+    });
+  }
+  const double t0 = co_await start_together(r, live, wake);
+  spec["t0"] = t0;
+  write_json(run_dir / "run.json", spec);
+  // The run coroutine itself is the live display: wake every second, or when the last instance ends.
+  tick.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3)) + 1s);
+  while (pending > 0) {
+    co_await tick.async_wait(asio::as_tuple(use_awaitable));
+    if (pending == 0) break;
+    print_live(r, live, t0);
+    tick.expires_at(tick.expiry() + 1s);
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+// The start barrier: T0 is chosen only once every instance is connected and waiting, so a slow launch
+// (ssh, a loaded host, a lost SYN) delays the run instead of making an instance miss a fixed instant.
+// When one fails or never arms, the others' stdin closes and they end without sending.
+asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<live_instance>& live,
+                                               asio::steady_timer& wake) {
+  const std::size_t n = live.size();
+  const auto give_up = std::chrono::steady_clock::now() + arm_timeout;
+  auto settled = [](const live_instance& l) { return l.armed || !l.running; };
+  while (!std::all_of(live.begin(), live.end(), settled) && std::chrono::steady_clock::now() < give_up) {
+    wake.expires_at(give_up);
+    co_await wake.async_wait(asio::as_tuple(use_awaitable));
+  }
+  const double now = nb::ns_to_s(nb::wall_ns());
+  if (std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
+    const double t0 = now + plan_.lead;
+    const std::string line = fmt::format("{:.6f}\n", t0);
+    for (auto& l : live)
+      if (l.proc) l.proc->write_stdin(line);
+    co_return t0;
+  }
+  // The armed ones see end of file and end without sending; one still trying to connect (a wedged ssh)
+  // is stopped rather than left to its deadline.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!live[i].proc) continue;
+    live[i].proc->close_stdin();
+    if (!live[i].armed) {
+      fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", r.id, r.instances[i].name, arm_timeout.count());
+      live[i].proc->request_stop();
+    }
+  }
+  co_return now;
+}
+
+asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index, const running_server& server,
+                                           const fs::path& run_dir, live_instance& live, asio::steady_timer& wake) {
+  const instance_spec& spec = r.instances[index];
+  const launcher& l = on(spec.client);
+  const host& srv = plan_.hosts.at(spec.server);
+  instance_record rec;
+  rec.name = spec.name;
+  rec.client = spec.client;
+  rec.server = spec.server;
+  rec.client_address = l.target().address;
+  rec.server_address = srv.address;
+  rec.category = spec.category;
+  const auto port = server.ports.at(spec.port_slot);
+  auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client)));
+  record_command(spec.client, argv);
+  std::optional<json> result_line;
+  json samples = json::array();  // every per-second sample as it came, live
+  nb::child_process* self = nullptr;
+  const std::function<void(const std::string&)> on_line = [&](const std::string& line) {
+    if (const auto pid = remote_pid_of(line)) {
+      remote_[self] = {spec.client, *pid};
+      return;
+    }
+    json j = nb::parse_json_bounded(line);
+    if (j.is_discarded() || !j.is_object()) return;
+    if (j.value("type", "") == "armed" && !live.armed) {
+      live.armed = true;
+      wake.cancel();
+    } else if (j.value("type", "") == "interval") {
+      samples.push_back(j);
+      const double secs = static_cast<double>(j.value("end_ns", 0LL) - j.value("start_ns", 0LL)) / 1e9;
+      live.sent_pps = nb::per_second(j.value("sent_packets", 0ULL), secs);
+      live.sent_bps = nb::bits_per_second(j.value("sent_bytes", 0ULL), secs);
+      live.recv_pps = nb::per_second(j.value("received_packets", 0ULL), secs);
+      live.recv_bps = nb::bits_per_second(j.value("received_bytes", 0ULL), secs);
+    } else if (j.value("type", "") == "result") {
+      j.erase("type");
+      result_line = std::move(j);
+    }
+  };
+  // Hard deadline: the barrier, the lead, the test, and a generous allowance for drain and the final report.
+  const auto deadline = std::chrono::steady_clock::now() + arm_timeout +
+                        std::chrono::milliseconds(static_cast<long>((plan_.lead + r.duration) * 1e3)) + 30s;
+  try {
+    nb::child_process p(io_.get_executor(), argv, true);
+    self = &p;
+    live.proc = &p;
+    active_.insert(&p);
+    struct unregister {  // cancel() and the barrier must never reach a process that is gone
+      runner& r;
+      nb::child_process* p;
+      live_instance& live;
+      ~unregister() {
+        r.active_.erase(p);
+        r.remote_.erase(p);
+        live.proc = nullptr;
+      }
+    } guard{*this, &p, live};
+    nb::process_outcome o = co_await p.finish(deadline, &on_line);
+    rec.exit_code = o.exit_code;
+    rec.timed_out = o.timed_out;
+    rec.stderr_text = std::move(o.stderr_text);
+    if (result_line) rec.result = nb::result_from_json(*result_line);
+    else rec.error = fmt::format("no result line (exit status {}): {}", o.exit_code, rec.stderr_text.substr(0, 300));
+  } catch (const std::exception& e) {
+    rec.error = e.what();
+  }
+  // An instance that died (or failed with its server) leaves a result with fewer samples than were
+  // shown live, or none: what was measured until then is kept beside it.
+  if (!rec.result || !rec.result->ok || rec.result->intervals.size() < samples.size()) rec.samples = std::move(samples);
+  live.running = false;
+  wake.cancel();
+  live.sent_pps = live.sent_bps = live.recv_pps = live.recv_bps = 0;
+  live.failed = !rec.error.empty() || !rec.result || !rec.result->ok;
+  write_json(run_dir / (spec.name + ".json"), to_json(rec));  // measured data hits the disk first
+}
+
+}  // namespace harness

@@ -1,0 +1,323 @@
+#include "harness/run/runner.hpp"
+
+#include "core/clock.hpp"
+#include "core/units.hpp"
+#include "core/version.hpp"
+#include "harness/report/results.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using asio::use_awaitable;
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
+
+constexpr auto kill_after = 5s;  // from the first Ctrl-C to SIGKILL for whatever still runs
+
+// The hosts a plan's runs use, and which of our programs each needs.
+std::map<std::string, std::set<std::string>> programs_per_host(const std::vector<run_spec>& runs) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& r : runs) {
+    for (const auto& s : r.servers) out[s.host].insert("netserve");
+    for (const auto& i : r.instances) out[i.client].insert("netload");
+  }
+  return out;
+}
+
+}  // namespace
+
+runner::runner(asio::io_context& io, const plan& p, run_options o)
+    : io_(io), plan_(p), opt_(std::move(o)), escalate_(io) {
+  char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
+  if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
+  control_dir_ = tmpl;
+  for (const auto& [name, h] : plan_.hosts) launchers_.emplace(name, make_launcher(h, opt_.bin_dir, control_dir_));
+}
+
+runner::~runner() {
+  std::error_code ec;
+  fs::remove_all(control_dir_, ec);
+}
+
+void runner::cancel() {
+  if (cancelled_) {  // the second Ctrl-C: no more waiting
+    kill_all();
+    return;
+  }
+  cancelled_ = true;
+  // A signal to a local ssh client does not reach the remote program, and would end the client (status
+  // 255) before the program: the program is signalled there, and its ssh client ends with it.
+  for (nb::child_process* c : active_)
+    if (!remote_.count(c)) c->request_stop();
+  for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "TERM");
+  // A stopped (SIGSTOP) or wedged process ignores SIGTERM: it must not hold the run for its deadline.
+  escalate_.expires_after(kill_after);
+  escalate_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) kill_all();
+  });
+}
+
+void runner::kill_all() {
+  if (killed_) return;
+  killed_ = true;
+  escalate_.cancel();
+  fmt::print(stderr, "harness: killing every process (SIGKILL)\n");
+  // Remote first: killing a local ssh client drops it from remote_ (and the remote program may live on).
+  for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "KILL");
+  for (nb::child_process* c : active_) c->kill();
+}
+
+void runner::remote_signal_detached(const std::string& host, int pid, const char* sig) {
+  ++remote_signals_pending_;
+  asio::co_spawn(io_, remote_signal(host, pid, sig), [this, host](std::exception_ptr e, bool) {
+    --remote_signals_pending_;
+    if (e) fmt::print(stderr, "harness: could not signal a process on '{}'\n", host);
+  });
+}
+
+asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const char* sig) {
+  const launcher& l = on(host);
+  const std::vector<std::string> kill_cmd{"kill", fmt::format("-{}", sig), std::to_string(pid)};
+  const auto argv = l.wrap(kill_cmd);
+  record_command(host, argv);
+  const auto o = co_await nb::run_command(argv, 10s);
+  if (o.exit_code != 0 && std::string_view(sig) != "KILL")  // KILL may come after it ended: no news
+    fmt::print(stderr, "harness: '{}' failed: {}\n", nb::quote_argv(argv), first_line(o.stderr_text));
+  co_return o.exit_code == 0;
+}
+
+asio::awaitable<nb::process_outcome> runner::run_tracked(const std::vector<std::string>& argv,
+                                                     std::chrono::milliseconds limit) {
+  if (cancelled_) throw std::runtime_error("interrupted");
+  nb::child_process p(io_.get_executor(), argv);
+  active_.insert(&p);
+  struct forget {  // cancel() must never reach a process that is gone
+    std::set<nb::child_process*>& active;
+    nb::child_process* p;
+    ~forget() { active.erase(p); }
+  } guard{active_, &p};
+  nb::process_outcome o = co_await p.finish(std::chrono::steady_clock::now() + limit);
+  if (cancelled_) throw std::runtime_error("interrupted");
+  co_return o;
+}
+
+void runner::record_command(const std::string& host, const std::vector<std::string>& argv) {
+  environment_["hosts"][host]["commands"].push_back(nb::quote_argv(argv));
+}
+
+void runner::write_environment() { write_json(dir_ / "environment.json", environment_); }
+
+asio::awaitable<void> runner::preflight() {
+  const auto needs = programs_per_host(expand(plan_));
+  std::map<std::string, std::string> versions;  // "host netload" -> version
+  for (const auto& [name, programs] : needs) {
+    const launcher& l = on(name);
+    const host& h = l.target();
+    auto& env = environment_["hosts"][name];
+    env["address"] = h.address;
+    env["launcher"] = to_string(h.launcher);
+    if (h.launcher == launcher_kind::local) {
+      // The plan's address must be one this machine can use (127.0.0.x always is).
+      asio::ip::udp::socket probe(io_);
+      boost::system::error_code ec;
+      auto addr = asio::ip::make_address(h.address, ec);
+      if (!ec) probe.open(addr.is_v4() ? asio::ip::udp::v4() : asio::ip::udp::v6(), ec);
+      if (!ec) probe.bind({addr, 0}, ec);
+      if (ec) throw std::runtime_error(fmt::format("host '{}': {} is not an address of this machine: {}", name, h.address, ec.message()));
+    }
+    if (auto open = l.open_argv(); !open.empty()) {
+      record_command(name, open);
+      auto o = co_await run_tracked(open, std::chrono::seconds(h.ssh.connect_timeout + 10));
+      if (o.exit_code != 0)
+        throw std::runtime_error(fmt::format("host '{}' ({}): ssh failed: {}", name, h.address, first_line(o.stderr_text)));
+    }
+    for (const auto& prog : programs) {
+      const std::vector<std::string> version_cmd{l.program(prog), "--version"};
+      const auto argv = l.wrap(version_cmd);
+      auto o = co_await run_tracked(argv, 20s);
+      if (o.exit_code != 0)
+        throw std::runtime_error(fmt::format("host '{}': '{}' failed ({}): {}", name, nb::quote_argv(argv), o.exit_code,
+                                             first_line(o.stderr_text)));
+      const std::string out = trim(o.stdout_text);
+      const std::string v = out.substr(out.find_last_of(' ') == std::string::npos ? 0 : out.find_last_of(' ') + 1);
+      env["versions"][prog] = v;
+      versions[name + " " + prog] = v;
+    }
+    const auto uname = l.wrap({"uname", "-srm"});  // named: GCC 12 and temporaries across co_await
+    auto k = co_await run_tracked(uname, 20s);
+    env["kernel"] = k.exit_code == 0 ? trim(k.stdout_text) : "unknown";
+  }
+  for (const auto& [who, v] : versions)
+    if (v != nb::version)
+      throw std::runtime_error(fmt::format("version mismatch: {} is {}, the harness is {}", who, v, nb::version));
+}
+
+asio::awaitable<void> runner::close_launchers() {
+  // A `kill` still on its way goes over the master connection: closing it first would lose the kill
+  // (each has a 10 s limit of its own).
+  asio::steady_timer poll(io_);
+  for (int i = 0; remote_signals_pending_ > 0 && i < 240; ++i) {
+    poll.expires_after(50ms);
+    co_await poll.async_wait(use_awaitable);
+  }
+  for (const auto& [name, l] : launchers_)
+    if (auto argv = l->close_argv(); !argv.empty() && environment_["hosts"].contains(name))
+      co_await nb::run_command(argv, 10s);
+}
+
+namespace {
+
+// Cleanup after a failure may fail too (on a full disk every write does): the first error is the one
+// reported, a later one is only mentioned.
+template <class F>
+void keep_first(std::exception_ptr& failure, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    if (!failure) failure = std::current_exception();
+    else fmt::print(stderr, "harness: also: {}\n", e.what());
+  }
+}
+
+}  // namespace
+
+asio::awaitable<fs::path> runner::run_all() {
+  dir_ = make_results_dir(opt_.results_root, plan_.name);
+  fmt::print(stderr, "harness: results in {}\n", dir_.string());
+  write_file(dir_ / "plan.toml", plan_.source_text);
+  environment_ = {{"harness_version", nb::version}, {"plan", plan_.source_path},
+                  {"started_utc", fmt::format("{:.3f}", nb::ns_to_s(nb::wall_ns()))}, {"hosts", nlohmann::json::object()}};
+  std::exception_ptr failure;
+  try {
+    const auto runs = expand(plan_);
+    // What `harness report` checks raw/ against: a run of the plan with no folder there is missing.
+    for (const auto& r : runs) environment_["planned_runs"].push_back(r.id);
+    co_await preflight();
+    if (plan_.has_lab) lab_ = lab::load_lab(plan_.source_path);
+    write_environment();
+    for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
+      if (i > 0) co_await settle_pause();
+      if (runs[i].spec->search)
+        co_await run_search(runs[i]);
+      else
+        co_await run_one(runs[i]);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  keep_first(failure, [&] { write_environment(); });
+  co_await close_launchers();
+  escalate_.cancel();
+  if (cancelled_) throw std::runtime_error(fmt::format("interrupted; partial results in {}", dir_.string()));
+  if (failure) std::rethrow_exception(failure);
+  co_return dir_;
+}
+
+// A pause between runs, so that one run's tail does not hit the next.
+asio::awaitable<void> runner::settle_pause() {
+  if (plan_.settle <= 0) co_return;
+  asio::steady_timer pause(io_, std::chrono::milliseconds(static_cast<long>(plan_.settle * 1e3)));
+  co_await pause.async_wait(use_awaitable);
+}
+
+asio::awaitable<void> runner::run_one(const run_spec& r) {
+  const fs::path run_dir = dir_ / "raw" / r.id;
+  fs::create_directories(run_dir);
+  fmt::print(stderr, "harness: run {} ({}, {} -m {}, {} instance(s), {} s)\n", r.id, r.role, nb::to_string(r.kind), r.message_size,
+             r.instances.size(), r.duration);
+  std::vector<running_server> servers;
+  nlohmann::json spec = to_json(r, plan_);
+  spec["order"] = order_++;
+  std::exception_ptr failure;
+  try {
+    co_await start_servers(r, servers);
+    const auto before = circuit_counters();
+    co_await run_instances(r, servers, spec, run_dir);  // writes run.json once T0 is chosen
+    if (lab_) {  // what the emulated circuit itself counted during the run, for the report
+      spec["circuit"] = circuit_delta(before, circuit_counters());
+      write_json(run_dir / "run.json", spec);
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_await stop_servers(servers);  // also after an error or a signal
+  keep_first(failure, [&] { write_environment(); });
+  if (failure && !cancelled_) {
+    // A run that failed is one result of the plan, not the end of it: it is recorded with its reason
+    // and the next run goes on. Only results that cannot be written end the plan.
+    try {
+      std::rethrow_exception(failure);
+    } catch (const write_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "harness: run {} failed: {}\n", r.id, e.what());
+      record_failed_run(run_dir, spec, e.what());
+      failure = nullptr;
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  const auto summaries = write_reports(dir_);
+  (void)summaries;
+}
+
+void runner::record_failed_run(const fs::path& run_dir, nlohmann::json spec, const std::string& why) {
+  spec["error"] = why;
+  write_json(run_dir / "run.json", spec);
+}
+
+nlohmann::json runner::circuit_counters() const {
+  return lab_ ? nlohmann::json::parse(lab::lab_counters(*lab_)) : nlohmann::json();
+}
+
+nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json& after) {
+  auto delta = [&](const nlohmann::json::json_pointer& p) {
+    return after.value(p, std::uint64_t{0}) - before.value(p, std::uint64_t{0});
+  };
+  std::uint64_t limited = 0, shaped = 0, delivered = 0;
+  for (const char* d : {"to_onprem", "to_vpc"}) {
+    limited += delta(nlohmann::json::json_pointer(fmt::format("/circuit/nft/{}_dropped/packets", d)));
+    shaped += delta(nlohmann::json::json_pointer(fmt::format("/circuit/tbf_{}/drops", d)));
+  }
+  for (const auto& [name, host] : after.at("hosts").items())
+    delivered += delta(nlohmann::json::json_pointer(fmt::format("/hosts/{}/udp_delivered/packets", name)));
+  return {{"limit_dropped", limited}, {"shaper_dropped", shaped}, {"udp_delivered", delivered}};
+}
+
+void runner::print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const {
+  if (!opt_.live) return;
+  double spps = 0, sbps = 0, rpps = 0, rbps = 0;
+  int running = 0, failed = 0;
+  for (const auto& l : live) {
+    running += l.running;
+    failed += l.failed;
+    spps += l.sent_pps;
+    sbps += l.sent_bps;
+    rpps += l.recv_pps;
+    rbps += l.recv_bps;
+  }
+  const double elapsed = std::max(0.0, nb::ns_to_s(nb::wall_ns()) - t0);
+  fmt::print(stderr,
+             "  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  sent {} pps {:.2f} Mbit/s  "
+             "received {} pps {:.2f} Mbit/s\n",
+             r.id, std::min(elapsed, r.duration), r.duration, std::max(0.0, r.duration - elapsed), running, live.size(),
+             failed, nb::format_si(spps), sbps / 1e6, nb::format_si(rpps), rbps / 1e6);
+}
+
+}  // namespace harness

@@ -1,0 +1,115 @@
+#pragma once
+// One plan, run: preflight every host, then run by run: start the servers and wait for their ready
+// lines, pick T0, start every netload at T0, follow them live, collect, write raw/ at once, rebuild the
+// reports; servers are stopped after each run, also after an error or a signal.
+#include "harness/report/aggregate.hpp"
+#include "harness/plan/expand.hpp"
+#include "harness/run/launcher.hpp"
+#include "harness/lab/lab.hpp"
+#include "core/process.hpp"
+#include "harness/plan/plan.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+namespace asio = boost::asio;
+
+struct run_options {
+  std::filesystem::path results_root = "results";
+  std::string bin_dir;       // where this machine's netserve / netload are ("" = PATH)
+  bool live = true;          // the per-second progress line on stderr
+};
+
+// A started netserve: its process, and the ports its ready line gave.
+struct running_server {
+  std::string host;
+  std::unique_ptr<nb::child_process> proc;
+  std::vector<std::uint16_t> ports;
+  int remote_pid = 0;
+  std::string error;  // why it did not become ready
+  bool stop_asked = false;  // stop_servers signalled it (here, or there over ssh) and the signal arrived
+  bool finished = false;    // reaped already
+};
+
+// What the start barrier and the live display know about one instance while it runs.
+struct live_instance {
+  bool running = true, failed = false;
+  bool armed = false;              // connected, waiting for its start instant
+  nb::child_process* proc = nullptr;  // while it runs: where its start instant goes
+  double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;  // last interval
+};
+
+
+// The emulated circuit's own counts between two snapshots (`harness lab counters`): packets its
+// packet-rate limit and its bit-rate shaper dropped, UDP datagrams the hosts' kernels delivered.
+nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json& after);
+
+class runner {
+ public:
+  runner(asio::io_context& io, const plan& p, run_options o);
+  ~runner();
+  // Runs every run of the plan; returns the results folder.
+  asio::awaitable<std::filesystem::path> run_all();
+  // From the signal handler: the first call asks every process to stop (SIGTERM here, `kill -TERM PID`
+  // over ssh) and, if any is still there 5 s later, kills them all; a second call kills them at once.
+  // run_all then throws.
+  void cancel();
+
+ private:
+  nlohmann::json circuit_counters() const;
+  asio::awaitable<void> preflight();
+  asio::awaitable<void> run_one(const run_spec& r);
+  asio::awaitable<void> run_search(const run_spec& r);
+  asio::awaitable<void> settle_pause();
+  asio::awaitable<void> start_servers(const run_spec& r, std::vector<running_server>& servers);
+  asio::awaitable<void> stop_servers(std::vector<running_server>& servers);
+  asio::awaitable<void> run_instances(const run_spec& r, const std::vector<running_server>& servers,
+                                      nlohmann::json& spec, const std::filesystem::path& run_dir);
+  asio::awaitable<double> start_together(const run_spec& r, std::vector<live_instance>& live, asio::steady_timer& wake);
+  asio::awaitable<void> run_instance(const run_spec& r, std::size_t index, const running_server& server,
+                                     const std::filesystem::path& run_dir, live_instance& live, asio::steady_timer& wake);
+  asio::awaitable<void> close_launchers();
+  void record_command(const std::string& host, const std::vector<std::string>& argv);
+  void write_environment();
+  void print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const;
+  const launcher& on(const std::string& host) const { return *launchers_.at(host); }
+
+  asio::io_context& io_;
+  const plan& plan_;
+  std::optional<lab::lab_spec> lab_;  // the plan's emulated circuit, when it has one
+  run_options opt_;
+  std::filesystem::path dir_, control_dir_;
+  std::map<std::string, std::unique_ptr<launcher>> launchers_;
+  nlohmann::json environment_;
+  // `kill -SIG PID` on the host; true when it did (the process was there).
+  asio::awaitable<bool> remote_signal(std::string host, int pid, const char* sig);
+  void remote_signal_detached(const std::string& host, int pid, const char* sig);
+  // A command of the preflight: stopped with the others on cancel, and cancel ends the preflight.
+  asio::awaitable<nb::process_outcome> run_tracked(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
+  void kill_all();
+  // A run that failed (its netserve did not start, ...): recorded in raw/<run>/run.json with why.
+  void record_failed_run(const std::filesystem::path& run_dir, nlohmann::json spec, const std::string& why);
+
+  std::set<nb::child_process*> active_;  // every child alive now, for cancel()
+  // ssh-launched processes whose local ssh client still runs (so the remote one is there): host, remote
+  // pid. A signal to the ssh client does not reach them; it is sent there.
+  std::map<nb::child_process*, std::pair<std::string, int>> remote_;
+  bool cancelled_ = false;
+  bool killed_ = false;            // cancel() escalated to SIGKILL
+  int remote_signals_pending_ = 0;  // remote `kill` commands under way
+  asio::steady_timer escalate_;    // 5 s after the first cancel(): kill_all()
+  int order_ = 0;  // of the runs in raw/, as they ran
+};
+
+}  // namespace harness
