@@ -13,10 +13,11 @@ inline constexpr std::uint32_t max_udp_message_size = 65535 - 20 - 8;
 // this bounds what one request can make it allocate. Our own choice, not a protocol's.
 inline constexpr std::uint32_t max_tcp_message_size = 16u << 20;
 
-// TCP_MAXSEG: Linux refuses less than TCP_MIN_MSS (88, include/net/tcp.h). The top is the largest MSS
-// an IPv4 packet can carry: 65535 less 20 bytes of IP and 20 of TCP header.
+// TCP_MAXSEG: Linux refuses less than TCP_MIN_MSS (88) and more than MAX_TCP_WINDOW (32767), both in
+// include/net/tcp.h, with EINVAL. (The kernel itself may use a larger MSS on a 64 KiB-MTU path such as
+// loopback; a socket cannot ask for one.)
 inline constexpr std::uint32_t min_mss = 88;
-inline constexpr std::uint32_t max_mss = 65535 - 20 - 20;
+inline constexpr std::uint32_t max_mss = 32767;
 
 // Streams (one thread and one socket each) per test: netload asks for at most this many, and netserve
 // allows as many by default (its --max-streams changes that for other clients).

@@ -198,6 +198,9 @@ void finish(client_options& o, const raw_options& raw) {
   if (o.message_size == 0) o.message_size = o.kind == test_kind::udp_stream ? 1472 : 1024 * 1024;
   if (o.kind == test_kind::udp_stream && o.message_size > max_udp_message_size)
     throw usage_error(fmt::format("-m {}: a UDP datagram carries at most {} bytes", o.message_size, max_udp_message_size));
+  if (o.kind == test_kind::tcp_stream && o.message_size > max_tcp_message_size)
+    throw usage_error(fmt::format("-m {}: a TCP message is at most {} MiB (netserve holds one per stream)", o.message_size,
+                                  max_tcp_message_size >> 20));
   if (o.mss && o.kind != test_kind::tcp_stream) throw usage_error("-M (MSS) applies to TCP_STREAM only");
   if (o.interval_s > 0 && (o.interval_s < min_interval_s || o.interval_s > o.duration_s))
     throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));

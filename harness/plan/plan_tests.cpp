@@ -112,12 +112,12 @@ std::string parse_affinity(toml_reader& r) {
 std::string buffer(toml_reader& r, const char* key) {
   const toml::node* n = r.find(key);
   if (!n) return {};
-  std::string s = n->is_integer() ? std::to_string(r.integer(*n, key, 1, 1LL << 31)) : r.string(*n, key);
+  std::string s = n->is_integer() ? std::to_string(r.integer(*n, key, 1, nb::max_socket_buffer_request)) : r.string(*n, key);
   try {
     const auto bytes = nb::parse_size(s);
-    if (bytes == 0 || bytes > (1ULL << 31)) throw std::invalid_argument("range");
+    if (bytes == 0 || bytes > nb::max_socket_buffer_request) throw std::invalid_argument("range");
   } catch (const std::exception&) {
-    fail_at(n->source(), fmt::format("{}: '{}' = '{}' is not a socket buffer size like 256K", r.context(), key, s));
+    fail_at(n->source(), fmt::format("{}: '{}' = '{}' is not a socket buffer size like 256K (1 byte to 1G)", r.context(), key, s));
   }
   return s;
 }

@@ -51,7 +51,9 @@ refused "$netload" "-l must be a positive number of seconds" -l abc
 refused "$netload" "-l must be a positive number of seconds" -l -300
 refused "$netload" "--streams must be a whole number from 1 to 64" --streams 0
 refused "$netload" "-p must be a whole number from 1 to 65535" -p 70000
-refused "$netload" "-M must be a whole number from 88 to 65495" -t TCP_STREAM -- -M 20
+refused "$netload" "-M must be a whole number from 88 to 32767" -t TCP_STREAM -- -M 20
+refused "$netload" "-M must be a whole number from 88 to 32767" -t TCP_STREAM -- -M 40000
+refused "$netload" "a TCP message is at most 16 MiB" -t TCP_STREAM -- -m 32M
 refused "$netload" "needs a value" -t UDP_STREAM -l
 refused "$netload" "unexpected argument 'stray'" -t UDP_STREAM stray
 refused "$netload" "may not run on CPU $one_past_last_cpu" -T "$one_past_last_cpu"
