@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 
 #include <cerrno>
 
@@ -117,9 +118,18 @@ void set_tcp_mss(int fd, int mss) { set_int(fd, IPPROTO_TCP, TCP_MAXSEG, mss, "T
 std::uint64_t socket_drops(int fd) {
   std::uint32_t info[SK_MEMINFO_VARS] = {};
   socklen_t len = sizeof info;
-  if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0) throw fmt::system_error(errno, "getsockopt(SO_MEMINFO)");
+  if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0) {
+    if (errno == ENOPROTOOPT) return 0;  // a kernel before 4.12 has no SO_MEMINFO: no drop count to read
+    throw fmt::system_error(errno, "getsockopt(SO_MEMINFO)");
+  }
   if (len <= SK_MEMINFO_DROPS * sizeof(std::uint32_t)) return 0;
   return info[SK_MEMINFO_DROPS];
+}
+
+int queued_bytes(int fd) {
+  int n = 0;
+  if (::ioctl(fd, FIONREAD, &n) != 0) throw fmt::system_error(errno, "ioctl(FIONREAD)");
+  return n;
 }
 
 bool pin_thread_to_cpu(int cpu) { return set_thread_cpus({cpu}); }

@@ -45,8 +45,11 @@ int tcp_mss(int fd);
 void set_tcp_mss(int fd, int mss);
 // Total datagrams the kernel dropped on this socket (sk_drops, the counter SO_RXQ_OVFL reports), read
 // at any instant with SO_MEMINFO so drops after the last delivered packet are not missed; 0 from a
-// kernel whose SO_MEMINFO stops short of the drop counter.
+// kernel without SO_MEMINFO (before 4.12) or whose SO_MEMINFO stops short of the drop counter.
 std::uint64_t socket_drops(int fd);
+// Bytes waiting in the socket's receive queue (FIONREAD): for a UDP socket the next datagram's size, for
+// TCP all unread bytes; a drain waits for 0.
+int queued_bytes(int fd);
 // Pins the calling thread to one CPU; false when the kernel refuses (the CPU is offline, outside this
 // process's cpuset, or not one of the first CPU_SETSIZE), and the thread then runs where it ran.
 bool pin_thread_to_cpu(int cpu);

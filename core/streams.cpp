@@ -23,7 +23,6 @@ constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks
 // elapsed time is the time it really sent. netload refuses an instant already past (netload/client.cpp).
 void begin(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
            std::int64_t& end_mono) {
-  if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
   while (!stop.stop_requested() && wall_ns() < plan.start_wall_ns)
     sleep_until_ns(CLOCK_REALTIME, std::min(plan.start_wall_ns, wall_ns() + poll_ns));
   start_mono = mono_ns();
@@ -38,12 +37,18 @@ std::string mtu_error(int fd, int family, std::size_t size) {
                      size, mtu, max_udp_payload(mtu, family));
 }
 
+// Pins the calling (stream) thread as its plan asks and keeps whether it could: a CPU outside this
+// process's set is not an error (netserve serves clients that name their own CPUs), but a figure taken
+// on it must not claim the pinning (host_delta::pinned_cpu).
+void pin(data_stream& d, int cpu) {
+  if (cpu >= 0 && pin_thread_to_cpu(cpu)) d.pinned_cpu.store(cpu, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
   set_receive_timeout(plan.fd, poll_ns);
-  timeval tv{0, static_cast<suseconds_t>(poll_ns / 1000)};
-  ::setsockopt(plan.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  set_send_timeout(plan.fd, poll_ns);
   udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos);
   std::int64_t start = 0, end = 0;
   begin(stop, plan, out, start, end);
@@ -69,8 +74,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
 }
 
 void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
-  timeval tv{0, static_cast<suseconds_t>(poll_ns / 1000)};
-  ::setsockopt(plan.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  set_send_timeout(plan.fd, poll_ns);
   std::vector<unsigned char> buffer(std::max<std::size_t>(plan.message_size, 1), 0x5a);
   std::int64_t start = 0, end = 0;
   begin(stop, plan, out, start, end);
@@ -144,13 +148,14 @@ void stream_set::start(std::size_t s, const stream_plan& plan) {
   const bool udp = kind_ == test_kind::udp_stream;
   if (sending_) {
     d.thread = std::jthread([&d, plan, udp](std::stop_token st) {
+      pin(d, plan.cpu);
       udp ? run_udp_sender(st, plan, d.sent, d.outcome) : run_tcp_sender(st, plan, d.sent, d.outcome);
       d.done = true;
     });
     return;
   }
   d.thread = std::jthread([&d, plan, udp](std::stop_token st) {
-    if (plan.cpu >= 0) pin_thread_to_cpu(plan.cpu);
+    pin(d, plan.cpu);
     udp ? run_udp_receiver(st, plan.fd, plan.gro, d.received, d.outcome) : run_tcp_receiver(st, plan.fd, d.received, d.outcome);
     d.done = true;
   });

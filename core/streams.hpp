@@ -74,6 +74,7 @@ struct data_stream {
   recv_counters received;            // a receiving stream's
   stream_outcome outcome;
   std::uint32_t drops_at_start = 0;  // receiving UDP on its own socket: the kernel's drop counter then
+  std::atomic<int> pinned_cpu{-1};   // the CPU its thread was pinned to as the plan asked; -1: not pinned
   std::atomic<bool> done{false};     // its thread has ended
   std::jthread thread;
 };

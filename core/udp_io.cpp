@@ -201,10 +201,14 @@ received udp_batch_receiver::decode(std::size_t i) const noexcept {
   return r;
 }
 
-void set_receive_timeout(int fd, std::int64_t ns) {
+namespace {
+void set_timeout(int fd, int option, const char* name, std::int64_t ns) {
   timeval tv{static_cast<time_t>(ns / 1'000'000'000), static_cast<suseconds_t>(ns % 1'000'000'000 / 1000)};
-  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
-    throw fmt::system_error(errno, "setsockopt(SO_RCVTIMEO)");
+  if (::setsockopt(fd, SOL_SOCKET, option, &tv, sizeof tv) != 0) throw fmt::system_error(errno, "setsockopt({})", name);
 }
+}  // namespace
+
+void set_receive_timeout(int fd, std::int64_t ns) { set_timeout(fd, SO_RCVTIMEO, "SO_RCVTIMEO", ns); }
+void set_send_timeout(int fd, std::int64_t ns) { set_timeout(fd, SO_SNDTIMEO, "SO_SNDTIMEO", ns); }
 
 }  // namespace nb

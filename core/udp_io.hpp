@@ -8,7 +8,7 @@
 // Errors: send() and receive() run on the data-plane threads, where a failure is an outcome to count or
 // report, never an exception: send_outcome and the std::error_code say what happened. The kernel
 // features (GSO, GRO, timestamps) are optional: refused, the I/O falls back and mode() says which ran.
-// set_receive_timeout, a setup call, throws fmt::system_error.
+// set_receive_timeout and set_send_timeout, setup calls, throw fmt::system_error.
 #include "core/endpoint.hpp"
 
 #include <sys/socket.h>
@@ -107,5 +107,7 @@ std::size_t udp_batch_receiver::receive(Visit&& visit, std::error_code& ec) {
 // Sets a receive timeout so data-plane loops can notice a stop request. Fails only for a descriptor that
 // is no socket: a bug, thrown.
 void set_receive_timeout(int fd, std::int64_t ns);
+// A blocking send returns after `ns` (EAGAIN), so a sender blocked on a full socket sees its stop token.
+void set_send_timeout(int fd, std::int64_t ns);
 
 }  // namespace nb

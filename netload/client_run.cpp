@@ -10,7 +10,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
-#include <sys/ioctl.h>
 
 namespace nb::load {
 
@@ -85,9 +84,7 @@ asio::awaitable<void> client_test::wait_local_done() {
       int queued = 0;
       for (std::uint32_t s = 0; s < o_.streams; ++s) {
         last = std::max(last, streams_[s].received.last_arrival_ns.get());
-        int q = 0;
-        ::ioctl(streams_[s].fd.get(), FIONREAD, &q);
-        queued += q;
+        queued += nb::queued_bytes(streams_[s].fd.get());
       }
       if ((queued == 0 && wall_ns() - last >= drain_quiet_ns) || wall_ns() >= give_up) break;
     }

@@ -29,7 +29,7 @@ served_test::~served_test() {
 
 int served_test::pinned_cpu() const {
   if (udp_flows_) return udp_flows_->pinned.load(std::memory_order_relaxed);
-  return request_.cpu;
+  return streams_.size() > 0 ? streams_[0].pinned_cpu.load(std::memory_order_relaxed) : -1;
 }
 
 int served_test::attach_udp() {

@@ -3,7 +3,6 @@
 #include "core/clock.hpp"
 #include "core/udp_io.hpp"
 
-#include <sys/ioctl.h>
 
 #include <fmt/format.h>
 
@@ -122,9 +121,7 @@ std::uint64_t udp_port::unattributed() const noexcept {
 std::int64_t udp_port::queued_bytes() const noexcept {
   std::int64_t total = 0;
   for (const auto& l : lanes_) {
-    int n = 0;
-    ::ioctl(l->lane.fd.get(), FIONREAD, &n);
-    total += n;
+    total += nb::queued_bytes(l->lane.fd.get());
   }
   return total;
 }
