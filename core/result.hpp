@@ -26,7 +26,8 @@ struct flow_figures {
   std::int64_t first_ns = 0;       // sender: first send; receiver: first arrival (wall clock)
   std::int64_t last_ns = 0;        // receiver: last arrival
   std::int32_t socket_buffer = 0;  // bytes the kernel granted (SO_SNDBUF / SO_RCVBUF)
-  std::string batching;            // how the data plane moved datagrams: gso, sendmmsg, gro, recvmmsg
+  std::string batching;            // how the data plane moved datagrams: gso, sendmmsg, gro, recvmmsg, and
+                                   // what the kernel lacked: "gro, no drop count" (core/kernel_features.hpp)
 };
 // Its JSON fields, named as the members (core/json_fields.hpp).
 BOOST_DESCRIBE_STRUCT(flow_figures, (), (packets, bytes, errors, seconds, pps, bits_per_second, first_ns, last_ns,

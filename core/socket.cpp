@@ -1,5 +1,7 @@
 #include "core/socket.hpp"
 
+#include "core/kernel_features.hpp"
+
 #include <fmt/format.h>
 #include <linux/filter.h>
 #include <linux/sock_diag.h>
@@ -116,6 +118,7 @@ int tcp_mss(int fd) { return get_int(fd, IPPROTO_TCP, TCP_MAXSEG, "TCP_MAXSEG");
 void set_tcp_mss(int fd, int mss) { set_int(fd, IPPROTO_TCP, TCP_MAXSEG, mss, "TCP_MAXSEG"); }
 
 std::uint64_t socket_drops(int fd) {
+  if (!kernel_has(kernel_feature::meminfo)) return 0;  // NETBENCH_DISABLE=meminfo reads as such a kernel
   std::uint32_t info[SK_MEMINFO_VARS] = {};
   socklen_t len = sizeof info;
   if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0) {

@@ -22,6 +22,7 @@ fd_handle make_socket(int family, int type);
 fd_handle bind_udp(const endpoint& local, bool reuse_port = false);
 // Steers each datagram of a SO_REUSEPORT group to the socket of the CPU whose softirq received it:
 // the group's i-th socket (in bind order) takes `cpus[i]`; other CPUs spread over the group by number.
+// Needs SO_ATTACH_REUSEPORT_CBPF (Linux 4.5, kernel_has(kernel_feature::reuseport_cbpf)); throws without.
 void steer_by_cpu(int fd, const std::vector<int>& cpus);
 // UDP socket connected to `remote` (optionally bound to a local address first).
 fd_handle connect_udp(const endpoint& remote, const std::optional<endpoint>& local = std::nullopt);
@@ -45,7 +46,8 @@ int tcp_mss(int fd);
 void set_tcp_mss(int fd, int mss);
 // Total datagrams the kernel dropped on this socket (sk_drops, the counter SO_RXQ_OVFL reports), read
 // at any instant with SO_MEMINFO so drops after the last delivered packet are not missed; 0 from a
-// kernel without SO_MEMINFO (before 4.12) or whose SO_MEMINFO stops short of the drop counter.
+// kernel without SO_MEMINFO (before 4.12) or whose SO_MEMINFO stops short of the drop counter, and
+// then kernel_has(kernel_feature::meminfo) is false, for the result to say the count is unknown.
 std::uint64_t socket_drops(int fd);
 // Bytes waiting in the socket's receive queue (FIONREAD): for a UDP socket the next datagram's size, for
 // TCP all unread bytes; a drain waits for 0.

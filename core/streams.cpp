@@ -1,6 +1,7 @@
 #include "core/streams.hpp"
 
 #include "core/clock.hpp"
+#include "core/kernel_features.hpp"
 #include "core/pacer.hpp"
 #include "core/socket.hpp"
 #include "core/udp_io.hpp"
@@ -128,7 +129,7 @@ void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, str
 void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& counters, stream_outcome& out) {
   set_receive_timeout(fd, poll_ns / 2);
   udp_batch_receiver rx(fd, 64, gro);
-  out.batching = std::string(rx.mode());
+  out.batching = batching_with(rx.mode(), false, !kernel_has(kernel_feature::meminfo));
   while (!stop.stop_requested()) {
     std::error_code ec;
     rx.receive([&](const received& r) { counters.on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns); },

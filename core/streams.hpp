@@ -41,7 +41,8 @@ struct stream_plan {
 struct stream_outcome {
   std::int64_t start_wall_ns = 0;    // sender: when the first datagram actually went
   std::int64_t elapsed_ns = 0;       // sender: monotonic, first send to the end of the last
-  std::string batching;              // "gso", "sendmmsg", "send"; receiving: "gro", "recvmmsg", "recv"
+  std::string batching;              // "gso", "sendmmsg", "send"; receiving: "gro", "recvmmsg", "recv",
+                                     // UDP with the kernel's qualifiers (core/kernel_features.hpp)
   std::string error;                 // empty when the stream ran to its end
 };
 

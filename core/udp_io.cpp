@@ -2,6 +2,7 @@
 
 #include "core/clock.hpp"
 #include "core/flow.hpp"
+#include "core/kernel_features.hpp"
 
 #include <fmt/format.h>
 
@@ -37,7 +38,10 @@ udp_batch_sender::udp_batch_sender(int fd, std::size_t message_size, std::size_t
       dest_(std::move(dest)),
       source_(std::move(source)),
       tos_(tos) {
-  if (try_gso && size_ > 0) {
+  // A kernel before 4.18 would not refuse the UDP_SEGMENT control message but skip it: each buffer would
+  // leave as one oversized datagram, and the receiver would count one of its datagrams. Only the probe
+  // tells; send() falls back by itself where a device refuses the offload.
+  if (try_gso && size_ > 0 && kernel_has(kernel_feature::udp_gso)) {
     gso_segments_ = std::min(max_gso_segments, max_gso_bytes / size_);
     if (gso_segments_ < 2) gso_segments_ = 1;
   }
@@ -144,7 +148,7 @@ udp_batch_receiver::udp_batch_receiver(int fd, std::size_t batch, bool try_gro) 
   // datagram per buffer, and mode() says "recvmmsg". Without kernel timestamps, decode() stamps each
   // buffer with the reader's clock when it is read, which is all a refusal could cost.
   int on = 1;
-  if (try_gro) gro_ = ::setsockopt(fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  if (try_gro && kernel_has(kernel_feature::udp_gro)) gro_ = ::setsockopt(fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
   (void)::setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   // Only the first bytes of each buffer are read, the first datagram's header; MSG_TRUNC still gives the
   // full length, and GRO's segment size says how many datagrams it held. The receiver never copies

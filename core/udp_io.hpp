@@ -1,13 +1,15 @@
 #pragma once
 // Batched UDP I/O, the one path every datagram of a test goes through.
 // Sending: UDP GSO (one buffer, the kernel cuts it into datagrams) inside sendmmsg, so one system call
-// carries up to `batch` datagrams; falls back to plain sendmmsg where the kernel refuses GSO.
+// carries up to `batch` datagrams; plain sendmmsg where the kernel has no GSO (core/kernel_features.hpp)
+// or refuses it.
 // Receiving: recvmmsg with UDP GRO (the kernel hands over coalesced datagrams with their segment size)
 // and kernel receive timestamps. Buffers are allocated once; nothing here allocates per datagram.
 //
 // Errors: send() and receive() run on the data-plane threads, where a failure is an outcome to count or
 // report, never an exception: send_outcome and the std::error_code say what happened. The kernel
-// features (GSO, GRO, timestamps) are optional: refused, the I/O falls back and mode() says which ran.
+// features (GSO, GRO, timestamps) are optional: missing or refused, the I/O falls back and mode() says
+// which ran.
 // set_receive_timeout and set_send_timeout, setup calls, throw fmt::system_error.
 #include "core/endpoint.hpp"
 

@@ -1,4 +1,5 @@
 // netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM) with counts that add up.
+#include "core/kernel_features.hpp"
 #include "core/socket.hpp"
 #include "core/version.hpp"
 #include "netload/client.hpp"
@@ -75,6 +76,8 @@ int main(int argc, char** argv) {
   try {
     auto options = nb::load::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
     if (!options) return ok;
+    nb::report_kernel_fallbacks("netload", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro,
+                                            nb::kernel_feature::meminfo});
     return run(*options);
   } catch (const nb::load::usage_error& e) {
     fmt::print(stderr, "netload: {}\n", e.what());

@@ -1,6 +1,7 @@
 #include "netload/report.hpp"
 
 #include "core/clock.hpp"
+#include "core/kernel_features.hpp"
 #include "core/units.hpp"
 
 #include <fmt/format.h>
@@ -20,7 +21,10 @@ std::string loss_line(const test_result& r) {
   const loss_figures& l = r.loss;
   if (!l.note.empty() && !l.reconciles) return fmt::format("Loss        does not reconcile: {}\n", l.note);
   std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets, r.sender.packets, l.percent);
-  if (l.packets)
+  if (l.packets && drops_unknown(r.receiver.batching))
+    s += fmt::format(": the receiver's kernel cannot count its socket drops (no SO_MEMINFO), all {} counted as "
+                     "lost on the path", l.path);
+  else if (l.packets)
     s += fmt::format(": {}{} dropped by the receiver's kernel (socket buffer full{}), {} lost on the path",
                      l.drops_estimated ? "about " : "", l.receiver_kernel_drops,
                      l.drops_shared ? ", socket shared with another test" : "", l.path);

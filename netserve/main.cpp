@@ -1,6 +1,7 @@
 // netserve: a netserver-like listener that binds many ports in one process.
 #include "core/auth.hpp"
 #include "core/cli_help.hpp"
+#include "core/kernel_features.hpp"
 #include "core/version.hpp"
 #include "core/port_spec.hpp"
 #include "netserve/server.hpp"
@@ -79,7 +80,12 @@ constexpr const char* examples =
     "  netserve -p 0                            any free port (the ready line names it)\n"
     "  netserve -p 11256 --psk-file key.txt     only clients holding the key\n"
     "\nExit status: 0 stopped by SIGINT or SIGTERM; 1 could not start (a port that cannot be bound, a key\n"
-    "file that cannot be read: one line on stderr says which); 2 bad command line.\n\n";
+    "file that cannot be read: one line on stderr says which); 2 bad command line.\n"
+    "\nOld kernels: without UDP GRO (Linux 5.0) netserve receives with recvmmsg, without UDP GSO (4.18)\n"
+    "it sends (--reverse) with sendmmsg, without reuseport BPF (4.5) a port's lanes share it by the\n"
+    "kernel's hash, without SO_MEMINFO (4.12) socket drops are unknown. A line on stderr, the ready\n"
+    "line's \"kernel\" and each result's batching say which. NETBENCH_DISABLE=gso,gro,cbpf,meminfo\n"
+    "(any of them) takes those paths on any kernel, for tests.\n\n";
 
 }  // namespace
 
@@ -118,6 +124,8 @@ int main(int argc, char** argv) {
   options.budget.buffer_bytes = buffer_mib << 20;
 
   try {
+    nb::report_kernel_fallbacks("netserve", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro,
+                                             nb::kernel_feature::reuseport_cbpf, nb::kernel_feature::meminfo});
     options.rx_cpus = nb::serve::receive_cpus(nb::allowed_cpus(), rx_threads);
     if (!psk_file.empty()) options.psk = nb::read_psk_file(psk_file);
     // Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/clock.hpp"
+#include "core/kernel_features.hpp"
 #include "core/limits.hpp"
 #include "core/version.hpp"
 
@@ -77,8 +78,10 @@ void server::bind() {
 std::string server::ready_line() const {
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& p : ports_) ports.push_back(p->number);
+  nlohmann::json kernel = nlohmann::json::object();  // which data path each feature's probe chose
+  for (kernel_feature f : all_kernel_features) kernel[std::string(switch_name(f))] = kernel_has(f);
   return nlohmann::json{{"event", "ready"}, {"program", "netserve"}, {"version", version}, {"bind", shared_->options.bind},
-                        {"ports", ports}, {"pid", ::getpid()}}
+                        {"ports", ports}, {"pid", ::getpid()}, {"kernel", kernel}}
       .dump();
 }
 

@@ -1,8 +1,8 @@
 #include "netserve/udp_port.hpp"
 
 #include "core/clock.hpp"
+#include "core/kernel_features.hpp"
 #include "core/udp_io.hpp"
-
 
 #include <fmt/format.h>
 
@@ -46,19 +46,26 @@ std::string lanes_used(const udp_flows& flows) {
 
 std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& cpus, int rcvbuf) {
   const bool group = cpus.size() > 1;
+  // Without reuseport BPF (before 4.5) the lanes still share the port, by the kernel's hash of each
+  // sender's address and port: a flow stays on one lane, several flows spread over the lanes, but no
+  // lane gets its CPU's datagrams, so none has a CPU of its own to run on.
+  const bool steer = group && kernel_has(kernel_feature::reuseport_cbpf);
   // A plain bind first: it fails if anything holds the port, even another SO_REUSEPORT group of this
   // user, which the lanes would otherwise join without a word.
   if (group) bind_udp(local, false);
   std::vector<udp_lane> lanes;
   for (int cpu : cpus) {
-    lanes.push_back({bind_udp(local, group), cpu});
+    lanes.push_back({bind_udp(local, group), steer ? cpu : -1});
     set_recv_buffer(lanes.back().fd.get(), rcvbuf);
   }
-  if (group) steer_by_cpu(lanes.front().fd.get(), cpus);
+  if (steer) steer_by_cpu(lanes.front().fd.get(), cpus);
   return lanes;
 }
 
-udp_port::udp_port(std::vector<udp_lane> lanes, bool gro) : gro_(gro) {
+udp_port::udp_port(std::vector<udp_lane> lanes, bool gro)
+    : gro_(gro && kernel_has(kernel_feature::udp_gro)),
+      batching_(batching_with(gro_ ? "gro" : "recvmmsg", lanes.size() > 1 && lanes.front().cpu < 0,
+                              !kernel_has(kernel_feature::meminfo))) {
   for (auto& l : lanes) {
     set_receive_timeout(l.fd.get(), 50'000'000);
     lanes_.push_back(std::make_unique<lane_state>());

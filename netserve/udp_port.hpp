@@ -3,12 +3,13 @@
 // source address (a 1-byte datagram has no room for a header).
 //
 // The port is a SO_REUSEPORT group of lanes, one socket and one receive thread per CPU, and the kernel
-// hands each datagram to the lane of the CPU that received it (steer_by_cpu). While two or more lanes
-// are busy, each lane's thread runs on its own CPU, where the softirq ran (the sender's CPU on loopback,
-// the RX queue's CPU on a NIC): two streams on two cores are received on two cores, and no skb crosses
-// between caches. A lane busy alone is left to the scheduler instead: on loopback its CPU is the
-// sender's, and one stream goes faster with its receiver on the other core. With one lane (one CPU
-// allowed, or --rx-threads 1) the port is a plain socket.
+// hands each datagram to the lane of the CPU that received it (steer_by_cpu; a kernel before 4.5 has
+// no such steering, and the kernel's hash of the sender's address picks the lane instead, with no lane
+// on a CPU of its own). While two or more lanes are busy, each lane's thread runs on its own CPU, where
+// the softirq ran (the sender's CPU on loopback, the RX queue's CPU on a NIC): two streams on two cores
+// are received on two cores, and no skb crosses between caches. A lane busy alone is left to the
+// scheduler instead: on loopback its CPU is the sender's, and one stream goes faster with its receiver
+// on the other core. With one lane (one CPU allowed, or --rx-threads 1) the port is a plain socket.
 //
 // SO_REUSEPORT would let a socket of another program of the same user join the group; netserve binds
 // the port without it first to see that nobody holds it (bind_lanes), and its TCP acceptor
@@ -71,8 +72,9 @@ struct udp_lane {
 };
 
 // The lanes of one port: a socket per CPU in `cpus` ({-1}: one plain socket), bound to `local` (a
-// port number, not 0), each with `rcvbuf`, steered by CPU. Throws std::system_error; EADDRINUSE when
-// anything holds the port.
+// port number, not 0), each with `rcvbuf`, steered by CPU. On a kernel without reuseport BPF (before
+// 4.5) the lanes share the port by the kernel's hash instead, and none has a CPU (cpu -1 each). Throws
+// std::system_error; EADDRINUSE when anything holds the port.
 std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& cpus, int rcvbuf);
 
 class udp_port {
@@ -93,7 +95,9 @@ class udp_port {
   std::uint64_t unattributed() const noexcept;
   // Bytes waiting in the lanes' receive queues (0 once drained).
   std::int64_t queued_bytes() const noexcept;
-  std::string batching() const { return gro_ ? "gro" : "recvmmsg"; }
+  // How the lanes receive, as the result says it: "gro" or "recvmmsg", then what the kernel lacks
+  // (core/kernel_features.hpp): ", lanes by kernel hash", ", no drop count".
+  const std::string& batching() const noexcept { return batching_; }
 
  private:
   struct entry {
@@ -119,7 +123,8 @@ class udp_port {
   bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked);
 
   std::vector<std::unique_ptr<lane_state>> lanes_;
-  bool gro_;
+  bool gro_;  // asked for and offered by the kernel
+  std::string batching_;
   std::mutex mu_;
   std::vector<entry> table_;
   std::atomic<std::uint64_t> generation_{0};
