@@ -3,6 +3,7 @@
 // and the counts still reconcile.
 #include "core/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
+#include "tests/integration/reconciles.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,7 @@
 
 using nb::test::netload_argv;
 using nb::test::netserve_process;
+using nb::test::require_reconciles;
 using nlohmann::json;
 
 namespace {
@@ -47,17 +49,6 @@ json run_udp(std::uint16_t port, const char* off, std::vector<std::string> globa
   REQUIRE(nb::test::ran_and_reconciled(c.status));
   err = c.err;
   return json::parse(c.out);
-}
-
-void require_reconciles(const json& r) {
-  auto sent = r["sender"]["packets"].get<std::uint64_t>();
-  auto got = r["receiver"]["packets"].get<std::uint64_t>();
-  auto lost = r["loss"]["packets"].get<std::uint64_t>();
-  REQUIRE(r["ok"] == true);
-  REQUIRE(r["loss"]["reconciles"] == true);
-  REQUIRE(sent == got + lost);
-  REQUIRE(lost == r["loss"]["path"].get<std::uint64_t>() + r["loss"]["receiver_kernel_drops"].get<std::uint64_t>());
-  REQUIRE(sent > 0);
 }
 
 // netserve with NETBENCH_DISABLE=`off`, on one port.

@@ -1,6 +1,7 @@
 // netserve and netload as real processes on 127.0.0.1: counts add up, and match netserve's own log.
 #include "core/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
+#include "tests/integration/reconciles.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -8,6 +9,7 @@
 #include <thread>
 
 using nb::test::netload_argv;
+using nb::test::require_reconciles;
 using nb::test::netserve_process;
 using nlohmann::json;
 
@@ -20,17 +22,6 @@ json run_json(std::uint16_t port, const std::string& test, double seconds, std::
   INFO("stderr: " << c.err);
   REQUIRE(nb::test::ran_and_reconciled(c.status));
   return json::parse(c.out);
-}
-
-void require_reconciles(const json& r) {
-  auto sent = r["sender"]["packets"].get<std::uint64_t>();
-  auto got = r["receiver"]["packets"].get<std::uint64_t>();
-  auto lost = r["loss"]["packets"].get<std::uint64_t>();
-  REQUIRE(r["ok"] == true);
-  REQUIRE(r["loss"]["reconciles"] == true);
-  REQUIRE(sent == got + lost);
-  REQUIRE(lost == r["loss"]["path"].get<std::uint64_t>() + r["loss"]["receiver_kernel_drops"].get<std::uint64_t>());
-  REQUIRE(sent > 0);
 }
 
 // netserve logged one test per client on its port, with the receiver counts those clients report.

@@ -41,7 +41,7 @@ TEST_CASE("one client holds at most its share, others still fit, holds give back
   REQUIRE(b1);
   CHECK_FALSE(b->try_take("198.18.0.3", budget_cost{1, 1, 0, 0}, why));
   CHECK(why == "the server's data streams are taken (100 of 100 in use)");
-  a1.reset();  // 10.0.0.1's test ends
+  a1.reset();  // 198.18.0.1's test ends
   CHECK(b->try_take("198.18.0.3", budget_cost{1, 50, 0, 0}, why));
 }
 
