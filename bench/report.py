@@ -220,7 +220,8 @@ def wl_kernel_note(label, k):
 
 
 def wirelike(t):
-    """8: the wire-like path (bench/wirelike.sh). Info rows: the path is the reference, not a target yet."""
+    """8: the wire-like path (bench/wirelike.sh). Info rows beside the other tools (the path is the reference);
+    wirelike_harness grades the harness's search."""
     try:
         wl = json.loads(_read(os.path.join(t.raw, "wirelike.json")))
     except (ParseError, ValueError) as e:
@@ -259,6 +260,33 @@ def wirelike(t):
                 + wl_kernel_note("at that rate", dict(pdr["kernel"], ok=True)))
         t.ratio_row(f"8  wire-like -m {m} netload rx at its <=0.5%-loss rate vs iperf2 -l {l}", pdr, i2, "recv_pps",
                     fmt_pps, 0, "iperf2")
+
+
+def wirelike_harness(t):
+    """8: the harness's PDR against the kernel's best rate (graded: within 10 %, one attempt in two)."""
+    try:
+        d = json.loads(_read(os.path.join(t.raw, "wl_harness_pdr.json")))
+    except (ParseError, ValueError) as e:
+        d = {"ran": False, "reason": f"no record ({e})"}
+    t.results["wirelike"]["harness_pdr"] = d
+    if "attempts" not in d:
+        t.row("8  wire-like harness PDR -m 64 vs the kernel's best rate", "skipped", "-", "-", "within 10 %", "info",
+              d.get("reason", ""))
+        return
+    def within(a):  # judged here, whatever bound the script was run with
+        return bool(a["pdr_pps"] and a["kernel_best_pps"]) and abs(a["pdr_pps"] / a["kernel_best_pps"] - 1) <= 0.10
+
+    for n in (1, 2):
+        tries = [a for a in d["attempts"] if a["instances"] == n]
+        best = next((a for a in tries if within(a)), tries[-1] if tries else None)
+        label = f"8  wire-like harness PDR -m 64, {n} instance(s), vs the kernel's best rate"
+        if best is None or not best["pdr_pps"] or not best["kernel_best_pps"]:
+            t.row(label, "FAILED", "-", "-", "within 10 %", "FAIL", "no PDR or no kernel answer (raw/wl_harness_pdr.out)")
+            continue
+        ratio = best["pdr_pps"] / best["kernel_best_pps"]
+        t.row(label, fmt_pps(best["pdr_pps"]), f"kernel {fmt_pps(best['kernel_best_pps'])}", f"{ratio:.2f}x",
+              "within 10 %", "PASS" if within(best) else "FAIL",
+              f"attempt {best['attempt']} of {len(tries)}; {best['trials']} harness trials")
 
 
 def print_table(rows):
@@ -306,6 +334,8 @@ def report(raw, outjson):
         ports(t)
     if "wirelike" in sections:
         wirelike(t)
+        if t.results["wirelike"]["section"].get("ran"):
+            wirelike_harness(t)
     npass, ngraded = print_table(t.rows)
     events = read_events(raw)
     if events:

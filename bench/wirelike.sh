@@ -9,7 +9,11 @@
 # unpaced received rate at -m 1 / -m 64, and netload's best rate with <= 0.5 % loss (wirelike_netload_pdr).
 # Around every run the kernel's counters are read, so each row can say where the loss happened.
 #
-# Uses bench/run's globals and helpers: ROOT RAW LIB NETLOAD NETSERVE DUR SND_CPU RCV_CPU PIDS say stop_pid.
+# One graded row: the harness's rate search (PDR, <= 0.5 % loss, -m 64, one and two instances) within 10 % of
+# the kernel's best rate (wirelike_harness_pdr, tests/lab/lab_wirelike.sh --grade 10).
+#
+# Uses bench/run's globals and helpers: ROOT RAW LIB NETLOAD NETSERVE HARNESS DUR SND_CPU RCV_CPU PIDS say
+# stop_pid.
 # Traffic only inside the two namespaces it creates (198.18.0.0/15); the EXIT trap of bench/run calls
 # wl_bench_down, which ends whatever still runs inside them and deletes them.
 
@@ -130,6 +134,22 @@ wirelike_netload_pdr() {  # NAME SIZE
         say "  $name exited $? (see $RAW/$name.err)"
 }
 
+# wirelike_harness_pdr: the harness's search against the kernel's counters, on the lab test's own path
+# (namespaces wlh-tx / wlh-rx, receiver CPU 0, sender CPU 1; about 3 min, 6 when both need a second
+# attempt). Writes raw/wl_harness_pdr.json; without a harness binary, a record saying so.
+wirelike_harness_pdr() {
+    if [ -z "$HARNESS" ]; then
+        echo '{"ran": false, "reason": "no harness binary under the bin dir (a core-only build)"}' >"$RAW/wl_harness_pdr.json"
+        return
+    fi
+    say "wire-like harness PDR: -m 64, 1 and 2 instances, against the kernel's counters (tests/lab/lab_wirelike.sh)"
+    timeout -k 5 900 "$ROOT/tests/lab/lab_wirelike.sh" --grade 10 --json "$RAW/wl_harness_pdr.json" \
+        "$HARNESS" "$NETSERVE" "$NETLOAD" >"$RAW/wl_harness_pdr.out" 2>&1 ||
+        say "  lab_wirelike.sh exited $? (see $RAW/wl_harness_pdr.out)"
+    [ -s "$RAW/wl_harness_pdr.json" ] ||
+        echo '{"ran": false, "reason": "lab_wirelike.sh wrote no figures (raw/wl_harness_pdr.out)"}' >"$RAW/wl_harness_pdr.json"
+}
+
 # wirelike_section: every wire-like run; writes raw/wirelike.json (ran / why not) for the report.
 wirelike_section() {
     local why t0
@@ -157,6 +177,7 @@ wirelike_section() {
     wirelike_netload_pdr wl_pdr_m1 1
     wirelike_netload_pdr wl_pdr_m64 64
     wl_bench_down
+    wirelike_harness_pdr
     printf '{"ran": true, "path": "%s", "recv_cpu": %s, "send_cpu": %s, "seconds": %s, "pdr_trial_seconds": %s, "elapsed": %s}\n' \
         "$WL_NAME" "$RCV_CPU" "$SND_CPU" "$DUR" "$WL_PDR_SECONDS" "$(( $(date +%s) - t0 ))" >"$RAW/wirelike.json"
 }

@@ -66,13 +66,14 @@ if(TARGET harness)
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60 RUN_SERIAL TRUE)
 endif()
 
-# The wire-like path (tests/lab/wirelike.sh): livelock verdicts, and the harness's PDR against the kernel's
-# own counters for one and two instances (about 3 min, 6 when both need their second attempt). A measurement of speed: the asan preset leaves
-# it out (label "speed"), its sanitised binaries would measure themselves.
+# The wire-like path (tests/lab/wirelike.sh): livelock verdicts, and the harness's PDR beside the kernel's
+# own counters for one and two instances, failing only on a gross miss (about 2 min; the 10 % target is
+# bench/run's). Its search runs at the speed of the machine: the asan preset leaves it out (label "speed"),
+# its sanitised binaries would measure themselves.
 if(TARGET harness)
-  add_test(NAME "lab: wire-like path - livelock verdicts, harness PDR within 10 % of the kernel's best rate, 1 and 2 instances"
+  add_test(NAME "lab: wire-like path - livelock verdicts, harness PDR beside the kernel's best rate, 1 and 2 instances"
            COMMAND ${_lab}/lab_wirelike.sh $<TARGET_FILE:harness> $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
   set_tests_properties(
-    "lab: wire-like path - livelock verdicts, harness PDR within 10 % of the kernel's best rate, 1 and 2 instances"
+    "lab: wire-like path - livelock verdicts, harness PDR beside the kernel's best rate, 1 and 2 instances"
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE LABELS speed)
 endif()
