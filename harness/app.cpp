@@ -2,6 +2,7 @@
 
 #include "harness/default_plan.hpp"
 #include "harness/run/dry_run.hpp"
+#include "harness/run/host_check.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
@@ -11,6 +12,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <functional>
@@ -55,7 +57,7 @@ int run_plan(const run_request& req) {
     return 0;
   }
   asio::io_context io;
-  runner r(io, p, {req.results_root, bin_dir, req.live});
+  runner r(io, p, {req.results_root, bin_dir, req.live, req.allow_offset});
   bool signalled = false;
   // A closed terminal or ssh session (SIGHUP) must not orphan what we started, any more than Ctrl-C.
   // The first signal stops every process, a second one (or 5 s) kills them: the handler stays armed.
@@ -84,6 +86,29 @@ int run_plan(const run_request& req) {
   for (auto rec : summaries) s.push_back(summarize(std::move(rec)));
   fmt::print("{}\nresults: {}\n", console_summary(s, load_searches(dir)), dir.string());
   return status_of(dir, s);
+}
+
+int check_plan(const run_request& req) {
+  const plan p = load(req);
+  asio::io_context io;
+  runner r(io, p, {req.results_root, find_local_bin_dir(req.self_exe, req.bin_dir), false, req.allow_offset});
+  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (!ec) r.cancel();
+  });
+  std::vector<host_check> checks;
+  std::exception_ptr failure;
+  asio::co_spawn(io, r.check_all(), [&](std::exception_ptr e, std::vector<host_check> c) {
+    failure = e;
+    checks = std::move(c);
+    signals.cancel();
+  });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  fmt::print("{}", check_table(checks));
+  const bool ok = std::all_of(checks.begin(), checks.end(), [](const host_check& c) { return c.errors.empty(); });
+  fmt::print("{}\n", ok ? "every host ok" : "a host has an error: `harness run` would refuse this plan");
+  return ok ? 0 : 1;
 }
 
 int rebuild_reports(const std::filesystem::path& dir) {

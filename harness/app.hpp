@@ -1,5 +1,5 @@
 #pragma once
-// The harness commands, for main.cpp: run a plan (or dry-run it), rebuild reports.
+// The harness commands, for main.cpp: run a plan (or dry-run it), check its hosts, rebuild reports.
 #include <filesystem>
 #include <string>
 
@@ -12,10 +12,14 @@ struct run_request {
   std::string bin_dir;    // --bin-dir, else found next to this program
   std::string self_exe;
   bool live = true;
+  bool allow_offset = false;  // --allow-offset: correct each host's start instant by its clock offset
 };
 
 // Each returns the process exit status; errors are thrown to main.
 int run_plan(const run_request& req);
+// `harness check`: every host of the plan checked (reachable, versions, clock, CPUs, kernel, features,
+// path MTU), the table on stdout; 0 when no host has an error, 1 otherwise.
+int check_plan(const run_request& req);
 int rebuild_reports(const std::filesystem::path& dir);
 
 }  // namespace harness

@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
       ->option_text("DIR");
   run->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
   run->add_flag("!--no-live", req.live, "No per-second progress lines");
+  run->add_flag("--allow-offset", req.allow_offset,
+                "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
+  auto* check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
+  check->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
+  check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
+  check->add_flag("--allow-offset", req.allow_offset, "Judge as `run --allow-offset` would: an offset is a note");
   std::string report_dir;
   auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv and report.md from raw/");
   report->add_option("dir", report_dir, "A results folder")->required()->option_text("DIR");
@@ -40,22 +46,23 @@ int main(int argc, char** argv) {
       "  harness run                                  the embedded plan (configs/loopback.toml)\n"
       "  harness run configs/express-connect-lab.toml --dry-run   each host's commands; nothing runs\n"
       "  harness run plan.toml --results /tmp/r       run a plan, results under /tmp/r\n"
+      "  harness check plan.toml                      every host: reachable, versions, clock offset, kernel, MTU\n"
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
       "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
-      "\nExit status: 0 every run ok; 3 a run failed or is missing (each named on stderr); 1 an error\n"
-      "(plan, preflight, ssh, a file that cannot be read or written, interrupted); 2 bad command line.");
+      "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 1 an error\n"
+      "(plan, a host check error, ssh, a file that cannot be read or written, interrupted); 2 bad command line.");
   // CLI11 would say only that a command is required.
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
-    fmt::print(stderr, "harness: unknown command '{}' (run, report or lab)\n", argv[1]);
+    fmt::print(stderr, "harness: unknown command '{}' (run, check, report or lab)\n", argv[1]);
     return nb::cli::usage_status;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      fmt::print(stderr, "harness: a command is required (run, report or lab)\n");
+      fmt::print(stderr, "harness: a command is required (run, check, report or lab)\n");
       return nb::cli::usage_status;
     }
     return nb::cli::report(app, e, "harness");
@@ -64,6 +71,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return harness::run_plan(req);
+    if (*check) return harness::check_plan(req);
     return harness::rebuild_reports(report_dir);
   } catch (const std::exception& e) {
     fmt::print(stderr, "harness: {}\n", e.what());

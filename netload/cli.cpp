@@ -111,6 +111,12 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)")->group(wire);
   app.add_option("--batch", o.batch, "Datagrams per system call at most")
       ->option_text("N")->check(whole_in("--batch", 1, 4096))->group(wire);
+  const std::string check = "Host check (what `harness check` runs on each host)";
+  app.add_flag("--host-info", o.host_info,
+               "Run no test: print this host's facts (JSON line), then answer each line on stdin with the wall clock")
+      ->group(check);
+  app.add_option("--mtu-to", o.mtu_peers, "With --host-info: give the path MTU to this peer (repeatable)")
+      ->option_text("ADDRESS")->group(check);
 }
 
 void add_test(CLI::App& app, raw_options& raw, client_options& o) {
@@ -210,6 +216,7 @@ void finish(client_options& o, const raw_options& raw) {
     throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));
   if (o.json && o.json_stream) throw usage_error("give --json or --json-stream, not both");
   if (o.start_at && o.start_on_stdin) throw usage_error("give --start-at or --start-on-stdin, not both");
+  if (!o.mtu_peers.empty() && !o.host_info) throw usage_error("--mtu-to goes with --host-info");
   if (o.json_stream && o.interval_s == 0) o.interval_s = std::min(1.0, o.duration_s);
 }
 

@@ -42,6 +42,9 @@ struct client_options {
   double connect_timeout_s = 5;
   std::string psk_file;                   // answer netserve's challenge with this file's key
   std::vector<std::string> argv;          // as given, for the result
+  // --host-info: no test; this host's facts (core/host_info.hpp), then the clock service on stdin.
+  bool host_info = false;
+  std::vector<std::string> mtu_peers;     // --mtu-to: the peers whose path MTU the facts give
 
   // Packets per second all streams together, from --pps or --rate; 0 = unlimited.
   double target_pps() const;

@@ -1,4 +1,5 @@
 // netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM) with counts that add up.
+#include "core/host_info.hpp"
 #include "core/kernel_features.hpp"
 #include "core/socket.hpp"
 #include "core/version.hpp"
@@ -9,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+
+#include <unistd.h>
 
 namespace {
 
@@ -70,12 +73,21 @@ int run(const nb::load::client_options& o) {
   return ok;
 }
 
+// `harness check`: the facts first, then the clock service until the harness closes our stdin.
+int host_info(const nb::load::client_options& o) {
+  fmt::print("{}\n", nb::host_facts(o.mtu_peers).dump());
+  std::fflush(stdout);
+  nb::serve_clock(STDIN_FILENO, stdout);
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     auto options = nb::load::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
     if (!options) return ok;
+    if (options->host_info) return host_info(*options);
     nb::report_kernel_fallbacks("netload", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro,
                                             nb::kernel_feature::meminfo});
     return run(*options);

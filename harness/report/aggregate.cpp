@@ -176,8 +176,44 @@ bool is_search_trial(const run_record& r) {
   return t != r.spec.end() && t->is_object();
 }
 
+namespace {
+
+// run --allow-offset: a host whose clock was off by a measured offset started at T0 + offset by its own
+// clock. Its program's instants are put on the harness's clock before anything compares them with T0 or
+// with another host's: netload's (the start it was given, its intervals) by the client's offset, each
+// side's first and last datagram by the offset of the host that side ran on.
+void to_harness_clock(nb::test_result& t, std::int64_t client_ns, std::int64_t server_ns) {
+  const std::int64_t sender_ns = t.reverse ? server_ns : client_ns, receiver_ns = t.reverse ? client_ns : server_ns;
+  auto shift = [](std::int64_t& instant, std::int64_t by) {
+    if (instant) instant -= by;
+  };
+  if (t.requested_start) t.requested_start -= nb::ns_to_s(client_ns);
+  if (t.actual_start) t.actual_start -= nb::ns_to_s(sender_ns);
+  shift(t.sender.first_ns, sender_ns);
+  shift(t.sender.last_ns, sender_ns);
+  shift(t.receiver.first_ns, receiver_ns);
+  shift(t.receiver.last_ns, receiver_ns);
+  for (auto& i : t.intervals) {
+    shift(i.start_ns, client_ns);
+    shift(i.end_ns, client_ns);
+  }
+}
+
+void correct_clocks(run_record& r) {
+  if (!r.spec.is_object() || !r.spec.contains("clock_offsets_ms")) return;
+  const json& offsets = r.spec["clock_offsets_ms"];
+  auto offset_ns = [&](const std::string& host) {
+    return static_cast<std::int64_t>(offsets.value(host, 0.0) * 1e6);
+  };
+  for (auto& i : r.instances)
+    if (i.result) to_harness_clock(*i.result, offset_ns(i.client), offset_ns(i.server));
+}
+
+}  // namespace
+
 run_summary summarize(run_record r) {
   run_summary s;
+  correct_clocks(r);
   if (!r.error.empty()) s.failures.push_back(fmt::format("run: {}", r.error));
   for (auto& i : r.instances) {
     check(i, r);

@@ -1,10 +1,12 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
 #include "harness/report/report.hpp"
+#include "harness/run/host_check.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 namespace harness {
@@ -116,6 +118,19 @@ std::string run_section(const run_summary& s) {
   return out + "\n";
 }
 
+// The host check before the runs (environment.json), as `harness check` printed it.
+std::string hosts_markdown(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "environment.json");
+  const auto env = nlohmann::json::parse(in, nullptr, false);
+  if (!env.is_object() || !env.contains("hosts") || !env["hosts"].is_object()) return "";
+  std::vector<host_check> checks;
+  for (const auto& [name, h] : env["hosts"].items())
+    if (h.contains("check")) checks.push_back(host_check_from_json(h["check"]));
+  if (checks.empty()) return "";
+  return "## Hosts, as checked before the runs\n\nClock offset: the host's wall clock minus the harness's, measured "
+         "over the ssh channel as NTP does (+- its bound).\n\n```\n" + check_table(checks) + "```\n\n";
+}
+
 }  // namespace
 
 std::string report_markdown(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
@@ -124,7 +139,7 @@ std::string report_markdown(const std::vector<run_summary>& runs, const std::vec
   out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
          "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
          "wall-clock window in which every instance was sending, after the warm-up.\n\n";
-  out += by_role(runs) + overview(runs) + pairs_table(runs) + search_markdown(searches);
+  out += by_role(runs) + overview(runs) + pairs_table(runs) + search_markdown(searches) + hosts_markdown(dir);
   out += "## Runs\n\n";
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) out += run_section(s);

@@ -118,6 +118,9 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
   }
   const double t0 = co_await start_together(r, live, wake);
   spec["t0"] = t0;
+  // The offsets each host's start instant was corrected by: the reports put those hosts' instants back
+  // on the harness's clock (aggregate.cpp).
+  if (opt_.allow_offset) spec["clock_offsets_ms"] = clock_offset_ms_;
   write_json(run_dir / "run.json", spec);
   // The run coroutine itself is the live display: wake every second, or when the last instance ends.
   tick.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3)) + 1s);
@@ -145,9 +148,8 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
   const double now = nb::ns_to_s(nb::wall_ns());
   if (std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
     const double t0 = now + plan_.lead;
-    const std::string line = fmt::format("{:.6f}\n", t0);
-    for (auto& l : live)
-      if (l.proc) l.proc->write_stdin(line);
+    for (std::size_t i = 0; i < n; ++i)
+      if (live[i].proc) live[i].proc->write_stdin(fmt::format("{:.6f}\n", t0 + start_correction_s(r.instances[i].client)));
     co_return t0;
   }
   // The armed ones see end of file and end without sending; one still trying to connect (a wedged ssh)

@@ -31,16 +31,6 @@ std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\
 
 constexpr auto kill_after = 5s;  // from the first Ctrl-C to SIGKILL for whatever still runs
 
-// The hosts a plan's runs use, and which of our programs each needs.
-std::map<std::string, std::set<std::string>> programs_per_host(const std::vector<run_spec>& runs) {
-  std::map<std::string, std::set<std::string>> out;
-  for (const auto& r : runs) {
-    for (const auto& s : r.servers) out[s.host].insert("netserve");
-    for (const auto& i : r.instances) out[i.client].insert("netload");
-  }
-  return out;
-}
-
 }  // namespace
 
 runner::runner(asio::io_context& io, const plan& p, run_options o)
@@ -123,51 +113,6 @@ void runner::record_command(const std::string& host, const std::vector<std::stri
 }
 
 void runner::write_environment() { write_json(dir_ / "environment.json", environment_); }
-
-asio::awaitable<void> runner::preflight() {
-  const auto needs = programs_per_host(expand(plan_));
-  std::map<std::string, std::string> versions;  // "host netload" -> version
-  for (const auto& [name, programs] : needs) {
-    const launcher& l = on(name);
-    const host& h = l.target();
-    auto& env = environment_["hosts"][name];
-    env["address"] = h.address;
-    env["launcher"] = to_string(h.launcher);
-    if (h.launcher == launcher_kind::local) {
-      // The plan's address must be one this machine can use (127.0.0.x always is).
-      asio::ip::udp::socket probe(io_);
-      boost::system::error_code ec;
-      auto addr = asio::ip::make_address(h.address, ec);
-      if (!ec) probe.open(addr.is_v4() ? asio::ip::udp::v4() : asio::ip::udp::v6(), ec);
-      if (!ec) probe.bind({addr, 0}, ec);
-      if (ec) throw std::runtime_error(fmt::format("host '{}': {} is not an address of this machine: {}", name, h.address, ec.message()));
-    }
-    if (auto open = l.open_argv(); !open.empty()) {
-      record_command(name, open);
-      auto o = co_await run_tracked(open, std::chrono::seconds(h.ssh.connect_timeout + 10));
-      if (o.exit_code != 0)
-        throw std::runtime_error(fmt::format("host '{}' ({}): ssh failed: {}", name, h.address, first_line(o.stderr_text)));
-    }
-    for (const auto& prog : programs) {
-      const std::vector<std::string> version_cmd{l.program(prog), "--version"};
-      const auto argv = l.wrap(version_cmd);
-      auto o = co_await run_tracked(argv, 20s);
-      if (o.exit_code != 0)
-        throw std::runtime_error(fmt::format("host '{}': '{}' failed ({}): {}", name, nb::quote_argv(argv), o.exit_code,
-                                             first_line(o.stderr_text)));
-      const std::string out = trim(o.stdout_text);
-      const std::string v = out.substr(out.find_last_of(' ') == std::string::npos ? 0 : out.find_last_of(' ') + 1);
-      env["versions"][prog] = v;
-      versions[name + " " + prog] = v;
-    }
-    const auto uname = l.wrap({"uname", "-srm"});  // named: GCC 12 and temporaries across co_await
-    auto k = co_await run_tracked(uname, 20s);
-    env["kernel"] = k.exit_code == 0 ? trim(k.stdout_text) : "unknown";
-  }
-  for (const auto& [who, v] : versions)
-    if (v != nb::version)
-      throw std::runtime_error(fmt::format("version mismatch: {} is {}, the harness is {}", who, v, nb::version));
-}
 
 asio::awaitable<void> runner::close_launchers() {
   // A `kill` still on its way goes over the master connection: closing it first would lose the kill

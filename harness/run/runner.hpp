@@ -4,6 +4,7 @@
 // reports; servers are stopped after each run, also after an error or a signal.
 #include "harness/report/aggregate.hpp"
 #include "harness/plan/expand.hpp"
+#include "harness/run/host_check.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/lab/lab.hpp"
 #include "core/process.hpp"
@@ -29,6 +30,7 @@ struct run_options {
   std::filesystem::path results_root = "results";
   std::string bin_dir;       // where this machine's netserve / netload are ("" = PATH)
   bool live = true;          // the per-second progress line on stderr
+  bool allow_offset = false; // a host clock off by more than the skew bound: correct its start, not refuse
 };
 
 // A started netserve: its process, and the ports its ready line gave.
@@ -65,8 +67,13 @@ class runner {
   // over ssh) and, if any is still there 5 s later, kills them all; a second call kills them at once.
   // run_all then throws.
   void cancel();
+  // Every host the plan uses, checked (host_check.hpp), each judged; recorded for environment.json.
+  asio::awaitable<std::vector<host_check>> check_all();
 
  private:
+  asio::awaitable<host_check> check_host(const std::string& name, const std::set<std::string>& programs,
+                                         const std::set<std::string>& peers);
+  asio::awaitable<void> ask_host(host_check& c, const std::set<std::string>& peers);
   nlohmann::json circuit_counters() const;
   asio::awaitable<void> preflight();
   asio::awaitable<void> run_one(const run_spec& r);
@@ -84,6 +91,8 @@ class runner {
   void write_environment();
   void print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const;
   const launcher& on(const std::string& host) const { return *launchers_.at(host); }
+  // run --allow-offset: T0 on that host's clock is T0 + its offset; otherwise 0.
+  double start_correction_s(const std::string& host) const;
 
   asio::io_context& io_;
   const plan& plan_;
@@ -110,6 +119,7 @@ class runner {
   int remote_signals_pending_ = 0;  // remote `kill` commands under way
   asio::steady_timer escalate_;    // 5 s after the first cancel(): kill_all()
   int order_ = 0;  // of the runs in raw/, as they ran
+  std::map<std::string, double> clock_offset_ms_;  // per host, as check_all measured it
 };
 
 }  // namespace harness

@@ -127,3 +127,23 @@ TEST_CASE("harness aggregate: a sample missing one side's count is never read as
   CHECK_FALSE(s.steady);
   CHECK_THAT(s.steady_note, Catch::Contains("sample 2 is missing one side's count"));
 }
+
+TEST_CASE("harness aggregate: with --allow-offset a host's instants are put back on the harness's clock",
+          "[harness][aggregate]") {
+  // i2's host is 2 s ahead: it was given T0 + 2 s, started then by its clock, and its intervals say so.
+  auto ahead = result(1002, 0.002, 1000, 3);
+  auto run = run_of({result(1000, 0.001, 1000, 3), ahead});
+  run.instances[0].client = "right";
+  run.instances[1].client = "fast";
+  SECTION("without the offsets in run.json it started 2 s late") {
+    const auto s = harness::summarize(run);
+    CHECK_FALSE(s.ok);
+  }
+  SECTION("with them it started 1 ms after i1, and the steady state spans both") {
+    run.spec = {{"clock_offsets_ms", {{"fast", 2000.0}, {"right", 0.0}}}};
+    const auto s = harness::summarize(run);
+    CHECK(s.ok);
+    CHECK(s.start_skew_ms == Approx(1.0).margin(1e-3));
+    CHECK(s.steady);
+  }
+}

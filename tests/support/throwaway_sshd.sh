@@ -30,3 +30,26 @@ MaxStartups 50
 CONF
   } >"$dir/sshd_config"
 }
+
+# start_throwaway_sshd DIR ADDRESS...: keys, config and an sshd on a free port of ADDRESS...; sets $port.
+# Exits 77 (skip) when no sshd can be started here. The caller kills "$(cat DIR/sshd.pid)" at exit.
+start_throwaway_sshd() {
+  local dir=$1 sshd attempt i
+  shift
+  sshd=$(command -v sshd || echo /usr/sbin/sshd)
+  [ -x "$sshd" ] || { echo "SKIP: no sshd on this machine"; exit 77; }
+  mkdir -p /run/sshd
+  make_throwaway_keys "$dir"
+  for attempt in 1 2 3 4 5; do
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    write_sshd_config "$dir" "$port" "$@"
+    "$sshd" -f "$dir/sshd_config" -E "$dir/sshd.log" || continue
+    for i in $(seq 50); do
+      if ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+           -i "$dir/client_key" -p "$port" root@"$1" true 2>/dev/null; then return 0; fi
+      sleep 0.1
+    done
+    kill "$(cat "$dir/sshd.pid" 2>/dev/null)" 2>/dev/null || true
+  done
+  echo "SKIP: sshd could not be started:"; cat "$dir/sshd.log"; exit 77
+}

@@ -1,0 +1,164 @@
+#include "harness/run/host_check.hpp"
+
+#include "core/version.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace harness {
+
+using nlohmann::json;
+
+std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& readings) {
+  const clock_reading* best = nullptr;
+  for (const auto& r : readings) {
+    if (r.answered_ns < r.asked_ns) return std::nullopt;  // our own clock stepped back meanwhile
+    if (!best || r.answered_ns - r.asked_ns < best->answered_ns - best->asked_ns) best = &r;
+  }
+  if (!best) return std::nullopt;
+  // Halves in integers first: epoch nanoseconds in a double keep only ~0.2 us.
+  const std::int64_t mid = best->asked_ns + (best->answered_ns - best->asked_ns) / 2;
+  return clock_offset{static_cast<double>(best->host_ns - mid) / 1e6,
+                      static_cast<double>(best->answered_ns - best->asked_ns) / 2e6, static_cast<int>(readings.size())};
+}
+
+namespace {
+
+// facts[key] when it is an object, else an empty one (a named object: iterating `value(...)`'s temporary
+// trips GCC 12's maybe-uninitialized).
+const json& member(const json& facts, const char* key) {
+  static const json none = json::object();
+  if (!facts.is_object()) return none;
+  const auto it = facts.find(key);
+  return it != facts.end() && it->is_object() ? *it : none;
+}
+
+void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
+  if (!c.clock) {  // after a failed netload --host-info, its own error says it all
+    if (c.facts.is_object()) c.errors.push_back("its clock could not be read (netload --host-info gave no clock answer)");
+    return;
+  }
+  const clock_offset& k = *c.clock;
+  const std::string said = fmt::format("clock {:+.1f} ms (+- {:.1f} ms) from the harness's", k.offset_ms, k.bound_ms);
+  if (std::abs(k.offset_ms) > skew_bound_ms) {
+    if (allow_offset)
+      c.notes.push_back(fmt::format("{}; --allow-offset: its start instant is corrected by it", said));
+    else
+      c.errors.push_back(fmt::format("{}, more than the start-skew bound of {:g} ms: set its clock (NTP, chrony) or "
+                                     "run with --allow-offset to correct each host's start instant",
+                                     said, skew_bound_ms));
+  }
+  if (k.bound_ms > skew_bound_ms / 2)
+    c.notes.push_back(fmt::format("the clock round trip is long: the offset is known only to +- {:.1f} ms, against a "
+                                  "start-skew bound of {:g} ms",
+                                  k.bound_ms, skew_bound_ms));
+}
+
+void judge_facts(host_check& c) {
+  if (!c.facts.is_object()) return;
+  for (const auto& [name, has] : member(c.facts, "features").items())
+    if (has.is_boolean() && !has.get<bool>())
+      c.notes.push_back(fmt::format("the kernel lacks '{}': the data plane falls back (README: which kernel gives "
+                                    "which data path)",
+                                    name));
+  for (const auto& [peer, m] : member(c.facts, "mtu").items()) {
+    if (m.contains("error"))
+      c.errors.push_back(fmt::format("no path to peer {}: {}", peer, m["error"].get<std::string>()));
+    else if (m.value("mtu", 0) < 1500)
+      c.notes.push_back(fmt::format("path MTU to {} is {} (via {}): datagrams above {} bytes are fragmented or refused",
+                                    peer, m.value("mtu", 0), m.value("dev", "?"), m.value("mtu", 0) - 28));
+  }
+}
+
+}  // namespace
+
+void judge(host_check& c, double skew_bound_ms, bool allow_offset) {
+  if (!c.reachable) return;  // its error says why; nothing else is known
+  for (const auto& [prog, v] : {std::pair{"netload", c.netload_version}, std::pair{"netserve", c.netserve_version}})
+    if (!v.empty() && v != nb::version)
+      c.errors.push_back(fmt::format("{} is version {}, the harness {}: run `harness deploy`", prog, v, nb::version));
+  judge_clock(c, skew_bound_ms, allow_offset);
+  judge_facts(c);
+}
+
+namespace {
+
+std::string features_text(const json& facts) {
+  std::string out;
+  for (const auto& [name, has] : member(facts, "features").items())
+    out += fmt::format("{}{}{}", out.empty() ? "" : " ", has.is_boolean() && has.get<bool>() ? "" : "-", name);
+  return out.empty() ? "?" : out;
+}
+
+// Each distinct "MTU/device" once: eight peers behind one interface are one entry.
+std::string mtu_text(const json& facts) {
+  std::set<std::string> seen;
+  std::string out;
+  for (const auto& [peer, m] : member(facts, "mtu").items()) {
+    const std::string one = m.contains("mtu") ? fmt::format("{}/{}", m["mtu"].get<int>(), m.value("dev", "?")) : "none";
+    if (seen.insert(one).second) out += (out.empty() ? "" : " ") + one;
+  }
+  return out.empty() ? "-" : out;
+}
+
+}  // namespace
+
+std::string check_table(const std::vector<host_check>& checks) {
+  std::string out = fmt::format("{:<12} {:<18} {:<7} {:<8} {:>20} {:>5} {:<32} {:<22} {}\n", "host", "address",
+                                "reach", "version", "clock offset ms", "cpus", "kernel", "features", "path MTU/dev");
+  for (const auto& c : checks) {
+    const json facts = c.facts.is_object() ? c.facts : json::object();
+    const std::string clock =
+        c.clock ? fmt::format("{:+.2f} +- {:.2f}", c.clock->offset_ms, c.clock->bound_ms) : std::string("-");
+    const std::string version = c.netload_version.empty() ? "-" : c.netload_version;
+    out += fmt::format("{:<12} {:<18} {:<7} {:<8} {:>20} {:>5} {:<32} {:<22} {}\n", c.host, c.address,
+                       c.reachable ? "yes" : "NO", version, clock, facts.value("cpus", 0),
+                       facts.value("kernel", std::string("-")), c.facts.is_object() ? features_text(facts) : "-",
+                       mtu_text(facts));
+  }
+  for (const auto& c : checks) {
+    for (const auto& e : c.errors) out += fmt::format("error: host '{}' ({}): {}\n", c.host, c.address, e);
+    for (const auto& n : c.notes) out += fmt::format("note: host '{}': {}\n", c.host, n);
+  }
+  return out;
+}
+
+json to_json(const host_check& c) {
+  json j = {{"host", c.host},         {"address", c.address},   {"launcher", c.launcher},
+            {"reachable", c.reachable}, {"netload_version", c.netload_version},
+            {"netserve_version", c.netserve_version}, {"facts", c.facts}, {"errors", c.errors}, {"notes", c.notes}};
+  if (c.clock)
+    j["clock"] = {{"offset_ms", c.clock->offset_ms}, {"bound_ms", c.clock->bound_ms}, {"exchanges", c.clock->exchanges}};
+  return j;
+}
+
+host_check host_check_from_json(const json& j) {
+  host_check c;
+  c.host = j.value("host", "");
+  c.address = j.value("address", "");
+  c.launcher = j.value("launcher", "");
+  c.reachable = j.value("reachable", false);
+  c.netload_version = j.value("netload_version", "");
+  c.netserve_version = j.value("netserve_version", "");
+  c.facts = j.value("facts", json());
+  c.errors = j.value("errors", std::vector<std::string>{});
+  c.notes = j.value("notes", std::vector<std::string>{});
+  if (j.contains("clock"))
+    c.clock = clock_offset{j["clock"].value("offset_ms", 0.0), j["clock"].value("bound_ms", 0.0),
+                           j["clock"].value("exchanges", 0)};
+  return c;
+}
+
+std::map<std::string, std::set<std::string>> peers_per_host(const plan& p, const std::vector<run_spec>& runs) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const auto& r : runs)
+    for (const auto& i : r.instances) {
+      out[i.client].insert(p.hosts.at(i.server).address);
+      out[i.server].insert(p.hosts.at(i.client).address);
+    }
+  return out;
+}
+
+}  // namespace harness
