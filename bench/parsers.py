@@ -49,7 +49,8 @@ def parse_netload(raw, name):
         "recv_mbps": r["bits_per_second"] / 1e6,
         "sender_batching": s.get("batching"),
         "receiver_batching": r.get("batching"),
-        "kernel_drops": loss.get("receiver_kernel_drops"),
+        # None where the receiving kernel cannot count its socket drops (no SO_MEMINFO): its 0 is no count.
+        "kernel_drops": None if "no drop count" in (r.get("batching") or "") else loss.get("receiver_kernel_drops"),
         "drops_estimated": loss.get("drops_estimated"),
         "loss_percent": loss.get("percent"),
         "reconciles": loss.get("reconciles"),

@@ -18,6 +18,8 @@
 // saturated CPU reads 90-100 % rather than exactly 100: hence the 90 % thresholds.
 #include "core/verdict.hpp"
 
+#include "core/kernel_features.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,10 +84,8 @@ std::string sender_cpu_text(const judged& j) {
 // TCP: a receiver that cannot keep up closes its window and holds the sender back.
 bool receiver_saturated(const judged& j) { return j.rcv && (saturated(j.rcv->own_cpu()) || host_saturated(j.rcv)); }
 
-limit_verdict socket_loss(const judged& j) {
-  const loss_figures& l = j.r.loss;
-  const std::string drops = fmt::format("the receiving socket dropped {}{} of {} lost", l.drops_estimated ? "about " : "",
-                                        l.receiver_kernel_drops, l.packets);
+// Loss at the receiving socket (`drops` says how much, and by whose count): why it overflowed.
+limit_verdict socket_loss(const judged& j, const std::string& drops) {
   const cpu_share* b = j.rcv ? j.rcv->own_cpu() : nullptr;
   if (saturated(b) && b->softirq_pct >= livelock_softirq_pct)
     return {"receiver-cpu", fmt::format("receiver CPU-bound (CPU {} {:.0f} % busy, softirq {:.0f} %: receive livelock): {}",
@@ -98,6 +98,12 @@ limit_verdict socket_loss(const judged& j) {
                                         j.rcv->all.busy_pct(), drops)};
   return {"receiver-socket", fmt::format("receiving socket overflow (buffer too small or the reader too slow): {}; {}",
                                          drops, busiest_text(j.rcv, "receiver"))};
+}
+
+limit_verdict socket_loss(const judged& j) {
+  const loss_figures& l = j.r.loss;
+  return socket_loss(j, fmt::format("the receiving socket dropped {}{} of {} lost", l.drops_estimated ? "about " : "",
+                                    l.receiver_kernel_drops, l.packets));
 }
 
 limit_verdict path_loss(const judged& j) {
@@ -119,6 +125,21 @@ limit_verdict path_loss(const judged& j) {
   if (j.snd && j.snd->tx_dropped()) s += fmt::format("; the sending host's interfaces dropped {} on transmit", j.snd->tx_dropped());
   if (!j.rcv) s += "; receiver host not sampled";
   return {"path", s};
+}
+
+// The receiving kernel has no SO_MEMINFO (Linux before 4.12): the socket's own drop count is unknown, and
+// its 0 must not send every loss to the path. The receiving host's UDP RcvbufErrors (all its sockets) is
+// the evidence left; without it the loss may still be the socket's, and the verdict says so.
+limit_verdict unknown_drops_loss(const judged& j) {
+  const loss_figures& l = j.r.loss;
+  if (j.rcv && j.rcv->udp.rcvbuf_errors > 0)
+    return socket_loss(j, fmt::format("the receiving host's sockets dropped {} (its UDP RcvbufErrors, every socket: "
+                                      "this kernel cannot count the test socket's own, no SO_MEMINFO) of {} lost",
+                                      j.rcv->udp.rcvbuf_errors, l.packets));
+  limit_verdict v = path_loss(j);
+  v.text += "; the receiving socket's own drops are unknown (no SO_MEMINFO in its kernel)";
+  if (!j.rcv) v.text += ": part of this may be socket overflow";
+  return v;
 }
 
 limit_verdict missed_target(const judged& j, const pacing_outcome& p) {
@@ -155,6 +176,7 @@ limit_verdict judge_limit(const test_result& r, const pacing_outcome& pacing) {
   if (!r.loss.reconciles) return {"none", "no verdict: the counts do not reconcile"};
   const judged j{r, r.hosts.sender ? &*r.hosts.sender : nullptr, r.hosts.receiver ? &*r.hosts.receiver : nullptr};
   if (r.loss.packets == 0) return no_loss(j, pacing);
+  if (drops_unknown(r.receiver.batching)) return unknown_drops_loss(j);
   if (r.loss.receiver_kernel_drops * 2 >= r.loss.packets) return socket_loss(j);
   return path_loss(j);
 }

@@ -1,6 +1,7 @@
 #include "harness/report/aggregate.hpp"
 
 #include "core/clock.hpp"
+#include "core/kernel_features.hpp"
 #include "core/units.hpp"
 
 #include <fmt/format.h>
@@ -211,6 +212,10 @@ void correct_clocks(run_record& r) {
 
 }  // namespace
 
+std::string drops_text(std::uint64_t drops, bool known) { return known ? std::to_string(drops) : "unknown"; }
+std::string path_text(std::uint64_t path, bool known) { return known ? std::to_string(path) : fmt::format("<= {}", path); }
+bool drops_known(const nb::test_result& t) { return !nb::drops_unknown(t.receiver.batching); }
+
 run_summary summarize(run_record r) {
   run_summary s;
   correct_clocks(r);
@@ -229,6 +234,7 @@ run_summary summarize(run_record r) {
       s.lost += t.loss.packets;
       s.path_loss += t.loss.path;
       s.kernel_drops += t.loss.receiver_kernel_drops;
+      s.drops_known = s.drops_known && drops_known(t);
       earliest = std::min(earliest, t.actual_start);
       latest = std::max(latest, t.actual_start);
     }
@@ -318,7 +324,7 @@ json to_json(const run_summary& s) {
       row["sender"] = {{"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
       row["receiver"] = {{"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
       row["loss"] = {{"packets", t.loss.packets}, {"percent", t.loss.percent}, {"path", t.loss.path},
-                     {"receiver_kernel_drops", t.loss.receiver_kernel_drops}};
+                     {"receiver_kernel_drops", drops_known(t) ? json(t.loss.receiver_kernel_drops) : json()}};
       row["start_offset_ms"] = (t.actual_start - s.run.t0) * 1e3;
       if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
     }
@@ -327,7 +333,7 @@ json to_json(const run_summary& s) {
   if (!s.ok) return j;
   j["sum"] = {{"sender", rates_json(s.sender)}, {"receiver", rates_json(s.receiver)},
               {"loss", {{"packets", s.lost}, {"percent", s.loss_percent}, {"path", s.path_loss},
-                        {"receiver_kernel_drops", s.kernel_drops}}}};
+                        {"receiver_kernel_drops", s.drops_known ? json(s.kernel_drops) : json()}}}};
   j["steady_state"] = nullptr;
   if (s.steady)
     j["steady_state"] = {{"start_ns", s.steady->start_ns}, {"end_ns", s.steady->end_ns}, {"slots", s.steady->slots},

@@ -54,6 +54,9 @@ struct run_summary {
   std::vector<std::string> failures;  // "instance: reason"
   rates sender, receiver;             // plain sums of the per-instance figures
   std::uint64_t lost = 0, path_loss = 0, kernel_drops = 0;
+  // False when a receiving kernel could not count its socket drops (no SO_MEMINFO): kernel_drops is then
+  // no count, and path_loss only an upper bound.
+  bool drops_known = true;
   double loss_percent = 0;
   std::optional<steady_state> steady;
   std::string steady_note;            // why there is no steady-state figure
@@ -72,6 +75,12 @@ run_summary summarize(run_record r);
 std::optional<double> requested_pps(const run_record& r);
 // A trial of a rate search (its run.json says of which): reported inside the search, not on its own.
 bool is_search_trial(const run_record& r);
+
+// A drop count for the reports: "unknown" when not known (the kernel could not count; never "0"), and
+// the path loss, which is then only an upper bound ("<= N").
+std::string drops_text(std::uint64_t drops, bool known);
+std::string path_text(std::uint64_t path, bool drops_known);
+bool drops_known(const nb::test_result& t);
 
 nlohmann::json to_json(const instance_record& i);
 instance_record instance_from_json(const nlohmann::json& j);

@@ -60,14 +60,15 @@ std::vector<std::string> instance_cells(const instance_record& i, double t0) {
     return {i.name, route, "FAILED", "", "", "", "", "", "", i.problems.empty() ? "" : i.problems.front()};
   const auto& t = *i.result;
   return {i.name, route, fmt_pps(t.sender.pps), fmt_pps(t.receiver.pps), fmt_mbps(t.sender.bits_per_second),
-          fmt_mbps(t.receiver.bits_per_second), fmt::format("{:.3f}", t.loss.percent), std::to_string(t.loss.path),
-          std::to_string(t.loss.receiver_kernel_drops), fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)};
+          fmt_mbps(t.receiver.bits_per_second), fmt::format("{:.3f}", t.loss.percent),
+          path_text(t.loss.path, drops_known(t)), drops_text(t.loss.receiver_kernel_drops, drops_known(t)), fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)};
 }
 
 std::vector<std::string> sum_cells(const run_summary& s) {
   return {"SUM", fmt::format("{} instances", s.run.instances.size()), fmt_pps(s.sender.pps), fmt_pps(s.receiver.pps),
           fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps), fmt::format("{:.3f}", s.loss_percent),
-          std::to_string(s.path_loss), std::to_string(s.kernel_drops), fmt::format("skew {:.3f}", s.start_skew_ms)};
+          path_text(s.path_loss, s.drops_known), drops_text(s.kernel_drops, s.drops_known),
+          fmt::format("skew {:.3f}", s.start_skew_ms)};
 }
 
 std::vector<std::string> steady_cells(const run_summary& s) {
@@ -135,12 +136,13 @@ std::string summary_csv(const std::vector<run_summary>& runs) {
       const auto& t = *i.result;
       out += fmt::format(",{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", t.sender.packets, t.receiver.packets,
                          t.sender.pps, t.receiver.pps, t.sender.bits_per_second, t.receiver.bits_per_second,
-                         t.loss.packets, t.loss.path, t.loss.receiver_kernel_drops, (t.actual_start - r.t0) * 1e3);
+                         t.loss.packets, t.loss.path, drops_known(t) ? std::to_string(t.loss.receiver_kernel_drops) : "",
+                         (t.actual_start - r.t0) * 1e3);
     }
     if (!s.ok) continue;
     out += fmt::format("{},\"SUM\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", head, s.sender.packets,
                        s.receiver.packets, s.sender.pps, s.receiver.pps, s.sender.bps, s.receiver.bps, s.lost,
-                       s.path_loss, s.kernel_drops, s.max_start_offset_ms);
+                       s.path_loss, s.drops_known ? std::to_string(s.kernel_drops) : "", s.max_start_offset_ms);
     if (s.steady)
       out += fmt::format("{},\"STEADY\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},,,,\n", head, s.steady->sender.packets,
                          s.steady->receiver.packets, s.steady->sender.pps, s.steady->receiver.pps, s.steady->sender.bps,

@@ -25,7 +25,8 @@ std::string overview(const std::vector<run_summary>& runs) {
     t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
            fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
            s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
-           fmt::format("{:.3f} ({} / {})", s.loss_percent, s.path_loss, s.kernel_drops),
+           fmt::format("{:.3f} ({} / {})", s.loss_percent, path_text(s.path_loss, s.drops_known),
+                       drops_text(s.kernel_drops, s.drops_known)),
            fmt::format("{:.3f}", s.start_skew_ms), s.limit ? s.limit->limit : ""});
   }
   return t.empty() ? "" : "## Every run\n\n" + t.markdown() + "\n";
@@ -99,9 +100,13 @@ std::string run_section(const run_summary& s) {
     out += fmt::format(
         "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,
         s.max_start_offset_ms);
-    if (s.lost)
+    if (s.lost && s.drops_known)
       out += fmt::format("Loss: {} packets, {} on the path and {} dropped by the receiving socket's kernel buffer.\n",
                          s.lost, s.path_loss, s.kernel_drops);
+    else if (s.lost)
+      out += fmt::format("Loss: {} packets; how many the receiving socket dropped is unknown (its kernel has no "
+                         "SO_MEMINFO), so at most {} on the path.\n",
+                         s.lost, s.path_loss);
     if (const auto c = s.run.spec.find("circuit"); c != s.run.spec.end())
       out += fmt::format("Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; the "
                          "receiving hosts' kernels delivered {} UDP datagrams. Sent - received = {}: those are the "

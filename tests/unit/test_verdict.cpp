@@ -201,3 +201,20 @@ TEST_CASE("hosts and verdict survive the result's JSON - results without them st
   j.erase("hosts");  // written before hosts existed
   CHECK_FALSE(result_from_json(j).hosts.sender);
 }
+
+TEST_CASE("verdict: without SO_MEMINFO the host's RcvbufErrors, not the unknown 0, decide", "[verdict]") {
+  // The receiving kernel cannot count the socket's drops: its result says 0 and "no drop count".
+  auto r = udp(1000, 150, 0);
+  r.receiver.batching = "recvmmsg, no drop count";
+  SECTION("the host's sockets overflowed: the socket, never the path") {
+    r.hosts.receiver->udp.rcvbuf_errors = 850;
+    const auto v = judge_limit(r, unpaced);
+    CHECK(v.limit == "receiver-socket");
+    CHECK_THAT(v.text, Catch::Contains("RcvbufErrors") && Catch::Contains("no SO_MEMINFO"));
+  }
+  SECTION("no host count either: the path, saying the socket's drops are unknown") {
+    const auto v = judge_limit(r, unpaced);
+    CHECK(v.limit == "path");
+    CHECK_THAT(v.text, Catch::Contains("unknown"));
+  }
+}
