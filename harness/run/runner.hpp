@@ -73,7 +73,7 @@ class runner {
  private:
   asio::awaitable<host_check> check_host(const std::string& name, const std::set<std::string>& programs,
                                          const std::set<std::string>& peers);
-  asio::awaitable<void> ask_host(host_check& c, const std::set<std::string>& peers);
+  asio::awaitable<void> ask_host(host_check& c, const std::set<std::string>& peers, bool needs_netload);
   nlohmann::json circuit_counters() const;
   asio::awaitable<void> preflight();
   asio::awaitable<void> run_one(const run_spec& r);
