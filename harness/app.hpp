@@ -17,5 +17,7 @@ struct run_request {
 // Each returns the process exit status; errors are thrown to main.
 int run_plan(const run_request& req);
 int rebuild_reports(const std::filesystem::path& dir);
+// After SIGHUP: what still goes to the lost terminal goes to /dev/null instead (writes there fail).
+void quiet_lost_terminal();
 
 }  // namespace harness
