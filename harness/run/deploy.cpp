@@ -229,7 +229,9 @@ asio::awaitable<std::string> deployer::update(const host_steps& s) {
     bytes += content_.at(f->name).size();
     names += (names.empty() ? "" : ", ") + f->name;
   }
-  auto verified = co_await run(s.verify(changed), 20s);
+  // Named: GCC 12 mis-destroys non-trivial temporaries that live across a co_await.
+  const auto verify = s.verify(changed), install = s.install(changed);
+  auto verified = co_await run(verify, 20s);
   const auto copies = digests_of(verified, changed.size(), "the sha256 of the copies");
   for (std::size_t i = 0; i < changed.size(); ++i)
     if (copies[i] != digest_.at(changed[i]->name))
@@ -237,7 +239,7 @@ asio::awaitable<std::string> deployer::update(const host_steps& s) {
                                            digest_.at(changed[i]->name), changed[i]->local));
   // Renamed only once every copy is there and checked, all in one command: a failed copy leaves the old
   // programs in place, both of them.
-  auto moved = co_await run(s.install(changed), 20s);
+  auto moved = co_await run(install, 20s);
   if (moved.exit_code != 0) throw std::runtime_error(failed("mv into place", moved));
   co_await check_versions(s);
   co_return fmt::format("copied {} ({} bytes)", names, bytes);
@@ -253,7 +255,8 @@ asio::awaitable<void> deployer::copy_one(const file_steps& f) {
 
 // The programs there must run there, and be the harness's version.
 asio::awaitable<void> deployer::check_versions(const host_steps& s) {
-  auto o = co_await run(s.versions(), 20s);
+  const auto versions = s.versions();
+  auto o = co_await run(versions, 20s);
   if (o.exit_code != 0) throw std::runtime_error(failed("--version there", o));
   std::istringstream lines(o.stdout_text);
   for (const auto& f : s.files) {
