@@ -29,16 +29,6 @@ plan load(const run_request& req) {
   return load_plan(req.plan_path);
 }
 
-// After a hang-up the terminal is gone and a write to it fails (EIO), which fmt reports by throwing:
-// what still goes there goes nowhere instead. Output redirected to a file keeps going to it.
-void quiet_lost_terminal() {
-  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (null_fd < 0) return;
-  for (int fd : {STDOUT_FILENO, STDERR_FILENO})
-    if (::isatty(fd)) ::dup2(null_fd, fd);
-  ::close(null_fd);
-}
-
 // 0 when every run of the plan is there and ok; 3, with what is wrong on stderr, when one failed or is
 // missing, or there is none.
 int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& runs) {
@@ -48,6 +38,16 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
 }
 
 }  // namespace
+
+// After a hang-up the terminal is gone and a write to it fails (EIO), which fmt reports by throwing:
+// what still goes there goes nowhere instead. Output redirected to a file keeps going to it.
+void quiet_lost_terminal() {
+  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null_fd < 0) return;
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO})
+    if (::isatty(fd)) ::dup2(null_fd, fd);
+  ::close(null_fd);
+}
 
 int run_plan(const run_request& req) {
   const plan p = load(req);

@@ -21,5 +21,7 @@ int run_plan(const run_request& req);
 // path MTU), the table on stdout; 0 when no host has an error, 1 otherwise.
 int check_plan(const run_request& req);
 int rebuild_reports(const std::filesystem::path& dir);
+// After SIGHUP: what still goes to the lost terminal goes to /dev/null instead (writes there fail).
+void quiet_lost_terminal();
 
 }  // namespace harness

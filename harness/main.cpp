@@ -3,6 +3,7 @@
 #include "harness/app.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/plan/plan.hpp"
+#include "harness/run/deploy.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -39,6 +40,13 @@ int main(int argc, char** argv) {
   std::string report_dir;
   auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv and report.md from raw/");
   report->add_option("dir", report_dir, "A results folder")->required()->option_text("DIR");
+  harness::deploy_request dep;
+  dep.self_exe = "/proc/self/exe";
+  auto* deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
+  deploy->add_option("plan", dep.plan_path, "Plan file (TOML)")->required()->option_text("PLAN");
+  deploy->add_option("--from", dep.from, "Where the programs to copy are (default: this tree's build/static/bin)")
+      ->option_text("DIR");
+  deploy->add_flag("--dry-run", dep.dry_run, "Print every host's commands; run nothing");
   app.add_subcommand("lab", "Network-namespace lab: up FILE, down FILE, status [FILE], counters FILE")->allow_extras();
   nb::cli::set_help(app, "harness", "harness COMMAND [OPTIONS]   (harness COMMAND --help for its options)");
   app.footer(
@@ -48,21 +56,24 @@ int main(int argc, char** argv) {
       "  harness run plan.toml --results /tmp/r       run a plan, results under /tmp/r\n"
       "  harness check plan.toml                      every host: reachable, versions, clock offset, kernel, MTU\n"
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
+      "  harness deploy plan.toml                     netload and netserve to the plan's ssh hosts\n"
+      "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"
       "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
       "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 1 an error\n"
-      "(plan, a host check error, ssh, a file that cannot be read or written, interrupted); 2 bad command line.");
+      "(plan, a host check error, ssh, a file that cannot be read or written, interrupted); 2 bad command line.\n"
+      "deploy: 0 every host current or copied; 1 a host failed (each named on stderr) or another error.");
   // CLI11 would say only that a command is required.
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
-    fmt::print(stderr, "harness: unknown command '{}' (run, check, report or lab)\n", argv[1]);
+    fmt::print(stderr, "harness: unknown command '{}' (run, check, report, deploy or lab)\n", argv[1]);
     return nb::cli::usage_status;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      fmt::print(stderr, "harness: a command is required (run, check, report or lab)\n");
+      fmt::print(stderr, "harness: a command is required (run, check, report, deploy or lab)\n");
       return nb::cli::usage_status;
     }
     return nb::cli::report(app, e, "harness");
@@ -72,6 +83,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return harness::run_plan(req);
     if (*check) return harness::check_plan(req);
+    if (*deploy) return harness::deploy(dep);
     return harness::rebuild_reports(report_dir);
   } catch (const std::exception& e) {
     fmt::print(stderr, "harness: {}\n", e.what());

@@ -43,6 +43,9 @@ class ssh_launcher final : public launcher {
     argv.insert(argv.end(), command.begin(), command.end());
     return remote(argv, true);
   }
+  std::vector<std::string> wrap_with_stdin(const std::vector<std::string>& command) const override {
+    return remote(command, true);
+  }
   // One master connection per host, started up front in the background (-f -N) with its output on
   // /dev/null, so later commands multiplex over it and no background ssh holds our pipes.
   std::vector<std::string> open_argv() const override {

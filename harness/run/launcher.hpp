@@ -33,6 +33,8 @@ class launcher {
   virtual std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const {
     return wrap(command);
   }
+  // Like wrap, but the program's standard input is ours (harness deploy copies a file through it).
+  virtual std::vector<std::string> wrap_with_stdin(const std::vector<std::string>& command) const { return wrap(command); }
   // Commands to run once before / after all others (the ssh master connection), possibly empty.
   virtual std::vector<std::string> open_argv() const { return {}; }
   virtual std::vector<std::string> close_argv() const { return {}; }
