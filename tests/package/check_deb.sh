@@ -20,7 +20,7 @@ fail() { echo "FAIL: $*"; fails=1; }
 if ! cpack --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/out" >"$tmp/cpack.log" 2>&1; then
   echo "FAIL: cpack:"; cat "$tmp/cpack.log"; exit 1
 fi
-deb=$(ls "$tmp"/out/*.deb 2>/dev/null | head -n 1)
+deb=$(find "$tmp/out" -maxdepth 1 -name '*.deb' | head -n 1)
 [ -n "$deb" ] || { echo "FAIL: cpack made no .deb:"; cat "$tmp/cpack.log"; exit 1; }
 echo "package: $(basename "$deb")"
 
@@ -36,14 +36,15 @@ esac
 
 dpkg-deb -x "$deb" "$tmp/root" || { echo "FAIL: dpkg-deb -x $deb"; exit 1; }
 elves=0
-for f in $(find "$tmp/root" -type f); do
+find "$tmp/root" -type f >"$tmp/files"
+while IFS= read -r f; do
   [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = "177ELF" ] || continue
   elves=$((elves + 1))
   sections=$(readelf -S --wide "$f")
   for s in .symtab .debug_info; do
     printf '%s\n' "$sections" | grep -qF " $s " && fail "${f#"$tmp/root"} is not stripped: it has $s"
   done
-done
+done <"$tmp/files"
 [ "$elves" -ge 3 ] || fail "$elves ELF files in the package, want at least harness, netload and netserve"
 
 for p in harness netload netserve; do
