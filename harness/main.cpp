@@ -1,5 +1,6 @@
 // harness: runs a TOML plan of netserve / netload instances across hosts and writes the results folder.
 #include "core/cli_help.hpp"
+#include "core/version.hpp"
 #include "harness/app.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/plan/plan.hpp"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   deploy->add_flag("--dry-run", dep.dry_run, "Print every host's commands; run nothing");
   app.add_subcommand("lab", "Network-namespace lab: up FILE, down FILE, status [FILE], counters FILE")->allow_extras();
   nb::cli::set_help(app, "harness", "harness COMMAND [OPTIONS]   (harness COMMAND --help for its options)");
+  app.set_version_flag("-V,--version", nb::version, "Print the version and exit")->group("Other");
   app.footer(
       "Examples:\n"
       "  harness run                                  the embedded plan (configs/loopback.toml)\n"
