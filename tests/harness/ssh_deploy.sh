@@ -3,13 +3,14 @@
 # (throw-away keys), and a plan whose two ssh hosts each have a bin_dir under the test's folder (one
 # empty, one not there yet, with a space in its path). In order:
 #   dry run     prints each host's commands and changes nothing;
+#   check       fails, naming the host without programs;
 #   deploy      copies netload and netserve to both hosts (same SHA-256 as here, executable);
+#   check       every host ok: reachable, this version, a clock offset;
 #   run         a short plan runs over ssh with the deployed programs;
 #   deploy      again: every host current, nothing touched;
 #   corrupt     one file there, deploy: exactly that file copied again;
 #   failures    a host whose bin_dir cannot be made fails, named, and the other is still served; programs
 #               of another version are refused before any copy.
-# Each step is a function, so a later step (harness check) is one more function and one more call.
 set -eu
 harness=$1
 build=$2
@@ -99,6 +100,26 @@ first_deploy() {
   echo "ok: deployed to two hosts in $ms ms ($bytes bytes each)"
 }
 
+# harness check on the run's plan: before the deploy it fails, naming the host without programs; after
+# it every host is reachable, of this version, with a clock offset measured.
+check_before() {
+  if "$harness" check "$tmp/run.toml" > "$tmp/out" 2> "$tmp/err"; then fail "check passed with empty bin_dirs"; fi
+  grep -q "^error: host 'client' (127.0.0.2): .*netload" "$tmp/out" || fail "check did not name the host lacking netload"
+  echo "ok: check before the deploy: $(grep -c '^error:' "$tmp/out") error(s), each host named"
+}
+
+check_deployed() {
+  "$harness" check "$tmp/run.toml" > "$tmp/out" 2> "$tmp/err" || fail "harness check exited $?"
+  grep -qx "every host ok" "$tmp/out" || fail "check did not say every host ok"
+  for h in server client; do
+    awk -v h=$h '$1 == h && $3 == "yes" && $5 ~ /^[-+][0-9.]+$/ { found = 1 } END { exit !found }' "$tmp/out" ||
+      fail "host $h: not reachable, or no clock offset"
+  done
+  grep -q "$("$src/netload/netload" --version | awk '{print $NF}')" "$tmp/out" || fail "no version shown"
+  echo "ok: check after the deploy: every host ok"
+  cat "$tmp/out"
+}
+
 run_deployed() {
   "$harness" run "$tmp/run.toml" --results "$tmp/results" --no-live > "$tmp/out" 2> "$tmp/err" || fail "harness run exited $?"
   dir=$(ls -d "$tmp"/results/deploy-*)
@@ -148,7 +169,9 @@ failures() {
 }
 
 dry_run
+check_before
 first_deploy
+check_deployed
 run_deployed
 second_deploy
 corrupt_one
