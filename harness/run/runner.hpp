@@ -71,6 +71,8 @@ class runner {
   asio::awaitable<std::vector<host_check>> check_all();
 
  private:
+  asio::awaitable<void> check_into(host_check& out, std::string name, std::set<std::string> programs,
+                                  std::set<std::string> peers);
   asio::awaitable<host_check> check_host(const std::string& name, const std::set<std::string>& programs,
                                          const std::set<std::string>& peers);
   asio::awaitable<void> ask_host(host_check& c, const std::set<std::string>& peers, bool needs_netload);
