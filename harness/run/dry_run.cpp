@@ -1,5 +1,7 @@
 #include "harness/run/dry_run.hpp"
 
+#include "harness/run/host_check.hpp"
+
 #include "core/units.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/run/launcher.hpp"
@@ -77,6 +79,7 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
   const auto runs = expand(p);
   lines per_host;
   needs progs;
+  auto peers = peers_per_host(p, runs);
   for (const auto& r : runs) {
     add_run(per_host, progs, p, r, ls);
     if (const auto& s = r.spec->search)  // the trials' rates are found at run time
@@ -93,8 +96,12 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
     const launcher& l = *ls.at(name);
     out += fmt::format("\n## host {} ({}, launcher {})\n", name, l.target().address, to_string(l.target().launcher));
     if (auto open = l.open_argv(); !open.empty()) out += "  connect: " + nb::quote_argv(open) + "\n";
-    for (const auto& prog : progs[name]) out += "  check:   " + nb::quote_argv(l.wrap({l.program(prog), "--version"})) + "\n";
-    out += "  check:   " + nb::quote_argv(l.wrap({"uname", "-srm"})) + "\n";
+    // The host check (harness/run/host_check.hpp): netserve's version where it serves, then netload's facts
+    // and clock over one connection.
+    if (progs[name].count("netserve")) out += "  check:   " + nb::quote_argv(l.wrap({l.program("netserve"), "--version"})) + "\n";
+    std::vector<std::string> info{l.program("netload"), "--host-info"};
+    for (const auto& peer : peers[name]) info.insert(info.end(), {"--mtu-to", peer});
+    out += "  check:   " + nb::quote_argv(l.wrap_announcing_pid(info)) + "   (then 8 clock exchanges on its stdin)\n";
     for (const auto& c : cmds) out += "  " + c + "\n";
     if (auto close = l.close_argv(); !close.empty()) out += "  close:   " + nb::quote_argv(close) + "\n";
   }
