@@ -194,11 +194,24 @@ asio::awaitable<std::int64_t> client_test::read_start_instant() {
   if (r.index() == 1) throw std::runtime_error("--start-on-stdin: no start instant within 25 s");
   if (auto [read_ec, n] = std::get<0>(r); read_ec)
     throw std::runtime_error("--start-on-stdin: standard input closed before a start instant came");
-  double at = 0;
+  // "T" or "T S": S is the same instant on the server's clock, from a harness that measured the two hosts'
+  // clocks apart (harness run --allow-offset); the server is told S, and starts and samples by it.
+  const char* p = line.data();
   const char* end = line.data() + line.find('\n');
-  if (auto [p, e] = std::from_chars(line.data(), end, at); e != std::errc() || p != end || !(at > 0 && at < 1e11))
-    throw std::runtime_error(fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds)", line.substr(0, 40)));
-  co_return static_cast<std::int64_t>(at * 1e9);
+  double at[2] = {0, 0};
+  int given = 0;
+  while (given < 2 && p < end) {
+    auto [stop, e] = std::from_chars(p, end, at[given]);
+    if (e != std::errc() || !(at[given] > 0 && at[given] < 1e11)) break;
+    ++given;
+    p = stop < end && *stop == ' ' ? stop + 1 : stop;
+  }
+  if (given == 0 || p != end)
+    throw std::runtime_error(fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds, optionally "
+                                         "followed by the same instant on the server's clock)",
+                                         line.substr(0, 40)));
+  server_start_ns_ = static_cast<std::int64_t>(at[given - 1] * 1e9);
+  co_return static_cast<std::int64_t>(at[0] * 1e9);
 }
 
 asio::awaitable<void> client_test::run() {
@@ -219,7 +232,7 @@ asio::awaitable<void> client_test::run() {
   if (std::int64_t late = wall_ns() - start_wall_ns_; requested_start_ns_ && late > 0)
     throw std::runtime_error(fmt::format("start instant {:.3f} s in the past ({:.6f}): refused; give an instant in the future",
                                          ns_to_s(late), ns_to_s(requested_start_ns_)));
-  const message start = start_msg{start_wall_ns_};
+  const message start = start_msg{server_start_ns_ ? server_start_ns_ : start_wall_ns_};
   co_await write_message(control_, control_mac_, start);
   start_threads();
   // The server's side first: when both fail, `&&` reports the first operand's exception, and a server

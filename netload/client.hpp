@@ -60,6 +60,7 @@ class client_test {
   ready_msg ready_;
   std::int64_t start_wall_ns_ = 0;
   std::int64_t requested_start_ns_ = 0;
+  std::int64_t server_start_ns_ = 0;  // the start instant on the server's clock, when the harness gave one
   int path_mtu_ = 0;
   int mss_ = 0;
   int local_buffer_granted_ = 0;

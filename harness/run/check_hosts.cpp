@@ -153,10 +153,13 @@ asio::awaitable<std::vector<host_check>> runner::check_all() {
   co_return checks;
 }
 
-double runner::start_correction_s(const std::string& host) const {
-  if (!opt_.allow_offset) return 0;
-  const auto it = clock_offset_ms_.find(host);
-  return it == clock_offset_ms_.end() ? 0 : it->second / 1e3;
+std::string runner::start_line(double t0, const instance_spec& i) const {
+  if (!opt_.allow_offset) return fmt::format("{:.6f}\n", t0);
+  auto offset_s = [&](const std::string& host) {
+    const auto it = clock_offset_ms_.find(host);
+    return it == clock_offset_ms_.end() ? 0.0 : it->second / 1e3;
+  };
+  return fmt::format("{:.6f} {:.6f}\n", t0 + offset_s(i.client), t0 + offset_s(i.server));
 }
 
 asio::awaitable<void> runner::preflight() {

@@ -149,7 +149,7 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
   if (std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
     const double t0 = now + plan_.lead;
     for (std::size_t i = 0; i < n; ++i)
-      if (live[i].proc) live[i].proc->write_stdin(fmt::format("{:.6f}\n", t0 + start_correction_s(r.instances[i].client)));
+      if (live[i].proc) live[i].proc->write_stdin(start_line(t0, r.instances[i]));
     co_return t0;
   }
   // The armed ones see end of file and end without sending; one still trying to connect (a wedged ssh)

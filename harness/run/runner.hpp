@@ -93,8 +93,9 @@ class runner {
   void write_environment();
   void print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const;
   const launcher& on(const std::string& host) const { return *launchers_.at(host); }
-  // run --allow-offset: T0 on that host's clock is T0 + its offset; otherwise 0.
-  double start_correction_s(const std::string& host) const;
+  // What an instance's netload reads on stdin: T0; with --allow-offset T0 on its host's clock (T0 + the
+  // host's offset) and on its server's, which starts and samples the server's side by it.
+  std::string start_line(double t0, const instance_spec& i) const;
 
   asio::io_context& io_;
   const plan& plan_;

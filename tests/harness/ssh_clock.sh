@@ -5,9 +5,9 @@
 #  - `harness check` names that host and measures its offset within 10 ms of +2000 ms, and the other
 #    hosts' within the skew bound; it exits 1;
 #  - `harness run` refuses the plan before any test starts;
-#  - `harness run --allow-offset` runs it, and the two instances start within the skew bound of each other
-#    by the receiving kernel's timestamps (netserve's first arrival per instance, on the server's clock,
-#    which no faketime touches).
+#  - `harness run --allow-offset` runs it, forward and reverse (netserve sends, by the start instant on
+#    its own clock): the two instances start within the skew bound of each other by the receiving
+#    kernel's timestamps, every interval has both sides' counts, and the run has its steady state.
 set -eu
 [ -n "${KEEP:-}" ] && set -x
 harness=$1
@@ -50,6 +50,15 @@ pps = 2000
 topology = "fan-in"
 server = "server"
 clients = ["right", "fast"]
+
+[[tests]]
+name = "reverse"
+message_size = 100
+pps = 2000
+reverse = true
+topology = "fan-in"
+server = "server"
+clients = ["right", "fast"]
 PLAN
 
 # 1. check: names the host, the offset within 10 ms of +2000 ms; exit 1.
@@ -85,19 +94,30 @@ dir=$(ls -d "$tmp"/results/clock-*)
 python3 - "$dir" <<'PY'
 import glob, json, sys
 d = sys.argv[1]
-firsts = {}
-for f in sorted(glob.glob(f"{d}/raw/*/0*.json")):
-    rec = json.load(open(f))
-    firsts[rec["client"]] = rec["result"]["receiver"]["first_ns"]
-if sorted(firsts) != ["fast", "right"]: sys.exit(f"FAIL: expected results of 'right' and 'fast', got {sorted(firsts)}")
-skew = (max(firsts.values()) - min(firsts.values())) / 1e6
-offsets = json.load(open(glob.glob(f"{d}/raw/*/run.json")[0]))["clock_offsets_ms"]
-summary = json.load(open(f"{d}/summary.json"))["runs"][0]
-print(f"first datagram at the receiver (kernel timestamps): fast - right = "
-      f"{(firsts['fast'] - firsts['right']) / 1e6:+.2f} ms; corrected by {offsets['fast']:+.2f} ms; "
-      f"the harness's start skew {summary['start_skew_ms']:.2f} ms; run ok: {summary['ok']}")
-if skew > 20: sys.exit(f"FAIL: the instances started {skew:.1f} ms apart, more than the 20 ms skew bound")
-if not summary["ok"]: sys.exit(f"FAIL: the run is not ok: {summary['failures']}")
-if summary["start_skew_ms"] > 20: sys.exit("FAIL: the report's start skew is not on the harness's clock")
+summaries = {s["run"]: s for s in json.load(open(f"{d}/summary.json"))["runs"]}
+if len(summaries) != 2: sys.exit(f"FAIL: expected the forward and the reverse run, got {sorted(summaries)}")
+for run_dir in sorted(glob.glob(f"{d}/raw/*/")):
+    spec = json.load(open(f"{run_dir}/run.json"))
+    offsets = spec["clock_offsets_ms"]
+    firsts, complete = {}, {}
+    for f in sorted(glob.glob(f"{run_dir}/0*.json")):
+        rec = json.load(open(f))
+        res = rec["result"]
+        firsts[rec["client"]] = res["receiver"]["first_ns"]
+        complete[rec["client"]] = all(i["complete"] and i["received_packets"] > 0 for i in res["intervals"])
+    s = summaries[spec["id"]]
+    # The first datagram at each receiver, by its kernel's timestamp (SO_TIMESTAMPNS): libfaketime moves
+    # what the program reads of the clock, not the kernel's stamps, so on every host here they are the one
+    # real clock, a common reference for both directions.
+    skew = (max(firsts.values()) - min(firsts.values())) / 1e6
+    print(f"{spec['id']}: first datagrams at the receivers {skew:.2f} ms apart (kernel timestamps); corrected by "
+          f"{offsets['fast']:+.2f} ms; start skew {s['start_skew_ms']:.2f} ms; every interval complete: "
+          f"{all(complete.values())}; steady state: {'yes' if s['steady_state'] else s['steady_state_note']}; ok: {s['ok']}")
+    if sorted(firsts) != ["fast", "right"]: sys.exit(f"FAIL: expected results of 'right' and 'fast', got {sorted(firsts)}")
+    if skew > 20: sys.exit(f"FAIL: the instances started {skew:.1f} ms apart, more than the 20 ms skew bound")
+    if not s["ok"]: sys.exit(f"FAIL: the run is not ok: {s['failures']}")
+    if s["start_skew_ms"] > 20: sys.exit("FAIL: the report's start skew is not on the harness's clock")
+    if not all(complete.values()): sys.exit(f"FAIL: an instance has intervals without both sides' counts: {complete}")
+    if not s["steady_state"]: sys.exit(f"FAIL: no steady state: {s['steady_state_note']}")
 PY
 echo "ok: a host 2 s ahead is caught by check and run, and --allow-offset starts both instances together"
