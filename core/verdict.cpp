@@ -132,12 +132,18 @@ limit_verdict path_loss(const judged& j) {
 // the evidence left; without it the loss may still be the socket's, and the verdict says so.
 limit_verdict unknown_drops_loss(const judged& j) {
   const loss_figures& l = j.r.loss;
-  if (j.rcv && j.rcv->udp.rcvbuf_errors > 0)
+  // As with a known count: the socket's when it can account for at least half of the loss, so that a few
+  // drops on another socket (the counter is host-wide) cannot turn real path loss into the socket's. With
+  // GRO the kernel counts a dropped buffer once, and a buffer holds up to 64 datagrams (UDP_MAX_SEGMENTS).
+  const std::uint64_t per_drop = j.r.receiver.batching.starts_with("gro") ? 64 : 1;
+  if (j.rcv && j.rcv->udp.rcvbuf_errors * per_drop * 2 >= l.packets)
     return socket_loss(j, fmt::format("the receiving host's sockets dropped {} (its UDP RcvbufErrors, every socket: "
                                       "this kernel cannot count the test socket's own, no SO_MEMINFO) of {} lost",
-                                      j.rcv->udp.rcvbuf_errors, l.packets));
+                                      std::min(j.rcv->udp.rcvbuf_errors, l.packets), l.packets));
   limit_verdict v = path_loss(j);
   v.text += "; the receiving socket's own drops are unknown (no SO_MEMINFO in its kernel)";
+  if (j.rcv && j.rcv->udp.rcvbuf_errors)
+    v.text += fmt::format(", its host's sockets dropped {} (RcvbufErrors, every socket)", j.rcv->udp.rcvbuf_errors);
   if (!j.rcv) v.text += ": part of this may be socket overflow";
   return v;
 }

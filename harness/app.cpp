@@ -93,12 +93,15 @@ int check_plan(const run_request& req) {
   asio::io_context io;
   runner r(io, p, {req.results_root, find_local_bin_dir(req.self_exe, req.bin_dir), false, req.allow_offset});
   asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  signals.async_wait([&](boost::system::error_code ec, int) {
-    if (!ec) r.cancel();
-  });
+  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int) {
+    if (ec) return;
+    r.cancel();  // a second signal kills at once
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
   std::vector<host_check> checks;
   std::exception_ptr failure;
-  asio::co_spawn(io, r.check_all(), [&](std::exception_ptr e, std::vector<host_check> c) {
+  asio::co_spawn(io, r.check_only(), [&](std::exception_ptr e, std::vector<host_check> c) {
     failure = e;
     checks = std::move(c);
     signals.cancel();

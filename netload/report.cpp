@@ -22,8 +22,8 @@ std::string loss_line(const test_result& r) {
   if (!l.note.empty() && !l.reconciles) return fmt::format("Loss        does not reconcile: {}\n", l.note);
   std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets, r.sender.packets, l.percent);
   if (l.packets && drops_unknown(r.receiver.batching))
-    s += fmt::format(": the receiver's kernel cannot count its socket drops (no SO_MEMINFO), all {} counted as "
-                     "lost on the path", l.path);
+    s += ": the receiver's kernel cannot count its socket drops (no SO_MEMINFO): how many the socket dropped and "
+         "how many the path lost is unknown (the verdict below uses the host's counters)";
   else if (l.packets)
     s += fmt::format(": {}{} dropped by the receiver's kernel (socket buffer full{}), {} lost on the path",
                      l.drops_estimated ? "about " : "", l.receiver_kernel_drops,

@@ -47,7 +47,10 @@ std::map<std::string, std::set<std::string>> programs_per_host(const std::vector
 }  // namespace
 
 // netload --host-info on the host: its facts, then clock_exchanges clock readings over the same channel.
-asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string>& peers, bool needs_netload) {
+// netload --host-info on the host: its facts, then clock_exchanges clock readings over the same channel.
+// Over ssh the remote netload announces its pid: a cancel, or a netload that hangs past the deadline, is
+// ended there (killing the local ssh client leaves the master holding the session open).
+asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string>& peers) {
   const launcher& l = on(c.host);
   std::vector<std::string> cmd{l.program("netload"), "--host-info"};
   for (const auto& p : peers) cmd.insert(cmd.end(), {"--mtu-to", p});
@@ -57,39 +60,75 @@ asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string
   nb::child_process p(io_.get_executor(), argv, true);
   active_.insert(&p);
   struct forget {  // cancel() must never reach a process that is gone
-    std::set<nb::child_process*>& active;
+    runner& r;
     nb::child_process* p;
-    ~forget() { active.erase(p); }
-  } guard{active_, &p};
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(l.target().ssh.connect_timeout + 15);
-  std::optional<std::string> line = co_await p.read_line(deadline);
-  if (line && remote_pid_of(*line)) line = co_await p.read_line(deadline);
-  if (line) c.facts = nlohmann::json::parse(*line, nullptr, false);
-  if (c.facts.is_object() && c.facts.value("type", "") == "host_info") {
-    c.netload_version = c.facts.value("version", "");
-    std::vector<clock_reading> readings;
-    for (int i = 0; i < clock_exchanges; ++i) {
-      clock_reading r;
-      r.asked_ns = nb::wall_ns();
-      if (!p.write_stdin("\n")) break;
-      const auto reply = co_await p.read_line(deadline);
-      r.answered_ns = nb::wall_ns();
-      if (!reply || (r.host_ns = nb::parse_clock_reply(*reply)) < 0) break;
-      readings.push_back(r);
+    ~forget() {
+      r.active_.erase(p);
+      r.remote_.erase(p);
     }
-    c.clock = estimate_offset(readings);
+  } guard{*this, &p};
+  const auto limit = std::chrono::seconds(l.target().ssh.connect_timeout + 15);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  // Past the deadline the local ssh client is killed, but its master still holds the session, and our
+  // pipes, open: only ending the program there ends a read here.
+  asio::steady_timer watchdog(io_);
+  std::optional<std::string> line = co_await p.read_line(deadline);
+  if (line && l.stops_remotely()) {
+    if (const auto pid = remote_pid_of(*line)) {
+      remote_[&p] = {c.host, *pid};
+      watchdog.expires_at(deadline);
+      watchdog.async_wait([this, host = c.host, pid = *pid](boost::system::error_code ec) {
+        if (!ec) remote_signal_detached(host, pid, "KILL");
+      });
+      line = co_await p.read_line(deadline);
+    }
+  }
+  if (line) c.facts = nlohmann::json::parse(*line, nullptr, false);
+  if (const std::string bad = facts_problem(c.facts); bad.empty()) {
+    c.netload_version = c.facts["version"].get<std::string>();
+    c.clock = co_await read_clock(p, deadline);
+  } else if (line && c.facts.is_object()) {
+    c.errors.push_back(fmt::format("netload --host-info gave malformed facts: {}", bad));
   }
   p.close_stdin();
   const auto o = co_await p.finish(deadline);
   if (cancelled_) throw std::runtime_error("interrupted");
-  if (c.facts.is_object() && c.facts.value("type", "") == "host_info") co_return;
-  const std::string why = fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
-                                      first_line_of(o.stderr_text.empty() ? o.stdout_text : o.stderr_text));
-  // A host that only serves starts nothing at T0: without netload there it lacks the facts, not a start.
-  if (needs_netload)
-    c.errors.push_back(why);
-  else
-    c.notes.push_back(fmt::format("no facts or clock offset (it runs only netserve, which needs no start instant): {}", why));
+  if (!c.netload_version.empty() || !c.errors.empty()) co_return;
+  c.errors.push_back(o.timed_out ? fmt::format("netload --host-info gave no answer within {} s", limit.count())
+                                 : fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
+                                               first_line_of(o.stderr_text.empty() ? o.stdout_text : o.stderr_text)));
+  // An older netload has no --host-info: say which version it is (not after a hang: it would hang again).
+  if (!o.timed_out) co_await say_version(c, "netload");
+}
+
+// clock_exchanges readings, each timed on the monotonic clock: only the host's answer is a wall clock
+// reading, and the harness's wall instant is taken once, so a step of our own clock meanwhile cannot pass
+// for the host's offset.
+asio::awaitable<std::optional<clock_offset>> runner::read_clock(nb::child_process& p,
+                                                                std::chrono::steady_clock::time_point deadline) {
+  const std::int64_t wall0 = nb::wall_ns(), mono0 = nb::mono_ns();
+  std::vector<clock_reading> readings;
+  for (int i = 0; i < clock_exchanges; ++i) {
+    clock_reading r;
+    r.asked_ns = wall0 + (nb::mono_ns() - mono0);
+    if (!p.write_stdin("\n")) break;
+    const auto reply = co_await p.read_line(deadline);
+    r.answered_ns = wall0 + (nb::mono_ns() - mono0);
+    if (!reply || (r.host_ns = nb::parse_clock_reply(*reply)) < 0) break;
+    readings.push_back(r);
+  }
+  co_return estimate_offset(readings);
+}
+
+// After a failed program: its --version, and if that is not the harness's, the error says so.
+asio::awaitable<void> runner::say_version(host_check& c, const std::string& program) {
+  const launcher& l = on(c.host);
+  const std::vector<std::string> cmd{l.program(program), "--version"};
+  const auto argv = l.wrap(cmd);
+  const auto o = co_await run_tracked(argv, 20s);
+  if (o.exit_code == 0 && version_in(o.stdout_text) != nb::version)
+    c.errors.push_back(fmt::format("{} there is version {}, the harness {}: run `harness deploy`", program,
+                                   version_in(o.stdout_text), nb::version));
 }
 
 asio::awaitable<host_check> runner::check_host(const std::string& name, const std::set<std::string>& programs,
@@ -108,6 +147,7 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
     }
   }
   c.reachable = true;
+  if (c.launcher == std::string("local")) check_local_address(c);
   if (programs.count("netserve")) {
     const std::vector<std::string> cmd{l.program("netserve"), "--version"};
     const auto argv = l.wrap(cmd);
@@ -115,9 +155,13 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
     if (o.exit_code == 0)
       c.netserve_version = version_in(o.stdout_text);
     else
-      c.errors.push_back(fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code, first_line_of(o.stderr_text)));
+      c.errors.push_back(o.timed_out ? fmt::format("'{}' gave no answer within 20 s", nb::quote_argv(argv))
+                                     : fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
+                                                   first_line_of(o.stderr_text)));
   }
-  co_await ask_host(c, peers, programs.count("netload") > 0);
+  // Every host, a server too, answers through netload: its clock matters wherever a start instant is read
+  // (a netserve starts and samples by the instant on its own clock).
+  co_await ask_host(c, peers);
   co_return c;
 }
 
@@ -163,23 +207,36 @@ std::string runner::start_line(double t0, const instance_spec& i) const {
 }
 
 asio::awaitable<void> runner::preflight() {
-  for (const auto& [name, l] : launchers_) {
-    const host& h = l->target();
-    if (h.launcher != launcher_kind::local) continue;
-    // The plan's address must be one this machine can use (127.0.0.x always is).
-    asio::ip::udp::socket probe(io_);
-    boost::system::error_code ec;
-    auto addr = asio::ip::make_address(h.address, ec);
-    if (!ec) probe.open(addr.is_v4() ? asio::ip::udp::v4() : asio::ip::udp::v6(), ec);
-    if (!ec) probe.bind({addr, 0}, ec);
-    if (ec) throw std::runtime_error(fmt::format("host '{}': {} is not an address of this machine: {}", name, h.address, ec.message()));
-  }
   const auto checks = co_await check_all();
   fmt::print(stderr, "{}", check_table(checks));
   std::size_t errors = 0;
   for (const auto& c : checks) errors += c.errors.size();
   if (errors)
     throw std::runtime_error(fmt::format("the host check found {} error(s) (above); no test was started", errors));
+}
+
+// A local host's address must be one this machine can use (127.0.0.x always is).
+void runner::check_local_address(host_check& c) {
+  asio::ip::udp::socket probe(io_);
+  boost::system::error_code ec;
+  const auto addr = asio::ip::make_address(c.address, ec);
+  if (!ec) probe.open(addr.is_v4() ? asio::ip::udp::v4() : asio::ip::udp::v6(), ec);
+  if (!ec) probe.bind({addr, 0}, ec);
+  if (ec) c.errors.push_back(fmt::format("{} is not an address of this machine: {}", c.address, ec.message()));
+}
+
+asio::awaitable<std::vector<host_check>> runner::check_only() {
+  std::exception_ptr failure;
+  std::vector<host_check> checks;
+  try {
+    checks = co_await check_all();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  co_await close_launchers();  // no ssh master left for ControlPersist's two minutes
+  escalate_.cancel();
+  if (failure) std::rethrow_exception(failure);
+  co_return checks;
 }
 
 }  // namespace harness

@@ -24,6 +24,26 @@ std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& re
                       static_cast<double>(best->answered_ns - best->asked_ns) / 2e6, static_cast<int>(readings.size())};
 }
 
+std::string facts_problem(const json& f) {
+  if (!f.is_object()) return "not a JSON object";
+  if (f.value("type", json()) != "host_info") return "no \"type\": \"host_info\"";
+  if (!f.contains("version") || !f["version"].is_string()) return "no version";
+  for (const char* n : {"cpus", "cpus_allowed"})
+    if (!f.contains(n) || !f[n].is_number_integer() || f[n].get<long long>() < 0) return fmt::format("'{}' is not a count", n);
+  if (!f.contains("kernel") || !f["kernel"].is_string()) return "no kernel";
+  if (!f.contains("features") || !f["features"].is_object()) return "no features";
+  for (const auto& [name, has] : f["features"].items())
+    if (!has.is_boolean()) return fmt::format("feature '{}' is not true or false", name);
+  if (!f.contains("mtu") || !f["mtu"].is_object()) return "no mtu";
+  for (const auto& [peer, m] : f["mtu"].items()) {
+    const bool known = m.is_object() && m.contains("mtu") && m["mtu"].is_number_integer() && m.contains("dev") &&
+                       m["dev"].is_string();
+    const bool failed = m.is_object() && m.contains("error") && m["error"].is_string();
+    if (!known && !failed) return fmt::format("the MTU to '{}' is neither a number and a device nor an error", peer);
+  }
+  return "";
+}
+
 namespace {
 
 // facts[key] when it is an object, else an empty one (a named object: iterating `value(...)`'s temporary
@@ -42,13 +62,18 @@ void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
   }
   const clock_offset& k = *c.clock;
   const std::string said = fmt::format("clock {:+.1f} ms (+- {:.1f} ms) from the harness's", k.offset_ms, k.bound_ms);
-  if (std::abs(k.offset_ms) > skew_bound_ms) {
+  // Off for certain when even the nearest value the bound allows is beyond the skew bound; and when the
+  // bound cannot tell, the bound is too wide (a note below).
+  if (std::abs(k.offset_ms) - k.bound_ms > skew_bound_ms) {
     if (allow_offset)
       c.notes.push_back(fmt::format("{}; --allow-offset: its start instant is corrected by it", said));
     else
       c.errors.push_back(fmt::format("{}, more than the start-skew bound of {:g} ms: set its clock (NTP, chrony) or "
                                      "run with --allow-offset to correct each host's start instant",
                                      said, skew_bound_ms));
+  } else if (std::abs(k.offset_ms) + k.bound_ms > skew_bound_ms) {
+    c.notes.push_back(fmt::format("{}: within its bound it may be more than the start-skew bound of {:g} ms off",
+                                  said, skew_bound_ms));
   }
   if (k.bound_ms > skew_bound_ms / 2)
     c.notes.push_back(fmt::format("the clock round trip is long: the offset is known only to +- {:.1f} ms, against a "
@@ -57,18 +82,19 @@ void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
 }
 
 void judge_facts(host_check& c) {
-  if (!c.facts.is_object()) return;
+  if (!facts_problem(c.facts).empty()) return;
   for (const auto& [name, has] : member(c.facts, "features").items())
     if (has.is_boolean() && !has.get<bool>())
       c.notes.push_back(fmt::format("the kernel lacks '{}': the data plane falls back (README: which kernel gives "
                                     "which data path)",
                                     name));
   for (const auto& [peer, m] : member(c.facts, "mtu").items()) {
-    if (m.contains("error"))
-      c.errors.push_back(fmt::format("no path to peer {}: {}", peer, m["error"].get<std::string>()));
-    else if (m.value("mtu", 0) < 1500)
+    if (m.contains("error"))  // the host may reach it by another name (an ssh alias): said, not fatal
+      c.notes.push_back(fmt::format("no MTU to peer {}: {}", peer, m["error"].get<std::string>()));
+    else if (m.value("mtu", 0) < 1500)  // headers: IPv4 20 + UDP 8, IPv6 40 + 8
       c.notes.push_back(fmt::format("path MTU to {} is {} (via {}): datagrams above {} bytes are fragmented or refused",
-                                    peer, m.value("mtu", 0), m.value("dev", "?"), m.value("mtu", 0) - 28));
+                                    peer, m.value("mtu", 0), m.value("dev", "?"),
+                                    m.value("mtu", 0) - (peer.find(':') == std::string::npos ? 28 : 48)));
   }
 }
 
@@ -155,8 +181,9 @@ std::map<std::string, std::set<std::string>> peers_per_host(const plan& p, const
   std::map<std::string, std::set<std::string>> out;
   for (const auto& r : runs)
     for (const auto& i : r.instances) {
+      out[i.server];  // every host has an entry, a server with no peer of its own too
       out[i.client].insert(p.hosts.at(i.server).address);
-      out[i.server].insert(p.hosts.at(i.client).address);
+      if (r.spec && r.spec->reverse) out[i.server].insert(p.hosts.at(i.client).address);
     }
   return out;
 }

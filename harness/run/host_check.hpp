@@ -38,6 +38,10 @@ struct clock_offset {
 // reading is inconsistent (answered before asked).
 std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& readings);
 
+// What is wrong with a `netload --host-info` line, "" when nothing: the type of every field the check
+// reads, so an old or foreign program's line is an error naming the host, never an exception.
+std::string facts_problem(const nlohmann::json& facts);
+
 struct host_check {
   std::string host, address, launcher;
   bool reachable = false;
@@ -58,7 +62,8 @@ std::string check_table(const std::vector<host_check>& checks);
 nlohmann::json to_json(const host_check& c);
 host_check host_check_from_json(const nlohmann::json& j);
 
-// The addresses each host exchanges test data with (the other end of every instance), by host name.
+// The addresses each host sends test data to, by host name: a client its servers, a server its clients
+// only in reverse tests (in forward ones a client's plan address may be an ssh alias the server never uses).
 std::map<std::string, std::set<std::string>> peers_per_host(const plan& p, const std::vector<run_spec>& runs);
 
 }  // namespace harness

@@ -69,13 +69,18 @@ class runner {
   void cancel();
   // Every host the plan uses, checked (host_check.hpp), each judged; recorded for environment.json.
   asio::awaitable<std::vector<host_check>> check_all();
+  // `harness check`: check_all, then the ssh master connections closed.
+  asio::awaitable<std::vector<host_check>> check_only();
 
  private:
   asio::awaitable<void> check_into(host_check& out, std::string name, std::set<std::string> programs,
                                   std::set<std::string> peers);
   asio::awaitable<host_check> check_host(const std::string& name, const std::set<std::string>& programs,
                                          const std::set<std::string>& peers);
-  asio::awaitable<void> ask_host(host_check& c, const std::set<std::string>& peers, bool needs_netload);
+  asio::awaitable<void> ask_host(host_check& c, const std::set<std::string>& peers);
+  asio::awaitable<std::optional<clock_offset>> read_clock(nb::child_process& p, std::chrono::steady_clock::time_point deadline);
+  asio::awaitable<void> say_version(host_check& c, const std::string& program);
+  void check_local_address(host_check& c);
   nlohmann::json circuit_counters() const;
   asio::awaitable<void> preflight();
   asio::awaitable<void> run_one(const run_spec& r);

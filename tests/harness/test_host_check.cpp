@@ -17,7 +17,7 @@ host_check reachable_host(double offset_ms, double bound_ms = 0.1) {
   c.address = "198.18.0.2";
   c.reachable = true;
   c.netload_version = nb::version;
-  c.facts = {{"type", "host_info"}, {"cpus", 4}, {"kernel", "Linux 5.10.0 x86_64"},
+  c.facts = {{"type", "host_info"}, {"version", nb::version}, {"cpus", 4}, {"cpus_allowed", 4}, {"kernel", "Linux 5.10.0 x86_64"},
              {"features", {{"gso", true}, {"gro", true}, {"cbpf", true}, {"meminfo", true}}},
              {"mtu", {{"198.18.0.1", {{"mtu", 1500}, {"dev", "eth0"}}}}}};
   c.clock = harness::clock_offset{offset_ms, bound_ms, 8};
@@ -56,6 +56,11 @@ TEST_CASE("host check: a clock off by more than the skew bound stops the run, un
   CHECK(allowed.errors.empty());
   CHECK_THAT(allowed.notes.at(0), Catch::Contains("corrected"));
 
+  auto unsure = reachable_host(25.0, 6.0);  // 19 ms is possible: not certainly off (a note: the bound is wide)
+  harness::judge(unsure, 20, false);
+  CHECK(unsure.errors.empty());
+  CHECK(unsure.notes.size() == 1);
+
   auto fine = reachable_host(-19.0);
   harness::judge(fine, 20, false);
   CHECK(fine.errors.empty());
@@ -90,4 +95,24 @@ TEST_CASE("host check: the JSON record reads back as written") {
   REQUIRE(back.clock);
   CHECK(back.clock->offset_ms == -3.25);
   CHECK(back.notes == c.notes);
+}
+
+TEST_CASE("host check: facts of the wrong shape are named, never an exception", "[host_check]") {
+  const auto good = reachable_host(0).facts;
+  CHECK(harness::facts_problem(good).empty());
+  auto f = good;
+  f["cpus"] = "two";
+  CHECK_THAT(harness::facts_problem(f), Catch::Contains("cpus"));
+  f = good;
+  f["mtu"]["198.18.0.1"]["mtu"] = "big";
+  CHECK_THAT(harness::facts_problem(f), Catch::Contains("198.18.0.1"));
+  f = good;
+  f["features"]["gso"] = 1;
+  CHECK_THAT(harness::facts_problem(f), Catch::Contains("gso"));
+  CHECK_FALSE(harness::facts_problem(nlohmann::json::array()).empty());
+  CHECK_FALSE(harness::facts_problem({{"type", "other"}}).empty());
+  auto c = reachable_host(0);
+  c.facts = f;
+  harness::judge(c, 20, false);  // no exception, and the table still prints
+  CHECK_NOTHROW(harness::check_table({c}));
 }
