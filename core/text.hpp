@@ -1,5 +1,5 @@
 #pragma once
-// Text a peer sent, made safe for one log line: control characters and DEL are shown as \n, \t, \xNN
+// Small text helpers. printable: text a peer sent, made safe for one log line: control characters and DEL are shown as \n, \t, \xNN
 // (a backslash as \\), so a peer can neither end our line and forge the next nor send terminal escapes.
 // Everything else, UTF-8 included, is kept as given.
 #include <fmt/format.h>
@@ -21,6 +21,23 @@ inline std::string printable(std::string_view s) {
     else out += static_cast<char>(c);
   }
   return out;
+}
+
+// Without leading and trailing blanks (space, tab, CR, LF).
+inline std::string trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
+}
+
+// The first line of a program's output, trimmed: what one-line error messages quote.
+inline std::string first_line(std::string_view s) { return trim(s.substr(0, s.find('\n'))); }
+
+// The last word of a program's --version line, "netload 0.3.0" -> "0.3.0".
+inline std::string version_word(std::string_view out) {
+  const std::string line = first_line(out);
+  const auto space = line.find_last_of(' ');
+  return space == std::string::npos ? line : line.substr(space + 1);
 }
 
 }  // namespace nb

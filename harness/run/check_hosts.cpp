@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "core/host_info.hpp"
+#include "core/text.hpp"
 #include "core/version.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -20,19 +21,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr int clock_exchanges = 8;
-
-std::string first_line_of(const std::string& s) {
-  const auto line = s.substr(0, s.find('\n'));
-  const auto b = line.find_first_not_of(" \t\r");
-  return b == std::string::npos ? std::string() : line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
-}
-
-// The last word of "netserve 0.3.0".
-std::string version_in(const std::string& out) {
-  const std::string line = first_line_of(out);
-  const auto space = line.find_last_of(' ');
-  return space == std::string::npos ? line : line.substr(space + 1);
-}
 
 // The hosts a plan's runs use, and which of our programs each needs.
 std::map<std::string, std::set<std::string>> programs_per_host(const std::vector<run_spec>& runs) {
@@ -96,7 +84,7 @@ asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string
   if (!c.netload_version.empty() || !c.errors.empty()) co_return;
   c.errors.push_back(o.timed_out ? fmt::format("netload --host-info gave no answer within {} s", limit.count())
                                  : fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
-                                               first_line_of(o.stderr_text.empty() ? o.stdout_text : o.stderr_text)));
+                                               nb::first_line(o.stderr_text.empty() ? o.stdout_text : o.stderr_text)));
   // An older netload has no --host-info: say which version it is (not after a hang: it would hang again).
   if (!o.timed_out) co_await say_version(c, "netload");
 }
@@ -126,9 +114,9 @@ asio::awaitable<void> runner::say_version(host_check& c, const std::string& prog
   const std::vector<std::string> cmd{l.program(program), "--version"};
   const auto argv = l.wrap(cmd);
   const auto o = co_await run_tracked(argv, 20s);
-  if (o.exit_code == 0 && version_in(o.stdout_text) != nb::version)
+  if (o.exit_code == 0 && nb::version_word(o.stdout_text) != nb::version)
     c.errors.push_back(fmt::format("{} there is version {}, the harness {}: run `harness deploy`", program,
-                                   version_in(o.stdout_text), nb::version));
+                                   nb::version_word(o.stdout_text), nb::version));
 }
 
 asio::awaitable<host_check> runner::check_host(const std::string& name, const std::set<std::string>& programs,
@@ -142,7 +130,7 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
     record_command(name, open);
     const auto o = co_await run_tracked(open, std::chrono::seconds(l.target().ssh.connect_timeout + 10));
     if (o.exit_code != 0) {
-      c.errors.push_back(fmt::format("ssh failed: {}", first_line_of(o.stderr_text)));
+      c.errors.push_back(fmt::format("ssh failed: {}", nb::first_line(o.stderr_text)));
       co_return c;
     }
   }
@@ -153,11 +141,11 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
     const auto argv = l.wrap(cmd);
     const auto o = co_await run_tracked(argv, 20s);
     if (o.exit_code == 0)
-      c.netserve_version = version_in(o.stdout_text);
+      c.netserve_version = nb::version_word(o.stdout_text);
     else
       c.errors.push_back(o.timed_out ? fmt::format("'{}' gave no answer within 20 s", nb::quote_argv(argv))
                                      : fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
-                                                   first_line_of(o.stderr_text)));
+                                                   nb::first_line(o.stderr_text)));
   }
   // Every host, a server too, answers through netload: its clock matters wherever a start instant is read
   // (a netserve starts and samples by the instant on its own clock).

@@ -1,5 +1,7 @@
 #include "harness/run/deploy.hpp"
 
+#include "core/text.hpp"
+
 #include "core/process.hpp"
 #include "core/version.hpp"
 #include "harness/app.hpp"
@@ -37,20 +39,6 @@ using namespace deploying;
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
-std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
-
-// "netload 0.4.0" -> "0.4.0"
-std::string version_of(const std::string& out) {
-  const std::string t = trim(out);
-  return t.substr(t.find_last_of(' ') == std::string::npos ? 0 : t.find_last_of(' ') + 1);
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -61,7 +49,7 @@ std::string read_file(const std::string& path) {
 
 std::string failed(const std::string& what, const nb::process_outcome& o) {
   if (o.timed_out) return fmt::format("{} took too long (killed)", what);
-  return fmt::format("{} failed (status {}): {}", what, o.exit_code, first_line(o.stderr_text));
+  return fmt::format("{} failed (status {}): {}", what, o.exit_code, nb::first_line(o.stderr_text));
 }
 
 class deployer {
@@ -135,7 +123,7 @@ asio::awaitable<void> deployer::check_local() {
     const std::vector<std::string> argv{path, "--version"};
     const auto o = co_await run(argv, 10s);
     if (o.exit_code != 0) throw std::runtime_error(failed(fmt::format("'{} --version'", path), o));
-    if (const auto v = version_of(o.stdout_text); v != nb::version)
+    if (const auto v = nb::version_word(o.stdout_text); v != nb::version)
       throw std::runtime_error(fmt::format("{} is version {}, the harness is {}: copy programs of the harness's own "
                                            "build (--from DIR)", path, v, nb::version));
   }
@@ -262,8 +250,8 @@ asio::awaitable<void> deployer::check_versions(const host_steps& s) {
   for (const auto& f : s.files) {
     std::string line;
     std::getline(lines, line);
-    if (version_of(line) != nb::version)
-      throw std::runtime_error(fmt::format("{} there says '{}', not version {}", f.remote, trim(line), nb::version));
+    if (nb::version_word(line) != nb::version)
+      throw std::runtime_error(fmt::format("{} there says '{}', not version {}", f.remote, nb::trim(line), nb::version));
   }
 }
 

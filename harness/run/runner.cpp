@@ -1,6 +1,7 @@
 #include "harness/run/runner.hpp"
 
 #include "core/clock.hpp"
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
 #include "harness/report/results.hpp"
@@ -20,14 +21,6 @@ using namespace std::chrono_literals;
 using asio::use_awaitable;
 
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
-std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
 
 constexpr auto kill_after = 5s;  // from the first Ctrl-C to SIGKILL for whatever still runs
 
@@ -89,7 +82,7 @@ asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const cha
   record_command(host, argv);
   const auto o = co_await nb::run_command(argv, 10s);
   if (o.exit_code != 0 && std::string_view(sig) != "KILL")  // KILL may come after it ended: no news
-    fmt::print(stderr, "harness: '{}' failed: {}\n", nb::quote_argv(argv), first_line(o.stderr_text));
+    fmt::print(stderr, "harness: '{}' failed: {}\n", nb::quote_argv(argv), nb::first_line(o.stderr_text));
   co_return o.exit_code == 0;
 }
 
