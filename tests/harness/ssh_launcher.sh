@@ -6,13 +6,11 @@
 set -eu
 harness=$1
 build=$2
-sshd=$(command -v sshd || echo /usr/sbin/sshd)
-[ -x "$sshd" ] || { echo "SKIP: no sshd on this machine"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: sshd needs root to run here"; exit 77; }
 tmp=$(mktemp -d /tmp/harness-sshd.XXXXXX)
 cleanup() { [ -f "$tmp/sshd.pid" ] && kill "$(cat "$tmp/sshd.pid")" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-mkdir -p /run/sshd "$tmp/bin" "$tmp/results"
+mkdir -p "$tmp/bin" "$tmp/results"
 # The remote netserve's end reaches the harness a moment after it exits, as over a real network (here
 # the session stays 0.5 s): a stop the harness asked for must not be mistaken for a failure meanwhile.
 cat > "$tmp/bin/netserve" <<WRAP
@@ -25,23 +23,7 @@ WRAP
 chmod +x "$tmp/bin/netserve"
 ln -s "$build/netload/netload" "$tmp/bin/netload"
 . "$(dirname "$0")/../support/throwaway_sshd.sh"
-make_throwaway_keys "$tmp"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-started=""
-for attempt in 1 2 3 4 5; do
-  port=$(free_port)
-  write_sshd_config "$tmp" "$port" 127.0.0.1 127.0.0.2
-  "$sshd" -f "$tmp/sshd_config" -E "$tmp/sshd.log" || { cat "$tmp/sshd.log"; continue; }
-  for i in $(seq 50); do
-    if ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
-         -i "$tmp/client_key" -p "$port" root@127.0.0.1 true 2>/dev/null; then started=yes; break; fi
-    sleep 0.1
-  done
-  [ -n "$started" ] && break
-  kill "$(cat "$tmp/sshd.pid" 2>/dev/null)" 2>/dev/null || true
-done
-[ -n "$started" ] || { echo "SKIP: sshd could not be started:"; cat "$tmp/sshd.log"; exit 77; }
+start_throwaway_sshd "$tmp" 127.0.0.1 127.0.0.2
 
 opts='ssh_options = ["StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null", "LogLevel=ERROR"]'
 cat > "$tmp/ssh.toml" <<PLAN
