@@ -12,7 +12,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <ctime>
 
 namespace harness {
 
@@ -23,6 +27,20 @@ using asio::use_awaitable;
 namespace {
 
 constexpr auto kill_after = 5s;  // from the first Ctrl-C to SIGKILL for whatever still runs
+// What a run costs beyond its duration before one has been measured: the lead, the settle pause, and a
+// guess at starting the servers and the instances and writing the reports.
+constexpr double startup_guess_s = 1.0;
+
+unsigned stderr_columns() {
+  winsize w{};
+  return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 ? w.ws_col : 0;
+}
+
+long utc_offset_s(double epoch_s) {
+  const auto t = static_cast<std::time_t>(epoch_s);
+  std::tm local{};
+  return ::localtime_r(&t, &local) ? local.tm_gmtoff : 0;
+}
 
 }  // namespace
 
@@ -32,6 +50,10 @@ runner::runner(asio::io_context& io, const plan& p, run_options o)
   if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
   control_dir_ = tmpl;
   for (const auto& [name, h] : plan_.hosts) launchers_.emplace(name, make_launcher(h, opt_.bin_dir, control_dir_));
+  // The live view is written to stderr (stdout carries the results), so stderr is what must be a
+  // terminal for the in-place redraw: `harness run | tee` still gets it, `2> log` gets plain lines.
+  const char* term = std::getenv("TERM");
+  terminal_ = opt_.live && ::isatty(STDERR_FILENO) == 1 && !(term && std::string_view(term) == "dumb");
 }
 
 runner::~runner() {
@@ -45,6 +67,8 @@ void runner::cancel() {
     return;
   }
   cancelled_ = true;
+  // The signal's message went below the live block: the block stays above it as it is, never redrawn.
+  block_.forget();
   // A signal to a local ssh client does not reach the remote program, and would end the client (status
   // 255) before the program: the program is signalled there, and its ssh client ends with it.
   for (nb::child_process* c : active_)
@@ -137,6 +161,7 @@ void keep_first(std::exception_ptr& failure, F&& f) {
 }  // namespace
 
 asio::awaitable<fs::path> runner::run_all() {
+  plan_started_ = nb::ns_to_s(nb::wall_ns());
   dir_ = make_results_dir(opt_.results_root, plan_.name);
   fmt::print(stderr, "harness: results in {}\n", dir_.string());
   write_file(dir_ / "plan.toml", plan_.source_text);
@@ -147,10 +172,14 @@ asio::awaitable<fs::path> runner::run_all() {
     const auto runs = expand(plan_);
     // What `harness report` checks raw/ against: a run of the plan with no folder there is missing.
     for (const auto& r : runs) environment_["planned_runs"].push_back(r.id);
+    std::vector<planned_run> planned;
+    for (const auto& r : runs) planned.push_back({r.duration, r.spec && r.spec->search.has_value()});
+    progress_.emplace(std::move(planned), plan_.lead + plan_.settle + startup_guess_s);
     co_await preflight();
     if (plan_.has_lab) lab_ = lab::load_lab(plan_.source_path);
     write_environment();
     for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
+      progress_->start_run(i, nb::ns_to_s(nb::wall_ns()));
       if (i > 0) co_await settle_pause();
       if (runs[i].spec->search)
         co_await run_search(runs[i]);
@@ -178,8 +207,9 @@ asio::awaitable<void> runner::settle_pause() {
 asio::awaitable<void> runner::run_one(const run_spec& r) {
   const fs::path run_dir = dir_ / "raw" / r.id;
   fs::create_directories(run_dir);
-  fmt::print(stderr, "harness: run {} ({}, {} -m {}, {} instance(s), {} s)\n", r.id, r.role, nb::to_string(r.kind), r.message_size,
-             r.instances.size(), r.duration);
+  const std::string of_n = progress_ ? fmt::format("{} of {}: ", progress_->index() + 1, progress_->count()) : "";
+  fmt::print(stderr, "harness: run {}{} ({}, {} -m {}, {} instance(s), {} s)\n", of_n, r.id, r.role, nb::to_string(r.kind),
+             r.message_size, r.instances.size(), r.duration);
   std::vector<running_server> servers;
   nlohmann::json spec = to_json(r, plan_);
   spec["order"] = order_++;
@@ -195,7 +225,9 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   } catch (...) {
     failure = std::current_exception();
   }
+  end_live();
   co_await stop_servers(servers);  // also after an error or a signal
+  const bool measured = !failure;
   keep_first(failure, [&] { write_environment(); });
   if (failure && !cancelled_) {
     // A run that failed is one result of the plan, not the end of it: it is recorded with its reason
@@ -213,6 +245,7 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   if (failure) std::rethrow_exception(failure);
   const auto summaries = write_reports(dir_);
   (void)summaries;
+  if (progress_) progress_->part_done(r.duration, nb::ns_to_s(nb::wall_ns()), measured);
 }
 
 void runner::record_failed_run(const fs::path& run_dir, nlohmann::json spec, const std::string& why) {
@@ -238,24 +271,33 @@ nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json&
   return {{"limit_dropped", limited}, {"shaper_dropped", shaped}, {"udp_delivered", delivered}};
 }
 
-void runner::print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const {
+void runner::print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) {
   if (!opt_.live) return;
-  double spps = 0, sbps = 0, rpps = 0, rbps = 0;
-  int running = 0, failed = 0;
+  live_totals t;
+  t.instances = static_cast<int>(live.size());
   for (const auto& l : live) {
-    running += l.running;
-    failed += l.failed;
-    spps += l.sent_pps;
-    sbps += l.sent_bps;
-    rpps += l.recv_pps;
-    rbps += l.recv_bps;
+    t.running += l.running;
+    t.failed += l.failed;
+    t.sent_pps += l.sent_pps;
+    t.sent_bps += l.sent_bps;
+    t.recv_pps += l.recv_pps;
+    t.recv_bps += l.recv_bps;
   }
-  const double elapsed = std::max(0.0, nb::ns_to_s(nb::wall_ns()) - t0);
-  fmt::print(stderr,
-             "  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  sent {} pps {:.2f} Mbit/s  "
-             "received {} pps {:.2f} Mbit/s\n",
-             r.id, std::min(elapsed, r.duration), r.duration, std::max(0.0, r.duration - elapsed), running, live.size(),
-             failed, nb::format_si(spps), sbps / 1e6, nb::format_si(rpps), rbps / 1e6);
+  const double now = nb::ns_to_s(nb::wall_ns());
+  last_live_ = aggregate_line(r.id, std::max(0.0, now - t0), r.duration, t);
+  if (!terminal_ || cancelled_ || !progress_) {
+    fmt::print(stderr, "{}\n", last_live_);
+    return;
+  }
+  const std::string head = plan_line(plan_.name, progress_->index(), progress_->count(), r.id, now - plan_started_,
+                                     progress_->eta(now), now, utc_offset_s(now));
+  fmt::print(stderr, "{}", block_.draw({head, last_live_}, stderr_columns()));
+}
+
+// On a terminal the scrollback keeps one plain line per run: its last aggregate, where the block was.
+void runner::end_live() {
+  if (!block_.shown()) return;
+  fmt::print(stderr, "{}{}\n", block_.clear(), last_live_);
 }
 
 }  // namespace harness

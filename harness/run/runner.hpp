@@ -6,6 +6,7 @@
 #include "harness/plan/expand.hpp"
 #include "harness/run/host_check.hpp"
 #include "harness/run/launcher.hpp"
+#include "harness/run/progress.hpp"
 #include "harness/lab/lab.hpp"
 #include "core/process.hpp"
 #include "harness/plan/plan.hpp"
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -96,7 +98,10 @@ class runner {
   asio::awaitable<void> close_launchers();
   void record_command(const std::string& host, const std::vector<std::string>& argv);
   void write_environment();
-  void print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) const;
+  // The per-second live view: a plain line per second, or on a terminal the plan's line and the
+  // aggregate's, redrawn in place (progress.hpp); end_live leaves the run's last aggregate as a plain line.
+  void print_live(const run_spec& r, const std::vector<live_instance>& live, double t0);
+  void end_live();
   const launcher& on(const std::string& host) const { return *launchers_.at(host); }
   // What an instance's netload reads on stdin: T0; with --allow-offset T0 on its host's clock (T0 + the
   // host's offset) and on its server's, which starts and samples the server's side by it.
@@ -128,6 +133,12 @@ class runner {
   asio::steady_timer escalate_;    // 5 s after the first cancel(): kill_all()
   int order_ = 0;  // of the runs in raw/, as they ran
   std::map<std::string, double> clock_offset_ms_;  // per host, as check_all measured it
+  // The live view: the plan's progress, and on a terminal the block redrawn in place.
+  std::optional<plan_progress> progress_;
+  bool terminal_ = false;  // the live view goes to a terminal (stderr; see the constructor)
+  live_block block_;
+  std::string last_live_;  // the aggregate line last shown
+  double plan_started_ = 0;
 };
 
 }  // namespace harness

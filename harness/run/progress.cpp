@@ -1,0 +1,103 @@
+#include "harness/run/progress.hpp"
+
+#include "core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace harness {
+
+std::string format_duration(double seconds) {
+  const long s = std::isfinite(seconds) && seconds > 0 ? static_cast<long>(seconds) : 0;
+  if (s < 3600) return fmt::format("{:02}:{:02}", s / 60, s % 60);
+  return fmt::format("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+}
+
+std::string format_time_of_day(double epoch_s, long utc_offset_s) {
+  constexpr long day = 86400;
+  const long s = ((static_cast<long>(std::floor(epoch_s)) + utc_offset_s) % day + day) % day;
+  return fmt::format("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+}
+
+plan_progress::plan_progress(std::vector<planned_run> runs, double prior_overhead_s)
+    : runs_(std::move(runs)), prior_overhead_s_(prior_overhead_s) {}
+
+void plan_progress::start_run(std::size_t index, double now) {
+  index_ = index;
+  current_done_ = false;
+  if (!started_) mark_ = now;
+  started_ = true;
+}
+
+void plan_progress::part_done(double duration, double now, bool measured) {
+  // A sample may come out a little negative (a run cut short by its deadline): an overhead is never
+  // less than nothing.
+  if (measured) {
+    overhead_sum_ += std::max(0.0, now - mark_ - duration);
+    ++samples_;
+  }
+  mark_ = now;
+  if (index_ < runs_.size() && !runs_[index_].search) current_done_ = true;  // a search's trial is only a part
+}
+
+double plan_progress::overhead_s() const { return samples_ > 0 ? overhead_sum_ / samples_ : prior_overhead_s_; }
+
+plan_eta plan_progress::eta(double now) const {
+  plan_eta e;
+  const double o = overhead_s();
+  for (std::size_t j = started_ ? index_ : 0; j < runs_.size(); ++j) {
+    if (runs_[j].search) {
+      e.search_ahead = e.search_ahead || !(j == index_ && started_ && current_done_);
+      continue;
+    }
+    if (started_ && j == index_) {
+      if (!current_done_) e.seconds += std::max(0.0, runs_[j].duration + o - (now - mark_));
+      continue;
+    }
+    e.seconds += runs_[j].duration + o;
+  }
+  return e;
+}
+
+std::string plan_line(const std::string& plan, std::size_t index, std::size_t count, const std::string& id,
+                      double elapsed_s, const plan_eta& eta, double now_epoch_s, long utc_offset_s) {
+  const std::string head =
+      fmt::format("plan {}: run {} of {} ({}), {} elapsed, ", plan, index + 1, count, id, format_duration(elapsed_s));
+  // A rate search runs as many trials as its measurements ask for: no end time is claimed for it.
+  if (eta.search_ahead) return head + fmt::format("ETA {} + a rate search of unknown length", format_duration(eta.seconds));
+  return head + fmt::format("ETA {} (ends ~{})", format_duration(eta.seconds),
+                            format_time_of_day(now_epoch_s + eta.seconds, utc_offset_s));
+}
+
+std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t) {
+  return fmt::format(
+      "  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  sent {} pps {:.2f} Mbit/s  "
+      "received {} pps {:.2f} Mbit/s",
+      id, std::min(elapsed_s, duration_s), duration_s, std::max(0.0, duration_s - elapsed_s), t.running, t.instances,
+      t.failed, nb::format_si(t.sent_pps), t.sent_bps / 1e6, nb::format_si(t.recv_pps), t.recv_bps / 1e6);
+}
+
+std::string fit_width(const std::string& line, unsigned columns) {
+  if (columns == 0 || line.size() < columns) return line;
+  std::size_t n = columns - 1;
+  while (n > 0 && (static_cast<unsigned char>(line[n]) & 0xC0) == 0x80) --n;  // not inside a UTF-8 sequence
+  return line.substr(0, n);
+}
+
+std::string live_block::draw(const std::vector<std::string>& lines, unsigned columns) {
+  std::string out = clear();
+  for (const auto& l : lines) out += fit_width(l, columns) + "\n";
+  drawn_ = lines.size();
+  return out;
+}
+
+std::string live_block::clear() {
+  std::string out;
+  for (std::size_t i = 0; i < drawn_; ++i) out += "\x1b[1A\x1b[2K";  // up one line, erase it
+  drawn_ = 0;
+  return out;
+}
+
+}  // namespace harness
