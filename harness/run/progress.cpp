@@ -65,10 +65,11 @@ std::string plan_line(const std::string& plan, std::size_t index, std::size_t co
                       double elapsed_s, const plan_eta& eta, double now_epoch_s, long utc_offset_s) {
   const std::string head =
       fmt::format("plan {}: run {} of {} ({}), {} elapsed, ", plan, index + 1, count, id, format_duration(elapsed_s));
+  // A countdown: 00:00 only once nothing is left (elapsed time counts whole seconds done instead).
+  const double left = std::ceil(eta.seconds);
   // A rate search runs as many trials as its measurements ask for: no end time is claimed for it.
-  if (eta.search_ahead) return head + fmt::format("ETA {} + a rate search of unknown length", format_duration(eta.seconds));
-  return head + fmt::format("ETA {} (ends ~{})", format_duration(eta.seconds),
-                            format_time_of_day(now_epoch_s + eta.seconds, utc_offset_s));
+  if (eta.search_ahead) return head + fmt::format("ETA {} + a rate search of unknown length", format_duration(left));
+  return head + fmt::format("ETA {} (ends ~{})", format_duration(left), format_time_of_day(now_epoch_s + left, utc_offset_s));
 }
 
 std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t) {

@@ -79,6 +79,8 @@ TEST_CASE("the plan's line", "[harness][progress]") {
   const double now = 1764633600 + 3600 * 22 + 60 * 30;  // 22:30:00 UTC
   CHECK(plan_line("loopback", 1, 4, "bps-m1400-r1", 72, {95, false}, now, 0) ==
         "plan loopback: run 2 of 4 (bps-m1400-r1), 01:12 elapsed, ETA 01:35 (ends ~22:31:35)");
+  CHECK(plan_line("loopback", 3, 4, "x", 72.9, {0.4, false}, now, 0) ==
+        "plan loopback: run 4 of 4 (x), 01:12 elapsed, ETA 00:01 (ends ~22:30:01)");  // a countdown rounds up
   CHECK(plan_line("s", 0, 2, "t-s03-search", 3700, {10, true}, now, 0) ==
         "plan s: run 1 of 2 (t-s03-search), 1:01:40 elapsed, ETA 00:10 + a rate search of unknown length");
 }
