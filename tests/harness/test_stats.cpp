@@ -175,7 +175,7 @@ TEST_CASE("compare: Welch's interval gives better, worse, no difference, or no i
   CHECK(up.pps.high == Approx(200 + 2.776 * se).epsilon(1e-4));
 }
 
-TEST_CASE("compare: measurements matched by test, size and load; the rest listed", "[harness][stats][compare]") {
+TEST_CASE("compare: measurements matched by test, size and load, the rest listed", "[harness][stats][compare]") {
   std::vector<harness::run_summary> a{run("pps", 64, 1, 100), run("pps", 64, 2, 110), run("pps", 1400, 1, 50)};
   std::vector<harness::run_summary> b{run("pps", 64, 1, 105), run("pps", 64, 2, 101), run("bps", 64, 1, 7)};
   const auto c = harness::compare_groups(harness::group_repeats(a), harness::group_repeats(b));
