@@ -4,6 +4,7 @@
 #include "harness/run/dry_run.hpp"
 #include "harness/run/host_check.hpp"
 #include "harness/run/launcher.hpp"
+#include "harness/report/compare.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
@@ -118,6 +119,16 @@ int rebuild_reports(const std::filesystem::path& dir) {
   const auto s = write_reports(dir);
   fmt::print("{}\nreports rebuilt in {}\n", console_summary(s, load_searches(dir)), dir.string());
   return status_of(dir, s);
+}
+
+int compare_results(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out_dir) {
+  const auto c = compare_folders(dirs);
+  std::filesystem::create_directories(out_dir.empty() ? "." : out_dir);
+  write_file(out_dir / "compare.md", compare_markdown(c));
+  write_json(out_dir / "compare.json", to_json(c));
+  fmt::print("{}\ncomparison written to {} and {}\n", compare_console(c), (out_dir / "compare.md").string(),
+             (out_dir / "compare.json").string());
+  return 0;
 }
 
 }  // namespace harness

@@ -2,6 +2,7 @@
 // The harness commands, for main.cpp: run a plan (or dry-run it), check its hosts, rebuild reports.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace harness {
 
@@ -21,6 +22,9 @@ int run_plan(const run_request& req);
 // path MTU), the table on stdout; 0 when no host has an error, 1 otherwise.
 int check_plan(const run_request& req);
 int rebuild_reports(const std::filesystem::path& dir);
+// `harness compare A B [C ...]`: each later folder against the first, the table on stdout, compare.md and
+// compare.json written into out_dir (made when missing). 0, whatever the verdicts; errors thrown (1).
+int compare_results(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out_dir);
 // After SIGHUP: what still goes to the lost terminal goes to /dev/null instead (writes there fail).
 void quiet_lost_terminal();
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,21 @@ int main(int argc, char** argv) {
   std::string report_dir;
   auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv and report.md from raw/");
   report->add_option("dir", report_dir, "A results folder")->required()->option_text("DIR");
+  std::vector<std::filesystem::path> compare_dirs;
+  std::filesystem::path compare_out = ".";
+  auto* compare = app.add_subcommand(
+      "compare", "Compare results folders: each later one against the first (received pps and Mbit/s, 95 % intervals)");
+  compare->add_option("dirs", compare_dirs, "Results folders; the first is the baseline (A)")
+      ->required()
+      ->expected(2, -1)
+      ->option_text("DIR_A DIR_B [DIR...]");
+  compare->add_option("--out", compare_out, "Where compare.md and compare.json go (default: the current folder)")
+      ->option_text("DIR");
+  compare->footer(
+      "A verdict says better or worse only when the 95 % confidence interval of the difference of the means (Welch's t)\n"
+      "lies wholly above or below zero: each side needs at least two ok runs (repeats = N in the plan). Measurements are\n"
+      "matched by test, role, message size, load and route; ones on one side only are listed, not an error.\n"
+      "Exit status: 0 (whatever the verdicts); 1 a folder cannot be read; 2 bad command line.");
   harness::deploy_request dep;
   dep.self_exe = "/proc/self/exe";
   auto* deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
@@ -58,6 +74,7 @@ int main(int argc, char** argv) {
       "  harness run plan.toml --results /tmp/r       run a plan, results under /tmp/r\n"
       "  harness check plan.toml                      every host: reachable, versions, clock offset, kernel, MTU\n"
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
+      "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no difference\n"
       "  harness deploy plan.toml                     netload and netserve to the plan's ssh hosts\n"
       "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"
       "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
@@ -68,14 +85,14 @@ int main(int argc, char** argv) {
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
-    fmt::print(stderr, "harness: unknown command '{}' (run, check, report, deploy or lab)\n", argv[1]);
+    fmt::print(stderr, "harness: unknown command '{}' (run, check, report, compare, deploy or lab)\n", argv[1]);
     return nb::cli::usage_status;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      fmt::print(stderr, "harness: a command is required (run, check, report, deploy or lab)\n");
+      fmt::print(stderr, "harness: a command is required (run, check, report, compare, deploy or lab)\n");
       return nb::cli::usage_status;
     }
     return nb::cli::report(app, e, "harness");
@@ -86,6 +103,7 @@ int main(int argc, char** argv) {
     if (*run) return harness::run_plan(req);
     if (*check) return harness::check_plan(req);
     if (*deploy) return harness::deploy(dep);
+    if (*compare) return harness::compare_results(compare_dirs, compare_out);
     return harness::rebuild_reports(report_dir);
   } catch (const std::exception& e) {
     fmt::print(stderr, "harness: {}\n", e.what());

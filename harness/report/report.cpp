@@ -19,7 +19,7 @@ std::string text_table::text() const {
     for (std::size_t c = 0; c < w.size(); ++c) {
       const std::string cell = c < row.size() ? row[c] : "";
       // Text left, figures right, as a reader scans them.
-      const bool left = c == 0 || cell.empty() || !(std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-');
+      const bool left = c == 0 || cell.empty() || !(std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-' || cell[0] == '+');
       out += left ? fmt::format("{:<{}}", cell, w[c]) : fmt::format("{:>{}}", cell, w[c]);
       out += c + 1 < w.size() ? "  " : "";
     }
@@ -110,18 +110,20 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
   }
   if (!overview.empty())
     out += "\nSummary (sum over instances; steady = every instance sending, after warm-up)\n" + overview.text();
-  return out + search_console(searches);
+  return out + repeats_console(runs) + search_console(searches);
+}
+
+std::string csv_quote(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 std::string summary_csv(const std::vector<run_summary>& runs) {
   std::string out =
       "run,test,role,topology,kind,message_size,instance,client,server,category,ok,sent_packets,received_packets,"
       "sent_pps,received_pps,sent_bps,received_bps,loss_packets,path_loss,kernel_drops,start_offset_ms\n";
-  auto quote = [](const std::string& s) {
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
+  const auto quote = csv_quote;
   for (const auto& s : runs) {
     const auto& r = s.run;
     const std::string head = fmt::format("{},{},{},{},{},{}", quote(r.id), quote(r.test), quote(r.role),
@@ -148,7 +150,7 @@ std::string summary_csv(const std::vector<run_summary>& runs) {
                          s.steady->receiver.packets, s.steady->sender.pps, s.steady->receiver.pps, s.steady->sender.bps,
                          s.steady->receiver.bps);
   }
-  return out;
+  return out + repeats_csv(runs);
 }
 
 }  // namespace harness

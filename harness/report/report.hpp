@@ -32,10 +32,17 @@ std::string report_markdown(const std::vector<run_summary>& runs, const std::vec
                             const std::filesystem::path& dir);
 std::string search_markdown(const std::vector<nlohmann::json>& searches);
 std::string search_console(const std::vector<nlohmann::json>& searches);
+// Repeats (stats.hpp): report.md's section, the console table (both empty when no measurement was run
+// twice), and summary.csv's MEAN, SD, MIN, MAX, CI95_LOW, CI95_HIGH rows per measurement with >= 2 ok runs.
+std::string repeats_markdown(const std::vector<run_summary>& runs);
+std::string repeats_console(const std::vector<run_summary>& runs);
+std::string repeats_csv(const std::vector<run_summary>& runs);
 
 // Shared cell formats.
 std::string fmt_pps(double pps);
 std::string fmt_mbps(double bps);
+std::string fmt_thousands(double value);  // "1 234 567": whole units, a space between thousands
+std::string csv_quote(const std::string& s);
 std::vector<std::string> instance_cells(const instance_record& i, double t0);
 std::vector<std::string> sum_cells(const run_summary& s);
 std::vector<std::string> steady_cells(const run_summary& s);

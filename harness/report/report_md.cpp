@@ -144,7 +144,8 @@ std::string report_markdown(const std::vector<run_summary>& runs, const std::vec
   out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
          "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
          "wall-clock window in which every instance was sending, after the warm-up.\n\n";
-  out += by_role(runs) + overview(runs) + pairs_table(runs) + search_markdown(searches) + hosts_markdown(dir);
+  out += by_role(runs) + overview(runs) + repeats_markdown(runs) + pairs_table(runs) + search_markdown(searches) +
+         hosts_markdown(dir);
   out += "## Runs\n\n";
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) out += run_section(s);

@@ -1,6 +1,7 @@
 #include "harness/report/results.hpp"
 
 #include "harness/report/report.hpp"
+#include "harness/report/stats.hpp"
 
 #include "core/json_text.hpp"
 
@@ -176,6 +177,10 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
     all["runs"].push_back({{"run", s.at("id")}, {"test", s.at("test")}, {"role", s.at("role")},
                            {"topology", s.at("topology")}, {"kind", s.at("kind")}, {"message_size", s.at("message_size")},
                            {"search", s.at("search")}});
+  // Measurements run more than once: their spread. A single run's figures are in "runs" already.
+  all["repeats"] = json::array();
+  for (const auto& g : group_repeats(summaries))
+    if (is_repeated(g)) all["repeats"].push_back(to_json(g));
   write_json(dir / "summary.json", all);
   write_file(dir / "summary.csv", summary_csv(summaries));
   write_file(dir / "report.md", report_markdown(summaries, searches, dir));
