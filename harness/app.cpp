@@ -5,6 +5,7 @@
 #include "harness/run/host_check.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/report/compare.hpp"
+#include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
@@ -36,6 +37,13 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
   const auto problems = folder_problems(dir, runs);
   for (const auto& p : problems) fmt::print(stderr, "harness: {}\n", p);
   return problems.empty() ? 0 : 3;
+}
+
+// report.html last: a chart gnuplot could not draw is said once here, and in its place in the page.
+void write_html(const std::filesystem::path& dir, const std::vector<run_summary>& runs) {
+  const auto errors = write_html_report(dir, runs);
+  if (!errors.empty())
+    fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(), errors.front());
 }
 
 }  // namespace
@@ -85,7 +93,9 @@ int run_plan(const run_request& req) {
   const auto summaries = load_raw(dir);
   std::vector<run_summary> s;
   for (auto rec : summaries) s.push_back(summarize(std::move(rec)));
-  fmt::print("{}\nresults: {}\n", console_summary(s, load_searches(dir)), dir.string());
+  write_html(dir, s);
+  fmt::print("{}\nresults: {}\nreport: {}\n", console_summary(s, load_searches(dir)), dir.string(),
+             (dir / "report.html").string());
   return status_of(dir, s);
 }
 
@@ -117,6 +127,7 @@ int check_plan(const run_request& req) {
 
 int rebuild_reports(const std::filesystem::path& dir) {
   const auto s = write_reports(dir);
+  write_html(dir, s);
   fmt::print("{}\nreports rebuilt in {}\n", console_summary(s, load_searches(dir)), dir.string());
   return status_of(dir, s);
 }
@@ -126,8 +137,9 @@ int compare_results(const std::vector<std::filesystem::path>& dirs, const std::f
   std::filesystem::create_directories(out_dir.empty() ? "." : out_dir);
   write_file(out_dir / "compare.md", compare_markdown(c));
   write_json(out_dir / "compare.json", to_json(c));
-  fmt::print("{}\ncomparison written to {} and {}\n", compare_console(c), (out_dir / "compare.md").string(),
-             (out_dir / "compare.json").string());
+  write_file(out_dir / "compare.html", compare_html(c));
+  fmt::print("{}\ncomparison written to {}, {} and {}\n", compare_console(c), (out_dir / "compare.md").string(),
+             (out_dir / "compare.json").string(), (out_dir / "compare.html").string());
   return 0;
 }
 

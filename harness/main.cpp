@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
   check->add_flag("--allow-offset", req.allow_offset, "Judge as `run --allow-offset` would: an offset is a note");
   std::string report_dir;
-  auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv and report.md from raw/");
+  auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv, report.md and report.html from raw/");
   report->add_option("dir", report_dir, "A results folder")->required()->option_text("DIR");
   std::vector<std::filesystem::path> compare_dirs;
   std::filesystem::path compare_out = ".";
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
       ->required()
       ->expected(2, -1)
       ->option_text("DIR_A DIR_B [DIR...]");
-  compare->add_option("--out", compare_out, "Where compare.md and compare.json go (default: the current folder)")
+  compare->add_option("--out", compare_out, "Where compare.md, compare.json and compare.html go (default: the current folder)")
       ->option_text("DIR");
   compare->footer(
       "A verdict says better or worse only when the 95 % confidence interval of the difference of the means (Welch's t)\n"

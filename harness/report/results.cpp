@@ -1,5 +1,6 @@
 #include "harness/report/results.hpp"
 
+#include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/stats.hpp"
 
@@ -185,6 +186,12 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
   write_file(dir / "summary.csv", summary_csv(summaries));
   write_file(dir / "report.md", report_markdown(summaries, searches, dir));
   return summaries;
+}
+
+std::vector<std::string> write_html_report(const fs::path& dir, const std::vector<run_summary>& runs) {
+  std::vector<std::string> chart_errors;
+  write_file(dir / "report.html", report_html(runs, load_searches(dir), dir, &chart_errors));
+  return chart_errors;
 }
 
 }  // namespace harness

@@ -34,7 +34,10 @@ std::vector<run_record> load_raw(const std::filesystem::path& dir);
 // What is wrong with a results folder, one line each: a run of the plan with no folder in raw/
 // (environment.json lists the planned runs), a failed run with its first reason, raw/ with no run.
 std::vector<std::string> folder_problems(const std::filesystem::path& dir, const std::vector<run_summary>& runs);
-// summary.json, summary.csv and report.md from raw/; returns the summaries.
+// summary.json, summary.csv and report.md from raw/; returns the summaries. After every run.
 std::vector<run_summary> write_reports(const std::filesystem::path& dir);
+// report.html, with its charts (a gnuplot per chart): once, at the end of a plan and by `harness report`.
+// Returns one line per chart that could not be drawn.
+std::vector<std::string> write_html_report(const std::filesystem::path& dir, const std::vector<run_summary>& runs);
 
 }  // namespace harness

@@ -1,0 +1,249 @@
+#include "harness/report/charts.hpp"
+
+#include "harness/report/gnuplot.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+using rows = std::vector<std::vector<std::string>>;
+
+constexpr const char* palette[] = {"#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb", "#795548", "#5f6368"};
+
+std::string color(std::size_t i) { return fmt::format("lc rgb '{}'", palette[i % std::size(palette)]); }
+std::string num(double v) { return fmt::format("{:.6g}", v); }
+// A label cell of a datablock: gnuplot reads a double-quoted cell as one column, spaces and all.
+std::string label_cell(std::string text) {
+  std::replace(text.begin(), text.end(), '"', '\'');
+  return "\"" + text + "\"";
+}
+
+chart draw(std::string name, std::string caption, const std::string& script, int width, int height, const std::string& id) {
+  chart c{std::move(name), std::move(caption), "", ""};
+  try {
+    c.svg = render_svg(script, width, height, id);
+  } catch (const chart_error& e) {
+    c.error = e.what();
+  }
+  return c;
+}
+
+// Log scale where the figures span more than a decade and a half, as pps over message sizes do;
+// tics with a unit prefix (12.5 M) for rates, plain for Mbit/s.
+std::string y_scale(double lo, double hi, bool prefixed = true) {
+  const bool log = lo > 0 && hi / lo > 30;
+  return fmt::format("{}set format y '{}'\n", log ? "set logscale y 10\n" : "set yrange [0:*]\n",
+                     !prefixed ? (log ? "%.0f" : "%g") : log ? "%.0s %c" : "%.1s %c");
+}
+
+const char* common = "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nset key outside top center horizontal\n";
+
+}  // namespace
+
+std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_metric metric, const std::string& id) {
+  std::set<std::string> kinds;
+  for (const auto& g : groups) kinds.insert(std::string(nb::to_string(g.kind)));
+  // One line per role (and kind and offered load where they vary), one point per message size.
+  std::vector<std::pair<std::string, std::map<std::uint32_t, const repeat_group*>>> lines;
+  for (const auto& g : groups) {
+    if (g.topo == topology::pairs || g.received_pps.n == 0) continue;
+    std::string title = g.role;
+    if (kinds.size() > 1) title += fmt::format(" {}", nb::to_string(g.kind));
+    if (!g.load.empty()) title += " at " + g.load;
+    auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.first == title; });
+    if (it == lines.end()) it = lines.insert(lines.end(), {title, {}});
+    it->second.emplace(g.message_size, &g);
+  }
+  if (std::none_of(lines.begin(), lines.end(), [](const auto& l) { return l.second.size() >= 2; })) return std::nullopt;
+  const bool pps = metric == sweep_metric::pps;
+  const double scale = pps ? 1.0 : 1e-6;
+  std::string script = common;
+  std::set<std::uint32_t> sizes;
+  double lo = 0, hi = 0;
+  std::string plot;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    rows data;
+    for (const auto& [m, g] : lines[i].second) {
+      const spread& rx = pps ? g->received_pps : g->received_bps;
+      const spread& tx = pps ? g->sent_pps : g->sent_bps;
+      data.push_back({num(m), num(rx.mean * scale), num(rx.ci_low * scale), num(rx.ci_high * scale), num(tx.mean * scale)});
+      sizes.insert(m);
+      for (double v : {rx.ci_low * scale, tx.mean * scale})
+        if (v > 0) lo = lo == 0 ? v : std::min(lo, v);
+      hi = std::max({hi, rx.ci_high * scale, tx.mean * scale});
+    }
+    script += gp_datablock(fmt::format("L{}", i), data);
+    plot += fmt::format("{}$L{} using 1:2:3:4 with yerrorlines {} lw 2 pt 7 ps 0.6 title {}, "
+                        "$L{} using 1:5 with lines {} lw 1.5 dt 2 title {}",
+                        i ? ", " : "", i, color(i), gp_quote(lines[i].first + " received"), i, color(i),
+                        gp_quote(lines[i].first + " sent"));
+  }
+  std::string tics;
+  for (auto m : sizes) tics += fmt::format("{}'{}' {}", tics.empty() ? "" : ", ", m, m);
+  // Sizes such as 1024 and 1400 sit close on a log axis: slanted labels do not run into each other.
+  script += fmt::format("set logscale x 10\nset xtics ({}) rotate by -40\nset xlabel 'message size (bytes)'\nset ylabel {}\n{}plot {}\n",
+                        tics, gp_quote(pps ? "packets per second" : "Mbit/s"), y_scale(lo, hi, pps), plot);
+  return draw(pps ? "sweep-pps" : "sweep-mbps",
+              fmt::format("{} against message size, summed over the instances: received (solid; error bars: the 95 % "
+                          "interval of the mean over the repeats) and sent (dashed).",
+                          pps ? "Packets per second" : "Mbit/s"),
+              script + "\n", 900, 420, id);
+}
+
+std::optional<chart> timeline_chart(const run_summary& s, const std::string& id) {
+  const auto& r = s.run;
+  const bool tcp = r.kind == nb::test_kind::tcp_stream;
+  // UDP in packets per second; TCP, whose messages are only its bytes cut up, in Mbit/s.
+  auto rate = [&](std::uint64_t packets, std::uint64_t bytes, double secs) {
+    return tcp ? static_cast<double>(bytes) * 8 / secs / 1e6 : static_cast<double>(packets) / secs;
+  };
+  std::map<std::uint32_t, std::array<double, 3>> sum;  // slot -> mid time, received, sent
+  std::string script = common, plot;
+  int drawn = 0;
+  for (const auto& i : r.instances) {
+    if (!i.result || i.result->intervals.empty()) continue;
+    rows data;
+    for (const auto& iv : i.result->intervals) {
+      const double secs = static_cast<double>(iv.end_ns - iv.start_ns) / 1e9;
+      if (secs <= 0) continue;
+      const double mid = static_cast<double>(iv.start_ns + iv.end_ns) / 2e9 - r.t0;
+      const double rx = rate(iv.received_packets, iv.received_bytes, secs), tx = rate(iv.sent_packets, iv.sent_bytes, secs);
+      data.push_back({num(mid), num(rx)});
+      auto& slot = sum[iv.index];
+      slot[0] = std::max(slot[0], mid);
+      slot[1] += rx;
+      slot[2] += tx;
+    }
+    script += gp_datablock(fmt::format("I{}", drawn), data);
+    plot += fmt::format("$I{} using 1:2 with lines lw 0.7 lc rgb '#9aa0a6' {}, ", drawn,
+                        drawn ? "notitle" : "title 'each instance, received'");
+    ++drawn;
+  }
+  if (drawn == 0) return std::nullopt;
+  rows total;
+  for (const auto& [k, v] : sum) total.push_back({num(v[0]), num(v[1]), num(v[2])});
+  script += gp_datablock("S", total);
+  if (s.steady)
+    script += fmt::format("set object 1 rect from {}, graph 0 to {}, graph 1 behind fillcolor rgb '#e6f4ea' "
+                          "fillstyle solid 1.0 noborder\nset label 1 'steady' at {}, graph 0.96 tc rgb '#188038'\n",
+                          num(static_cast<double>(s.steady->start_ns) / 1e9 - r.t0),
+                          num(static_cast<double>(s.steady->end_ns) / 1e9 - r.t0),
+                          num(static_cast<double>(s.steady->start_ns) / 1e9 - r.t0 + 0.05));
+  script += fmt::format("set xrange [0:{}]\n", num(std::max(r.spec.value("duration", 0.0), sum.rbegin()->second[0] + r.interval / 2)));
+  script += fmt::format("set xlabel 'seconds after the common start T0'\nset ylabel {}\nset yrange [0:*]\nset format y '%.1s %c'\n"
+                        "plot {}$S using 1:2 with linespoints lw 2.5 pt 7 ps 0.5 {} title 'all instances, received', "
+                        "$S using 1:3 with lines lw 2 dt 2 {} title 'all instances, sent'\n",
+                        gp_quote(tcp ? "Mbit/s" : "packets per second"), plot, color(0), color(1));
+  return draw("timeline",
+              fmt::format("Per interval of {:g} s: the sum over the instances received (solid) and sent (dashed), each "
+                          "instance received (grey){}.",
+                          r.interval, s.steady ? "; shaded: the steady-state window" : ""),
+              script, 900, 340, id);
+}
+
+std::optional<chart> instance_chart(const run_summary& s, const std::string& id) {
+  rows counts;
+  bool any_loss = false;
+  for (const auto& i : s.run.instances) {
+    if (!i.problems.empty() || !i.result) continue;  // a failed instance has no figures, never zeros
+    const auto& t = *i.result;
+    counts.push_back({label_cell(i.name), std::to_string(t.sender.packets), std::to_string(t.receiver.packets),
+                      std::to_string(t.loss.path), std::to_string(drops_known(t) ? t.loss.receiver_kernel_drops : 0)});
+    any_loss = any_loss || t.loss.packets > 0;
+  }
+  if (counts.empty()) return std::nullopt;
+  const std::string drops_title = s.drops_known ? "kernel drops (receiving socket)" : "kernel drops: unknown (no SO_MEMINFO)";
+  std::string script = std::string(common) + gp_datablock("D", counts);
+  script += fmt::format(
+      "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
+      "set boxwidth 0.9\nset xtics rotate by -30\nset format y '%.1s %c'\nset multiplot layout 2,1\n"
+      "set ylabel 'packets'\nset yrange [0:*]\n"
+      "plot $D using 2:xtic(1) {} title 'sent', '' using 3 {} title 'received'\n"
+      "set ylabel 'packets lost'\n{}"
+      "plot $D using 4:xtic(1) {} title {}, '' using 5 {} title {}\nunset multiplot\n",
+      color(1), color(0), any_loss ? "set yrange [0:*]\n" : "set yrange [0:1]\n", color(3),
+      gp_quote(s.drops_known ? "path loss" : "path loss (at most)"), color(4), gp_quote(drops_title));
+  return draw("instances", "Per instance: packets sent and received (top), and where the lost ones went (bottom).", script,
+              900, 460, id);
+}
+
+std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
+  // A host's figures come with every instance it took part in; the first one tells its CPU split.
+  std::vector<std::pair<std::string, nb::cpu_share>> hosts;
+  auto add = [&](const std::string& name, const std::optional<nb::host_delta>& d) {
+    if (!d || std::any_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == name; })) return;
+    hosts.emplace_back(name, d->all);
+  };
+  for (const auto& i : s.run.instances) {
+    if (!i.result) continue;
+    const bool rev = i.result->reverse;
+    add(rev ? i.server : i.client, i.result->hosts.sender);
+    add(rev ? i.client : i.server, i.result->hosts.receiver);
+  }
+  if (hosts.empty()) return std::nullopt;
+  rows data;
+  for (const auto& [name, c] : hosts)
+    data.push_back({label_cell(name), num(c.user_pct), num(c.system_pct), num(c.softirq_pct), num(c.irq_pct), num(c.steal_pct)});
+  std::string script = std::string(common) + gp_datablock("C", data);
+  script += fmt::format(
+      "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\nset boxwidth 0.6\n"
+      "set ylabel '% of all its CPUs'\nset yrange [0:100]\n"
+      "plot $C using 2:xtic(1) {} title 'user', '' using 3 {} title 'system', '' using 4 {} title 'softirq', "
+      "'' using 5 {} title 'irq', '' using 6 {} title 'steal'\n",
+      color(0), color(1), color(3), color(4), color(7));
+  return draw("cpu", "Busy CPU per host over the test window, averaged over all its CPUs (a host on loopback is "
+                     "listed under each of its names).",
+              script, 900, 300, id);
+}
+
+std::optional<chart> search_chart(const json& search, const std::string& id) {
+  const json& sr = search.at("search");
+  rows offered, received;
+  int k = 0;
+  double lo = 0, hi = 0;
+  for (const json& t : sr.at("trials")) {
+    ++k;
+    if (!t.at("ok").get<bool>()) continue;
+    const double off = t.at("offered_pps").get<double>();
+    const double rx = t.at("received_pps").get<double>();
+    // The unpaced trial (MRR) offered what its senders could: their sent rate.
+    offered.push_back({std::to_string(k), num(off > 0 ? off : t.at("sent_pps").get<double>())});
+    received.push_back({std::to_string(k), num(rx)});
+    for (double v : {off, rx})
+      if (v > 0) lo = lo == 0 ? v : std::min(lo, v);
+    hi = std::max({hi, off, rx});
+  }
+  if (received.empty()) return std::nullopt;
+  std::string script = std::string(common) + gp_datablock("O", offered) + gp_datablock("R", received);
+  int line = 0;
+  auto mark = [&](double rate, const std::string& what, const std::string& colour) {
+    ++line;
+    script += fmt::format("set arrow {} from graph 0, first {} to graph 1, first {} nohead lw 1.5 dt 2 lc rgb '{}'\n"
+                          "set label {} {} at graph 0.01, first {} offset 0,0.6 tc rgb '{}'\n",
+                          line, num(rate), num(rate), colour, line, gp_quote(what), num(rate), colour);
+  };
+  if (const json& mrr = sr.at("mrr"); !mrr.is_null() && mrr.at("ok").get<bool>())
+    mark(mrr.at("received_pps").get<double>(), "MRR", "#5f6368");
+  for (const json& r : sr.at("results"))
+    if (!r.at("rate_pps").is_null()) {
+      const double target = r.at("loss_target_pct").get<double>();
+      mark(r.at("rate_pps").get<double>(),
+           target == 0 ? "NDR" : target == 0.5 ? "PDR" : fmt::format("loss <= {:g} %", target),
+           target == 0 ? "#188038" : "#d93025");
+    }
+  script += fmt::format("set xlabel 'trial'\nset ylabel 'packets per second (all instances)'\nset xrange [0.5:{}.5]\n"
+                        "set xtics 1\n{}plot $O using 1:2 with points pt 6 ps 1.2 {} title 'offered', "
+                        "$R using 1:2 with points pt 7 ps 0.9 {} title 'received'\n",
+                        k, y_scale(lo, hi), color(1), color(0));
+  return draw("search", "Each trial of the search in the order it ran: the aggregate rate offered (circles) and received "
+                        "(dots); dashed: the rates found.",
+              script, 900, 380, id);
+}
+
+}  // namespace harness

@@ -1,0 +1,222 @@
+// report.html: what report.md says, for a person to hand on: the PPS-vs-BPS curves and the repeats'
+// intervals first, then the rate searches, pairs, every run with its charts, and the hosts, the
+// environment and the plan at the end.
+#include "harness/report/html.hpp"
+#include "harness/report/results.hpp"
+#include "harness/run/host_check.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+
+namespace harness {
+namespace {
+
+using nlohmann::json;
+namespace h = html;
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return in ? std::string(std::istreambuf_iterator<char>(in), {}) : std::string();
+}
+
+json read_environment(const std::filesystem::path& dir) {
+  const json env = json::parse(read_text(dir / "environment.json"), nullptr, false);
+  return env.is_object() ? env : json::object();
+}
+
+// Charts get ids c1, c2, ... in page order (each inline SVG's own ids are prefixed with its chart's);
+// the ones gnuplot could not draw are told to the caller too, not only in the page.
+struct chart_ids {
+  int next = 0;
+  std::vector<std::string> errors;
+  std::string operator()() { return fmt::format("c{}", ++next); }
+  std::string place(const chart& c) {
+    if (c.svg.empty()) errors.push_back(fmt::format("{}: {}", c.name, c.error));
+    return h::figure(c);
+  }
+};
+
+// "results/x/" names its folder "x", as "results/x" does.
+std::string folder_name(const std::filesystem::path& dir) {
+  const auto p = dir.lexically_normal();
+  return (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
+}
+
+std::string percent(double v) { return fmt::format("{:.3f}{}%", v, "\u00a0"); }
+std::string count(std::uint64_t v) { return h::grouped(static_cast<double>(v)); }
+
+std::string header(const std::vector<run_summary>& runs, const std::filesystem::path& dir, const json& env) {
+  std::size_t shown = 0, failed = 0;
+  for (const auto& s : runs)
+    if (!is_search_trial(s.run)) {
+      ++shown;
+      failed += !s.ok;
+    }
+  std::string out = fmt::format("<h1>Results: {}</h1>\n<p class=\"lede\">Plan <b>{}</b>, harness {}, {} run(s), {}.</p>\n",
+                                h::escape(folder_name(dir)), h::escape(env.value("plan", std::string("?"))),
+                                h::escape(env.value("harness_version", std::string("?"))), shown,
+                                failed ? fmt::format("<span class=\"bad\">{} failed</span>", failed)
+                                       : std::string("<span class=\"good\">every one ok</span>"));
+  const auto problems = folder_problems(dir, runs);
+  if (!problems.empty()) {
+    out += "<ul class=\"problems\">\n";
+    for (const auto& p : problems) out += fmt::format("<li>{}</li>\n", h::escape(p));
+    out += "</ul>\n";
+  }
+  return out + "<p class=\"note\">Sent: what the netload instances sent; received: what netserve counted; PPS = "
+               "packets / duration per instance, summed over the instances. With repeats, each figure is the mean "
+               "± the half-width of its 95 % confidence interval (Student's t).</p>\n";
+}
+
+std::string sweep_section(const std::vector<repeat_group>& groups, chart_ids& ids) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : groups) {
+    if (g.topo == topology::pairs) continue;
+    std::vector<std::string> row{h::escape(g.role), h::escape(g.test), std::string(nb::to_string(g.kind)),
+                                 std::to_string(g.message_size), h::escape(g.load.empty() ? "unpaced" : g.load),
+                                 g.failed ? fmt::format("{} <span class=\"bad\">({} failed)</span>", g.received_pps.n, g.failed)
+                                          : std::to_string(g.received_pps.n)};
+    if (g.received_pps.n == 0) {
+      row.push_back("<span class=\"bad\">FAILED</span>");
+    } else {
+      row.insert(row.end(), {h::with_interval(g.received_pps, h::pps), h::with_interval(g.received_bps, h::mbps),
+                             h::with_interval(g.sent_pps, h::pps), h::with_interval(g.sent_bps, h::mbps),
+                             g.received_pps.has_interval() ? fmt::format("{} – {}", h::pps(g.received_pps.min), h::pps(g.received_pps.max)) : "",
+                             percent(g.loss_percent.mean)});
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) return "";
+  std::string out = "<h2>Received and sent against message size</h2>\n";
+  for (auto metric : {sweep_metric::pps, sweep_metric::mbps})
+    if (auto c = sweep_chart(groups, metric, ids())) out += ids.place(*c);
+  return out + h::table({"role", "test", "kind", "m (bytes)", "offered", "runs", "received pps", "received Mbit/s", "sent pps",
+                         "sent Mbit/s", "received pps min – max", "loss (mean)"},
+                        rows);
+}
+
+std::string search_section(const std::vector<json>& searches, chart_ids& ids) {
+  if (searches.empty()) return "";
+  std::string out = "<h2>Rate search: MRR, NDR and PDR</h2>\n<p class=\"note\">MRR: what one unpaced trial received. NDR "
+                    "and PDR: the highest aggregate rates whose loss stayed at 0 % and within 0.5 %, each confirmed by a "
+                    "full-length final trial. A sender-limited trial never counts as a pass.</p>\n";
+  for (const json& s : searches) {
+    const json& sr = s.at("search");
+    std::vector<std::vector<std::string>> rows;
+    if (const json& mrr = sr.at("mrr"); !mrr.is_null() && mrr.at("ok").get<bool>())
+      rows.push_back({"MRR (unpaced)", h::pps(mrr.at("received_pps").get<double>()),
+                      h::mbps(mrr.at("received_bits_per_second").get<double>()), percent(mrr.at("loss_pct").get<double>()), ""});
+    for (const json& r : sr.at("results")) {
+      const double target = r.at("loss_target_pct").get<double>();
+      const std::string name = target == 0 ? "NDR (loss 0 %)" : target == 0.5 ? "PDR (loss ≤ 0.5 %)" : fmt::format("loss ≤ {:g} %", target);
+      if (r.at("rate_pps").is_null()) {
+        rows.push_back({name, "<span class=\"bad\">none</span>", "", "", h::escape(r.value("note", std::string()))});
+        continue;
+      }
+      const json& fin = r.at("final");
+      rows.push_back({name, h::pps(r.at("rate_pps").get<double>()), h::mbps(r.at("rate_bits_per_second").get<double>()),
+                      fin.is_object() && fin.value("ok", false) ? percent(fin.at("loss_pct").get<double>()) : "",
+                      h::escape(r.value("note", std::string()))});
+    }
+    out += fmt::format("<h3>{}: {}, {} -m {}</h3>\n", h::escape(s.at("id").get<std::string>()),
+                       h::escape(s.at("role").get<std::string>()), h::escape(s.at("kind").get<std::string>()),
+                       s.at("message_size").get<std::uint32_t>());
+    out += h::table({"measure", "rate", "Mbit/s", "loss of the final trial", "note"}, rows);
+    if (auto c = search_chart(s, ids())) out += ids.place(*c);
+  }
+  return out;
+}
+
+std::string pairs_section(const std::vector<run_summary>& runs) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : runs) {
+    if (s.run.topo != topology::pairs || is_search_trial(s.run)) continue;
+    for (const auto& i : s.run.instances) {
+      const bool ok = s.ok && i.result;
+      rows.push_back({h::escape(i.client), h::escape(i.server), ok ? h::mbps(i.result->receiver.bits_per_second) : "<span class=\"bad\">FAILED</span>",
+                      h::escape(i.category), h::escape(s.run.id), ok ? percent(i.result->loss.percent) : ""});
+    }
+  }
+  if (rows.empty()) return "";
+  return "<h2>Pairs: from → to → bandwidth → category</h2>\n" +
+         h::table({"from", "to", "received", "category", "run", "loss"}, rows);
+}
+
+std::vector<std::string> instance_row(const instance_record& i, double t0) {
+  const std::string route = h::escape(i.client + " → " + i.server);
+  if (!i.problems.empty() || !i.result)
+    return {h::escape(i.name), route, "<span class=\"bad\">FAILED</span>", "", "", "", "", "", "",
+            h::escape(i.problems.empty() ? "" : i.problems.front())};
+  const auto& t = *i.result;
+  const bool known = drops_known(t);
+  return {h::escape(i.name), route, h::pps(t.sender.pps), h::pps(t.receiver.pps), h::mbps(t.sender.bits_per_second),
+          h::mbps(t.receiver.bits_per_second), percent(t.loss.percent), (known ? "" : "≤ ") + count(t.loss.path),
+          known ? count(t.loss.receiver_kernel_drops) : "unknown", fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)};
+}
+
+std::string run_section(const run_summary& s, chart_ids& ids) {
+  const auto& r = s.run;
+  const std::string figures = s.ok ? fmt::format("received {}, {}; loss {}", h::pps(s.receiver.pps), h::mbps(s.receiver.bps), percent(s.loss_percent))
+                                   : "<span class=\"bad\">FAILED</span>";
+  std::string out = fmt::format("<details{}><summary>{} — {}, {} -m {}: {}</summary>\n", s.ok ? "" : " open", h::escape(r.id),
+                                h::escape(r.role), nb::to_string(r.kind), r.message_size, figures);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& i : r.instances) rows.push_back(instance_row(i, r.t0));
+  if (s.ok) {
+    rows.push_back({"SUM", fmt::format("{} instances", r.instances.size()), h::pps(s.sender.pps), h::pps(s.receiver.pps),
+                    h::mbps(s.sender.bps), h::mbps(s.receiver.bps), percent(s.loss_percent),
+                    (s.drops_known ? "" : "≤ ") + count(s.path_loss), s.drops_known ? count(s.kernel_drops) : "unknown",
+                    fmt::format("skew {:.3f}", s.start_skew_ms)});
+    if (s.steady)
+      rows.push_back({"STEADY", fmt::format("{:g} s window", s.steady->slots * r.interval), h::pps(s.steady->sender.pps),
+                      h::pps(s.steady->receiver.pps), h::mbps(s.steady->sender.bps), h::mbps(s.steady->receiver.bps), "", "", "", ""});
+  }
+  out += h::table({"instance", "client → server", "sent pps", "received pps", "sent", "received", "loss", "path loss",
+                   "kernel drops", "start +ms"},
+                  rows);
+  std::string notes;
+  for (const auto& f : s.failures) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(f));
+  for (const auto& m : s.target_misses) notes += fmt::format("<li class=\"bad\">target missed: {}</li>\n", h::escape(m));
+  if (s.limit)
+    notes += fmt::format("<li><b>Limit</b> ({} of {} instances): {}</li>\n", s.limit_votes, r.instances.size(), h::escape(s.limit->text));
+  if (!s.steady && s.ok) notes += fmt::format("<li class=\"note\">No steady-state figure: {}</li>\n", h::escape(s.steady_note));
+  if (!notes.empty()) out += "<ul>\n" + notes + "</ul>\n";
+  for (auto make : {timeline_chart, instance_chart, cpu_chart})
+    if (auto c = make(s, ids())) out += ids.place(*c);
+  return out + "</details>\n";
+}
+
+std::string hosts_section(const json& env) {
+  std::vector<host_check> checks;
+  if (env.contains("hosts") && env["hosts"].is_object())
+    for (const auto& [name, host] : env["hosts"].items())
+      if (host.contains("check")) checks.push_back(host_check_from_json(host["check"]));
+  std::string out;
+  if (!checks.empty())
+    out += "<h2>Hosts, as checked before the runs</h2>\n<p class=\"note\">Clock offset: the host's wall clock minus the "
+           "harness's, measured over the ssh channel as NTP does (± its bound).</p>\n<pre>" +
+           h::escape(check_table(checks)) + "</pre>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string report_html(const std::vector<run_summary>& runs, const std::vector<json>& searches, const std::filesystem::path& dir,
+                        std::vector<std::string>* chart_errors) {
+  const json env = read_environment(dir);
+  const auto groups = group_repeats(runs);
+  chart_ids ids;
+  std::string body = header(runs, dir, env) + sweep_section(groups, ids) + search_section(searches, ids) + pairs_section(runs);
+  body += "<h2>Runs</h2>\n";
+  for (const auto& s : runs)
+    if (!is_search_trial(s.run)) body += run_section(s, ids);
+  body += hosts_section(env);
+  body += "<h2>Environment</h2>\n<details><summary>environment.json</summary>\n<pre>" + h::escape(env.dump(2, ' ', false, json::error_handler_t::replace)) + "</pre>\n</details>\n";
+  body += "<h2>Plan</h2>\n<details><summary>plan.toml</summary>\n<pre>" + h::escape(read_text(dir / "plan.toml")) + "</pre>\n</details>\n";
+  if (chart_errors) *chart_errors = std::move(ids.errors);
+  return h::page(fmt::format("Results: {}", folder_name(dir)), body);
+}
+
+}  // namespace harness

@@ -1,0 +1,73 @@
+#!/bin/sh
+# report.html and compare.html as a reader sees them: two short runs of one plan on 127.0.0.x (two sizes,
+# two repeats, paced; the first also with a small rate search), `harness compare` of the two, and both
+# pages rendered in headless Chromium (render_check.py: every chart there with plotted data, no script,
+# nothing fetched, a screenshot that is not blank). A page with its plots taken out must fail the check.
+#   report_html.sh HARNESS BIN_DIR OUT_DIR
+set -eu
+harness=$1 bin=$2 out=$3
+here=$(cd "$(dirname "$0")" && pwd)
+chromium=$(command -v chromium || true)
+[ -n "$chromium" ] || { echo "SKIP: no chromium (scripts/bootstrap installs it)"; exit 77; }
+tmp=$(mktemp -d /tmp/report-html.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+
+plan() {  # plan NAME WITH_SEARCH
+  cat <<PLAN
+name = "$1"
+[defaults]
+duration = 1
+warmup = 0
+repeats = 2
+lead = 0.3
+settle = 0.2
+ports = [0, 0]
+[hosts]
+device = { address = "127.0.0.1" }
+a = { address = "127.0.0.2" }
+b = { address = "127.0.0.3" }
+[groups]
+instances = ["a", "b"]
+[[tests]]
+name = "sweep"
+message_size = [64, 1400]
+pps = 20000
+topology = "fan-in"
+server = "device"
+clients = "instances"
+PLAN
+  [ "$2" = yes ] && cat <<PLAN
+[[tests]]
+name = "search"
+message_size = 64
+repeats = 1
+topology = "fan-in"
+server = "device"
+clients = "instances"
+search = { loss = [0.0, 0.5], trial = 0.3, final = 0.5, precision = 25, max_trials = 3 }
+PLAN
+  true
+}
+plan before yes > "$tmp/before.toml"
+plan after no > "$tmp/after.toml"
+for p in before after; do
+  "$harness" run "$tmp/$p.toml" --results "$tmp/results" --bin-dir "$bin" --no-live > "$tmp/$p.out" 2> "$tmp/$p.err" ||
+    { cat "$tmp/$p.err"; echo "FAIL: harness run $p"; exit 1; }
+done
+a=$(ls -d "$tmp"/results/before-*) b=$(ls -d "$tmp"/results/after-*)
+grep -q "^report: $a/report.html" "$tmp/before.out" || { echo "FAIL: the run does not name its report.html"; exit 1; }
+"$harness" compare "$a" "$b" --out "$tmp" > "$tmp/compare.out" || { echo "FAIL: harness compare"; exit 1; }
+cat "$tmp/compare.out"
+
+status=0
+python3 "$here/render_check.py" "$chromium" "$a/report.html" "$out/report.png" \
+  sweep-pps sweep-mbps timeline instances cpu search || status=1
+python3 "$here/render_check.py" "$chromium" "$tmp/compare.html" "$out/compare.png" compare || status=1
+# The check itself must catch a chart with nothing plotted.
+sed 's/class="gnuplot-plot"/class="emptied"/g' "$out/report.png.dom.html" > "$tmp/broken.html"
+if python3 "$here/render_check.py" --dom "$tmp/broken.html" sweep-pps > "$tmp/broken.out"; then
+  echo "FAIL: render_check.py passed a page whose charts hold no plot"; status=1
+fi
+[ $status -eq 0 ] && echo "ok: both pages rendered; screenshots in $out"
+exit $status
