@@ -1,10 +1,12 @@
 #include "harness/report/charts.hpp"
 
 #include "harness/report/gnuplot.hpp"
+#include "harness/report/html.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -18,9 +20,13 @@ constexpr const char* palette[] = {"#1a73e8", "#e8710a", "#188038", "#d93025", "
 
 std::string color(std::size_t i) { return fmt::format("lc rgb '{}'", palette[i % std::size(palette)]); }
 std::string num(double v) { return fmt::format("{:.6g}", v); }
-// A label cell of a datablock: gnuplot reads a double-quoted cell as one column, spaces and all.
+// A label cell of a datablock: gnuplot reads a double-quoted cell as one column, spaces and all. A
+// newline would end the datablock and make the rest of a name (from a plan, or a raw/ file from
+// elsewhere) gnuplot commands: control characters become spaces.
 std::string label_cell(std::string text) {
-  std::replace(text.begin(), text.end(), '"', '\'');
+  for (char& c : text)
+    if (c == '"') c = '\'';
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   return "\"" + text + "\"";
 }
 
@@ -49,13 +55,25 @@ const char* common = "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics no
 std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_metric metric, const std::string& id) {
   std::set<std::string> kinds;
   for (const auto& g : groups) kinds.insert(std::string(nb::to_string(g.kind)));
-  // One line per role (and kind and offered load where they vary), one point per message size.
+  // One line per role (and kind and offered load where they vary), one point per message size: the
+  // procedure's PPS test (-m 1) and BPS test (-m 1400) of a role are one curve. Two tests of a role at the
+  // same size are not: that role's lines are then drawn per test.
+  auto base_title = [&](const repeat_group& g) {
+    std::string title = g.role;
+    if (kinds.size() > 1) title += fmt::format(" {}", nb::to_string(g.kind));
+    return g.load.empty() ? title : title + " at " + g.load + " each";
+  };
+  std::map<std::string, std::map<std::uint32_t, std::set<std::string>>> tests_at;
+  for (const auto& g : groups) tests_at[base_title(g)][g.message_size].insert(g.test);
+  auto split = [&](const std::string& base) {
+    const auto& sizes = tests_at[base];
+    return std::any_of(sizes.begin(), sizes.end(), [](const auto& s) { return s.second.size() > 1; });
+  };
   std::vector<std::pair<std::string, std::map<std::uint32_t, const repeat_group*>>> lines;
   for (const auto& g : groups) {
     if (g.topo == topology::pairs || g.received_pps.n == 0) continue;
-    std::string title = g.role;
-    if (kinds.size() > 1) title += fmt::format(" {}", nb::to_string(g.kind));
-    if (!g.load.empty()) title += " at " + g.load;
+    const std::string base = base_title(g);
+    const std::string title = split(base) ? fmt::format("{} ({})", base, g.test) : base;
     auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.first == title; });
     if (it == lines.end()) it = lines.insert(lines.end(), {title, {}});
     it->second.emplace(g.message_size, &g);
@@ -120,12 +138,13 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
       slot[1] += rx;
       slot[2] += tx;
     }
+    if (data.empty()) continue;
     script += gp_datablock(fmt::format("I{}", drawn), data);
     plot += fmt::format("$I{} using 1:2 with lines lw 0.7 lc rgb '#9aa0a6' {}, ", drawn,
                         drawn ? "notitle" : "title 'each instance, received'");
     ++drawn;
   }
-  if (drawn == 0) return std::nullopt;
+  if (sum.empty()) return std::nullopt;  // no instance had an interval of any length
   rows total;
   for (const auto& [k, v] : sum) total.push_back({num(v[0]), num(v[1]), num(v[2])});
   script += gp_datablock("S", total);
@@ -135,7 +154,7 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
                           num(static_cast<double>(s.steady->start_ns) / 1e9 - r.t0),
                           num(static_cast<double>(s.steady->end_ns) / 1e9 - r.t0),
                           num(static_cast<double>(s.steady->start_ns) / 1e9 - r.t0 + 0.05));
-  script += fmt::format("set xrange [0:{}]\n", num(std::max(r.spec.value("duration", 0.0), sum.rbegin()->second[0] + r.interval / 2)));
+  script += fmt::format("set xrange [0:{}]\n", num(std::max(r.spec.is_object() ? r.spec.value("duration", 0.0) : 0.0, sum.rbegin()->second[0] + r.interval / 2)));
   script += fmt::format("set xlabel 'seconds after the common start T0'\nset ylabel {}\nset yrange [0:*]\nset format y '%.1s %c'\n"
                         "plot {}$S using 1:2 with linespoints lw 2.5 pt 7 ps 0.5 {} title 'all instances, received', "
                         "$S using 1:3 with lines lw 2 dt 2 {} title 'all instances, sent'\n",
@@ -222,11 +241,12 @@ std::optional<chart> search_chart(const json& search, const std::string& id) {
   if (received.empty()) return std::nullopt;
   std::string script = std::string(common) + gp_datablock("O", offered) + gp_datablock("R", received);
   int line = 0;
+  // Each mark's label at its own place along the line: MRR, NDR and PDR are often the same rate.
   auto mark = [&](double rate, const std::string& what, const std::string& colour) {
     ++line;
     script += fmt::format("set arrow {} from graph 0, first {} to graph 1, first {} nohead lw 1.5 dt 2 lc rgb '{}'\n"
-                          "set label {} {} at graph 0.01, first {} offset 0,0.6 tc rgb '{}'\n",
-                          line, num(rate), num(rate), colour, line, gp_quote(what), num(rate), colour);
+                          "set label {} {} at graph {}, first {} offset 0,0.6 tc rgb '{}'\n",
+                          line, num(rate), num(rate), colour, line, gp_quote(what), 0.01 + 0.3 * (line - 1), num(rate), colour);
   };
   if (const json& mrr = sr.at("mrr"); !mrr.is_null() && mrr.at("ok").get<bool>())
     mark(mrr.at("received_pps").get<double>(), "MRR", "#5f6368");
@@ -244,6 +264,51 @@ std::optional<chart> search_chart(const json& search, const std::string& id) {
   return draw("search", "Each trial of the search in the order it ran: the aggregate rate offered (circles) and received "
                         "(dots); dashed: the rates found.",
               script, 900, 380, id);
+}
+
+// The change of each measurement's received pps against the baseline, in %, with the interval of the
+// difference of the means (as a share of the baseline's mean) where both sides have repeats.
+std::optional<chart> change_chart(const std::vector<comparison>& all, const std::string& id) {
+  std::string script = common;
+  std::string plot;
+  // One position per measurement (its group key, unique in a folder), in the order first met.
+  std::vector<std::string> keys;
+  auto position = [&](const compare_row& r) {
+    auto it = std::find(keys.begin(), keys.end(), r.a.key);
+    if (it == keys.end()) it = keys.insert(keys.end(), r.a.key);
+    return static_cast<std::size_t>(it - keys.begin()) + 1;
+  };
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    std::vector<std::vector<std::string>> with, without;
+    for (const auto& r : all[k].rows) {
+      const std::size_t x = position(r);
+      if (std::isnan(r.pps_change)) continue;
+      const double base = r.a.received_pps.mean;
+      auto& rows = r.pps.has_interval ? with : without;
+      rows.push_back({std::to_string(x), fmt::format("{:.6g}", r.pps_change), fmt::format("{:.6g}", r.pps.low / base * 100),
+                      fmt::format("{:.6g}", r.pps.high / base * 100)});
+    }
+    if (!with.empty()) {
+      script += gp_datablock(fmt::format("W{}", k), with);
+      plot += fmt::format("{}$W{} using 1:2:3:4 with yerrorbars pt 7 ps 0.8 lw 1.5 lc rgb '#1a73e8' title {}", plot.empty() ? "" : ", ", k,
+                          gp_quote(html::folder_name(all[k].b_name) + " against " + html::folder_name(all[k].a_name)));
+    }
+    if (!without.empty()) {
+      script += gp_datablock(fmt::format("N{}", k), without);
+      plot += fmt::format("{}$N{} using 1:2 with points pt 6 ps 1.2 lw 1.5 lc rgb '#e8710a' title {}", plot.empty() ? "" : ", ", k,
+                          gp_quote(html::folder_name(all[k].b_name) + " (one run: no interval)"));
+    }
+  }
+  std::string tics;
+  for (std::size_t x = 0; x < keys.size(); ++x) tics += fmt::format("{}{} {}", x ? ", " : "", gp_quote(keys[x]), x + 1);
+  if (plot.empty()) return std::nullopt;
+  script += fmt::format("set xrange [0.5:{}.5]\nset xtics ({}) rotate by -25\nset ylabel 'received pps: change (%)'\n"
+                        "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#5f6368'\nplot {}\n",
+                        keys.size(), tics, plot);
+  return draw("compare",
+              "Change of the received pps against the baseline; error bars: the 95 % interval of the difference of the "
+              "means (Welch), where both sides have repeats. An interval that crosses zero shows no difference.",
+              script, 900, 420, id);
 }
 
 }  // namespace harness

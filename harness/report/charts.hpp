@@ -4,6 +4,7 @@
 // repeats' intervals as error bars, each run's per-second rates, its instances' counts and losses, its
 // hosts' CPU split, and each rate search's trials.
 #include "harness/report/aggregate.hpp"
+#include "harness/report/compare.hpp"
 #include "harness/report/stats.hpp"
 
 #include <nlohmann/json.hpp>
@@ -36,5 +37,8 @@ std::optional<chart> instance_chart(const run_summary& s, const std::string& id)
 std::optional<chart> cpu_chart(const run_summary& s, const std::string& id);
 // A rate search (its search.json): offered and received per trial, with MRR, NDR and PDR marked.
 std::optional<chart> search_chart(const nlohmann::json& search, const std::string& id);
+// compare.html's chart: each measurement's change in received pps against the baseline, with the interval
+// of the difference where both sides have repeats.
+std::optional<chart> change_chart(const std::vector<comparison>& all, const std::string& id);
 
 }  // namespace harness

@@ -21,6 +21,7 @@ std::string to_string(verdict v) {
     case verdict::worse: return "worse";
     case verdict::no_difference: return "no difference the repeats can show";
     case verdict::one_run: return "one run: no interval";
+    case verdict::no_ok_run: return "no ok run";
     case verdict::mixed: return "mixed";
   }
   return "?";
@@ -69,9 +70,14 @@ compare_row row_of(const repeat_group& a, const repeat_group& b) {
     r.judged = verdict::mixed;
     r.verdict_text = fmt::format("pps: {}; Mbit/s: {}", to_string(r.pps.judged), to_string(r.bps.judged));
   }
-  // A side with no ok run at all has nothing to compare.
+  // A side with no ok run at all has nothing to compare: no difference either (NaN: null in JSON),
+  // never one against a mean of zero.
   if (a.ok_runs() == 0 || b.ok_runs() == 0) {
-    r.judged = verdict::one_run;
+    for (difference* d : {&r.pps, &r.bps}) {
+      d->diff = d->low = d->high = std::numeric_limits<double>::quiet_NaN();
+      d->judged = verdict::no_ok_run;
+    }
+    r.judged = verdict::no_ok_run;
     r.verdict_text = fmt::format("no ok run in {}", a.ok_runs() == 0 ? "A" : "B");
   }
   return r;
@@ -136,10 +142,11 @@ text_table table_of(const comparison& c, const char* plus_minus) {
   for (const char* h : {"recv pps A", "recv pps B", "change", "recv Mbit/s A", "recv Mbit/s B", "change", "verdict"})
     headers.push_back(h);
   text_table t(headers);
+  constexpr auto whole = [](double v) { return fmt_thousands(v); };
   for (const auto& r : c.rows) {
     std::vector<std::string> row{r.a.test, r.a.route.empty() ? r.a.role : r.a.route, std::to_string(r.a.message_size)};
     if (loads) row.push_back(r.a.load.empty() ? "unpaced" : r.a.load);
-    for (auto cell : {mean_cell(r.a.received_pps, fmt_thousands, plus_minus), mean_cell(r.b.received_pps, fmt_thousands, plus_minus),
+    for (auto cell : {mean_cell(r.a.received_pps, whole, plus_minus), mean_cell(r.b.received_pps, whole, plus_minus),
                       change_cell(r.pps_change), mean_cell(r.a.received_bps, mbps, plus_minus),
                       mean_cell(r.b.received_bps, mbps, plus_minus), change_cell(r.bps_change), r.verdict_text})
       row.push_back(std::move(cell));
@@ -187,7 +194,7 @@ std::string compare_markdown(const std::vector<comparison>& cs) {
 
 namespace {
 json difference_json(const difference& d, double change) {
-  return {{"diff", d.diff}, {"ci95_low", d.has_interval ? json(d.low) : json()},
+  return {{"diff", std::isnan(d.diff) ? json() : json(d.diff)}, {"ci95_low", d.has_interval ? json(d.low) : json()},
           {"ci95_high", d.has_interval ? json(d.high) : json()}, {"dof", d.has_interval ? json(d.dof) : json()},
           {"change_percent", std::isnan(change) ? json() : json(change)}, {"verdict", to_string(d.judged)}};
 }

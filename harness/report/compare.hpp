@@ -19,9 +19,10 @@ enum class verdict {
   worse,          // wholly below zero
   no_difference,  // contains zero: what the repeats can show is no difference
   one_run,        // a side has fewer than 2 ok runs: no interval, so neither better nor worse
+  no_ok_run,      // a side has no ok run at all: nothing to compare
   mixed,          // a row only: received pps and Mbit/s judged differently (verdict_text says both)
 };
-// "better", "worse", "no difference the repeats can show", "one run: no interval", "mixed"
+// "better", "worse", "no difference the repeats can show", "one run: no interval", "no ok run", "mixed"
 std::string to_string(verdict v);
 
 // B's mean minus A's, with its 95 % interval (Welch's t, Welch-Satterthwaite degrees of freedom).

@@ -14,8 +14,9 @@ std::string gp_quote(std::string_view text) {
   std::string out = "'";
   for (char c : text) {
     if (c == '\'') out += '\'';
-    // A newline would end the command mid-string: a label never needs one.
-    out += c == '\n' || c == '\r' ? ' ' : c;
+    // A newline would end the command mid-string, and what followed would be gnuplot commands (`system`
+    // among them): a label never needs a control character.
+    out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
   }
   return out + "'";
 }

@@ -25,6 +25,8 @@ std::string compare_html(const std::vector<comparison>& all);
 namespace html {
 
 std::string escape(std::string_view text);
+// "results/x/" is the folder "x", as "results/x" is.
+std::string folder_name(const std::filesystem::path& dir);
 // 9872.4 -> "9 872" (narrow no-break spaces between groups of three digits).
 std::string grouped(double value, int decimals = 0);
 // 1234567 -> "1.23 M pps"; 987 -> "987 pps".

@@ -1,9 +1,12 @@
 // The page's building blocks: escaping, figure formats, tables, chart figures and the page itself.
 #include "harness/report/html.hpp"
+#include "harness/report/report.hpp"
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
+#include <utility>
 
 namespace harness::html {
 namespace {
@@ -52,31 +55,34 @@ std::string escape(std::string_view text) {
   return out;
 }
 
-std::string grouped(double value, int decimals) {
-  if (!std::isfinite(value)) return "n/a";
-  std::string text = fmt::format("{:.{}f}", std::fabs(value), decimals);
-  const auto point = text.find('.');
-  std::string whole = text.substr(0, point), out;
-  for (std::size_t i = 0; i < whole.size(); ++i) {
-    if (i > 0 && (whole.size() - i) % 3 == 0) out += narrow_space;
-    out += whole[i];
-  }
-  if (point != std::string::npos) out += text.substr(point);
-  return (value < 0 && text.find_first_not_of("0.") != std::string::npos ? "-" : "") + out;
+std::string folder_name(const std::filesystem::path& dir) {
+  const auto p = dir.lexically_normal();
+  return (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
 }
 
+std::string grouped(double value, int decimals) { return fmt_thousands(value, decimals, narrow_space); }
+
 namespace {
-// Three significant digits, as a reader compares rates: 1.23, 12.3, 123.
-std::string three_digits(double v) { return grouped(v, v < 10 ? 2 : v < 100 ? 1 : 0); }
+// Three significant digits, as a reader compares rates: 1.23, 12.3, 123 (9.996 is 10.0, not 10.00).
+std::string three_digits(double v) {
+  const double a = std::fabs(v);
+  return grouped(v, a < 9.995 ? 2 : a < 99.95 ? 1 : 0);
+}
 }  // namespace
 
 std::string pps(double value) {
   if (!std::isfinite(value)) return "n/a";
   const double a = std::fabs(value);
-  if (a < 1e3) return fmt::format("{}{}pps", grouped(value, a < 10 && a != std::floor(a) ? 2 : 0), unit_space);
-  const char* prefix = a < 1e6 ? "k" : a < 1e9 ? "M" : "G";
-  const double scaled = value / (a < 1e6 ? 1e3 : a < 1e9 ? 1e6 : 1e9);
-  return fmt::format("{}{}{}{}pps", three_digits(scaled), unit_space, prefix, unit_space);
+  // The prefix of the figure as shown: 999 600 is "1.00 M", not "1 000 k".
+  double scale = 1;
+  const char* prefix = "";
+  for (const auto& [s, name] : {std::pair{1e3, "k"}, std::pair{1e6, "M"}, std::pair{1e9, "G"}})
+    if (a >= s * 0.9995) {
+      scale = s;
+      prefix = name;
+    }
+  if (scale == 1) return fmt::format("{}{}pps", grouped(value, a < 10 && a != std::floor(a) ? 2 : 0), unit_space);
+  return fmt::format("{}{}{}{}pps", three_digits(value / scale), unit_space, prefix, unit_space);
 }
 
 std::string mbps(double bits_per_second) {
@@ -93,10 +99,29 @@ std::string with_interval(const spread& s, std::string (*format)(double)) {
   return fmt::format("{} ±{}{}", format(s.mean), unit_space, format((s.ci_high - s.ci_low) / 2));
 }
 
+namespace {
+// A column of figures is set right, a column of words left: by what its cells start with (markup such as
+// a FAILED mark and empty cells say nothing either way).
+std::vector<bool> figure_columns(std::size_t n, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<bool> figures(n, true);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size() && c < n; ++c) {
+      const std::string& cell = row[c];
+      if (cell.empty() || cell[0] == '<' || cell == "n/a" || cell == "unknown") continue;
+      const bool figure = std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-' || cell[0] == '+' ||
+                          cell.rfind("≤", 0) == 0 || cell.rfind("skew", 0) == 0;
+      figures[c] = figures[c] && figure;
+    }
+  if (n) figures[0] = false;
+  return figures;
+}
+}  // namespace
+
 std::string table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
+  const auto figures = figure_columns(headers.size(), rows);
   std::string out = "<div class=\"table\"><table>\n<tr>";
   for (std::size_t c = 0; c < headers.size(); ++c)
-    out += fmt::format("<th{}>{}</th>", c ? " class=\"n\"" : "", escape(headers[c]));
+    out += fmt::format("<th{}>{}</th>", figures[c] ? " class=\"n\"" : "", escape(headers[c]));
   out += "</tr>\n";
   for (const auto& row : rows) {
     const bool total = !row.empty() && (row[0] == "SUM" || row[0] == "STEADY");
@@ -104,7 +129,7 @@ std::string table(const std::vector<std::string>& headers, const std::vector<std
     for (std::size_t c = 0; c < row.size(); ++c) {
       // A note is prose: it wraps, where a figure never does.
       const bool prose = c < headers.size() && headers[c] == "note";
-      out += fmt::format("<td{}>{}</td>", prose ? " class=\"text\"" : c ? " class=\"n\"" : "", row[c]);
+      out += fmt::format("<td{}>{}</td>", prose ? " class=\"text\"" : c < figures.size() && figures[c] ? " class=\"n\"" : "", row[c]);
     }
     out += "</tr>\n";
   }

@@ -5,6 +5,8 @@
 #include "harness/report/results.hpp"
 #include "harness/run/host_check.hpp"
 
+#include "core/json_text.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -21,8 +23,9 @@ std::string read_text(const std::filesystem::path& file) {
   return in ? std::string(std::istreambuf_iterator<char>(in), {}) : std::string();
 }
 
+// Bounded as every other results file is read (the folder may come from elsewhere).
 json read_environment(const std::filesystem::path& dir) {
-  const json env = json::parse(read_text(dir / "environment.json"), nullptr, false);
+  const json env = nb::parse_json_bounded(read_text(dir / "environment.json"), nb::max_json_depth);
   return env.is_object() ? env : json::object();
 }
 
@@ -38,25 +41,21 @@ struct chart_ids {
   }
 };
 
-// "results/x/" names its folder "x", as "results/x" does.
-std::string folder_name(const std::filesystem::path& dir) {
-  const auto p = dir.lexically_normal();
-  return (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
-}
-
 std::string percent(double v) { return fmt::format("{:.3f}{}%", v, "\u00a0"); }
 std::string count(std::uint64_t v) { return h::grouped(static_cast<double>(v)); }
 
-std::string header(const std::vector<run_summary>& runs, const std::filesystem::path& dir, const json& env) {
+std::string header(const std::vector<run_summary>& runs, std::size_t searches, const std::filesystem::path& dir,
+                   const json& env) {
   std::size_t shown = 0, failed = 0;
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) {
       ++shown;
       failed += !s.ok;
     }
-  std::string out = fmt::format("<h1>Results: {}</h1>\n<p class=\"lede\">Plan <b>{}</b>, harness {}, {} run(s), {}.</p>\n",
-                                h::escape(folder_name(dir)), h::escape(env.value("plan", std::string("?"))),
+  std::string out = fmt::format("<h1>Results: {}</h1>\n<p class=\"lede\">Plan <b>{}</b>, harness {}, {} run(s){}, {}.</p>\n",
+                                h::escape(h::folder_name(dir)), h::escape(env.value("plan", std::string("?"))),
                                 h::escape(env.value("harness_version", std::string("?"))), shown,
+                                searches ? fmt::format(" and {} rate search(es)", searches) : "",
                                 failed ? fmt::format("<span class=\"bad\">{} failed</span>", failed)
                                        : std::string("<span class=\"good\">every one ok</span>"));
   const auto problems = folder_problems(dir, runs);
@@ -92,7 +91,7 @@ std::string sweep_section(const std::vector<repeat_group>& groups, chart_ids& id
   std::string out = "<h2>Received and sent against message size</h2>\n";
   for (auto metric : {sweep_metric::pps, sweep_metric::mbps})
     if (auto c = sweep_chart(groups, metric, ids())) out += ids.place(*c);
-  return out + h::table({"role", "test", "kind", "m (bytes)", "offered", "runs", "received pps", "received Mbit/s", "sent pps",
+  return out + h::table({"role", "test", "kind", "m (bytes)", "offered per instance", "runs", "received pps", "received Mbit/s", "sent pps",
                          "sent Mbit/s", "received pps min – max", "loss (mean)"},
                         rows);
 }
@@ -129,7 +128,26 @@ std::string search_section(const std::vector<json>& searches, chart_ids& ids) {
   return out;
 }
 
-std::string pairs_section(const std::vector<run_summary>& runs) {
+// Per route run more than once: its mean and interval, as the sweep table gives them for the other topologies.
+std::string pairs_repeats(const std::vector<repeat_group>& groups) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : groups) {
+    if (g.topo != topology::pairs || !is_repeated(g)) continue;
+    std::vector<std::string> row{h::escape(g.route), h::escape(g.test), std::string(nb::to_string(g.kind)),
+                                 std::to_string(g.message_size), std::to_string(g.ok_runs())};
+    if (g.ok_runs() == 0)
+      row.push_back("<span class=\"bad\">FAILED</span>");
+    else
+      row.insert(row.end(), {h::with_interval(g.received_bps, h::mbps), h::with_interval(g.received_pps, h::pps),
+                             percent(g.loss_percent.mean)});
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) return "";
+  return "<h3>Pairs over their repeats</h3>\n" +
+         h::table({"from → to", "test", "kind", "m (bytes)", "ok runs", "received", "received pps", "loss (mean)"}, rows);
+}
+
+std::string pairs_section(const std::vector<run_summary>& runs, const std::vector<repeat_group>& groups) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : runs) {
     if (s.run.topo != topology::pairs || is_search_trial(s.run)) continue;
@@ -141,7 +159,7 @@ std::string pairs_section(const std::vector<run_summary>& runs) {
   }
   if (rows.empty()) return "";
   return "<h2>Pairs: from → to → bandwidth → category</h2>\n" +
-         h::table({"from", "to", "received", "category", "run", "loss"}, rows);
+         h::table({"from", "to", "received", "category", "run", "loss"}, rows) + pairs_repeats(groups);
 }
 
 std::vector<std::string> instance_row(const instance_record& i, double t0) {
@@ -208,15 +226,17 @@ std::string report_html(const std::vector<run_summary>& runs, const std::vector<
   const json env = read_environment(dir);
   const auto groups = group_repeats(runs);
   chart_ids ids;
-  std::string body = header(runs, dir, env) + sweep_section(groups, ids) + search_section(searches, ids) + pairs_section(runs);
-  body += "<h2>Runs</h2>\n";
+  std::string body = header(runs, searches.size(), dir, env) + sweep_section(groups, ids) + search_section(searches, ids) +
+                     pairs_section(runs, groups);
+  std::string run_sections;
   for (const auto& s : runs)
-    if (!is_search_trial(s.run)) body += run_section(s, ids);
+    if (!is_search_trial(s.run)) run_sections += run_section(s, ids);
+  if (!run_sections.empty()) body += "<h2>Runs</h2>\n" + run_sections;
   body += hosts_section(env);
   body += "<h2>Environment</h2>\n<details><summary>environment.json</summary>\n<pre>" + h::escape(env.dump(2, ' ', false, json::error_handler_t::replace)) + "</pre>\n</details>\n";
   body += "<h2>Plan</h2>\n<details><summary>plan.toml</summary>\n<pre>" + h::escape(read_text(dir / "plan.toml")) + "</pre>\n</details>\n";
   if (chart_errors) *chart_errors = std::move(ids.errors);
-  return h::page(fmt::format("Results: {}", folder_name(dir)), body);
+  return h::page(fmt::format("Results: {}", h::folder_name(dir)), body);
 }
 
 }  // namespace harness

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace harness {
 
@@ -44,6 +45,21 @@ std::string text_table::markdown() const {
   out += "\n";
   for (const auto& r : rows_) out += line(r);
   return out;
+}
+
+std::string fmt_thousands(double value, int decimals, std::string_view separator) {
+  if (!std::isfinite(value)) return "n/a";
+  const std::string text = fmt::format("{:.{}f}", std::fabs(value), decimals);
+  const auto point = text.find('.');
+  const std::string whole = text.substr(0, point);
+  std::string out;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    if (i > 0 && (whole.size() - i) % 3 == 0) out += separator;
+    out += whole[i];
+  }
+  if (point != std::string::npos) out += text.substr(point);
+  // "-0" is not a figure: the sign only when something non-zero is shown.
+  return (value < 0 && text.find_first_not_of("0.") != std::string::npos ? "-" : "") + out;
 }
 
 std::string fmt_pps(double pps) { return fmt::format("{:.0f}", pps); }

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace harness {
@@ -41,7 +42,8 @@ std::string repeats_csv(const std::vector<run_summary>& runs);
 // Shared cell formats.
 std::string fmt_pps(double pps);
 std::string fmt_mbps(double bps);
-std::string fmt_thousands(double value);  // "1 234 567": whole units, a space between thousands
+// "1 234 567": groups of three digits; report.html separates them with a narrow no-break space.
+std::string fmt_thousands(double value, int decimals = 0, std::string_view separator = " ");
 std::string csv_quote(const std::string& s);
 std::vector<std::string> instance_cells(const instance_record& i, double t0);
 std::vector<std::string> sum_cells(const run_summary& s);

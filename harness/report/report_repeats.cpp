@@ -10,16 +10,6 @@
 
 namespace harness {
 
-std::string fmt_thousands(double value) {
-  const std::string digits = fmt::format("{:.0f}", std::abs(value));
-  std::string out;
-  for (std::size_t k = 0; k < digits.size(); ++k) {
-    if (k && (digits.size() - k) % 3 == 0) out += ' ';
-    out += digits[k];
-  }
-  return (value <= -0.5 ? "-" : "") + out;
-}
-
 namespace {
 
 bool any_repeated(const std::vector<repeat_group>& groups) {

@@ -115,8 +115,9 @@ void describe_group(repeat_group& g, const std::vector<run_summary>& runs) {
 }  // namespace
 
 bool same_measurement(const repeat_group& a, const repeat_group& b) {
-  return a.test == b.test && a.role == b.role && a.message_size == b.message_size && a.load == b.load &&
-         a.route == b.route;
+  // A test that kept its name but changed kind or topology measures something else.
+  return a.test == b.test && a.role == b.role && a.kind == b.kind && a.topo == b.topo &&
+         a.message_size == b.message_size && a.load == b.load && a.route == b.route;
 }
 
 bool is_repeated(const repeat_group& g) { return g.runs.size() >= 2; }
@@ -138,7 +139,9 @@ std::vector<repeat_group> group_repeats(const std::vector<run_summary>& runs) {
 }
 
 json to_json(const spread& s) {
-  return {{"n", s.n}, {"mean", s.mean}, {"sd", s.sd}, {"min", s.min}, {"max", s.max},
+  // No ok run: no figures, never zeros.
+  const auto figure = [&](double v) { return s.n > 0 ? json(v) : json(); };
+  return {{"n", s.n}, {"mean", figure(s.mean)}, {"sd", figure(s.sd)}, {"min", figure(s.min)}, {"max", figure(s.max)},
           {"ci95_low", s.has_interval() ? json(s.ci_low) : json()},
           {"ci95_high", s.has_interval() ? json(s.ci_high) : json()}};
 }

@@ -44,8 +44,8 @@ struct repeat_group {
 // Search trials are left out; groups in the order of their first run. Every measurement is a group, one
 // run or many: `harness compare` matches single runs too.
 std::vector<repeat_group> group_repeats(const std::vector<run_summary>& runs);
-// Whether two groups (of one results folder or of two) are the same measurement: test, role, message
-// size, load and route.
+// Whether two groups (of one results folder or of two) are the same measurement: test, role, kind,
+// topology, message size, load and route.
 bool same_measurement(const repeat_group& a, const repeat_group& b);
 // The groups a run's reports show a spread for: at least two runs (the plan asked for repeats).
 bool is_repeated(const repeat_group& g);

@@ -31,6 +31,9 @@ TEST_CASE("figures are grouped in threes with unit prefixes", "[html]") {
   CHECK(pps(987) == "987" + nbsp + "pps");
   CHECK(pps(45678) == "45.7" + nbsp + "k" + nbsp + "pps");
   CHECK(pps(29.4e9) == "29.4" + nbsp + "G" + nbsp + "pps");
+  CHECK(pps(999600) == "1.00" + nbsp + "M" + nbsp + "pps");  // rounded, the prefix moves up
+  CHECK(pps(99960) == "100" + nbsp + "k" + nbsp + "pps");
+  CHECK(pps(9996) == "10.0" + nbsp + "k" + nbsp + "pps");
   CHECK(mbps(9.872e9) == "9" + thin + "872" + nbsp + "Mbit/s");
   CHECK(mbps(12.34e6) == "12.3" + nbsp + "Mbit/s");
   CHECK(mbps(0.0123e6) == "0.0123" + nbsp + "Mbit/s");

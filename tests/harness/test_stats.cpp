@@ -200,8 +200,12 @@ TEST_CASE("compare: measurements matched by test, size and load, the rest listed
   std::vector<harness::run_summary> failed{run("pps", 64, 1, 0, false), run("pps", 64, 2, 0, false)};
   const auto f = harness::compare_groups(harness::group_repeats(a), harness::group_repeats(failed));
   REQUIRE(f.rows.size() == 1);
-  CHECK(f.rows[0].judged == verdict::one_run);
+  CHECK(f.rows[0].judged == verdict::no_ok_run);
   CHECK(std::isnan(f.rows[0].pps_change));
+  const auto fj = harness::to_json(f.rows[0]);
+  CHECK(fj.at("received_pps").at("diff").is_null());
+  CHECK(fj.at("verdict") == "no ok run");
+  CHECK(harness::to_json(f.rows[0].b.received_pps).at("mean").is_null());
 }
 
 TEST_CASE("report: thousands separated by a space", "[harness][stats]") {

@@ -6,8 +6,8 @@
 
 - Chromium loads the file (no network: the page must not need one) and prints the DOM it built: every
   chart named on the command line is there as <figure class="chart" data-chart=NAME>, not marked
-  missing, with an <svg> that has at least one gnuplot plot group holding drawn data (a path of three
-  points or more, or point markers);
+  missing, with one <svg> whose first gnuplot plot group, and half of them at least, drew data off
+  their key rows (two points of a line or a bar, or a point marker);
 - the page has no script and fetches nothing (no http(s) address in a src or href);
 - the screenshot Chromium takes is not blank: enough of it is not white, in enough colours.
 Exit status 0 when all hold, 1 with each failure on stdout otherwise.
@@ -20,13 +20,23 @@ import sys
 import zlib
 
 
+NUMBER_PAIR = re.compile(r"(-?\d+(?:\.\d+)?)[ ,](-?\d+(?:\.\d+)?)")
+TRANSLATE = re.compile(r"translate\((-?[\d.]+)[ ,](-?[\d.]+)\)")
+KEY_ROW_PX = 8  # a key's sample sits within this many px of its title's baseline
+
+
 class Page(html.parser.HTMLParser):
+    """The charts of a page: per chart, its SVGs, plot groups and the plot groups that drew data.
+
+    A gnuplot plot group also holds its key entry: the title (a translated <g> with the text) and a
+    sample line, box or marker beside it. Only what lies off every key row of the group counts as data,
+    so a plot whose points all fell outside its axes (or were never there) has none."""
+
     def __init__(self):
         super().__init__()
-        self.charts = []      # [name, missing, svgs, plot groups, plot groups with data]
-        self.stack = []       # open tags (of the charts only)
-        self.in_plot = 0      # depth inside a gnuplot plot group
-        self.plot_has_data = False
+        self.charts = []      # [name, missing, svgs, plot groups, plot groups with data, first one has data]
+        self.depth = 0        # depth inside a gnuplot plot group; 0 outside
+        self.key_rows, self.points = [], []
         self.scripts = 0
         self.fetches = []
 
@@ -38,7 +48,7 @@ class Page(html.parser.HTMLParser):
             if re.match(r"\s*(https?:)?//", a.get(key) or ""):
                 self.fetches.append(f"<{tag} {key}={a[key]}>")
         if tag == "figure" and "chart" in (a.get("class") or "").split():
-            self.charts.append([a.get("data-chart"), "missing" in a.get("class"), 0, 0, 0])
+            self.charts.append([a.get("data-chart"), "missing" in a.get("class"), 0, 0, 0, False])
         if not self.charts:
             return
         chart = self.charts[-1]
@@ -46,21 +56,31 @@ class Page(html.parser.HTMLParser):
             chart[2] += 1
         if tag == "g" and "gnuplot-plot" in (a.get("class") or ""):
             chart[3] += 1
-            self.in_plot = 1
-            self.plot_has_data = False
-        elif self.in_plot and tag == "g":
-            self.in_plot += 1
-        if self.in_plot:
-            points = len(re.findall(r"-?\d+(?:\.\d+)?,-?\d+(?:\.\d+)?", a.get("d") or ""))
-            points += len(re.findall(r"-?\d+(?:\.\d+)?,-?\d+(?:\.\d+)?", a.get("points") or ""))
-            if (tag in ("path", "polygon") and points >= 3) or tag == "use":
-                self.plot_has_data = True
+            self.depth, self.key_rows, self.points = 1, [], []
+            return
+        if not self.depth:
+            return
+        if tag == "g":
+            self.depth += 1
+            moved = TRANSLATE.search(a.get("transform") or "")
+            if moved:  # a key title is drawn in a translated group
+                self.key_rows.append(float(moved.group(2)))
+        elif tag in ("path", "polygon"):
+            self.points += [float(y) for _, y in NUMBER_PAIR.findall(a.get("d") or a.get("points") or "")]
+        elif tag == "use":  # a point marker: one is a data point by itself
+            moved = TRANSLATE.search(a.get("transform") or "")
+            if moved:
+                self.points += [float(moved.group(2))] * 2
 
     def handle_endtag(self, tag):
-        if self.in_plot and tag == "g":
-            self.in_plot -= 1
-            if self.in_plot == 0 and self.plot_has_data:
+        if not self.depth or tag != "g":
+            return
+        self.depth -= 1
+        if self.depth == 0:
+            data = [y for y in self.points if all(abs(y - row) > KEY_ROW_PX for row in self.key_rows)]
+            if len(data) >= 2:
                 self.charts[-1][4] += 1
+                self.charts[-1][5] |= self.charts[-1][3] == 1
 
 
 def png_pixels(path):
@@ -129,9 +149,11 @@ def dom_problems(dom, expected):
     if parsed.scripts:
         problems.append(f"the page has {parsed.scripts} script element(s)")
     problems += [f"the page fetches {f}" for f in parsed.fetches]
-    for name, missing, svgs, groups, drawn in parsed.charts:
+    for name, missing, svgs, groups, drawn, first in parsed.charts:
         print(f"chart {name}: {svgs} svg, {groups} plot group(s), {drawn} with data{' MISSING' if missing else ''}")
-        if missing or svgs != 1 or drawn == 0:
+        # The first plot (received, sent, offered, ...) must have drawn, and half of them at least: a plot of
+        # losses that were all zero draws nothing, and rightly.
+        if missing or svgs != 1 or not first or drawn * 2 < groups:
             problems.append(f"chart {name} is missing or empty")
     names = [c[0] for c in parsed.charts]
     return problems + [f"no chart {n} on the page" for n in expected if n not in names]

@@ -18,6 +18,7 @@ plan() {  # plan NAME WITH_SEARCH
 name = "$1"
 [defaults]
 duration = 1
+interval = 0.5         # two samples per run: a timeline to draw
 warmup = 0
 repeats = 2
 lead = 0.3
@@ -64,10 +65,20 @@ status=0
 python3 "$here/render_check.py" "$chromium" "$a/report.html" "$out/report.png" \
   sweep-pps sweep-mbps timeline instances cpu search || status=1
 python3 "$here/render_check.py" "$chromium" "$tmp/compare.html" "$out/compare.png" compare || status=1
-# The check itself must catch a chart with nothing plotted.
+# The check itself must catch a chart with nothing plotted: plot groups gone, or a plot whose every point
+# fell outside its axes (only its key entry drawn).
 sed 's/class="gnuplot-plot"/class="emptied"/g' "$out/report.png.dom.html" > "$tmp/broken.html"
 if python3 "$here/render_check.py" --dom "$tmp/broken.html" sweep-pps > "$tmp/broken.out"; then
   echo "FAIL: render_check.py passed a page whose charts hold no plot"; status=1
+fi
+{
+  echo '<figure class="chart" data-chart="sweep-pps">'
+  printf '%s\n' "set terminal svg" "set xrange [0:1]" "set yrange [0:1]" '$D << EOD' "5 5" "6 6" "EOD" \
+    "plot \$D using 1:2 with linespoints pt 7 title 'received'" | gnuplot | sed 's/id="gnuplot_plot_1"/class="gnuplot-plot"/'
+  echo '</figure>'
+} > "$tmp/key-only.html"
+if python3 "$here/render_check.py" --dom "$tmp/key-only.html" sweep-pps > "$tmp/key-only.out"; then
+  echo "FAIL: render_check.py passed a chart that drew only its key"; status=1
 fi
 [ $status -eq 0 ] && echo "ok: both pages rendered; screenshots in $out"
 exit $status
