@@ -44,7 +44,7 @@ struct chart_ids {
 std::string percent(double v) { return fmt::format("{:.3f}{}%", v, "\u00a0"); }
 std::string count(std::uint64_t v) { return h::grouped(static_cast<double>(v)); }
 
-std::string header(const std::vector<run_summary>& runs, std::size_t searches, const std::filesystem::path& dir,
+std::string page_header(const std::vector<run_summary>& runs, std::size_t searches, const std::filesystem::path& dir,
                    const json& env) {
   std::size_t shown = 0, failed = 0;
   for (const auto& s : runs)
@@ -226,7 +226,7 @@ std::string report_html(const std::vector<run_summary>& runs, const std::vector<
   const json env = read_environment(dir);
   const auto groups = group_repeats(runs);
   chart_ids ids;
-  std::string body = header(runs, searches.size(), dir, env) + sweep_section(groups, ids) + search_section(searches, ids) +
+  std::string body = page_header(runs, searches.size(), dir, env) + sweep_section(groups, ids) + search_section(searches, ids) +
                      pairs_section(runs, groups);
   std::string run_sections;
   for (const auto& s : runs)

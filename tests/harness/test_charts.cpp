@@ -11,9 +11,10 @@
 
 namespace {
 
-std::size_t count(const std::string& text, const std::string& what) {
+// The plot groups of an inline chart: one per curve gnuplot drew.
+std::size_t plot_groups(const std::string& svg) {
   std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  for (auto at = svg.find("class=\"gnuplot-plot\""); at != std::string::npos; at = svg.find("class=\"gnuplot-plot\"", at + 1)) ++n;
   return n;
 }
 
@@ -96,12 +97,12 @@ TEST_CASE("two tests of one role at the same size are two curves, not one", "[ch
   // The procedure's PPS test (-m 64) and BPS test (-m 1400) of a role make one curve...
   const auto one = harness::sweep_chart({measured("pps", 64, 1e6), measured("bps", 1400, 2e5)}, harness::sweep_metric::pps, "c1");
   REQUIRE(one);
-  CHECK(count(one->svg, "class=\"gnuplot-plot\"") == 2);  // received and sent of one line
+  CHECK(plot_groups(one->svg) == 2);  // received and sent of one line
   // ...but two tests that both ran -m 64 and -m 1400 on the same server are two.
   const auto two = harness::sweep_chart({measured("one", 64, 1e6), measured("one", 1400, 2e5), measured("two", 64, 2e6),
                                          measured("two", 1400, 4e5)},
                                         harness::sweep_metric::pps, "c2");
   REQUIRE(two);
-  CHECK(count(two->svg, "class=\"gnuplot-plot\"") == 4);
+  CHECK(plot_groups(two->svg) == 4);
   CHECK(two->svg.find("device as server (two) received") != std::string::npos);
 }

@@ -3,6 +3,8 @@
 // every row, with the repeats' spread in summary.json and report.md.
 #include "core/process.hpp"
 
+#include "tests/support/temp_file.hpp"
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,13 +20,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 constexpr const char* plan = R"(name = "twice"
 [defaults]
@@ -71,21 +66,21 @@ TEST_CASE("harness integration: compare two results folders of a plan with repea
   std::ofstream(root / "twice.toml") << plan;
   const fs::path a = run_plan(root, "a"), b = run_plan(root, "b");
 
-  const json summary = json::parse(slurp(a / "summary.json"));
+  const json summary = json::parse(nb::test::read_text(a / "summary.json"));
   REQUIRE(summary.at("repeats").size() == 1);
   const json& g = summary.at("repeats").at(0);
   CHECK(g.at("key") == "pps-m64");
   CHECK((g.at("runs") == json{"pps-m64-r1", "pps-m64-r2"}));
   CHECK(g.at("received_pps").at("n") == 2);
   CHECK(g.at("received_pps").at("ci95_low").is_number());
-  CHECK(slurp(a / "report.md").find("## Repeats") != std::string::npos);
-  CHECK(slurp(a / "summary.csv").find("\"pps-m64\",\"pps\",\"device as server\",fan-in,UDP_STREAM,64,\"CI95_HIGH\"") !=
+  CHECK(nb::test::read_text(a / "report.md").find("## Repeats") != std::string::npos);
+  CHECK(nb::test::read_text(a / "summary.csv").find("\"pps-m64\",\"pps\",\"device as server\",fan-in,UDP_STREAM,64,\"CI95_HIGH\"") !=
         std::string::npos);
 
   const auto o = nb::run_blocking({HARNESS_PATH, "compare", a.string(), b.string(), "--out", (root / "cmp").string()}, 30s);
   INFO(o.stderr_text << o.stdout_text);
   REQUIRE(o.exit_code == 0);
-  const json c = json::parse(slurp(root / "cmp" / "compare.json"));
+  const json c = json::parse(nb::test::read_text(root / "cmp" / "compare.json"));
   const json& rows = c.at("comparisons").at(0).at("rows");
   REQUIRE(rows.size() == 1);
   for (const auto& r : rows) {
@@ -94,7 +89,7 @@ TEST_CASE("harness integration: compare two results folders of a plan with repea
     CHECK(o.stdout_text.find(r.at("verdict_text").get<std::string>()) != std::string::npos);
     CHECK(r.at("received_pps").at("ci95_low").is_number());
   }
-  const std::string md = slurp(root / "cmp" / "compare.md");
+  const std::string md = nb::test::read_text(root / "cmp" / "compare.md");
   CHECK(md.find("| pps | device as server | 64 |") != std::string::npos);
   CHECK(md.find("only in") == std::string::npos);
 

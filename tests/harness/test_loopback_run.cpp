@@ -6,6 +6,8 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include "tests/support/temp_file.hpp"
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -20,13 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 fs::path temp_dir(const char* tag) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("harness-{}-{}", tag, ::getpid());
@@ -87,7 +82,7 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir / "raw" / "pps-m16")) {
     if (e.path().filename() == "run.json") continue;
-    const json r = json::parse(slurp(e.path())).at("result");
+    const json r = json::parse(nb::test::read_text(e.path())).at("result");
     ++files;
     sent += r.at("sender").at("packets").get<std::uint64_t>();
     received += r.at("receiver").at("packets").get<std::uint64_t>();
@@ -99,7 +94,7 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
   CHECK(files == 8);
   CHECK(sent > 8 * 5000);  // 2 s at 5000 pps each, give or take pacing
 
-  const json summary = json::parse(slurp(dir / "summary.json"));
+  const json summary = json::parse(nb::test::read_text(dir / "summary.json"));
   const json& run0 = summary.at("runs").at(0);
   REQUIRE(run0.at("ok").get<bool>());
   CHECK(run0.at("instances").size() == 8);
@@ -113,14 +108,14 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
   CHECK(run0.at("steady_state").at("slots").get<int>() >= 1);
 
   // `harness report DIR` rebuilds every report from raw/ alone, to the same content.
-  const std::string before = slurp(dir / "summary.json"), md = slurp(dir / "report.md");
+  const std::string before = nb::test::read_text(dir / "summary.json"), md = nb::test::read_text(dir / "report.md");
   fs::remove(dir / "summary.json");
   fs::remove(dir / "report.md");
   fs::remove(dir / "summary.csv");
   const auto rep = nb::run_blocking({HARNESS_PATH, "report", dir.string()}, 30s);
   CHECK(rep.exit_code == 0);
-  CHECK(slurp(dir / "summary.json") == before);
-  CHECK(slurp(dir / "report.md") == md);
+  CHECK(nb::test::read_text(dir / "summary.json") == before);
+  CHECK(nb::test::read_text(dir / "report.md") == md);
   CHECK(fs::exists(dir / "summary.csv"));
   fs::remove_all(root);
 }
@@ -146,13 +141,13 @@ b = { address = "127.0.0.3" }
   REQUIRE(o.exit_code == 0);
   fs::path dir;
   for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
-  const std::string md = slurp(dir / "report.md");
+  const std::string md = nb::test::read_text(dir / "report.md");
   CHECK(md.find("## Pairs: from -> to -> bandwidth -> category") != std::string::npos);
   CHECK(md.find("| a | b | ") != std::string::npos);
   CHECK(md.find("| b | a | ") != std::string::npos);
   CHECK(md.find("| OCI internal | tcp-m16384-a-to-b |") != std::string::npos);
   // The MSS asked for reached netload, and TCP byte counts reconcile.
-  const json r = json::parse(slurp(dir / "raw" / "tcp-m16384-b-to-a" / "b-to-a.json")).at("result");
+  const json r = json::parse(nb::test::read_text(dir / "raw" / "tcp-m16384-b-to-a" / "b-to-a.json")).at("result");
   CHECK(r.at("options").at("mss").get<int>() == 1200);
   CHECK(r.at("loss").at("reconciles").get<bool>());
   fs::remove_all(root);

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -27,5 +28,11 @@ struct temp_file {
   temp_file& operator=(const temp_file&) = delete;
   std::string dir, path;
 };
+
+// A whole file's text; empty when it cannot be read (a test then fails on what it expected in it).
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 }  // namespace nb::test
