@@ -104,7 +104,9 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
   }
   std::string tics;
   for (auto m : sizes) tics += fmt::format("{}'{}' {}", tics.empty() ? "" : ", ", m, m);
-  // Sizes such as 1024 and 1400 sit close on a log axis: slanted labels do not run into each other.
+  // The axis ends a little beyond the smallest and largest size, not at the next power of ten; sizes such
+  // as 1024 and 1400 sit close on it: slanted labels do not run into each other.
+  script += fmt::format("set xrange [{}:{}]\n", num(*sizes.begin() / 1.4), num(*sizes.rbegin() * 1.4));
   script += fmt::format("set logscale x 10\nset xtics ({}) rotate by -40\nset xlabel 'message size (bytes)'\nset ylabel {}\n{}plot {}\n",
                         tics, gp_quote(pps ? "packets per second" : "Mbit/s"), y_scale(lo, hi, pps), plot);
   return draw(pps ? "sweep-pps" : "sweep-mbps",
