@@ -40,8 +40,9 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
 }
 
 // report.html last: a chart gnuplot could not draw is said once here, and in its place in the page.
-void write_html(const std::filesystem::path& dir, const std::vector<run_summary>& runs) {
-  const auto errors = write_html_report(dir, runs);
+void write_html(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
+                const std::vector<nlohmann::json>& searches) {
+  const auto errors = write_html_report(dir, runs, searches);
   if (!errors.empty())
     fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(), errors.front());
 }
@@ -93,8 +94,9 @@ int run_plan(const run_request& req) {
   const auto summaries = load_raw(dir);
   std::vector<run_summary> s;
   for (auto rec : summaries) s.push_back(summarize(std::move(rec)));
-  write_html(dir, s);
-  fmt::print("{}\nresults: {}\nreport: {}\n", console_summary(s, load_searches(dir)), dir.string(),
+  const auto searches = load_searches(dir);
+  write_html(dir, s, searches);
+  fmt::print("{}\nresults: {}\nreport: {}\n", console_summary(s, searches), dir.string(),
              (dir / "report.html").string());
   return status_of(dir, s);
 }
@@ -127,8 +129,9 @@ int check_plan(const run_request& req) {
 
 int rebuild_reports(const std::filesystem::path& dir) {
   const auto s = write_reports(dir);
-  write_html(dir, s);
-  fmt::print("{}\nreports rebuilt in {}\n", console_summary(s, load_searches(dir)), dir.string());
+  const auto searches = load_searches(dir);
+  write_html(dir, s, searches);
+  fmt::print("{}\nreports rebuilt in {}\n", console_summary(s, searches), dir.string());
   return status_of(dir, s);
 }
 

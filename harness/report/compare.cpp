@@ -126,11 +126,6 @@ std::vector<comparison> compare_folders(const std::vector<fs::path>& dirs) {
 namespace {
 
 // "1 234 567 ± 12 345": the mean, and the half-width of its 95 % interval when there is one.
-std::string mean_cell(const spread& s, std::string (*f)(double), const char* plus_minus) {
-  if (s.n == 0) return "FAILED";
-  return s.has_interval() ? fmt::format("{} {} {}", f(s.mean), plus_minus, f(s.ci_high - s.mean)) : f(s.mean);
-}
-
 std::string change_cell(double pct) { return std::isnan(pct) ? "n/a" : fmt::format("{:+.2f} %", pct); }
 
 std::string mbps(double bps) { return fmt_mbps(bps); }
@@ -143,12 +138,13 @@ text_table table_of(const comparison& c, const char* plus_minus) {
     headers.push_back(h);
   text_table t(headers);
   constexpr auto whole = [](double v) { return fmt_thousands(v); };
+  const std::string between = fmt::format(" {} ", plus_minus);
   for (const auto& r : c.rows) {
     std::vector<std::string> row{r.a.test, r.a.route.empty() ? r.a.role : r.a.route, std::to_string(r.a.message_size)};
     if (loads) row.push_back(r.a.load.empty() ? "unpaced" : r.a.load);
-    for (auto cell : {mean_cell(r.a.received_pps, whole, plus_minus), mean_cell(r.b.received_pps, whole, plus_minus),
-                      change_cell(r.pps_change), mean_cell(r.a.received_bps, mbps, plus_minus),
-                      mean_cell(r.b.received_bps, mbps, plus_minus), change_cell(r.bps_change), r.verdict_text})
+    for (auto cell : {fmt_mean_interval(r.a.received_pps, whole, between, "FAILED"), fmt_mean_interval(r.b.received_pps, whole, between, "FAILED"),
+                      change_cell(r.pps_change), fmt_mean_interval(r.a.received_bps, mbps, between, "FAILED"),
+                      fmt_mean_interval(r.b.received_bps, mbps, between, "FAILED"), change_cell(r.bps_change), r.verdict_text})
       row.push_back(std::move(cell));
     t.add(std::move(row));
   }

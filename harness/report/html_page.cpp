@@ -94,9 +94,7 @@ std::string mbps(double bits_per_second) {
 }
 
 std::string with_interval(const spread& s, std::string (*format)(double)) {
-  if (s.n == 0) return "n/a";
-  if (!s.has_interval()) return format(s.mean);
-  return fmt::format("{} ±{}{}", format(s.mean), unit_space, format((s.ci_high - s.ci_low) / 2));
+  return fmt_mean_interval(s, format, fmt::format(" ±{}", unit_space));
 }
 
 namespace {

@@ -62,6 +62,13 @@ std::string fmt_thousands(double value, int decimals, std::string_view separator
   return (value < 0 && text.find_first_not_of("0.") != std::string::npos ? "-" : "") + out;
 }
 
+std::string fmt_mean_interval(const spread& s, std::string (*format)(double), std::string_view between,
+                              std::string_view none) {
+  if (s.n == 0) return std::string(none);
+  if (!s.has_interval()) return format(s.mean);
+  return fmt::format("{}{}{}", format(s.mean), between, format((s.ci_high - s.ci_low) / 2));
+}
+
 std::string fmt_pps(double pps) { return fmt::format("{:.0f}", pps); }
 std::string fmt_mbps(double bps) { return fmt::format("{:.2f}", bps / 1e6); }
 

@@ -2,6 +2,7 @@
 // Reports from run summaries: the console table, summary.csv and report.md. Text only; no figures are
 // computed here beyond unit conversion, so every report says the same as summary.json.
 #include "harness/report/aggregate.hpp"
+#include "harness/report/stats.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,10 @@ std::string fmt_pps(double pps);
 std::string fmt_mbps(double bps);
 // "1 234 567": groups of three digits; report.html separates them with a narrow no-break space.
 std::string fmt_thousands(double value, int decimals = 0, std::string_view separator = " ");
+// A figure over repeats: its mean, then `between` and the half-width of its 95 % interval ("12 +- 2");
+// the mean alone for one ok run, `none` for no ok run.
+std::string fmt_mean_interval(const spread& s, std::string (*format)(double), std::string_view between,
+                              std::string_view none = "n/a");
 std::string csv_quote(const std::string& s);
 std::vector<std::string> instance_cells(const instance_record& i, double t0);
 std::vector<std::string> sum_cells(const run_summary& s);

@@ -63,13 +63,10 @@ std::string repeats_console(const std::vector<run_summary>& runs) {
   const auto groups = group_repeats(runs);
   if (!any_repeated(groups)) return "";
   text_table t({"measurement", "ok runs", "recv pps (mean +- 95 % CI)", "recv Mbit/s (mean +- 95 % CI)", "loss % (mean)"});
-  auto with_half = [](const spread& s, std::string (*f)(double)) {
-    if (s.n == 0) return std::string("n/a");
-    return s.has_interval() ? fmt::format("{} +- {}", f(s.mean), f(s.ci_high - s.mean)) : f(s.mean);
-  };
   for (const auto& g : groups)
     if (is_repeated(g))
-      t.add({measurement(g), runs_cell(g), with_half(g.received_pps, pps_text), with_half(g.received_bps, mbps_text),
+      t.add({measurement(g), runs_cell(g), fmt_mean_interval(g.received_pps, pps_text, " +- "),
+             fmt_mean_interval(g.received_bps, mbps_text, " +- "),
              g.loss_percent.n ? percent_text(g.loss_percent.mean) : "n/a"});
   return "\nRepeats (spread of the run sums)\n" + t.text();
 }

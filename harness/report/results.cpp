@@ -188,9 +188,10 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
   return summaries;
 }
 
-std::vector<std::string> write_html_report(const fs::path& dir, const std::vector<run_summary>& runs) {
+std::vector<std::string> write_html_report(const fs::path& dir, const std::vector<run_summary>& runs,
+                                           const std::vector<json>& searches) {
   std::vector<std::string> chart_errors;
-  write_file(dir / "report.html", report_html(runs, load_searches(dir), dir, &chart_errors));
+  write_file(dir / "report.html", report_html(runs, searches, dir, &chart_errors));
   return chart_errors;
 }
 

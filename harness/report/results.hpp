@@ -38,6 +38,7 @@ std::vector<std::string> folder_problems(const std::filesystem::path& dir, const
 std::vector<run_summary> write_reports(const std::filesystem::path& dir);
 // report.html, with its charts (a gnuplot per chart): once, at the end of a plan and by `harness report`.
 // Returns one line per chart that could not be drawn.
-std::vector<std::string> write_html_report(const std::filesystem::path& dir, const std::vector<run_summary>& runs);
+std::vector<std::string> write_html_report(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
+                                           const std::vector<nlohmann::json>& searches);
 
 }  // namespace harness
