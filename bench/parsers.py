@@ -56,6 +56,7 @@ def parse_netload(raw, name):
         "reconciles": loss.get("reconciles"),
         "loss_note": loss.get("note", ""),
         "intervals": d.get("intervals") or [],
+        "tcp": d.get("tcp"),
         "streams": d.get("streams"),
     }
     return out
@@ -93,7 +94,21 @@ def parse_iperf3(raw, name):
     return {"ok": True, "tool": "iperf3", "recv_mbps": sr["bits_per_second"] / 1e6,
             "seconds": sr["seconds"], "recv_bytes": sr["bytes"],
             "sent_mbps": end["sum_sent"]["bits_per_second"] / 1e6,
+            "retransmits": end["sum_sent"].get("retransmits"),
             "source": "end.sum_received (server-side bytes)"}
+
+
+def parse_iperf2_tcp(raw, name):
+    """iperf2's TCP server report in CSV (-y C): a line per stream, bytes and bit/s over its own time. The
+    aggregate is all bytes over the longest stream's time, as netload's and iperf3's are."""
+    lines = [l.split(",") for l in _read(os.path.join(raw, name + ".server.csv")).splitlines() if l.count(",") >= 8]
+    if not lines:
+        raise ParseError(f"{name}: no iperf2 server report (CSV) found; stderr: "
+                         f"{_stderr_tail(os.path.join(raw, name + '.server.err'))}")
+    total = sum(int(l[7]) for l in lines)
+    secs = max(int(l[7]) * 8 / float(l[8]) for l in lines if float(l[8]) > 0)
+    return {"ok": True, "tool": "iperf2", "recv_bytes": total, "seconds": secs, "recv_mbps": total * 8 / secs / 1e6,
+            "streams": len(lines), "source": "server CSV report: sum of the streams' bytes"}
 
 
 IPERF2_REPORT = re.compile(

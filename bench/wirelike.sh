@@ -150,6 +150,20 @@ wirelike_harness_pdr() {
         echo '{"ran": false, "reason": "lab_wirelike.sh wrote no figures (raw/wl_harness_pdr.out)"}' >"$RAW/wl_harness_pdr.json"
 }
 
+# wirelike_tcp_section: only the TCP rows on the wire-like path (bench/run --tcp).
+wirelike_tcp_section() {
+    local why
+    why=$(wirelike_unavailable)
+    if [ -z "$why" ] && ! wl_bench_up; then why="tests/lab/wirelike.sh up failed (raw/wl_path.log)"; fi
+    if [ -n "$why" ]; then
+        say "wire-like TCP rows skipped: $why"
+        printf '{"ran": false, "reason": "%s"}\n' "$why" >"$RAW/tcp_wl.json"
+        return 0
+    fi
+    tcp_matrix wl
+    wl_bench_down
+}
+
 # wirelike_section: every wire-like run; writes raw/wirelike.json (ran / why not) for the report.
 wirelike_section() {
     local why t0
@@ -176,6 +190,7 @@ wirelike_section() {
     fi
     wirelike_netload_pdr wl_pdr_m1 1
     wirelike_netload_pdr wl_pdr_m64 64
+    tcp_matrix wl
     wl_bench_down
     wirelike_harness_pdr
     printf '{"ran": true, "path": "%s", "recv_cpu": %s, "send_cpu": %s, "seconds": %s, "pdr_trial_seconds": %s, "elapsed": %s}\n' \

@@ -19,8 +19,9 @@
 
 namespace nb {
 
-// 2: the hosts' figures in the result (0.2.0); 3: the mutual key check, MACs on frames, data tokens (0.3.0)
-inline constexpr int protocol_version = 3;
+// 2: the hosts' figures in the result (0.2.0); 3: the mutual key check, MACs on frames, data tokens (0.3.0);
+// 4: TCP receive size, congestion control and zero-copy in the request, TCP_INFO samples (0.4.0)
+inline constexpr int protocol_version = 4;
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
 
@@ -48,11 +49,15 @@ struct test_request {
   std::uint32_t mss = 0;                 // reverse TCP: the server's MSS
   bool gso = true;                       // reverse UDP: allow the server to use GSO
   double interval_s = 0;                 // > 0: send interval reports
+  std::uint32_t recv_size = 0;           // forward TCP: the server's bytes per recv(), 0 = its default
+  std::string congestion;                // TCP: the congestion-control algorithm, empty = the host's default
+  bool zerocopy = false;                 // reverse TCP: the server sends with MSG_ZEROCOPY
   std::string client_version;
 };
 // Its JSON fields, named as the members (core/json_fields.hpp); `kind` travels apart, as its name.
 BOOST_DESCRIBE_STRUCT(test_request, (), (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf,
-                                         cpu, dscp, mss, gso, interval_s, client_version))
+                                         cpu, dscp, mss, gso, interval_s, recv_size, congestion, zerocopy,
+                                         client_version))
 
 // netserve -> netload: the test is registered.
 struct ready_msg {

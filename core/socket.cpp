@@ -11,7 +11,12 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
 
 namespace nb {
 namespace {
@@ -25,6 +30,13 @@ int get_int(int fd, int level, int name, const char* what) {
   socklen_t len = sizeof v;
   if (::getsockopt(fd, level, name, &v, &len) != 0) throw fmt::system_error(errno, "getsockopt({})", what);
   return v;
+}
+
+// A /proc/sys line such as "reno cubic bbr", for a message; "unknown" where it cannot be read.
+std::string sysctl_line(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  return std::getline(in, line) && !line.empty() ? line : "unknown";
 }
 
 }  // namespace
@@ -116,6 +128,38 @@ void set_dscp(int fd, int family, int dscp) {
 int tcp_mss(int fd) { return get_int(fd, IPPROTO_TCP, TCP_MAXSEG, "TCP_MAXSEG"); }
 
 void set_tcp_mss(int fd, int mss) { set_int(fd, IPPROTO_TCP, TCP_MAXSEG, mss, "TCP_MAXSEG"); }
+
+bool valid_congestion_name(std::string_view name) noexcept {
+  auto ok = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  return !name.empty() && name.size() <= 15 && std::all_of(name.begin(), name.end(), ok);
+}
+
+void set_tcp_congestion(int fd, const std::string& name) {
+  if (!valid_congestion_name(name)) throw std::runtime_error(fmt::format("'{}' is not a congestion-control name", name));
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), static_cast<socklen_t>(name.size())) == 0) return;
+  if (errno == ENOENT)
+    throw std::runtime_error(fmt::format("congestion control '{}' is not available on this host (it has: {})", name,
+                                         sysctl_line("/proc/sys/net/ipv4/tcp_available_congestion_control")));
+  if (errno == EPERM)
+    throw std::runtime_error(fmt::format("congestion control '{}' is not allowed for this user (allowed: {}; "
+                                         "net.ipv4.tcp_allowed_congestion_control, or CAP_NET_ADMIN)",
+                                         name, sysctl_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control")));
+  throw fmt::system_error(errno, "setsockopt(TCP_CONGESTION, {})", name);
+}
+
+std::string tcp_congestion(int fd) {
+  char name[32] = {};  // TCP_CA_NAME_MAX is 16
+  socklen_t len = sizeof name - 1;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) throw fmt::system_error(errno, "getsockopt(TCP_CONGESTION)");
+  return std::string(name, ::strnlen(name, len));
+}
+
+bool enable_zerocopy(int fd, std::string& why) {
+  int on = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0) return true;
+  why = std::strerror(errno);
+  return false;
+}
 
 std::uint64_t socket_drops(int fd) {
   if (!kernel_has(kernel_feature::meminfo)) return 0;  // NETBENCH_DISABLE=meminfo reads as such a kernel

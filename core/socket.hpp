@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace nb {
@@ -27,6 +29,9 @@ void steer_by_cpu(int fd, const std::vector<int>& cpus);
 // UDP socket connected to `remote` (optionally bound to a local address first).
 fd_handle connect_udp(const endpoint& remote, const std::optional<endpoint>& local = std::nullopt);
 
+// MSG_ZEROCOPY for this socket (SO_ZEROCOPY, Linux 4.14 for TCP); false with the kernel's reason in `why`
+// where it is refused (an older kernel, another socket type).
+bool enable_zerocopy(int fd, std::string& why);
 // Socket buffers: asks for `bytes` and returns what the kernel granted, as getsockopt reports it.
 // *BUFFORCE first, which may exceed rmem_max/wmem_max; refused without CAP_NET_ADMIN (EPERM), the plain
 // option then asks for what the limits allow. `bytes` <= 0 only reads the size.
@@ -44,6 +49,15 @@ int max_udp_payload(int mtu, int family) noexcept;
 void set_dscp(int fd, int family, int dscp);
 int tcp_mss(int fd);
 void set_tcp_mss(int fd, int mss);
+// The congestion-control algorithm (TCP_CONGESTION, netperf's -K). A name the kernel does not have, or
+// that this user may not choose (not in net.ipv4.tcp_allowed_congestion_control without
+// CAP_NET_ADMIN), throws std::runtime_error naming what is available or allowed.
+void set_tcp_congestion(int fd, const std::string& name);
+// A name TCP_CONGESTION can take whole: 1 to 15 letters, digits, '_' or '-' (the kernel silently cuts a
+// longer one at TCP_CA_NAME_MAX - 1).
+bool valid_congestion_name(std::string_view name) noexcept;
+// The algorithm the socket uses ("cubic", "bbr", ...).
+std::string tcp_congestion(int fd);
 // Total datagrams the kernel dropped on this socket (sk_drops, the counter SO_RXQ_OVFL reports), read
 // at any instant with SO_MEMINFO so drops after the last delivered packet are not missed; 0 from a
 // kernel without SO_MEMINFO (before 4.12) or whose SO_MEMINFO stops short of the drop counter, and

@@ -5,12 +5,14 @@
 #include "core/pacer.hpp"
 #include "core/socket.hpp"
 #include "core/udp_io.hpp"
+#include "core/units.hpp"
 
 #include <fmt/format.h>
 #include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace nb {
@@ -74,25 +76,62 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   out.batching = std::string(sender.mode());
 }
 
+namespace {
+
+constexpr std::uint64_t zerocopy_read_every = 32;      // completions left unread before the sender reads them
+constexpr std::int64_t zerocopy_final_wait_ns = 2'000'000'000;  // for the last ones, after the end
+
+// MSG_ZEROCOPY as the plan asks, when the kernel takes it; a refusal is said in the batching.
+std::optional<zerocopy_completions> start_zerocopy(const stream_plan& plan, stream_outcome& out) {
+  out.batching = "send";
+  if (!plan.zerocopy) return std::nullopt;
+  std::string why;
+  if (enable_zerocopy(plan.fd, why)) return zerocopy_completions(plan.fd);
+  out.batching = fmt::format("send, no zerocopy (SO_ZEROCOPY: {})", why);
+  return std::nullopt;
+}
+
+// The last completions come as the peer acknowledges the last bytes, after the end: waited for, briefly,
+// so the result can say what the kernel did with every send.
+void finish_zerocopy(zerocopy_completions& zc, stream_outcome& out) {
+  const std::int64_t give_up = mono_ns() + zerocopy_final_wait_ns;
+  while (zc.outstanding() > 0 && mono_ns() < give_up)
+    if (std::error_code ec = zc.wait(poll_ns); ec) break;
+  out.zerocopy = zc.counts();
+}
+
+}  // namespace
+
 void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
   set_send_timeout(plan.fd, poll_ns);
   std::vector<unsigned char> buffer(std::max<std::size_t>(plan.message_size, 1), 0x5a);
+  std::optional<zerocopy_completions> zc = start_zerocopy(plan, out);
+  const int flags = MSG_NOSIGNAL | (zc ? MSG_ZEROCOPY : 0);
   std::int64_t start = 0, end = 0;
   begin(stop, plan, out, start, end);
-  out.batching = "send";
   pacer pace(plan.pps, start);
   std::uint64_t sends = 0;
   std::size_t offset = 0;  // a partial send is finished before the next message starts
-  while (!stop.stop_requested() && mono_ns() < end) {
+  std::error_code zc_error;
+  while (!stop.stop_requested() && mono_ns() < end && !zc_error) {
     if (offset == 0 && pace.due(sends, 1, end, stop) == 0) break;
-    ssize_t r = ::send(plan.fd, buffer.data() + offset, buffer.size() - offset, MSG_NOSIGNAL);
+    ssize_t r = ::send(plan.fd, buffer.data() + offset, buffer.size() - offset, flags);
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
+      // Unread completions hold the socket's option memory (and pinned pages): read them, send again.
+      if (errno == ENOBUFS && zc) {
+        zc_error = zc->wait(poll_ns);
+        continue;
+      }
       out.error = fmt::format("send: {}", std::strerror(errno));
       break;
     }
     // Only bytes are published: messages are counted from them (tcp_messages), as the receiver does.
     counters.bytes.add(static_cast<std::uint64_t>(r));
+    if (zc) {
+      zc->sent();
+      if (zc->outstanding() >= zerocopy_read_every) zc_error = zc->drain();
+    }
     offset += static_cast<std::size_t>(r);
     if (offset == buffer.size()) {
       offset = 0;
@@ -101,16 +140,20 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   }
   out.elapsed_ns = mono_ns() - start;
   ::shutdown(plan.fd, SHUT_WR);
+  if (zc_error) out.error = fmt::format("send: {}", zc_error.message());
+  if (zc) finish_zerocopy(*zc, out);
 }
 
-void run_tcp_receiver(std::stop_token stop, int fd, recv_counters& counters, stream_outcome& out) {
+void run_tcp_receiver(std::stop_token stop, const stream_plan& plan, recv_counters& counters, stream_outcome& out) {
+  const int fd = plan.fd;
   set_receive_timeout(fd, poll_ns);
-  out.batching = "recv";
+  const std::size_t size = plan.recv_size ? plan.recv_size : tcp_default_recv_size;
+  out.batching = fmt::format("recv {}", format_size(size));
   // The bytes are copied out even though nobody looks at them: while the receiver holds the socket in
   // recv(), arriving segments queue to the socket's backlog and the *receiver's* CPU does their TCP
   // processing. Discarding in the kernel (MSG_TRUNC) returns at once, which leaves all of that to the
   // sender's CPU on loopback and measured slower (27 vs 45+ Gbit/s with 1 MiB writes).
-  std::vector<unsigned char> buffer(tcp_receive_buffer_bytes);
+  std::vector<unsigned char> buffer(size);
   while (!stop.stop_requested()) {
     ssize_t r = ::recv(fd, buffer.data(), buffer.size(), 0);
     if (r == 0) break;  // the sender shut down its side: every byte is in
@@ -157,7 +200,7 @@ void stream_set::start(std::size_t s, const stream_plan& plan) {
   }
   d.thread = std::jthread([&d, plan, udp](std::stop_token st) {
     pin(d, plan.cpu);
-    udp ? run_udp_receiver(st, plan.fd, plan.gro, d.received, d.outcome) : run_tcp_receiver(st, plan.fd, d.received, d.outcome);
+    udp ? run_udp_receiver(st, plan.fd, plan.gro, d.received, d.outcome) : run_tcp_receiver(st, plan, d.received, d.outcome);
     d.done = true;
   });
 }
@@ -198,6 +241,7 @@ void stream_set::totals(std::uint64_t& packets, std::uint64_t& bytes, const rece
 
 side_counts stream_set::counts(const received_of& received) const {
   side_counts c;
+  zerocopy_counts zerocopy;
   totals(c.packets, c.bytes, received);
   for (std::size_t s = 0; s < streams_.size(); ++s) {
     const data_stream& d = streams_[s];
@@ -213,8 +257,10 @@ side_counts stream_set::counts(const received_of& received) const {
         c.kernel_drops += static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(d.fd.get())) - d.drops_at_start);
     }
     c.batching = d.outcome.batching;
+    zerocopy += d.outcome.zerocopy;
     if (!d.outcome.error.empty() && c.error.empty()) c.error = d.outcome.error;
   }
+  if (zerocopy.sends > 0) c.batching += ", " + zerocopy_words(zerocopy);
   return c;
 }
 

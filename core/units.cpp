@@ -57,6 +57,12 @@ std::uint64_t parse_size(std::string_view text) {
   return static_cast<std::uint64_t>(bytes);
 }
 
+std::string format_size(std::uint64_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return fmt::format("{}M", bytes >> 20);
+  if (bytes >= (1u << 10) && bytes % (1u << 10) == 0) return fmt::format("{}K", bytes >> 10);
+  return fmt::format("{}", bytes);
+}
+
 std::string format_si(double value, int precision) {
   static constexpr const char* prefixes[] = {"", "k", "M", "G", "T"};
   int i = 0;

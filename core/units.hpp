@@ -10,6 +10,8 @@ namespace nb {
 double parse_rate(std::string_view text);
 // "128K", "4M", "65507" -> bytes, binary suffixes as netperf's -s/-S. Throws std::invalid_argument.
 std::uint64_t parse_size(std::string_view text);
+// 65536 -> "64K", 1048576 -> "1M", 1500 -> "1500": as parse_size reads it back.
+std::string format_size(std::uint64_t bytes);
 // 1234567.0 -> "1.23 M"; for console figures.
 std::string format_si(double value, int precision = 2);
 

@@ -63,7 +63,7 @@ std::int32_t buffer_size(const std::string& text, const char* opt) {
 }
 
 struct raw_options {
-  std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message;
+  std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size;
   int routing = 1;
 };
 
@@ -127,6 +127,11 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
   app.add_option("-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
   app.add_option("-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
   app.add_option("-M", o.mss, "TCP maximum segment size")->option_text("MSS")->check(whole_in("-M", min_mss, max_mss))->group(group);
+  app.add_option("-K", o.congestion, "TCP congestion control, both ends (cubic, bbr, reno...; default: each host's)")
+      ->option_text("ALGO")->group(group);
+  app.add_option("--recv-size", raw.recv_size, "TCP: the receiver's bytes per recv() (default 64K)")
+      ->option_text("BYTES")->group(group);
+  app.add_flag("--zerocopy", o.zerocopy, "TCP: send with MSG_ZEROCOPY (the result says what the kernel copied)")->group(group);
   app.add_option("-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)")
       ->option_text("1")->check(whole_in("-R", 0, 1))->group(group);
 }
@@ -182,6 +187,21 @@ void check_local_cpu(std::int32_t cpu, const std::string& text) {
                                 fmt::join(allowed, ",")));
 }
 
+// The TCP-only test options, once the test is known.
+void finish_tcp(client_options& o, const raw_options& raw) {
+  const bool tcp = o.kind == test_kind::tcp_stream;
+  if (!o.congestion.empty() && !tcp) throw usage_error("-K (congestion control) applies to TCP_STREAM only");
+  if (!o.congestion.empty() && !valid_congestion_name(o.congestion))
+    throw usage_error(fmt::format("-K '{}': a congestion-control name is 1 to 15 letters, digits, '_' or '-'", o.congestion));
+  if (o.zerocopy && !tcp) throw usage_error("--zerocopy applies to TCP_STREAM only");
+  if (raw.recv_size.empty()) return;
+  if (!tcp) throw usage_error("--recv-size applies to TCP_STREAM only");
+  auto size = buffer_size(raw.recv_size, "--recv-size");
+  if (size < 1 || static_cast<std::uint32_t>(size) > max_tcp_message_size)
+    throw usage_error(fmt::format("--recv-size must be between 1 byte and {} MiB", max_tcp_message_size >> 20));
+  o.recv_size = static_cast<std::uint32_t>(size);
+}
+
 void finish(client_options& o, const raw_options& raw) {
   auto kind = parse_test_kind(raw.test);
   if (!kind) throw usage_error(fmt::format("test '{}' is not supported (UDP_STREAM, TCP_STREAM)", raw.test));
@@ -212,6 +232,7 @@ void finish(client_options& o, const raw_options& raw) {
     throw usage_error(fmt::format("-m {}: a TCP message is at most {} MiB (netserve holds one per stream)", o.message_size,
                                   max_tcp_message_size >> 20));
   if (o.mss && o.kind != test_kind::tcp_stream) throw usage_error("-M (MSS) applies to TCP_STREAM only");
+  finish_tcp(o, raw);
   if (o.interval_s > 0 && (o.interval_s < min_interval_s || o.interval_s > o.duration_s))
     throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));
   if (o.json && o.json_stream) throw usage_error("give --json or --json-stream, not both");

@@ -26,6 +26,9 @@ struct client_options {
   bool local_cpu_util = false;            // -c: print this host's CPU use and service demand
   bool remote_cpu_util = false;           // -C: the same for the server's host
   std::uint32_t mss = 0;                  // -M (TCP)
+  std::string congestion;                 // -K (TCP): the congestion-control algorithm, both ends
+  std::uint32_t recv_size = 0;            // --recv-size (TCP): the receiver's bytes per recv(), 0 = its default
+  bool zerocopy = false;                  // --zerocopy (TCP): the sender uses MSG_ZEROCOPY
   double rate_bps = 0;                    // --rate, payload bits per second, all streams
   double pps = 0;                         // --pps, all streams
   double interval_s = 0;

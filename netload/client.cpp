@@ -124,6 +124,9 @@ test_request client_test::make_request() const {
   r.mss = o_.mss;
   r.gso = o_.gso;
   r.interval_s = o_.interval_s;
+  r.recv_size = o_.reverse ? 0 : o_.recv_size;
+  r.congestion = o_.congestion;
+  r.zerocopy = o_.reverse && o_.zerocopy;
   r.client_version = version;
   return r;
 }
@@ -135,6 +138,7 @@ asio::awaitable<void> client_test::open_tcp_streams() {
     bind_local(sock, to);
     // Buffers and MSS before connect: the window scale and the SYN's MSS are fixed at the handshake.
     if (o_.mss) set_tcp_mss(sock.native_handle(), static_cast<int>(o_.mss));
+    if (!o_.congestion.empty()) set_tcp_congestion(sock.native_handle(), o_.congestion);
     if (o_.local_buffer > 0) {
       local_buffer_granted_ = o_.reverse ? set_recv_buffer(sock.native_handle(), o_.local_buffer)
                                          : set_send_buffer(sock.native_handle(), o_.local_buffer);
@@ -166,6 +170,8 @@ void client_test::start_threads() {
     plan.gso = o_.gso;
     plan.gro = o_.gro;
     plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
+    plan.recv_size = o_.recv_size;
+    plan.zerocopy = o_.zerocopy;
     streams_.start(s, plan);
   }
 }

@@ -12,7 +12,7 @@ namespace nb::load {
 namespace {
 
 std::string header(const test_result& r) {
-  return fmt::format("{} TEST to {} port {}: message {} bytes, {} stream{}{}, batching {}/{}\n", to_string(r.kind),
+  return fmt::format("{} TEST to {} port {}: message {} bytes, {} stream{}{}, batching {} / {}\n", to_string(r.kind),
                      r.host, r.port, r.message_size, r.streams, r.streams == 1 ? "" : "s", r.reverse ? ", reverse" : "",
                      r.sender.batching, r.receiver.batching);
 }

@@ -35,8 +35,25 @@ std::chrono::nanoseconds until_wall(std::int64_t wall) {
 constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;  // a start instant this far in the past is refused
 constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
 
+// The TCP socket options a request asks for. An algorithm is tried on a socket of ours now, so a client
+// hears at once that this host lacks it (or does not allow it), not when its data connections come.
+void validate_tcp(const test_request& r) {
+  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
+  if (r.kind != test_kind::tcp_stream && (r.recv_size != 0 || !r.congestion.empty() || r.zerocopy))
+    reject("receive size, congestion control and zero-copy are TCP options");
+  if (r.recv_size > max_tcp_message_size) reject(fmt::format("TCP receive size exceeds {} MiB", max_tcp_message_size >> 20));
+  if (r.congestion.empty()) return;
+  if (!valid_congestion_name(r.congestion)) reject("bad congestion-control name");
+  try {
+    set_tcp_congestion(make_socket(AF_INET, SOCK_STREAM).get(), r.congestion);
+  } catch (const std::exception& e) {
+    reject(e.what());
+  }
+}
+
 void validate(const test_request& r, const server_options& o) {
   auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
+  validate_tcp(r);
   if (!(r.duration_s > 0) || r.duration_s > o.max_duration_s)
     reject(fmt::format("duration {} s is outside (0, {}]", r.duration_s, o.max_duration_s));
   if (r.streams < 1 || r.streams > o.max_streams) reject(fmt::format("{} streams is outside [1, {}]", r.streams, o.max_streams));

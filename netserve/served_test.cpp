@@ -66,6 +66,14 @@ std::string served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
     return "data connection from another address than the control connection";
   if (request_.rcvbuf > 0) set_recv_buffer(fd.get(), request_.rcvbuf);
   if (request_.sndbuf > 0) set_send_buffer(fd.get(), request_.sndbuf);
+  // Both ends, as iperf3 does: the sender's algorithm decides the rate; the receiver's is recorded.
+  if (!request_.congestion.empty()) {
+    try {
+      set_tcp_congestion(fd.get(), request_.congestion);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
   streams_[stream].fd = std::move(fd);
   // The stream's thread and its buffer come with the start instant, not now: a client that connects
   // its streams and never starts holds descriptors (counted in its budget), no memory.
@@ -78,6 +86,7 @@ void served_test::start_tcp_stream(std::uint32_t stream) {
   stream_plan plan;
   plan.fd = streams_[stream].fd.get();
   plan.cpu = request_.cpu;
+  plan.recv_size = request_.recv_size;
   streams_.start(stream, plan);
 }
 
@@ -108,6 +117,7 @@ void served_test::start_sender(std::uint32_t stream) {
   plan.batch = default_batch(request_.message_size);
   plan.gso = request_.gso;
   plan.cpu = request_.cpu;
+  plan.zerocopy = request_.zerocopy;
   if (request_.kind == test_kind::udp_stream) {
     plan.fd = port_->fd();
     endpoint dest = peer_;

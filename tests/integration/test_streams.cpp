@@ -86,6 +86,34 @@ TEST_CASE("TCP_STREAM honours -M (MSS)", "[integration][tcp]") {
   CHECK(r["mss"].get<int>() <= 1200);
 }
 
+// reno: every Linux has it, and every user may choose it (net.ipv4.tcp_allowed_congestion_control).
+TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts exact, the result says what ran", "[integration][tcp]") {
+  netserve_process server(1);
+  const bool reverse = GENERATE(false, true);
+  std::vector<std::string> global = {"--rate", "400M"};
+  if (reverse) global.push_back("--reverse");
+  json r = run_json(server.port(), "TCP_STREAM", 1, global, {"-m", "128K", "-K", "reno", "--recv-size", "16K", "--zerocopy"});
+  require_reconciles(r);
+  CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
+  CHECK(r["receiver"]["batching"] == "recv 16K");
+  // Loopback hands the pages to a local receiver, which cannot share them: the kernel copies every send,
+  // and the result says so rather than claiming zero-copy.
+  const std::string sent_by = r["sender"]["batching"];
+  INFO(sent_by);
+  CHECK_THAT(sent_by, Catch::StartsWith("send, zerocopy asked, the kernel copied"));
+  CHECK_THAT(sent_by, !Catch::Contains("unconfirmed"));
+}
+
+TEST_CASE("TCP_STREAM -K with an algorithm the host lacks is one clear line", "[integration][tcp][errors]") {
+  netserve_process server(1);
+  auto c = nb::test::run(netload_argv(server.port(), "TCP_STREAM", 1, {}, {"-K", "nosuchcc"}));
+  CHECK(c.status == 1);
+  CHECK_THAT(c.err, Catch::Contains("congestion control 'nosuchcc' is not available on this host (it has: "));
+  c = nb::test::run(netload_argv(server.port(), "TCP_STREAM", 1, {"--reverse"}, {"-K", "nosuchcc"}));
+  CHECK(c.status == 1);
+  CHECK_THAT(c.err, Catch::Contains("rejected: congestion control 'nosuchcc' is not available"));
+}
+
 TEST_CASE("reverse mode: the server sends - counts still add up", "[integration][reverse]") {
   netserve_process server(1);
   SECTION("UDP") {

@@ -70,6 +70,25 @@ TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
   CHECK_THROWS_AS(parse_command_line({"--rate", "lots"}), usage_error);
 }
 
+TEST_CASE("TCP options: -K (netperf's congestion control), --recv-size, --zerocopy", "[cli]") {
+  auto o = parse({"--", "-K", "cubic", "--recv-size", "256K", "--zerocopy"});
+  CHECK(o.congestion == "cubic");
+  CHECK(o.recv_size == 256u << 10);
+  CHECK(o.zerocopy);
+  o = parse({});
+  CHECK(o.congestion.empty());
+  CHECK(o.recv_size == 0);  // the receiver's default
+  CHECK_FALSE(o.zerocopy);
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-K", "cubic"}), Catch::Contains("TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--zerocopy"}), Catch::Contains("TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-size", "1K"}), Catch::Contains("TCP_STREAM only"));
+  // The kernel would cut a long name to 15 characters and maybe pick another algorithm: refused here.
+  CHECK_THROWS_WITH(parse_command_line({"--", "-K", "cubiccubiccubic16"}), Catch::Contains("1 to 15"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "-K", "cu bic"}), Catch::Contains("1 to 15"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "--recv-size", "0"}), Catch::Contains("--recv-size must be"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "--recv-size", "17M"}), Catch::Contains("--recv-size must be"));
+}
+
 TEST_CASE("netload -T takes whole CPU numbers only", "[cli]") {
   for (const char* junk : {"24x", "+0", " 0", "0,1x", "0,+1", "-1"})
     CHECK_THROWS_WITH(parse_command_line({"-T", junk}), Catch::Contains("bad CPU list"));

@@ -36,6 +36,15 @@ TEST_CASE("every message survives encoding and decoding", "[protocol]") {
   CHECK(r.message_size == 1400);
   CHECK(r.data_ports == std::vector<std::uint16_t>{40000, 40001});
   CHECK(r.pps == 1e6);
+  test_request tcp = sample_request();
+  tcp.kind = test_kind::tcp_stream;
+  tcp.recv_size = 65536;
+  tcp.congestion = "cubic";
+  tcp.zerocopy = true;
+  auto t = round_trip(tcp);
+  CHECK(t.recv_size == 65536);
+  CHECK(t.congestion == "cubic");
+  CHECK(t.zerocopy);
 
   side_counts c;
   c.packets = 0xFFFF'FFFF'FFFFULL;  // beyond 32 bits: netperf's overflow must not happen here
@@ -111,10 +120,10 @@ TEST_CASE("malformed payloads are protocol errors that name the problem", "[prot
   fails_with(j, "field 'kind' names an unknown test");
   j = request;
   j["v"] = 1;
-  fails_with(j, "protocol version 1 is not supported (this side speaks 3)");
+  fails_with(j, "protocol version 1 is not supported (this side speaks 4)");
   // Deep nesting is refused while parsing, before anything recurses into it (6000 levels once
   // overflowed the stack of the field reader).
-  const std::string deep = R"({"v":3,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
+  const std::string deep = R"({"v":4,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
   CHECK_THROWS_WITH(decode_payload(deep), "message nested deeper than 16 levels");
   CHECK_NOTHROW(decode_payload(encode_payload(message{sample_request()})));
   j = request;

@@ -1,0 +1,96 @@
+# shellcheck shell=bash
+# bench/tcp.sh — the TCP_STREAM rows of bench/run (sourced by it; not a command).
+#
+# netload against iperf3 and iperf2 at equal settings: the same write size (-m / -l), the same number of
+# streams (--streams / -P), the same congestion control on every socket (-K / -C / -Z; the host's default
+# unless --tcp-cc), sender and receiver pinned to their CPUs, socket buffers left to autotuning for all.
+# Each receiver reads with its own default size (netserve 64K, iperf3 the client's -l, iperf2 128K).
+# Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
+# by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
+# takes each cell's median. `--zerocopy` rows run beside netload's plain ones.
+#
+# Uses bench/run's globals and helpers: RAW LIB NETLOAD NETSERVE DUR SND_CPU RCV_CPU PIDS say stop_pid
+# start_netserve NS_PORTS wait_listen; on the wire-like path also bench/wirelike.sh's WL_* and wl_wait_listen.
+
+TCP_SIZES=(128K 1M)
+TCP_STREAMS=(1 5)
+TCP_ROUNDS=${TCP_ROUNDS:-3}
+[ -n "${TCP_CC:-}" ] || TCP_CC=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo cubic)
+
+# In the receiver's or the sender's place of PATH (lo: this host; wl: the wire-like namespaces), pinned.
+tcp_rx() { local where=$1; shift; if [ "$where" = wl ]; then ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; else taskset -c "$RCV_CPU" "$@"; fi; }
+tcp_tx() { local where=$1; shift; if [ "$where" = wl ]; then ip netns exec "$WL_TX_NS" taskset -c "$SND_CPU" "$@"; else taskset -c "$SND_CPU" "$@"; fi; }
+tcp_addr() { if [ "$1" = wl ]; then echo "$WL_RX_ADDR"; else echo 127.0.0.1; fi; }
+tcp_listening() {  # WHERE PORT
+    if [ "$1" = wl ]; then wl_wait_listen tcp "$2"; else wait_listen tcp "$2"; fi
+}
+
+# A netserve of its own for the TCP rows: pinned to the receiver CPU, at its defaults (no --rcvbuf).
+TCP_NS_PORT=""
+tcp_netserve() {  # WHERE
+    if [ "$1" = lo ]; then
+        start_netserve netserve_tcp "$RCV_CPU"
+        TCP_NS_PORT=${NS_PORTS[netserve_tcp]}
+        return
+    fi
+    tcp_rx wl timeout -k 2 900 "$NETSERVE" --bind "$WL_RX_ADDR" -p 0 >"$RAW/wl_netserve_tcp.out" 2>"$RAW/wl_netserve_tcp.err" &
+    PIDS+=("$!")
+    TCP_NS_PORT=$(python3 "$LIB" wait-ready "$RAW/wl_netserve_tcp.out" 5) || {
+        echo "bench/run: wire-like netserve (TCP) did not start:" >&2; cat "$RAW/wl_netserve_tcp.err" >&2; return 1; }
+}
+
+tcp_netload() {  # WHERE NAME SIZE STREAMS [extra test options]
+    local where=$1 name=$2 size=$3 streams=$4; shift 4
+    say "netload $name: -m $size --streams $streams -K $TCP_CC $*"
+    tcp_tx "$where" timeout -k 2 $((DUR + 20)) "$NETLOAD" -H "$(tcp_addr "$where")" -p "$TCP_NS_PORT" -t TCP_STREAM \
+        -l "$DUR" --streams "$streams" -T "$SND_CPU,$RCV_CPU" --json -- -m "$size" -K "$TCP_CC" "$@" \
+        >"$RAW/$name.json" 2>"$RAW/$name.err" || say "  netload $name exited $?"
+}
+
+tcp_iperf3() {  # WHERE NAME SIZE STREAMS
+    local where=$1 name=$2 size=$3 streams=$4 port
+    port=$(python3 "$LIB" freeport)
+    tcp_rx "$where" timeout -k 2 $((DUR + 20)) iperf3 -s -1 -B "$(tcp_addr "$where")" -p "$port" --json \
+        >"$RAW/$name.server.json" 2>"$RAW/$name.server.err" &
+    local spid=$!; PIDS+=("$spid")
+    tcp_listening "$where" "$port" || { stop_pid "$spid" TERM; return; }
+    say "iperf3 $name: -l $size -P $streams -C $TCP_CC"
+    tcp_tx "$where" timeout -k 2 $((DUR + 20)) iperf3 -c "$(tcp_addr "$where")" -p "$port" -t "$DUR" --json \
+        --get-server-output -l "$size" -P "$streams" -C "$TCP_CC" >"$RAW/$name.json" 2>"$RAW/$name.err" ||
+        say "  iperf3 $name exited $?"
+    stop_pid "$spid" TERM
+}
+
+tcp_iperf2() {  # WHERE NAME SIZE STREAMS — the server's CSV report (-y C): a line per stream
+    local where=$1 name=$2 size=$3 streams=$4 port
+    port=$(python3 "$LIB" freeport)
+    tcp_rx "$where" timeout -k 2 $((DUR + 20)) iperf -s -B "$(tcp_addr "$where")" -p "$port" -y C \
+        >"$RAW/$name.server.csv" 2>"$RAW/$name.server.err" &
+    local spid=$!; PIDS+=("$spid")
+    tcp_listening "$where" "$port" || { stop_pid "$spid" INT; return; }
+    say "iperf2 $name: -l $size -P $streams -Z $TCP_CC"
+    tcp_tx "$where" timeout -k 2 $((DUR + 20)) iperf -c "$(tcp_addr "$where")" -p "$port" -t "$DUR" -l "$size" \
+        -P "$streams" -Z "$TCP_CC" -y C >"$RAW/$name.out" 2>"$RAW/$name.err" || say "  iperf $name exited $?"
+    sleep 0.3   # the server writes its lines once every stream has ended
+    stop_pid "$spid" INT
+}
+
+# tcp_matrix WHERE: every cell, TCP_ROUNDS rounds, the tools interleaved; raw/tcp_WHERE.json says what ran.
+tcp_matrix() {
+    local where=$1 r size n cell
+    tcp_netserve "$where" || return 0
+    for r in $(seq 1 "$TCP_ROUNDS"); do
+        for size in "${TCP_SIZES[@]}"; do
+            for n in "${TCP_STREAMS[@]}"; do
+                cell="tcp_${where}_m${size}_s${n}"
+                tcp_netload "$where" "${cell}_netload_r$r" "$size" "$n"
+                tcp_iperf3 "$where" "${cell}_iperf3_r$r" "$size" "$n"
+                tcp_iperf2 "$where" "${cell}_iperf2_r$r" "$size" "$n"
+                tcp_netload "$where" "${cell}_zerocopy_r$r" "$size" "$n" --zerocopy
+            done
+        done
+    done
+    printf '{"ran": true, "where": "%s", "cc": "%s", "rounds": %s, "sizes": ["%s"], "streams": [%s], "seconds": %s}\n' \
+        "$where" "$TCP_CC" "$TCP_ROUNDS" "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" \
+        "$(IFS=,; echo "${TCP_STREAMS[*]}")" "$DUR" >"$RAW/tcp_$where.json"
+}
