@@ -73,6 +73,9 @@ struct test_spec {
   std::uint32_t streams = 1;
   std::uint32_t mss = 0;
   std::string send_buffer, recv_buffer;         // netperf -s / -S
+  std::string congestion;                       // TCP: netload -K, both ends; empty = each host's default
+  std::string recv_size;                        // TCP: netload --recv-size ("64K"); empty = netserve's default
+  bool zerocopy = false;                        // TCP: netload --zerocopy
   int dscp = -1;
   bool reverse = false;
   topology topo = topology::fan_in;

@@ -1,6 +1,7 @@
 // The [[tests]] part of a plan: kinds, sizes, rates, topology, and the checks that need the whole test
 // (port clashes, sizes that cannot be sent).
 #include "core/limits.hpp"
+#include "core/socket.hpp"
 #include "core/units.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/plan_toml.hpp"
@@ -166,6 +167,33 @@ void check_ports(const test_spec& t, const toml_reader& r, const std::string& lo
 
 // A netserve with a key (its host's psk_file) refuses a netload without one: every client host of a
 // keyed server must have a key file too, and that is known before anything runs.
+// The TCP socket options, refused on a UDP test where they are given.
+void parse_tcp_options(test_spec& t, toml_reader& r) {
+  for (const char* key : {"congestion", "recv_size", "zerocopy"})
+    if (const toml::node* n = r.find(key); n && t.kind != nb::test_kind::tcp_stream)
+      fail_at(n->source(), fmt::format("{}: '{}' only applies to TCP_STREAM", r.context(), key));
+  if (const toml::node* n = r.find("congestion")) {
+    t.congestion = r.string(*n, "congestion");
+    if (!nb::valid_congestion_name(t.congestion))
+      fail_at(n->source(), fmt::format("{}: congestion '{}' is not an algorithm's name (1 to 15 letters, digits, '_' or '-')",
+                                       r.context(), t.congestion));
+  }
+  if (const toml::node* n = r.find("recv_size")) {
+    t.recv_size = n->is_integer() ? std::to_string(r.integer(*n, "recv_size", 1, nb::max_tcp_message_size)) : r.string(*n, "recv_size");
+    auto size_of = [](const std::string& text) -> std::uint64_t {
+      try {
+        return nb::parse_size(text);
+      } catch (const std::invalid_argument&) {
+        return 0;
+      }
+    };
+    const std::uint64_t bytes = size_of(t.recv_size);
+    if (bytes == 0 || bytes > nb::max_tcp_message_size)
+      fail_at(n->source(), fmt::format("{}: recv_size '{}' is not a size like 64K (1 byte to 16M)", r.context(), t.recv_size));
+  }
+  t.zerocopy = r.boolean_or("zerocopy", false);
+}
+
 void check_keys(const plan& p, const test_spec& t, const toml_reader& r, const toml::table& tt) {
   auto need = [&](const std::string& client, const std::string& server) {
     if (!p.hosts.at(server).psk_file.empty() && p.hosts.at(client).psk_file.empty())
@@ -206,6 +234,7 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   }
   t.send_buffer = buffer(r, "send_buffer");
   t.recv_buffer = buffer(r, "recv_buffer");
+  parse_tcp_options(t, r);
   t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, nb::max_dscp));
   t.reverse = r.boolean_or("reverse", false);
   parse_topology(p, t, r);

@@ -28,6 +28,7 @@ std::string netperf_equivalent(const run_spec& r, const std::string& address, st
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
   if (!t.send_buffer.empty()) cmd += " -s " + t.send_buffer;
   if (!t.recv_buffer.empty()) cmd += " -S " + t.recv_buffer;
+  if (!t.congestion.empty()) cmd += " -K " + t.congestion;
   return cmd;
 }
 
@@ -42,6 +43,7 @@ std::string iperf_equivalent(const run_spec& r, const std::string& address, std:
   if (load.rate) rate = fmt::format("{:g}M", nb::parse_rate(*load.rate) / t.streams / 1e6);
   std::string cmd = fmt::format("iperf -c {} -p {} -t {:g} -b {} -P {}", address, port, r.duration, rate, t.streams);
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
+  if (!t.congestion.empty()) cmd += " -Z " + t.congestion;
   return cmd;
 }
 

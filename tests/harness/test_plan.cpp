@@ -177,6 +177,21 @@ TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netlo
   CHECK_THAT(error_of(fan_in("affinity = \"x\"\n")), Catch::Contains("affinity 'x' is not netperf's -T l,r"));
 }
 
+TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy reach netload's command", "[harness][plan]") {
+  const auto p = parse_plan(fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cubic\"\nrecv_size = \"256K\"\nzerocopy = true\n"),
+                            "plan.toml");
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 1);
+  const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5000, p.hosts.at("a"));
+  CHECK_THAT(fmt::format("{}", fmt::join(argv, " ")), Catch::EndsWith("-- -m 1 -K cubic --recv-size 256K --zerocopy"));
+  CHECK(error_of(fan_in("congestion = \"cubic\"\n")) == "plan.toml:15:14: tests[0]: 'congestion' only applies to TCP_STREAM");
+  CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cu bic\"\n")) ==
+        "plan.toml:16:14: tests[0]: congestion 'cu bic' is not an algorithm's name (1 to 15 letters, digits, '_' or '-')");
+  CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\nrecv_size = \"0\"\n")) ==
+        "plan.toml:16:13: tests[0]: recv_size '0' is not a size like 64K (1 byte to 16M)");
+  CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\nzerocopy = 1\n")) != "");
+}
+
 TEST_CASE("harness plan: search settings, defaults, and what cannot be searched", "[harness][plan]") {
   const auto p = parse_plan(fan_in("search = { loss = [0.5, 0.0], trial = 1, final = 5, precision = 2 }\n"), "plan.toml");
   REQUIRE(p.tests[0].search);
