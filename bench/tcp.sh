@@ -2,8 +2,12 @@
 # bench/tcp.sh — the TCP_STREAM rows of bench/run (sourced by it; not a command).
 #
 # netload against iperf3 and iperf2 at equal settings: the same write size (-m / -l), the same number of
-# streams (--streams / -P), the same congestion control on every socket (-K / -C / -Z; the host's default
-# unless --tcp-cc), sender and receiver pinned to their CPUs, socket buffers left to autotuning for all.
+# streams (--streams / -P), the same congestion control on every socket (-K / -C / -Z), sender and
+# receiver pinned to their CPUs, socket buffers left to autotuning for all. The algorithm is cubic (Linux's
+# default) where the host has it, else the host's default; --tcp-cc chooses. bbr paces inside TCP when the
+# device has no fq qdisc (loopback, veth): a timer per burst, which on this virtual machine caps every tool
+# alike (about 200 Mbit/s on the wire-like path, where each burst is one segment), so a comparison under it
+# measures the timer, not the tools.
 # Each receiver reads with its own default size (netserve 64K, iperf3 the client's -l, iperf2 128K).
 # Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
 # by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
@@ -15,7 +19,13 @@
 TCP_SIZES=(128K 1M)
 TCP_STREAMS=(1 5)
 TCP_ROUNDS=${TCP_ROUNDS:-3}
-[ -n "${TCP_CC:-}" ] || TCP_CC=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo cubic)
+if [ -z "${TCP_CC:-}" ]; then
+    # Without root an algorithm must also be in tcp_allowed_congestion_control.
+    cc_list=/proc/sys/net/ipv4/tcp_available_congestion_control
+    [ "$(id -u)" -eq 0 ] || cc_list=/proc/sys/net/ipv4/tcp_allowed_congestion_control
+    if grep -qw cubic "$cc_list" 2>/dev/null; then TCP_CC=cubic
+    else TCP_CC=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo reno); fi
+fi
 
 # In the receiver's or the sender's place of PATH (lo: this host; wl: the wire-like namespaces), pinned.
 tcp_rx() { local where=$1; shift; if [ "$where" = wl ]; then ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; else taskset -c "$RCV_CPU" "$@"; fi; }
