@@ -21,6 +21,12 @@ TEST_CASE("sizes read K/M binary suffixes as netperf's -s/-S", "[units]") {
   CHECK(parse_size("128K") == 131072);
   CHECK(parse_size("4M") == 4 * 1024 * 1024);
   CHECK(parse_size("65507") == 65507);
+  // format_size writes what parse_size reads back, in the largest whole unit.
+  CHECK(format_size(65536) == "64K");
+  CHECK(format_size(1u << 20) == "1M");
+  CHECK(format_size(1536) == "1536");
+  CHECK(format_size(1500) == "1500");
+  CHECK(parse_size(format_size(3u << 20)) == 3u << 20);
   CHECK_THROWS_AS(parse_size("1.5"), std::invalid_argument);
   CHECK_THROWS_AS(parse_size("12Q"), std::invalid_argument);
 }
