@@ -91,6 +91,15 @@ std::optional<zerocopy_completions> start_zerocopy(const stream_plan& plan, stre
   return std::nullopt;
 }
 
+// The socket's congestion control, or "" where it cannot be read: a receiving thread must not throw.
+std::string congestion_of(int fd) noexcept {
+  try {
+    return tcp_congestion(fd);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 // The last completions come as the peer acknowledges the last bytes, after the end: waited for, briefly,
 // so the result can say what the kernel did with every send.
 void finish_zerocopy(zerocopy_completions& zc, stream_outcome& out) {
@@ -144,10 +153,14 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   if (zc) finish_zerocopy(*zc, out);
 }
 
+std::size_t tcp_default_recv_size(const std::string& congestion) {
+  return congestion == "bbr" ? tcp_recv_size_bbr : tcp_recv_size_other;
+}
+
 void run_tcp_receiver(std::stop_token stop, const stream_plan& plan, recv_counters& counters, stream_outcome& out) {
   const int fd = plan.fd;
   set_receive_timeout(fd, poll_ns);
-  const std::size_t size = plan.recv_size ? plan.recv_size : tcp_default_recv_size;
+  const std::size_t size = plan.recv_size ? plan.recv_size : tcp_default_recv_size(congestion_of(fd));
   out.batching = fmt::format("recv {}", format_size(size));
   // The bytes are copied out even though nobody looks at them: while the receiver holds the socket in
   // recv(), arriving segments queue to the socket's backlog and the *receiver's* CPU does their TCP

@@ -35,7 +35,7 @@ struct stream_plan {
   bool gso = true;
   bool gro = true;                   // receiving UDP: ask the socket for coalesced buffers
   int cpu = -1;                      // pin to this CPU when >= 0
-  std::size_t recv_size = 0;         // receiving TCP: bytes per recv(), 0 = tcp_default_recv_size
+  std::size_t recv_size = 0;         // receiving TCP: bytes per recv(), 0 = tcp_default_recv_size()
   bool zerocopy = false;             // sending TCP: MSG_ZEROCOPY
 };
 
@@ -56,12 +56,17 @@ inline std::size_t default_batch(std::size_t message_size) {
   return std::clamp<std::size_t>((1u << 20) / std::max<std::size_t>(message_size, 1), 1, 1024);
 }
 
-// What a TCP receiver reads per recv(), and holds per stream (netserve counts it against its memory
-// budget). Smaller reads release the socket sooner: segments that arrive during a recv() wait in the
-// socket's backlog, unacknowledged, until the copy ends. 64 KiB measured best on loopback under bbr
-// (44-58 Gbit/s against 26-36 with 1 MiB reads, 1 MiB writes; iperf2's server, given -l, agrees);
-// under cubic 256 KiB did a little better, which --recv-size can ask for.
-inline constexpr std::size_t tcp_default_recv_size = 64u << 10;
+// What a TCP receiver reads per recv() unless told, by the congestion control of its socket ("bbr",
+// "cubic"...). While a recv() copies, arriving segments wait in the socket's backlog, unacknowledged. bbr
+// keeps its window near the path's bandwidth-delay product, which on loopback or a LAN is a few segments:
+// a long copy starves the sender, and 64 KiB reads measured best (1 MiB writes on loopback: 43 Gbit/s
+// against 29 with 128 KiB and 25 with 256 KiB reads). A loss-based algorithm (cubic, reno) keeps a large
+// window, and fewer, larger reads did better: 256 KiB (128 KiB writes: 21 Gbit/s against 17 with 64 KiB).
+inline constexpr std::size_t tcp_recv_size_bbr = 64u << 10;
+inline constexpr std::size_t tcp_recv_size_other = 256u << 10;
+std::size_t tcp_default_recv_size(const std::string& congestion);
+// The most a TCP receiver holds per stream without a size asked (netserve's memory budget charges it).
+inline constexpr std::size_t tcp_max_default_recv_size = std::max(tcp_recv_size_bbr, tcp_recv_size_other);
 
 // Sends datagrams until the duration ends; fails the stream on EMSGSIZE naming the path MTU.
 void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out);

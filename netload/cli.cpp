@@ -129,7 +129,7 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
   app.add_option("-M", o.mss, "TCP maximum segment size")->option_text("MSS")->check(whole_in("-M", min_mss, max_mss))->group(group);
   app.add_option("-K", o.congestion, "TCP congestion control, both ends (cubic, bbr, reno...; default: each host's)")
       ->option_text("ALGO")->group(group);
-  app.add_option("--recv-size", raw.recv_size, "TCP: the receiver's bytes per recv() (default 64K)")
+  app.add_option("--recv-size", raw.recv_size, "TCP: the receiver's bytes per recv() (default 64K under bbr, else 256K)")
       ->option_text("BYTES")->group(group);
   app.add_flag("--zerocopy", o.zerocopy, "TCP: send with MSG_ZEROCOPY (the result says what the kernel copied)")->group(group);
   app.add_option("-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)")

@@ -54,7 +54,7 @@ budget_cost cost_of(const test_request& r) {
   std::uint64_t size = std::max<std::uint64_t>(r.message_size, 1);
   std::uint64_t per_stream = 0;
   if (r.kind == test_kind::tcp_stream)
-    per_stream = r.reverse ? size : (r.recv_size ? r.recv_size : tcp_default_recv_size);
+    per_stream = r.reverse ? size : (r.recv_size ? r.recv_size : tcp_max_default_recv_size);
   else  // the sender's batch of datagrams, with a header, an iovec and ancillary data for each
     per_stream = saturating_mul<std::uint64_t>(default_batch(r.message_size), saturating_add<std::uint64_t>(size, 256));
   return {1, r.streams, saturating_mul<std::uint64_t>(r.streams, per_stream), 0};
@@ -116,7 +116,7 @@ std::string budget_help(const budget_limits& l) {
       "Budget, whole process; one client address may hold --client-share of each (at the defaults: {} tests, {} data "
       "streams, {} MiB of buffers, {} connections).\n"
       "A test takes its whole cost when it is registered, before its data connections: forward UDP is received by "
-      "the port's lanes and costs one test; every other stream is a data stream with its buffer (forward TCP its receive size, 64 KiB by default, "
+      "the port's lanes and costs one test; every other stream is a data stream with its buffer (forward TCP its receive size, 256 KiB by default, "
       "reverse TCP one message, reverse UDP one batch, about 1 MiB). Threads and buffers are made only when the "
       "test starts (its start instant at most --max-start-lead ahead). A connection holds one unit from accept to "
       "close (a data connection's passes to its test).\n"

@@ -17,7 +17,7 @@ TEST_CASE("a test costs its streams and their buffers, forward UDP only the test
   CHECK((c.tests == 1 && c.streams == 0 && c.buffer_bytes == 0));
   r.kind = nb::test_kind::tcp_stream;
   c = cost_of(r);
-  CHECK((c.streams == 8 && c.buffer_bytes == 8u * (64u << 10)));  // forward TCP: its default 64 KiB reads each
+  CHECK((c.streams == 8 && c.buffer_bytes == 8u * (256u << 10)));  // forward TCP: the largest default read each
   r.recv_size = 1u << 20;
   CHECK(cost_of(r).buffer_bytes == 8u << 20);  // or the receive size the client asked for
   r.reverse = true;
