@@ -141,7 +141,8 @@ asio::awaitable<void> control_connection::run_test(test_request request) {
   std::optional<host_delta> host;
   auto client_end = co_await (report_intervals(ended) && await_end(ended) && sample_host(*test_, ended, host));
   co_await drain();
-  const result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host)};
+  const result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host), test_->congestion(),
+                          test_->tcp_end_samples()};
   const message result_m = result;
   co_await write_message(socket_, mac_, result_m);
   log_result(result, client_end);
@@ -216,8 +217,9 @@ asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
       co_await timer.async_wait(asio::use_awaitable);
     }
     if (ended && boundary > wall_ns()) break;
-    interval_msg m{k, boundary, 0, 0};
+    interval_msg m{k, boundary, 0, 0, {}};
     t.totals(m.packets, m.bytes);
+    m.tcp = t.tcp_samples();  // reverse TCP: this side sends, and its connections know the path
     const message msg = m;
     co_await write_message(socket_, mac_, msg);
     if (boundary >= end) break;
