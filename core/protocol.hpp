@@ -114,7 +114,7 @@ struct interval_msg {
   std::int64_t end_wall_ns = 0;
   std::uint64_t packets = 0;
   std::uint64_t bytes = 0;
-  std::vector<tcp_sample> tcp;     // reverse TCP: the sending streams' connections, by stream ("tcp", on
+  std::vector<tcp_sample> tcp{};   // reverse TCP: the sending streams' connections, by stream ("tcp", on
                                    // the wire only when not empty)
 };
 // Its JSON fields, named as the members (core/json_fields.hpp); `tcp` travels apart.
@@ -131,8 +131,8 @@ struct result_msg {
   std::uint64_t unattributed = 0;  // datagrams on the port that matched no test while this one ran
   std::optional<host_delta> host;  // the server's host from the start instant to its end; optional
                                    // on the wire ("host"), so a netserve without it is still read
-  std::string congestion;          // reverse TCP: the sending streams' congestion control ("" unknown)
-  std::vector<tcp_sample> tcp;     // reverse TCP: each sending stream's connection at its end; "tcp" and
+  std::string congestion{};        // reverse TCP: the sending streams' congestion control ("" unknown)
+  std::vector<tcp_sample> tcp{};   // reverse TCP: each sending stream's connection at its end; "tcp" and
                                    // "congestion" are on the wire only when known
 };
 

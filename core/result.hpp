@@ -55,7 +55,7 @@ struct interval_figures {
   std::uint64_t sent_packets = 0, sent_bytes = 0;
   std::uint64_t received_packets = 0, received_bytes = 0;
   bool complete = false;                     // both sides' samples arrived (else only one side is counted)
-  std::optional<tcp_figures> tcp;            // TCP: the sending streams' connections at the interval's end,
+  std::optional<tcp_figures> tcp{};          // TCP: the sending streams' connections at the interval's end,
                                              // retransmits within it; "tcp", absent for UDP
 };
 // Its JSON fields, named as the members (core/json_fields.hpp); `tcp` travels apart.

@@ -45,7 +45,7 @@ struct stream_outcome {
   std::string batching;              // "gso", "sendmmsg", "send"; receiving: "gro", "recvmmsg", "recv",
                                      // UDP with the kernel's qualifiers (core/kernel_features.hpp)
   std::string error;                 // empty when the stream ran to its end
-  std::optional<tcp_sample> tcp_end; // TCP sender: its connection just before it shut its side down
+  std::optional<tcp_sample> tcp_end{};  // TCP sender: its connection just before it shut its side down
 };
 
 // Datagrams per system call for a message size: about 1 MiB of payload per batch, at most 1024, so a

@@ -217,7 +217,7 @@ asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
       co_await timer.async_wait(asio::use_awaitable);
     }
     if (ended && boundary > wall_ns()) break;
-    interval_msg m{k, boundary, 0, 0, {}};
+    interval_msg m{k, boundary, 0, 0};
     t.totals(m.packets, m.bytes);
     m.tcp = t.tcp_samples();  // reverse TCP: this side sends, and its connections know the path
     const message msg = m;

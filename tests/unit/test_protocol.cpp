@@ -111,7 +111,7 @@ TEST_CASE("malformed payloads are protocol errors that name the problem", "[prot
   fails_with(j, "field 'kind' names an unknown test");
   j = request;
   j["v"] = 1;
-  fails_with(j, "protocol version 1 is not supported (this side speaks 3)");
+  fails_with(j, "protocol version 1 is not supported (this side speaks 4)");
   // Deep nesting is refused while parsing, before anything recurses into it (6000 levels once
   // overflowed the stack of the field reader).
   const std::string deep = R"({"v":4,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
