@@ -3,33 +3,34 @@
 # directions: netload sending (forward) and netserve sending (--reverse). One unpaced stream fills the
 # queue and overflows it (cubic, and BBR too, measured: hundreds of retransmits in 4 s), so:
 #  (a) the end sample counts retransmits (> 0);
-#  (b) the RTT under load is far above the idle RTT: every interval sample after the first second is
-#      above 4 x the connection's min_rtt (the idle figure the kernel keeps) and above 1 ms;
+#  (b) the RTT under load is far above the idle RTT: the median of the interval samples after the first
+#      second is above 4 x the connection's min_rtt (the idle figure the kernel keeps) and above 1 ms
+#      (measured: 2 to 3 ms against 5 us; single samples dip below 1 ms when BBR drains the queue);
 #  (c) netload's figures match `ss -tin` on the same connection: ss runs in a loop in the sender's
-#      namespace during the test (one run about every 20 ms here), each run stamped with the wall clock
-#      before and after it, and every interval sample (50 ms apart, stamped too: at_ns) is set beside
-#      the ss runs around it. Cumulative figures lie between those of the last ss run that ended before
-#      the sample and the first that began after it: the retransmits to 10 % or 3 segments, the bytes
-#      acked exactly; MSS and path MTU are equal. The RTT moves by a third within 10 ms under BBR, so one
-#      pair compares instants more than figures (measured: a third of the pairs 10 % apart, both ways):
-#      the median over the pairs of netload's RTT / ss's at the nearest run is within 10 % of 1
-#      (measured over 8 runs of about 60 pairs: 0.999 to 1.025). The data connection is the one that
-#      acked the most bytes (the control connection on the same port carries a few hundred), followed
-#      by its addresses.
+#      namespace during the test (about every 20 ms, slower on a loaded machine), each run stamped with
+#      the wall clock before and after it, and every interval sample (50 ms apart, stamped too: at_ns)
+#      is set beside the ss runs around it. Cumulative figures lie between those of the last ss run that
+#      ended before the sample and the first that began after it (within 100 ms): the retransmits to
+#      10 % or 3 segments, the bytes acked exactly; MSS and path MTU are equal. The RTT moves by a third
+#      within 10 ms under BBR, so one pair compares instants more than figures (measured: a third of
+#      the pairs 10 % apart, both ways): the median over the samples of netload's RTT / ss's at the
+#      nearest run (within 25 ms) is within 10 % of 1 (measured: 0.98 to 1.04 over 14 directions, idle
+#      or beside a build). The data connection is the one that acked the most bytes (the control
+#      connection on the same port carries a few hundred), followed by its addresses.
 #   lab_tcp_info.sh LAB_CLI NETSERVE NETLOAD
 lab_cli=$1 netserve=$2 netload=$3
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lab_common.sh"
 lab_require
 
-duration=4 interval=0.05
+duration=5 interval=0.05
 lab_start "$lab_cli" "$(lab_file ltcpi 1 'rate = "50M"' 'mtu_onprem = 1500' 'mtu_vpc = 1500')"
 netserve_in ltcpi-dev 198.18.0.2 11256 "$work/ns"
 
 # ss_loop NS OUT: `ss -tin` on port 11256 in NS as often as it runs, each output framed by wall-clock
 # stamps; stops by itself after the test's duration and some margin.
 ss_loop() {
-  ip netns exec "$1" python3 - "$2" "$((duration + 3))" <<'PY' &
+  ip netns exec "$1" nice -n -10 python3 - "$2" "$((duration + 3))" <<'PY' &
 import subprocess, sys, time
 out, until = open(sys.argv[1], "w"), time.time() + float(sys.argv[2])
 while time.time() < until:
@@ -88,10 +89,11 @@ idle = end["min_rtt_us"]
 start_ns = r["intervals"][0]["start_ns"]
 loaded = [i["tcp"]["streams"][0] for i in r["intervals"] if i["end_ns"] - start_ns >= 1e9 and i.get("tcp")]
 assert loaded, "no interval samples after the first second"
-low = min(s["rtt_us"] for s in loaded)
-assert low > 4 * idle and low > 1000, f"RTT under load {low} us is not far above the idle {idle} us"
-# (c) against ss: each interval sample beside the ss runs around it
-pairs, bad, ratios = 0, [], []
+low = sorted(s["rtt_us"] for s in loaded)[len(loaded) // 2]  # the median: BBR drains the queue now and then
+assert low > 4 * idle and low > 1000, f"RTT under load {low} us (median) is not far above the idle {idle} us"
+# (c) against ss: each interval sample beside the ss runs around it (a loaded machine runs ss less often:
+# cumulative figures need the runs on both sides, within 100 ms; the RTT the nearest run, within 25 ms)
+brackets, bad, ratios = 0, [], []
 for i in r["intervals"]:
     if not i.get("tcp"):
         continue
@@ -99,12 +101,13 @@ for i in r["intervals"]:
     at = s["at_ns"]
     before = [x for x in runs if x[1] <= at]
     after = [x for x in runs if x[0] >= at]
-    if not before or not after or after[0][0] - before[-1][1] > 50e6:
+    nearest = min(runs, key=lambda x: abs((x[0] + x[1]) / 2 - at))
+    if abs((nearest[0] + nearest[1]) / 2 - at) <= 25e6:
+        ratios.append(s["rtt_us"] / nearest[2]["rtt_us"])
+    if not before or not after or after[0][0] - before[-1][1] > 100e6:
         continue
     x, y = before[-1][2], after[0][2]
-    near = x if at - before[-1][1] <= after[0][0] - at else y
-    pairs += 1
-    ratios.append(s["rtt_us"] / near["rtt_us"])
+    brackets += 1
     line = (f"  RTT {s['rtt_us']} us, ss {x['rtt_us']:.0f} .. {y['rtt_us']:.0f}   retransmits {s['retransmits']}, ss "
             f"{x['retransmits']} .. {y['retransmits']}   bytes acked {s['bytes_acked']}, ss {x['acked']} .. {y['acked']}   "
             f"MSS {s['snd_mss']}/{x['mss']}   PMTU {s['pmtu']}/{x['pmtu']}")
@@ -112,17 +115,18 @@ for i in r["intervals"]:
             or not x["acked"] <= s["bytes_acked"] <= y["acked"]
             or s["snd_mss"] != x["mss"] or s["pmtu"] != x["pmtu"]):
         bad.append(line)
-    if pairs % 10 == 1 or line in bad:
+    if brackets % 10 == 1 or line in bad:
         print(line)
-assert pairs >= 25, f"only {pairs} interval samples had ss runs around them within 50 ms"
+assert brackets >= 15, f"only {brackets} interval samples had ss runs on both sides within 100 ms"
+assert len(ratios) >= 20, f"only {len(ratios)} interval samples had an ss run within 25 ms"
 assert not bad, "netload and ss differ:\n" + "\n".join(bad)
 ratios.sort()
 median = ratios[len(ratios) // 2]
-print(f"  RTT netload / ss at the nearest run over {pairs} samples: median {median:.3f}, "
+print(f"  RTT netload / ss at the nearest run over {len(ratios)} samples: median {median:.3f}, "
       f"{sum(abs(x - 1) <= 0.1 for x in ratios)} within 10 % one by one")
 assert abs(median - 1) <= 0.1, f"netload's RTT differs from ss's by {100 * (median - 1):+.1f} % (median over the samples)"
 print(f"ok {name}: retransmits {end['retransmits']} at the end ({t['retransmit_percent']:.2f} %), idle RTT {idle} us, "
-      f"under load >= {low} us, {pairs} samples beside ss agree, MSS {end['snd_mss']}, PMTU {end['pmtu']}")
+      f"under load {low} us (median), {brackets} samples between ss runs and {len(ratios)} beside one agree, MSS {end['snd_mss']}, PMTU {end['pmtu']}")
 PY
 }
 
