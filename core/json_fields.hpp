@@ -8,12 +8,18 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 namespace nb {
+
+template <class T>
+inline constexpr bool is_std_optional = false;
+template <class T>
+inline constexpr bool is_std_optional<std::optional<T>> = true;
 
 template <class Error>
 class json_fields {
@@ -66,6 +72,8 @@ class json_fields {
     return s;
   }
 
+  const std::string& context() const noexcept { return context_; }
+
   [[noreturn]] void fail(const char* name, const char* what) const {
     if (*name) throw Error(fmt::format("{}: field '{}' {}", context_, name, what));
     throw Error(fmt::format("{} {}", context_, what));
@@ -76,6 +84,9 @@ class json_fields {
   T convert(const nlohmann::json& v, const char* name) const {
     if constexpr (std::is_same_v<T, nlohmann::json>) {
       return v;
+    } else if constexpr (is_std_optional<T>) {  // null: absent (a figure the kernel did not give)
+      if (v.is_null()) return std::nullopt;
+      return convert<typename T::value_type>(v, name);
     } else if constexpr (std::is_same_v<T, bool>) {
       if (!v.is_boolean()) fail(name, "must be a boolean");
       return v.get<bool>();
@@ -121,7 +132,13 @@ template <class S>
 nlohmann::json write_described(const S& s) {
   nlohmann::json j = nlohmann::json::object();
   boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>(
-      [&](auto m) { j[m.name] = s.*m.pointer; });
+      [&](auto m) {
+        const auto& v = s.*m.pointer;
+        if constexpr (is_std_optional<std::remove_cvref_t<decltype(v)>>)
+          j[m.name] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+        else
+          j[m.name] = v;
+      });
   return j;
 }
 

@@ -26,12 +26,18 @@ json to_json(const data_hello& m) {
   return j;
 }
 json to_json(const start_msg& m) { return {{"start_wall_ns", m.start_wall_ns}}; }
-json to_json(const interval_msg& m) { return write_described(m); }
+json to_json(const interval_msg& m) {
+  json j = write_described(m);
+  if (!m.tcp.empty()) j["tcp"] = to_json(m.tcp);
+  return j;
+}
 json to_json(const side_counts& c) { return write_described(c); }
 json to_json(const end_msg& m) { return {{"counts", to_json(m.counts)}}; }
 json to_json(const result_msg& m) {
   json j = {{"counts", to_json(m.counts)}, {"unattributed", m.unattributed}};
   if (m.host) j["host"] = to_json(*m.host);
+  if (!m.congestion.empty()) j["congestion"] = m.congestion;
+  if (!m.tcp.empty()) j["tcp"] = to_json(m.tcp);
   return j;
 }
 json to_json(const error_msg& m) { return {{"reason", m.reason}}; }
@@ -66,6 +72,18 @@ std::optional<host_delta> read_host(fields& f, const json& body) {
   }
 }
 
+// Reverse TCP's samples, when the message has them.
+std::vector<tcp_sample> read_tcp(fields& f, const json& body) {
+  if (!body.contains("tcp")) return {};
+  try {
+    return tcp_samples_from_json(f.get<json>("tcp"));
+  } catch (const protocol_error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw protocol_error(fmt::format("{}: {}", f.context(), e.what()));
+  }
+}
+
 const json& body_of(fields& f, const json& j) {
   if (!j.contains("body")) f.fail("body", "is missing");
   return j.at("body");
@@ -84,13 +102,17 @@ message read_body(const std::string& type, const json& body) {
   } else if (type == "start") {
     m = start_msg{f.get<std::int64_t>("start_wall_ns")};
   } else if (type == "interval") {
-    m = f.read_described<interval_msg>();
+    auto i = f.read_described<interval_msg>();
+    i.tcp = read_tcp(f, body);
+    m = std::move(i);
   } else if (type == "end") {
     f.get<json>("counts");
     m = end_msg{read_counts(body.at("counts"))};
   } else if (type == "result") {
     f.get<json>("counts");
-    m = result_msg{read_counts(body.at("counts")), f.get<std::uint64_t>("unattributed"), read_host(f, body)};
+    result_msg r{read_counts(body.at("counts")), f.get<std::uint64_t>("unattributed"), read_host(f, body),
+                 f.get_or<std::string>("congestion", ""), read_tcp(f, body)};
+    m = std::move(r);
   } else if (type == "error") {
     m = error_msg{f.get<std::string>("reason")};
   } else if (type == "challenge") {

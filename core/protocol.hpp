@@ -6,6 +6,7 @@
 #include "core/flow.hpp"
 #include "core/host_stats.hpp"
 #include "core/json_text.hpp"
+#include "core/tcp_info.hpp"
 
 #include <boost/describe/class.hpp>
 
@@ -20,7 +21,8 @@
 namespace nb {
 
 // 2: the hosts' figures in the result (0.2.0); 3: the mutual key check, MACs on frames, data tokens (0.3.0);
-// 4: TCP receive size, congestion control and zero-copy in the request, TCP_INFO samples (0.4.0)
+// 4: TCP receive size, congestion control and zero-copy in the request, TCP_INFO samples of the
+// server's sending streams in intervals and result (0.4.0)
 inline constexpr int protocol_version = 4;
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
@@ -117,8 +119,10 @@ struct interval_msg {
   std::int64_t end_wall_ns = 0;
   std::uint64_t packets = 0;
   std::uint64_t bytes = 0;
+  std::vector<tcp_sample> tcp{};   // reverse TCP: the sending streams' connections, by stream ("tcp", on
+                                   // the wire only when not empty)
 };
-// Its JSON fields, named as the members (core/json_fields.hpp).
+// Its JSON fields, named as the members (core/json_fields.hpp); `tcp` travels apart.
 BOOST_DESCRIBE_STRUCT(interval_msg, (), (index, end_wall_ns, packets, bytes))
 
 // netload -> netserve: the client's side is done; these are its counts.
@@ -132,6 +136,9 @@ struct result_msg {
   std::uint64_t unattributed = 0;  // datagrams on the port that matched no test while this one ran
   std::optional<host_delta> host;  // the server's host from the start instant to its end; optional
                                    // on the wire ("host"), so a netserve without it is still read
+  std::string congestion{};        // reverse TCP: the sending streams' congestion control ("" unknown)
+  std::vector<tcp_sample> tcp{};   // reverse TCP: each sending stream's connection at its end; "tcp" and
+                                   // "congestion" are on the wire only when known
 };
 
 struct error_msg {

@@ -27,6 +27,14 @@ host_figures hosts_from(const json& j) {
   return h;
 }
 
+interval_figures interval_from(const json& j) {
+  fields f(j, "interval");
+  interval_figures i = f.read_described<interval_figures>();
+  if (auto t = f.get_or<json>("tcp", nullptr); !t.is_null()) i.tcp = tcp_figures_from_json(t);
+  f.done();
+  return i;
+}
+
 limit_verdict verdict_from(const json& j) {
   fields f(j, "verdict");
   limit_verdict v{f.get<std::string>("limit"), f.get<std::string>("text")};
@@ -115,7 +123,11 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
              "'unknown'; the verdict uses the host's UDP RcvbufErrors)";
 }
 
-json to_json(const interval_figures& i) { return write_described(i); }
+json to_json(const interval_figures& i) {
+  json j = write_described(i);
+  if (i.tcp) j["tcp"] = to_json(*i.tcp);
+  return j;
+}
 
 json to_json(const test_result& r) {
   json j = {{"schema", result_schema}, {"ok", r.ok}, {"error", r.error}, {"test", to_string(r.kind)},
@@ -130,6 +142,8 @@ json to_json(const test_result& r) {
   j["out_of_order"] = r.out_of_order ? json(*r.out_of_order) : json(nullptr);
   j["intervals"] = json::array();
   for (const auto& i : r.intervals) j["intervals"].push_back(to_json(i));
+  if (r.tcp) j["tcp"] = to_json(*r.tcp);
+  else if (r.kind == test_kind::tcp_stream) j["tcp"] = nullptr;
   if (r.target) j["target"] = write_described(*r.target);  // paced tests only
   j["hosts"] = hosts_json(r.hosts);
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
@@ -162,7 +176,9 @@ test_result result_from_json(const json& j) {
   r.loss = fields::read_object<loss_figures>(f.get<json>("loss"), "loss");
   if (auto v = f.get<json>("jitter_ms"); !v.is_null()) r.jitter_ms = f.get<double>("jitter_ms");
   if (auto v = f.get<json>("out_of_order"); !v.is_null()) r.out_of_order = f.get<std::uint64_t>("out_of_order");
-  for (const auto& i : f.get<json>("intervals")) r.intervals.push_back(fields::read_object<interval_figures>(i, "interval"));
+  for (const auto& i : f.get<json>("intervals")) r.intervals.push_back(interval_from(i));
+  // TCP results written before TCP_INFO was sampled have none.
+  if (auto t = f.get_or<json>("tcp", nullptr); !t.is_null()) r.tcp = tcp_figures_from_json(t);
   // Only paced tests have a target (and results written before it existed have none); when present it
   // must be a whole target object, null included.
   if (j.contains("target")) r.target = fields::read_object<target_figures>(f.get<json>("target"), "target");

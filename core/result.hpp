@@ -3,6 +3,7 @@
 // both programs agree on it. Counts are 64-bit; sent = received + lost is checked, never assumed.
 #include "core/host_stats.hpp"
 #include "core/protocol.hpp"
+#include "core/tcp_info.hpp"
 
 #include <boost/describe/class.hpp>
 #include <nlohmann/json.hpp>
@@ -54,8 +55,10 @@ struct interval_figures {
   std::uint64_t sent_packets = 0, sent_bytes = 0;
   std::uint64_t received_packets = 0, received_bytes = 0;
   bool complete = false;                     // both sides' samples arrived (else only one side is counted)
+  std::optional<tcp_figures> tcp{};          // TCP: the sending streams' connections at the interval's end,
+                                             // retransmits within it; "tcp", absent for UDP
 };
-// Its JSON fields, named as the members (core/json_fields.hpp).
+// Its JSON fields, named as the members (core/json_fields.hpp); `tcp` travels apart.
 BOOST_DESCRIBE_STRUCT(interval_figures, (), (index, start_ns, end_ns, sent_packets, sent_bytes, received_packets,
                                              received_bytes, complete))
 
@@ -109,6 +112,8 @@ struct test_result {
   int path_mtu = 0;
   int mss = 0;                                // TCP
   std::vector<interval_figures> intervals;
+  std::optional<tcp_figures> tcp;             // TCP: the sending streams' connections at their end (TCP_INFO);
+                                              // "tcp": null when unknown, absent for UDP
   std::optional<target_figures> target;       // paced tests only
   host_figures hosts;
   std::optional<limit_verdict> verdict;

@@ -148,6 +148,8 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
     }
   }
   out.elapsed_ns = mono_ns() - start;
+  std::error_code ignored;  // no sample is no error of the stream's
+  out.tcp_end = read_tcp_sample(plan.fd, ignored);
   ::shutdown(plan.fd, SHUT_WR);
   if (zc_error) out.error = fmt::format("send: {}", zc_error.message());
   if (zc) finish_zerocopy(*zc, out);

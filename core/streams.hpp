@@ -7,6 +7,7 @@
 #include "core/flow.hpp"
 #include "core/protocol.hpp"
 #include "core/socket.hpp"
+#include "core/tcp_info.hpp"
 #include "core/zerocopy.hpp"
 
 #include <algorithm>
@@ -48,6 +49,7 @@ struct stream_outcome {
                                      // UDP with the kernel's qualifiers (core/kernel_features.hpp)
   zerocopy_counts zerocopy;          // a TCP sender's MSG_ZEROCOPY sends, and what the kernel did with them
   std::string error;                 // empty when the stream ran to its end
+  std::optional<tcp_sample> tcp_end{};  // TCP sender: its connection just before it shut its side down
 };
 
 // Datagrams per system call for a message size: about 1 MiB of payload per batch, at most 1024, so a

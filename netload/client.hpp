@@ -49,6 +49,13 @@ class client_test {
   asio::awaitable<result_msg> read_server();
   void sample_host_end();  // once: the end of this side's data
   void emit_intervals(bool final);
+  bool sends_tcp() const noexcept { return o_.kind == test_kind::tcp_stream && !o_.reverse; }
+  // TCP: the sending streams' connections at the end of interval k (ours forward, the server's in
+  // reverse), empty when unknown; and the interval's figures from them.
+  const std::vector<tcp_sample>& tcp_at(std::uint32_t k) const;
+  std::optional<tcp_figures> tcp_interval(std::uint32_t k) const;
+  // TCP: the sending streams' connections at their end, and their congestion control.
+  std::optional<tcp_figures> tcp_end() const;
 
   asio::io_context& io_;
   client_options o_;
@@ -72,6 +79,7 @@ class client_test {
 
   // Cumulative samples at interval boundaries: own side by index, server side as it reports them.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;
+  std::vector<std::vector<tcp_sample>> own_tcp_;  // forward TCP: TCP_INFO per stream, by interval
   std::map<std::uint32_t, interval_msg> server_samples_;
   std::vector<interval_figures> intervals_;
 };

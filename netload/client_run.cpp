@@ -56,6 +56,11 @@ asio::awaitable<void> client_test::local_side() {
       std::pair<std::uint64_t, std::uint64_t> sample;
       streams_.totals(sample.first, sample.second);
       own_samples_.push_back(sample);
+      if (sends_tcp()) {  // at the same instant as the counts; the sender thread keeps running meanwhile
+        std::vector<int> fds;
+        for (std::uint32_t s = 0; s < o_.streams; ++s) fds.push_back(streams_[s].fd.get());
+        own_tcp_.push_back(read_tcp_samples(fds));
+      }
       emit_intervals(false);
       if (boundary >= end) break;
     }
@@ -141,9 +146,40 @@ void client_test::emit_intervals(bool final) {
     f.sent_bytes = o_.reverse ? srv_b : own_b;
     f.received_packets = o_.reverse ? own_p : srv_p;
     f.received_bytes = o_.reverse ? own_b : srv_b;
+    f.tcp = tcp_interval(k);
     intervals_.push_back(f);
     if (events_.interval) events_.interval(f);
   }
+}
+
+const std::vector<tcp_sample>& client_test::tcp_at(std::uint32_t k) const {
+  static const std::vector<tcp_sample> none;
+  if (sends_tcp()) return k < own_tcp_.size() ? own_tcp_[k] : none;
+  auto server = server_samples_.find(k);
+  return server != server_samples_.end() ? server->second.tcp : none;
+}
+
+std::optional<tcp_figures> client_test::tcp_interval(std::uint32_t k) const {
+  if (o_.kind != test_kind::tcp_stream || tcp_at(k).empty()) return std::nullopt;
+  // The retransmits within the interval: since the previous sample, or since the start for the first.
+  return summarize(tcp_at(k), k ? tcp_at(k - 1) : std::vector<tcp_sample>{});
+}
+
+std::optional<tcp_figures> client_test::tcp_end() const {
+  if (o_.kind != test_kind::tcp_stream) return std::nullopt;
+  std::vector<tcp_sample> end;
+  std::string congestion;
+  if (sends_tcp()) {
+    for (std::uint32_t s = 0; s < o_.streams; ++s) end.push_back(streams_[s].outcome.tcp_end.value_or(tcp_sample{}));
+    if (o_.streams > 0 && streams_[0].fd) congestion = congestion_of(streams_[0].fd.get());
+  } else {
+    end = server_final_.tcp;
+    congestion = server_final_.congestion;
+  }
+  if (end.empty()) return std::nullopt;
+  tcp_figures t = summarize(std::move(end));
+  t.congestion = congestion;
+  return t;
 }
 
 test_result client_test::result() const {
@@ -153,6 +189,7 @@ test_result client_test::result() const {
   r.path_mtu = path_mtu_;
   r.mss = mss_;
   r.intervals = intervals_;
+  r.tcp = tcp_end();
   const side_counts& snd = o_.reverse ? server_final_.counts : local_final_;
   const side_counts& rcv = o_.reverse ? local_final_ : server_final_.counts;
   r.actual_start = static_cast<double>(snd.start_wall_ns) / 1e9;

@@ -64,6 +64,31 @@ std::string udp_table(const test_result& r) {
   return s;
 }
 
+// What the sending streams' connections said at their end (TCP_INFO); the figures the kernel did not
+// give are left out.
+std::string tcp_info_line(const test_result& r) {
+  if (!r.tcp) return r.ok ? "TCP info    not sampled\n" : "";
+  const tcp_figures& t = *r.tcp;
+  std::string s = fmt::format("TCP info    {}", t.congestion && !t.congestion->empty() ? *t.congestion : "congestion control unknown");
+  if (t.retransmits) {
+    s += fmt::format(", retransmits {}", *t.retransmits);
+    if (t.retransmit_percent) s += fmt::format(" ({:.2f} %)", *t.retransmit_percent);
+  }
+  if (t.cwnd_bytes) s += fmt::format(", cwnd {}B", format_si(static_cast<double>(*t.cwnd_bytes)));
+  if (t.rtt_us) {
+    s += fmt::format(", RTT {:.0f} µs", *t.rtt_us);
+    if (t.rttvar_us) s += fmt::format(" ± {:.0f}", *t.rttvar_us);
+    if (t.streams.size() > 1 && t.rtt_max_us) s += fmt::format(" (max {})", *t.rtt_max_us);
+  }
+  const bool unpaced = std::any_of(t.streams.begin(), t.streams.end(), [](const tcp_sample& x) { return x.pacing_unlimited; });
+  if (t.pacing_rate) s += fmt::format(", pacing {}bit/s{}", format_si(*t.pacing_rate), unpaced ? " (some unlimited)" : "");
+  else if (unpaced) s += ", pacing unlimited";
+  if (t.delivery_rate) s += fmt::format(", delivery {}bit/s", format_si(*t.delivery_rate));
+  if (t.snd_mss) s += fmt::format(", MSS {}", *t.snd_mss);
+  if (t.pmtu) s += fmt::format(", PMTU {}", *t.pmtu);
+  return s + "\n";
+}
+
 std::string tcp_table(const test_result& r) {
   std::string s = header(r);
   s += "Recv   Send    Send\n"
@@ -77,6 +102,7 @@ std::string tcp_table(const test_result& r) {
   s += fmt::format("Bytes       sent {}   received {}{}\n", r.sender.bytes, r.receiver.bytes,
                    r.loss.reconciles ? "" : "   DOES NOT RECONCILE");
   s += fmt::format("MSS         {}   path MTU {}\n", r.mss, r.path_mtu);
+  s += tcp_info_line(r);
   return s;
 }
 
@@ -119,9 +145,13 @@ std::string format_table(const test_result& r, bool local_cpu, bool remote_cpu) 
 
 std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns) {
   double secs = ns_to_s(i.end_ns - i.start_ns), from = ns_to_s(i.start_ns - test_start_ns);
-  return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  sent {:>11.1f} pps {:>9.2f} Mbit/s   received {:>11.1f} pps {:>9.2f} Mbit/s{}\n",
+  std::string tcp;  // TCP: the interval's retransmits and the connections at its end, as iperf3 shows them
+  if (i.tcp && i.tcp->retransmits) tcp += fmt::format("  retr {}", *i.tcp->retransmits);
+  if (i.tcp && i.tcp->cwnd_bytes) tcp += fmt::format("  cwnd {}B", format_si(static_cast<double>(*i.tcp->cwnd_bytes)));
+  if (i.tcp && i.tcp->rtt_us) tcp += fmt::format("  rtt {:.0f} µs", *i.tcp->rtt_us);
+  return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  sent {:>11.1f} pps {:>9.2f} Mbit/s   received {:>11.1f} pps {:>9.2f} Mbit/s{}{}\n",
                      i.index, from, from + secs, per_second(i.sent_packets, secs), bits_per_second(i.sent_bytes, secs) / 1e6,
-                     per_second(i.received_packets, secs), bits_per_second(i.received_bytes, secs) / 1e6,
+                     per_second(i.received_packets, secs), bits_per_second(i.received_bytes, secs) / 1e6, tcp,
                      i.complete ? "" : "  (one side only)");
 }
 

@@ -158,7 +158,10 @@ asio::awaitable<void> control_connection::run_test(test_request request) {
   std::optional<host_delta> host;
   auto client_end = co_await (report_intervals(ended) && await_end(ended) && sample_host(*test_, ended, host));
   co_await drain();
-  const result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host)};
+  result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host), test_->congestion(),
+                    test_->tcp_end_samples()};
+  // The counts must go out; the samples of many streams beside a many-CPU host's figures may not fit.
+  if (encode_payload(result).size() + frame_mac::tag_size > max_frame_size) result.tcp.clear();
   const message result_m = result;
   co_await write_message(socket_, mac_, result_m);
   log_result(result, client_end);
@@ -235,6 +238,7 @@ asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
     if (ended && boundary > wall_ns()) break;
     interval_msg m{k, boundary, 0, 0};
     t.totals(m.packets, m.bytes);
+    m.tcp = t.tcp_samples();  // reverse TCP: this side sends, and its connections know the path
     const message msg = m;
     co_await write_message(socket_, mac_, msg);
     if (boundary >= end) break;

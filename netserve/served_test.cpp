@@ -169,4 +169,22 @@ side_counts served_test::finish() {
   return c;
 }
 
+std::vector<tcp_sample> served_test::tcp_samples() const {
+  if (!samples_tcp()) return {};
+  std::vector<int> fds;
+  for (std::uint32_t s = 0; s < request_.streams; ++s) fds.push_back(streams_[s].fd ? streams_[s].fd.get() : -1);
+  return read_tcp_samples(fds);
+}
+
+std::vector<tcp_sample> served_test::tcp_end_samples() const {
+  if (!samples_tcp()) return {};
+  std::vector<tcp_sample> out;
+  for (std::uint32_t s = 0; s < request_.streams; ++s) out.push_back(streams_[s].outcome.tcp_end.value_or(tcp_sample{}));
+  return out;
+}
+
+std::string served_test::congestion() const {
+  return sends_tcp() && streams_.size() > 0 && streams_[0].fd ? congestion_of(streams_[0].fd.get()) : std::string();
+}
+
 }  // namespace nb::serve

@@ -2,6 +2,7 @@
 // The server's side of one test: its data-plane threads and counters. Built by its control connection,
 // which drives it; TCP data connections, which arrive on their own connections, attach to it by cookie.
 #include "core/flow.hpp"
+#include "core/limits.hpp"
 #include "core/protocol.hpp"
 #include "core/socket.hpp"
 #include "core/streams.hpp"
@@ -51,6 +52,13 @@ class served_test {
   int pinned_cpu() const;
   // Forward UDP: the port has been quiet for `quiet_ns` and its lanes' queues are empty.
   bool drained(std::int64_t quiet_ns) const;
+  // Reverse TCP, where this side sends: each stream's connection now (TCP_INFO), for interval reports;
+  // empty otherwise.
+  std::vector<tcp_sample> tcp_samples() const;
+  // Reverse TCP, once finished: each stream's connection as its sender ended, and the congestion control
+  // they used ("" unknown); empty otherwise.
+  std::vector<tcp_sample> tcp_end_samples() const;
+  std::string congestion() const;
   // Stops every thread (bounded) and returns this side's counts.
   side_counts finish();
   std::uint64_t unattributed_since_start() const { return port_->unattributed() - unattributed_at_start_; }
@@ -62,6 +70,10 @@ class served_test {
   void start_tcp_stream(std::uint32_t stream);
   // Forward UDP: a stream's counts are the port's lanes' blocks for it; everything else counts its own.
   stream_set::received_of received_from_port() const;
+  bool sends_tcp() const noexcept { return request_.reverse && request_.kind == test_kind::tcp_stream; }
+  // A sample is at most about 600 bytes of JSON: netload's 64 streams' fit a frame (64 KiB) with room to
+  // spare; a client asking a netserve started with more --max-streams gets none rather than no frame.
+  bool samples_tcp() const noexcept { return sends_tcp() && request_.streams <= max_streams_per_test; }
 
   std::uint64_t id_;
   std::string cookie_;

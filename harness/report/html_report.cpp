@@ -2,6 +2,7 @@
 // intervals first, then the rate searches, pairs, every run with its charts, and the hosts, the
 // environment and the plan at the end.
 #include "harness/report/html.hpp"
+#include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/host_check.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -147,19 +149,33 @@ std::string pairs_repeats(const std::vector<repeat_group>& groups) {
          h::table({"from → to", "test", "kind", "m (bytes)", "ok runs", "received", "received pps", "loss (mean)"}, rows);
 }
 
+void append(std::vector<std::string>& row, const std::vector<std::string>& more) {
+  row.insert(row.end(), more.begin(), more.end());
+}
+
+std::vector<std::string> tcp_html_headers() { return {"retransmits", "RTT (µs)", "MSS", "path MTU"}; }
+
 std::string pairs_section(const std::vector<run_summary>& runs, const std::vector<repeat_group>& groups) {
   std::vector<std::vector<std::string>> rows;
+  // TCP pairs also say what their connections saw (report_md.cpp's pairs table).
+  const bool tcp = std::any_of(runs.begin(), runs.end(), [](const run_summary& s) {
+    return s.run.topo == topology::pairs && !is_search_trial(s.run) && is_tcp(s);
+  });
   for (const auto& s : runs) {
     if (s.run.topo != topology::pairs || is_search_trial(s.run)) continue;
     for (const auto& i : s.run.instances) {
       const bool ok = s.ok && i.result;
-      rows.push_back({h::escape(i.client), h::escape(i.server), ok ? h::mbps(i.result->receiver.bits_per_second) : "<span class=\"bad\">FAILED</span>",
-                      h::escape(i.category), h::escape(s.run.id), ok ? percent(i.result->loss.percent) : ""});
+      std::vector<std::string> row{h::escape(i.client), h::escape(i.server),
+                                   ok ? h::mbps(i.result->receiver.bits_per_second) : "<span class=\"bad\">FAILED</span>",
+                                   h::escape(i.category), h::escape(s.run.id), ok ? percent(i.result->loss.percent) : ""};
+      if (tcp) append(row, is_tcp(s) && s.ok ? tcp_cells(i) : std::vector<std::string>(4));
+      rows.push_back(std::move(row));
     }
   }
   if (rows.empty()) return "";
-  return "<h2>Pairs: from → to → bandwidth → category</h2>\n" +
-         h::table({"from", "to", "received", "category", "run", "loss"}, rows) + pairs_repeats(groups);
+  std::vector<std::string> headers{"from", "to", "received", "category", "run", "loss"};
+  if (tcp) append(headers, tcp_html_headers());
+  return "<h2>Pairs: from → to → bandwidth → category</h2>\n" + h::table(headers, rows) + pairs_repeats(groups);
 }
 
 std::vector<std::string> instance_row(const instance_record& i, double t0) {
@@ -181,19 +197,25 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   std::string out = fmt::format("<details{}><summary>{} — {}, {} -m {}: {}</summary>\n", s.ok ? "" : " open", h::escape(r.id),
                                 h::escape(r.role), nb::to_string(r.kind), r.message_size, figures);
   std::vector<std::vector<std::string>> rows;
-  for (const auto& i : r.instances) rows.push_back(instance_row(i, r.t0));
+  const bool tcp = is_tcp(s);  // TCP runs: the connections' retransmits, RTT, MSS and path MTU too
+  for (const auto& i : r.instances) {
+    rows.push_back(instance_row(i, r.t0));
+    if (tcp) append(rows.back(), tcp_cells(i));
+  }
   if (s.ok) {
     rows.push_back({"SUM", fmt::format("{} instances", r.instances.size()), h::pps(s.sender.pps), h::pps(s.receiver.pps),
                     h::mbps(s.sender.bps), h::mbps(s.receiver.bps), percent(s.loss_percent),
                     (s.drops_known ? "" : "≤ ") + count(s.path_loss), s.drops_known ? count(s.kernel_drops) : "unknown",
                     fmt::format("skew {:.3f}", s.start_skew_ms)});
+    if (tcp) append(rows.back(), tcp_sum_cells(s));
     if (s.steady)
       rows.push_back({"STEADY", fmt::format("{:g} s window", s.steady->slots * r.interval), h::pps(s.steady->sender.pps),
                       h::pps(s.steady->receiver.pps), h::mbps(s.steady->sender.bps), h::mbps(s.steady->receiver.bps), "", "", "", ""});
   }
-  out += h::table({"instance", "client → server", "sent pps", "received pps", "sent", "received", "loss", "path loss",
-                   "kernel drops", "start +ms"},
-                  rows);
+  std::vector<std::string> headers{"instance", "client → server", "sent pps", "received pps", "sent", "received", "loss",
+                                   "path loss", "kernel drops", "start +ms"};
+  if (tcp) append(headers, tcp_html_headers());
+  out += h::table(headers, rows);
   std::string notes;
   for (const auto& f : s.failures) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(f));
   for (const auto& m : s.target_misses) notes += fmt::format("<li class=\"bad\">target missed: {}</li>\n", h::escape(m));

@@ -77,6 +77,44 @@ std::vector<std::string> detail_headers() {
           "loss %", "path loss", "kernel drops", "start +ms"};
 }
 
+bool is_tcp(const run_summary& s) { return s.run.kind == nb::test_kind::tcp_stream; }
+
+std::vector<std::string> tcp_headers() { return {"retransmits", "RTT us", "MSS", "PMTU"}; }
+
+namespace {
+
+std::string opt_text(const auto& v) { return v ? fmt::format("{}", *v) : "n/a"; }
+
+// The instance's end figures when it counts: none for a failed one or a result without samples.
+const nb::tcp_figures* tcp_of(const instance_record& i) {
+  return i.problems.empty() && i.result && i.result->tcp ? &*i.result->tcp : nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> tcp_cells(const instance_record& i) {
+  const nb::tcp_figures* t = tcp_of(i);
+  if (!t) return {"", "", "", ""};
+  return {opt_text(t->retransmits), t->rtt_us ? fmt::format("{:.0f}", *t->rtt_us) : "n/a", opt_text(t->snd_mss),
+          opt_text(t->pmtu)};
+}
+
+std::vector<std::string> tcp_sum_cells(const run_summary& s) {
+  std::optional<std::uint64_t> retrans;
+  std::optional<std::uint32_t> mss, pmtu;
+  double rtt = 0;
+  int rtts = 0;
+  for (const auto& i : s.run.instances) {
+    const nb::tcp_figures* t = tcp_of(i);
+    if (!t) continue;
+    if (t->retransmits) retrans = retrans.value_or(0) + *t->retransmits;
+    if (t->rtt_us) rtt += *t->rtt_us, ++rtts;
+    if (t->snd_mss) mss = std::min(mss.value_or(*t->snd_mss), *t->snd_mss);
+    if (t->pmtu) pmtu = std::min(pmtu.value_or(*t->pmtu), *t->pmtu);
+  }
+  return {opt_text(retrans), rtts ? fmt::format("{:.0f}", rtt / rtts) : "n/a", opt_text(mss), opt_text(pmtu)};
+}
+
 std::vector<std::string> instance_cells(const instance_record& i, double t0) {
   const std::string route = i.client + " -> " + i.server;
   if (!i.problems.empty() || !i.result)
@@ -101,19 +139,28 @@ std::vector<std::string> steady_cells(const run_summary& s) {
           fmt_mbps(st.sender.bps), fmt_mbps(st.receiver.bps), "", "", "", ""};
 }
 
+text_table run_table(const run_summary& s) {
+  const bool tcp = is_tcp(s);
+  auto with_tcp = [&](std::vector<std::string> row, std::vector<std::string> more) {
+    if (tcp) row.insert(row.end(), more.begin(), more.end());
+    return row;
+  };
+  text_table t(with_tcp(detail_headers(), tcp_headers()));
+  for (const auto& i : s.run.instances) t.add(with_tcp(instance_cells(i, s.run.t0), tcp_cells(i)));
+  if (s.ok) {
+    t.add(with_tcp(sum_cells(s), tcp_sum_cells(s)));
+    t.add(steady_cells(s));
+  }
+  return t;
+}
+
 std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches) {
   std::string out;
   for (const auto& s : runs) {
     if (is_search_trial(s.run)) continue;
     out += fmt::format("\n{}  [{} {} -m {}, {}]{}\n", s.run.id, s.run.role, nb::to_string(s.run.kind),
                        s.run.message_size, to_string(s.run.topo), s.ok ? "" : "  FAILED");
-    text_table t(detail_headers());
-    for (const auto& i : s.run.instances) t.add(instance_cells(i, s.run.t0));
-    if (s.ok) {
-      t.add(sum_cells(s));
-      t.add(steady_cells(s));
-    }
-    out += t.text();
+    out += run_table(s).text();
     for (const auto& f : s.failures) out += fmt::format("  failure: {}\n", f);
     for (const auto& m : s.target_misses) out += fmt::format("  TARGET MISSED {}\n", m);
     if (s.limit) out += fmt::format("  limit ({} of {} instances): {}\n", s.limit_votes, s.run.instances.size(), s.limit->text);

@@ -54,5 +54,13 @@ std::vector<std::string> instance_cells(const instance_record& i, double t0);
 std::vector<std::string> sum_cells(const run_summary& s);
 std::vector<std::string> steady_cells(const run_summary& s);
 std::vector<std::string> detail_headers();
+// TCP runs' extra columns: the sending connections at their end (TCP_INFO): retransmits, RTT, MSS and the
+// path MTU; the sum row's are the instances' total retransmits, mean RTT, and smallest MSS and MTU.
+bool is_tcp(const run_summary& s);
+std::vector<std::string> tcp_headers();
+std::vector<std::string> tcp_cells(const instance_record& i);
+std::vector<std::string> tcp_sum_cells(const run_summary& s);
+// A run's table of instances, SUM and STEADY, with the TCP columns for a TCP run.
+text_table run_table(const run_summary& s);
 
 }  // namespace harness

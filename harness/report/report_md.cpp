@@ -67,16 +67,26 @@ std::string by_role(const std::vector<run_summary>& runs) {
 }
 
 std::string pairs_table(const std::vector<run_summary>& runs) {
-  text_table t({"from", "to", "bandwidth (Mbit/s received)", "category", "test", "sent Mbit/s", "loss %"});
+  // TCP pairs also say what their connections saw: retransmits, RTT, and the MSS and path MTU (the MTU
+  // step of the seed procedure), only when there are TCP pairs.
+  const bool tcp = std::any_of(runs.begin(), runs.end(), [](const run_summary& s) { return s.run.topo == topology::pairs && is_tcp(s); });
+  std::vector<std::string> headers{"from", "to", "bandwidth (Mbit/s received)", "category", "test", "sent Mbit/s", "loss %"};
+  if (tcp) headers.insert(headers.end(), {"retransmits", "RTT us", "MSS", "PMTU"});
+  text_table t(headers);
   for (const auto& s : runs) {
     if (s.run.topo != topology::pairs) continue;
     for (const auto& i : s.run.instances) {
-      if (!s.ok || !i.result) {
-        t.add({i.client, i.server, "**FAILED**", i.category, s.run.id, "", ""});
-        continue;
+      std::vector<std::string> row;
+      if (!s.ok || !i.result)
+        row = {i.client, i.server, "**FAILED**", i.category, s.run.id, "", ""};
+      else
+        row = {i.client, i.server, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
+               fmt_mbps(i.result->sender.bits_per_second), fmt::format("{:.3f}", i.result->loss.percent)};
+      if (tcp) {
+        const auto cells = is_tcp(s) && s.ok ? tcp_cells(i) : std::vector<std::string>(4);
+        row.insert(row.end(), cells.begin(), cells.end());
       }
-      t.add({i.client, i.server, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
-             fmt_mbps(i.result->sender.bits_per_second), fmt::format("{:.3f}", i.result->loss.percent)});
+      t.add(std::move(row));
     }
   }
   return t.empty() ? "" : "## Pairs: from -> to -> bandwidth -> category\n\n" + t.markdown() + "\n";
@@ -85,13 +95,7 @@ std::string pairs_table(const std::vector<run_summary>& runs) {
 std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
                                 nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
-  text_table t(detail_headers());
-  for (const auto& i : s.run.instances) t.add(instance_cells(i, s.run.t0));
-  if (s.ok) {
-    t.add(sum_cells(s));
-    t.add(steady_cells(s));
-  }
-  out += t.markdown() + "\n";
+  out += run_table(s).markdown() + "\n";
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
   for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)

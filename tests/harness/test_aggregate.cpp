@@ -1,6 +1,8 @@
 // Aggregation from instance records: sums, the steady-state window, start skew, and failures that
 // never turn into numbers.
 #include "harness/report/aggregate.hpp"
+#include "harness/report/html.hpp"
+#include "harness/report/report.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -146,4 +148,38 @@ TEST_CASE("harness aggregate: with --allow-offset a host's instants are put back
     CHECK(s.start_skew_ms == Approx(1.0).margin(1e-3));
     CHECK(s.steady);
   }
+}
+
+TEST_CASE("harness reports: TCP runs gain retransmits, RTT, MSS and path MTU columns - UDP runs do not",
+          "[harness][aggregate][tcp_info]") {
+  auto tcp_result = [](std::uint64_t retransmits, std::uint32_t rtt_us) {
+    nb::test_result r = result(1000, 0.001, 1000, 4);
+    r.kind = nb::test_kind::tcp_stream;
+    nb::tcp_sample s;
+    s.retransmits = retransmits;
+    s.rtt_us = rtt_us;
+    s.snd_mss = 1448;
+    s.pmtu = 1500;
+    r.tcp = nb::summarize({s});
+    return r;
+  };
+  auto run = run_of({tcp_result(7, 18000), tcp_result(5, 20000)});
+  run.kind = nb::test_kind::tcp_stream;
+  const auto s = harness::summarize(run);
+  REQUIRE(s.ok);
+  const std::string console = harness::console_summary({s});
+  CHECK_THAT(console, Catch::Contains("retransmits") && Catch::Contains("RTT us") && Catch::Contains("PMTU"));
+  CHECK_THAT(console, Catch::Contains("18000") && Catch::Contains("20000"));
+  // The sum row: 12 retransmits over the two instances, their mean RTT, the smallest MSS and MTU.
+  CHECK_THAT(harness::run_table(s).markdown(), Catch::Contains("| 12 | 19000 | 1448 | 1500 |"));
+  CHECK_THAT(harness::report_markdown({s}, {}, "/nonexistent"), Catch::Contains("| 7 | 18000 | 1448 | 1500 |"));
+
+  auto pairs = s;
+  pairs.run.topo = harness::topology::pairs;
+  CHECK_THAT(harness::report_markdown({pairs}, {}, "/nonexistent"), Catch::Contains("| retransmits | RTT us | MSS | PMTU |"));
+  CHECK_THAT(harness::report_html({pairs}, {}, "/nonexistent"), Catch::Contains(">path MTU</th>"));
+
+  const auto udp = harness::summarize(run_of({result(1000, 0.001, 1000, 4)}));
+  CHECK_THAT(harness::console_summary({udp}), !Catch::Contains("retransmits"));
+  CHECK_THAT(harness::report_markdown({udp}, {}, "/nonexistent"), !Catch::Contains("RTT"));
 }

@@ -133,6 +133,54 @@ TEST_CASE("reverse mode: the server sends - counts still add up", "[integration]
   }
 }
 
+namespace {
+
+// The sending side's TCP_INFO (netload's forward, netserve's in reverse): each stream's at each interval
+// and at its end, in the JSON.
+void require_tcp_samples(const json& r, std::size_t streams) {
+  INFO(r.dump());
+  REQUIRE(r["tcp"].is_object());
+  CHECK(r["tcp"]["congestion"].is_string());
+  REQUIRE(r["tcp"]["streams"].size() == streams);
+  for (const auto& s : r["tcp"]["streams"]) {
+    CHECK(s["rtt_us"].get<std::uint64_t>() > 0);
+    CHECK(s["snd_mss"].get<std::uint64_t>() > 0);
+    CHECK(s["pmtu"].get<std::uint64_t>() >= s["snd_mss"].get<std::uint64_t>());
+    CHECK(s["cwnd_bytes"].get<std::uint64_t>() >= s["snd_mss"].get<std::uint64_t>());
+    CHECK(s["retransmits"].is_number_unsigned());
+    CHECK(s["bytes_sent"].get<std::uint64_t>() >= r["sender"]["bytes"].get<std::uint64_t>() / streams / 2);
+  }
+  CHECK(r["tcp"]["retransmits"].is_number_unsigned());
+  REQUIRE(r["intervals"].size() >= 3);
+  for (const auto& i : r["intervals"]) {
+    REQUIRE(i["tcp"].is_object());
+    CHECK(i["tcp"]["streams"].size() == streams);
+    CHECK(i["tcp"]["rtt_us"].get<double>() > 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("TCP_STREAM reports its senders' TCP_INFO per interval and at the end - forward and reverse", "[integration][tcp]") {
+  netserve_process server(1);
+  SECTION("forward: netload sends") {
+    json r = run_json(server.port(), "TCP_STREAM", 1, {"--interval", "0.25", "--streams", "2", "--rate", "400M"}, {"-m", "64K"});
+    require_reconciles(r);
+    require_tcp_samples(r, 2);
+  }
+  SECTION("reverse: netserve sends") {
+    json r = run_json(server.port(), "TCP_STREAM", 1, {"--interval", "0.25", "--streams", "2", "--rate", "400M", "--reverse"},
+                      {"-m", "64K"});
+    require_reconciles(r);
+    require_tcp_samples(r, 2);
+  }
+  SECTION("UDP has none") {
+    json r = run_json(server.port(), "UDP_STREAM", 0.5, {"--interval", "0.25", "--pps", "1000"}, {"-m", "100"});
+    CHECK_FALSE(r.contains("tcp"));
+    CHECK_FALSE(r["intervals"][0].contains("tcp"));
+  }
+}
+
 TEST_CASE("eight concurrent instances on eight ports each get their own counts", "[integration][multi]") {
   netserve_process server(8);
   std::vector<std::unique_ptr<nb::test::child>> clients;

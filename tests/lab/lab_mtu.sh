@@ -32,4 +32,8 @@ load -t UDP_STREAM --pps 1000 --json -- -m 1372 >"$work/fits.json" 2>"$work/fits
 load -t TCP_STREAM --rate 20M --json >"$work/tcp.json" 2>/dev/null || [[ $? -eq 4 ]] || { echo "FAIL: TCP_STREAM across the step failed"; exit 1; }
 mss=$(field "$work/tcp.json" 'r["mss"]') pmtu=$(field "$work/tcp.json" 'r["path_mtu"]')
 (( mss > 0 && mss <= 1360 )) || { echo "FAIL: TCP MSS $mss does not follow the 1400 path MTU"; exit 1; }
-echo "ok: -m 1372 passes; TCP_STREAM MSS $mss, path MTU $pmtu"
+# The sending connection's own view (TCP_INFO at its end): the path MTU it learnt, and the MSS it sent with.
+tcp_pmtu=$(field "$work/tcp.json" 'r["tcp"]["pmtu"]') tcp_mss=$(field "$work/tcp.json" 'r["tcp"]["snd_mss"]')
+(( tcp_pmtu == 1400 )) || { echo "FAIL: TCP_INFO path MTU $tcp_pmtu, not the circuit's 1400"; exit 1; }
+(( tcp_mss > 0 && tcp_mss <= 1360 )) || { echo "FAIL: TCP_INFO MSS $tcp_mss does not follow the 1400 path MTU"; exit 1; }
+echo "ok: -m 1372 passes; TCP_STREAM MSS $mss, path MTU $pmtu; TCP_INFO path MTU $tcp_pmtu, MSS $tcp_mss"

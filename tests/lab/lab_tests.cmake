@@ -19,11 +19,19 @@ add_test(NAME "lab: bit-rate limit read back within 5 % of rate x 1400/1442 in b
          COMMAND ${_lab}/lab_limits.sh bps ${_lab_bins})
 add_test(NAME "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, TCP MSS <= 1360"
          COMMAND ${_lab}/lab_mtu.sh ${_lab_bins})
+add_test(NAME "lab: TCP_INFO across a 50 Mbit/s circuit - retransmits, RTT above idle, netload = ss -tin within 10 %, both directions"
+         COMMAND ${_lab}/lab_tcp_info.sh ${_lab_bins})
 
 set_tests_properties(
   "lab: [lab] errors name file:line:col, addresses outside 198.18.0.0/15 are refused"
   "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, TCP MSS <= 1360"
   PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+# A correctness check, not a rate: it compares netload with ss on the same connections at nearly the
+# same instants (about 25 s). Serial all the same: ss in a loop beside the test is what it needs the
+# CPU for, and the more often it runs the closer the instants.
+set_tests_properties(
+  "lab: TCP_INFO across a 50 Mbit/s circuit - retransmits, RTT above idle, netload = ss -tin within 10 %, both directions"
+  PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
 # It compares the whole machine's namespaces and links before and after: nothing else may create any
 # meanwhile (another lab test, the harness netns tests), so it runs alone.
 set_tests_properties(
