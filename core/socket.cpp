@@ -147,13 +147,6 @@ void set_tcp_congestion(int fd, const std::string& name) {
   throw fmt::system_error(errno, "setsockopt(TCP_CONGESTION, {})", name);
 }
 
-std::string tcp_congestion(int fd) {
-  char name[32] = {};  // TCP_CA_NAME_MAX is 16
-  socklen_t len = sizeof name - 1;
-  if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) throw fmt::system_error(errno, "getsockopt(TCP_CONGESTION)");
-  return std::string(name, ::strnlen(name, len));
-}
-
 bool enable_zerocopy(int fd, std::string& why) {
   int on = 1;
   if (::setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on) == 0) return true;

@@ -56,8 +56,6 @@ void set_tcp_congestion(int fd, const std::string& name);
 // A name TCP_CONGESTION can take whole: 1 to 15 letters, digits, '_' or '-' (the kernel silently cuts a
 // longer one at TCP_CA_NAME_MAX - 1).
 bool valid_congestion_name(std::string_view name) noexcept;
-// The algorithm the socket uses ("cubic", "bbr", ...).
-std::string tcp_congestion(int fd);
 // Total datagrams the kernel dropped on this socket (sk_drops, the counter SO_RXQ_OVFL reports), read
 // at any instant with SO_MEMINFO so drops after the last delivered packet are not missed; 0 from a
 // kernel without SO_MEMINFO (before 4.12) or whose SO_MEMINFO stops short of the drop counter, and

@@ -91,15 +91,6 @@ std::optional<zerocopy_completions> start_zerocopy(const stream_plan& plan, stre
   return std::nullopt;
 }
 
-// The socket's congestion control, or "" where it cannot be read: a receiving thread must not throw.
-std::string congestion_of(int fd) noexcept {
-  try {
-    return tcp_congestion(fd);
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
 // The last completions come as the peer acknowledges the last bytes, after the end: waited for, briefly,
 // so the result can say what the kernel did with every send.
 void finish_zerocopy(zerocopy_completions& zc, stream_outcome& out) {

@@ -100,6 +100,7 @@ TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts ex
   json r = run_json(server.port(), "TCP_STREAM", 1, global, test_opts);
   require_reconciles(r);
   CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
+  CHECK(r["tcp"]["congestion"] == "reno");  // read back from the sending socket: -K reached it
   // Asked for, or the default for a loss-based algorithm such as reno (core/streams.hpp).
   CHECK(r["receiver"]["batching"] == (reverse ? "recv 256K" : "recv 16K"));
   // Loopback hands the pages to a local receiver, which cannot share them: the kernel copies every send,
