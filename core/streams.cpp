@@ -120,6 +120,14 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
       if (errno == EINTR || errno == EAGAIN) continue;
       // Unread completions hold the socket's option memory (and pinned pages): read them, send again.
       if (errno == ENOBUFS && zc) {
+        // With nothing outstanding no completion can come to free anything: the kernel will not pin this
+        // message at all (over RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max). Waiting would
+        // send nothing for the whole test and report it as a success.
+        if (zc->outstanding() == 0) {
+          out.error = fmt::format("send: MSG_ZEROCOPY refused a {}-byte message with nothing in flight (ENOBUFS: "
+                                  "RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max)", buffer.size() - offset);
+          break;
+        }
         zc_error = zc->wait(poll_ns);
         continue;
       }

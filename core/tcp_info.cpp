@@ -49,12 +49,14 @@ std::optional<std::uint32_t> pick_of(const std::vector<tcp_sample>& v, Get get, 
   return out;
 }
 
-// A cumulative counter's growth since `before` (the same stream an interval earlier, if any).
+// A cumulative counter's growth since `before` (the same stream an interval earlier, if any). The kernel's
+// tcpi_total_retrans and tcpi_segs_out are 32-bit and wrap (segs_out every ~83 min at 10 Gbit/s, MSS 1448):
+// the difference is taken modulo 2^32.
 std::optional<std::uint64_t> grown(std::optional<std::uint64_t> now, const tcp_sample* before,
                                    std::optional<std::uint64_t> tcp_sample::*field) {
   if (!now) return std::nullopt;
   const std::uint64_t was = before && (before->*field) ? *(before->*field) : 0;
-  return *now >= was ? *now - was : 0;
+  return static_cast<std::uint32_t>(*now - was);
 }
 
 }  // namespace

@@ -219,3 +219,14 @@ TEST_CASE("the reverse sender's samples travel in interval and result messages",
   bad["body"]["tcp"][0]["cwnd"] = 1;
   CHECK_THROWS_AS(decode_payload(bad.dump()), protocol_error);
 }
+
+// Review (issue 14): tcpi_total_retrans and tcpi_segs_out are __u32 in struct tcp_info. segs_out counts
+// MSS-sized segments, so at 10 Gbit/s with a 1448-byte MSS it wraps about every 83 minutes (25 Gbit/s:
+// 33 min). An interval across the wrap must count what was sent in it, not 0 (grown() clamps to 0, so the
+// interval's retransmit_percent is missing or wildly off).
+TEST_CASE("review: a 32-bit TCP_INFO counter that wrapped within the interval still grows", "[tcp_info][review]") {
+  auto t = summarize({sample(5, 100, 100, 1500)}, {sample(4'294'967'290u, 4'294'967'000u, 100, 1500)});
+  CHECK(t.retransmits == 11u);  // 2^32 - 4294967290 + 5
+  REQUIRE(t.retransmit_percent);
+  CHECK(*t.retransmit_percent == Approx(100.0 * 11 / 396));  // 2^32 - 4294967000 + 100 segments
+}
