@@ -98,13 +98,15 @@ def parse_iperf3(raw, name):
             "source": "end.sum_received (server-side bytes)"}
 
 
-def parse_iperf2_tcp(raw, name):
+def parse_iperf2_tcp(raw, name, streams):
     """iperf2's TCP server report in CSV (-y C): a line per stream, bytes and bit/s over its own time. The
     aggregate is all bytes over the longest stream's time, as netload's and iperf3's are."""
     lines = [l.split(",") for l in _read(os.path.join(raw, name + ".server.csv")).splitlines() if l.count(",") >= 8]
     if not lines:
         raise ParseError(f"{name}: no iperf2 server report (CSV) found; stderr: "
                          f"{_stderr_tail(os.path.join(raw, name + '.server.err'))}")
+    if len(lines) != streams:  # a stream that failed would lower the figure unseen
+        raise ParseError(f"{name}: iperf2 reported {len(lines)} of {streams} streams")
     total = sum(int(l[7]) for l in lines)
     secs = max(int(l[7]) * 8 / float(l[8]) for l in lines if float(l[8]) > 0)
     return {"ok": True, "tool": "iperf2", "recv_bytes": total, "seconds": secs, "recv_mbps": total * 8 / secs / 1e6,

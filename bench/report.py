@@ -146,7 +146,7 @@ def tcp_cell(t, where, size, n, tool, rounds):
         if tool == "iperf3":
             runs.append(safe(parse_iperf3, t.raw, name))
         elif tool == "iperf2":
-            runs.append(safe(parse_iperf2_tcp, t.raw, name))
+            runs.append(safe(parse_iperf2_tcp, t.raw, name, n))
         else:
             runs.append(t.netload(name))
     ok = [x["recv_mbps"] for x in runs if x["ok"]]

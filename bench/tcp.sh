@@ -8,7 +8,8 @@
 # device has no fq qdisc (loopback, veth): a timer per burst, which on this virtual machine caps every tool
 # alike (about 200 Mbit/s on the wire-like path, where each burst is one segment), so a comparison under it
 # measures the timer, not the tools.
-# Each receiver reads with its own default size (netserve 64K, iperf3 the client's -l, iperf2 128K).
+# Each receiver reads with its own default size (netserve 256K under cubic, 64K under bbr; iperf3 the
+# client's -l; iperf2 128K).
 # Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
 # by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
 # takes each cell's median. `--zerocopy` rows run beside netload's plain ones.

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace nb {
@@ -134,12 +135,23 @@ bool valid_congestion_name(std::string_view name) noexcept {
   return !name.empty() && name.size() <= 15 && std::all_of(name.begin(), name.end(), ok);
 }
 
+bool congestion_loaded(const std::string& name) {
+  std::istringstream loaded(sysctl_line("/proc/sys/net/ipv4/tcp_available_congestion_control"));
+  std::string word;
+  while (loaded >> word)
+    if (word == name) return true;
+  return false;
+}
+
+std::string congestion_unavailable(const std::string& name) {
+  return fmt::format("congestion control '{}' is not available on this host (it has: {})", name,
+                     sysctl_line("/proc/sys/net/ipv4/tcp_available_congestion_control"));
+}
+
 void set_tcp_congestion(int fd, const std::string& name) {
   if (!valid_congestion_name(name)) throw std::runtime_error(fmt::format("'{}' is not a congestion-control name", name));
   if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), static_cast<socklen_t>(name.size())) == 0) return;
-  if (errno == ENOENT)
-    throw std::runtime_error(fmt::format("congestion control '{}' is not available on this host (it has: {})", name,
-                                         sysctl_line("/proc/sys/net/ipv4/tcp_available_congestion_control")));
+  if (errno == ENOENT) throw std::runtime_error(congestion_unavailable(name));
   if (errno == EPERM)
     throw std::runtime_error(fmt::format("congestion control '{}' is not allowed for this user (allowed: {}; "
                                          "net.ipv4.tcp_allowed_congestion_control, or CAP_NET_ADMIN)",

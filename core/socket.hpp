@@ -53,6 +53,11 @@ void set_tcp_mss(int fd, int mss);
 // that this user may not choose (not in net.ipv4.tcp_allowed_congestion_control without
 // CAP_NET_ADMIN), throws std::runtime_error naming what is available or allowed.
 void set_tcp_congestion(int fd, const std::string& name);
+// Whether the kernel has `name` loaded now (net.ipv4.tcp_available_congestion_control). netserve asks it
+// before trying a client's name: with CAP_NET_ADMIN, TCP_CONGESTION would load any module tcp_<name>.
+bool congestion_loaded(const std::string& name);
+// "congestion control 'x' is not available on this host (it has: reno cubic)".
+std::string congestion_unavailable(const std::string& name);
 // A name TCP_CONGESTION can take whole: 1 to 15 letters, digits, '_' or '-' (the kernel silently cuts a
 // longer one at TCP_CA_NAME_MAX - 1).
 bool valid_congestion_name(std::string_view name) noexcept;

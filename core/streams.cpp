@@ -8,6 +8,7 @@
 #include "core/units.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -78,7 +79,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
 
 namespace {
 
-constexpr std::uint64_t zerocopy_read_every = 32;      // completions left unread before the sender reads them
+constexpr std::uint64_t zerocopy_read_every = 32;      // sends between two reads of the completions
 constexpr std::int64_t zerocopy_final_wait_ns = 2'000'000'000;  // for the last ones, after the end
 
 // MSG_ZEROCOPY as the plan asks, when the kernel takes it; a refusal is said in the batching.
@@ -93,10 +94,15 @@ std::optional<zerocopy_completions> start_zerocopy(const stream_plan& plan, stre
 
 // The last completions come as the peer acknowledges the last bytes, after the end: waited for, briefly,
 // so the result can say what the kernel did with every send.
-void finish_zerocopy(zerocopy_completions& zc, stream_outcome& out) {
+// A stop request ends the wait (netserve joins its streams on its one control thread); a poll that
+// returns at once without completions (the peer hung up) does not spin.
+void finish_zerocopy(const std::stop_token& stop, zerocopy_completions& zc, stream_outcome& out) {
   const std::int64_t give_up = mono_ns() + zerocopy_final_wait_ns;
-  while (zc.outstanding() > 0 && mono_ns() < give_up)
+  while (zc.outstanding() > 0 && mono_ns() < give_up && !stop.stop_requested()) {
+    const std::uint64_t before = zc.counts().completed;
     if (std::error_code ec = zc.wait(poll_ns); ec) break;
+    if (zc.counts().completed == before) ::poll(nullptr, 0, 10);
+  }
   out.zerocopy = zc.counts();
 }
 
@@ -138,7 +144,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
     counters.bytes.add(static_cast<std::uint64_t>(r));
     if (zc) {
       zc->sent();
-      if (zc->outstanding() >= zerocopy_read_every) zc_error = zc->drain();
+      if (zc->counts().sends % zerocopy_read_every == 0) zc_error = zc->drain();
     }
     offset += static_cast<std::size_t>(r);
     if (offset == buffer.size()) {
@@ -151,7 +157,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   out.tcp_end = read_tcp_sample(plan.fd, ignored);
   ::shutdown(plan.fd, SHUT_WR);
   if (zc_error) out.error = fmt::format("send: {}", zc_error.message());
-  if (zc) finish_zerocopy(*zc, out);
+  if (zc) finish_zerocopy(stop, *zc, out);
 }
 
 std::size_t tcp_default_recv_size(const std::string& congestion) {

@@ -44,6 +44,9 @@ void validate_tcp(const test_request& r) {
   if (r.recv_size > max_tcp_message_size) reject(fmt::format("TCP receive size exceeds {} MiB", max_tcp_message_size >> 20));
   if (r.congestion.empty()) return;
   if (!valid_congestion_name(r.congestion)) reject("bad congestion-control name");
+  // Only a loaded algorithm: a root netserve's probe would otherwise load a kernel module of the
+  // client's choosing (tcp_<name>).
+  if (!congestion_loaded(r.congestion)) reject(congestion_unavailable(r.congestion) + "; load it on this host first");
   try {
     set_tcp_congestion(make_socket(AF_INET, SOCK_STREAM).get(), r.congestion);
   } catch (const std::exception& e) {
