@@ -284,4 +284,20 @@ side_counts stream_set::counts(const received_of& received) const {
   return c;
 }
 
+std::vector<tcp_sample> stream_set::tcp_samples() const {
+  std::vector<int> fds;
+  for (const data_stream& d : streams_) fds.push_back(d.fd ? d.fd.get() : -1);
+  return read_tcp_samples(fds);
+}
+
+std::vector<tcp_sample> stream_set::tcp_end_samples() const {
+  std::vector<tcp_sample> out;
+  for (const data_stream& d : streams_) out.push_back(d.outcome.tcp_end.value_or(tcp_sample{}));
+  return out;
+}
+
+std::string stream_set::congestion() const {
+  return !streams_.empty() && streams_[0].fd ? congestion_of(streams_[0].fd.get()) : std::string();
+}
+
 }  // namespace nb

@@ -128,6 +128,12 @@ class stream_set {
   // longest sending time, a receiver's arrival window, sequence analysis and (own UDP sockets) kernel
   // drops, the batching used, and the first error of any stream.
   side_counts counts(const received_of& received = {}) const;
+  // TCP: each stream's connection now (TCP_INFO), and as its sender ended (sending streams only); a
+  // stream without a socket gives an empty sample. netload and netserve sample their senders alike.
+  std::vector<tcp_sample> tcp_samples() const;
+  std::vector<tcp_sample> tcp_end_samples() const;
+  // The congestion control of the first stream's connection; "" unknown.
+  std::string congestion() const;
 
  private:
   flow_totals received_by(std::size_t s, const received_of& received) const;

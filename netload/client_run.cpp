@@ -56,11 +56,8 @@ asio::awaitable<void> client_test::local_side() {
       std::pair<std::uint64_t, std::uint64_t> sample;
       streams_.totals(sample.first, sample.second);
       own_samples_.push_back(sample);
-      if (sends_tcp()) {  // at the same instant as the counts; the sender thread keeps running meanwhile
-        std::vector<int> fds;
-        for (std::uint32_t s = 0; s < o_.streams; ++s) fds.push_back(streams_[s].fd.get());
-        own_tcp_.push_back(read_tcp_samples(fds));
-      }
+      // At the same instant as the counts; the sender threads keep running meanwhile.
+      if (sends_tcp()) own_tcp_.push_back(streams_.tcp_samples());
       emit_intervals(false);
       if (boundary >= end) break;
     }
@@ -170,8 +167,8 @@ std::optional<tcp_figures> client_test::tcp_end() const {
   std::vector<tcp_sample> end;
   std::string congestion;
   if (sends_tcp()) {
-    for (std::uint32_t s = 0; s < o_.streams; ++s) end.push_back(streams_[s].outcome.tcp_end.value_or(tcp_sample{}));
-    if (o_.streams > 0 && streams_[0].fd) congestion = congestion_of(streams_[0].fd.get());
+    end = streams_.tcp_end_samples();
+    congestion = streams_.congestion();
   } else {
     end = server_final_.tcp;
     congestion = server_final_.congestion;

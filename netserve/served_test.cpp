@@ -170,21 +170,13 @@ side_counts served_test::finish() {
 }
 
 std::vector<tcp_sample> served_test::tcp_samples() const {
-  if (!samples_tcp()) return {};
-  std::vector<int> fds;
-  for (std::uint32_t s = 0; s < request_.streams; ++s) fds.push_back(streams_[s].fd ? streams_[s].fd.get() : -1);
-  return read_tcp_samples(fds);
+  return samples_tcp() ? streams_.tcp_samples() : std::vector<tcp_sample>{};
 }
 
 std::vector<tcp_sample> served_test::tcp_end_samples() const {
-  if (!samples_tcp()) return {};
-  std::vector<tcp_sample> out;
-  for (std::uint32_t s = 0; s < request_.streams; ++s) out.push_back(streams_[s].outcome.tcp_end.value_or(tcp_sample{}));
-  return out;
+  return samples_tcp() ? streams_.tcp_end_samples() : std::vector<tcp_sample>{};
 }
 
-std::string served_test::congestion() const {
-  return sends_tcp() && streams_.size() > 0 && streams_[0].fd ? congestion_of(streams_[0].fd.get()) : std::string();
-}
+std::string served_test::congestion() const { return sends_tcp() ? streams_.congestion() : std::string(); }
 
 }  // namespace nb::serve
