@@ -22,8 +22,9 @@ namespace nb {
 
 // 2: the hosts' figures in the result (0.2.0); 3: the mutual key check, MACs on frames, data tokens (0.3.0);
 // 4: TCP receive size, congestion control and zero-copy in the request, TCP_INFO samples of the
-// server's sending streams in intervals and result (0.4.0)
-inline constexpr int protocol_version = 4;
+// server's sending streams in intervals and result (0.4.0); 5: the receive engine in the counts, and what the
+// socket path counted beside an XDP engine (0.5.0)
+inline constexpr int protocol_version = 5;
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
 
@@ -102,6 +103,13 @@ struct side_counts {
   double jitter_ns = -1;                 // receiver: RFC 3550 jitter, -1 = unknown
   std::string batching;
   std::string error;                     // empty when that side ran to its end
+  // Receiver: where it counted: "socket", or an XDP engine at the driver, "xdp-native" | "xdp-generic"
+  // (netserve --engine xdp); empty on a sending side.
+  std::string receive_engine;
+  // Receiver with an XDP engine: what its socket path counted too, the datagrams the program passed on
+  // (--xdp-pass) or any that reached the port without crossing the engine's interface.
+  std::uint64_t socket_packets = 0;
+  std::uint64_t socket_bytes = 0;
 
   // Receiver: adds one stream's arrival window, buffers and sequence analysis (not packets or bytes,
   // which the totals count).
@@ -110,7 +118,7 @@ struct side_counts {
 // Its JSON fields, named as the members (core/json_fields.hpp).
 BOOST_DESCRIBE_STRUCT(side_counts, (), (packets, bytes, errors, start_wall_ns, end_wall_ns, elapsed_ns, kernel_drops,
                                         buffers, drops_shared, sequenced, out_of_order, seq_expected, jitter_ns,
-                                        batching, error))
+                                        batching, error, receive_engine, socket_packets, socket_bytes))
 
 // netserve -> netload, once per interval when asked: the server side's cumulative counts at the end of
 // interval `index` (interval k covers [start + k*len, start + (k+1)*len) on the wall clock).

@@ -142,6 +142,9 @@ json to_json(const test_result& r) {
   j["out_of_order"] = r.out_of_order ? json(*r.out_of_order) : json(nullptr);
   j["intervals"] = json::array();
   for (const auto& i : r.intervals) j["intervals"].push_back(to_json(i));
+  j["receive_engine"] = r.receive_engine;
+  j["socket_received"] = r.socket_received ? json{{"packets", r.socket_received->first}, {"bytes", r.socket_received->second}}
+                                           : json(nullptr);
   if (r.tcp) j["tcp"] = to_json(*r.tcp);
   else if (r.kind == test_kind::tcp_stream) j["tcp"] = nullptr;
   if (r.target) j["target"] = write_described(*r.target);  // paced tests only
@@ -177,6 +180,13 @@ test_result result_from_json(const json& j) {
   if (auto v = f.get<json>("jitter_ms"); !v.is_null()) r.jitter_ms = f.get<double>("jitter_ms");
   if (auto v = f.get<json>("out_of_order"); !v.is_null()) r.out_of_order = f.get<std::uint64_t>("out_of_order");
   for (const auto& i : f.get<json>("intervals")) r.intervals.push_back(interval_from(i));
+  // Results written before the receive engine was recorded have neither field.
+  r.receive_engine = f.get_or<std::string>("receive_engine", "");
+  if (auto s = f.get_or<json>("socket_received", nullptr); !s.is_null()) {
+    fields sr(s, "socket_received");
+    r.socket_received.emplace(sr.get<std::uint64_t>("packets"), sr.get<std::uint64_t>("bytes"));
+    sr.done();
+  }
   // TCP results written before TCP_INFO was sampled have none.
   if (auto t = f.get_or<json>("tcp", nullptr); !t.is_null()) r.tcp = tcp_figures_from_json(t);
   // Only paced tests have a target (and results written before it existed have none); when present it

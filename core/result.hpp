@@ -112,6 +112,11 @@ struct test_result {
   int path_mtu = 0;
   int mss = 0;                                // TCP
   std::vector<interval_figures> intervals;
+  // Where the receiver counted: "socket", or at its driver, "xdp-native" | "xdp-generic" (netserve --engine
+  // xdp); "" in results written before it was recorded.
+  std::string receive_engine;
+  // With an XDP engine: what the receiver's socket path counted as well (packets, bytes).
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> socket_received;
   std::optional<tcp_figures> tcp;             // TCP: the sending streams' connections at their end (TCP_INFO);
                                               // "tcp": null when unknown, absent for UDP
   std::optional<target_figures> target;       // paced tests only

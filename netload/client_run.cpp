@@ -197,6 +197,8 @@ test_result client_test::result() const {
                 o_.reverse ? local_buffer_granted_ : ready_.rcvbuf, rcv.batching};
   compute_rates(r.sender);
   compute_rates(r.receiver);
+  r.receive_engine = rcv.receive_engine.empty() ? "socket" : rcv.receive_engine;
+  if (r.receive_engine != "socket") r.socket_received.emplace(rcv.socket_packets, rcv.socket_bytes);
   r.loss.drops_shared = rcv.drops_shared;
   reconcile(r, rcv.kernel_drops, o_.kind == test_kind::udp_stream ? rcv.buffers : 0);
   if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender);  // after reconcile: TCP messages

@@ -192,7 +192,7 @@ void control_connection::register_test(test_request request) {
   test_budget_.emplace(std::move(*held));
   test_ = std::make_shared<served_test>(++shared_->tests_registered, make_cookie(), std::move(request),
                                         endpoint::peer_of(socket_.native_handle()),
-                                        endpoint::local_of(socket_.native_handle()), p.udp);
+                                        endpoint::local_of(socket_.native_handle()), p.udp, o.xdp);
   test_->set_data_key(mac_.key());  // with a key, data connections must show a token derived from it
   p.add(test_, client_);
 }
@@ -201,8 +201,12 @@ asio::awaitable<void> control_connection::send_ready() {
   const test_request& r = test_->request();
   ready_msg ready{test_->id(), test_->cookie(), version, 0, 0, ""};
   if (r.kind == test_kind::udp_stream && !r.reverse) {
-    ready.rcvbuf = test_->attach_udp();
-    ready.batching = port_->udp->batching();
+    try {
+      ready.rcvbuf = test_->attach_udp();
+    } catch (const std::runtime_error& e) {  // the XDP engine cannot count the test's flows
+      throw protocol_error(fmt::format("rejected: {}", e.what()));
+    }
+    ready.batching = test_->receive_batching();
   } else {
     std::tie(ready.rcvbuf, ready.sndbuf) = test_->data_socket_buffers();
   }

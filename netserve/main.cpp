@@ -73,12 +73,42 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
       ->capture_default_str()->option_text("SECONDS")->check(number_in("--drain-max", 0.001, 600.0, "seconds"))->group(group);
 }
 
+// Where forward UDP is counted: the socket path, or an XDP program at the driver.
+struct engine_choice {
+  std::string engine = "socket";
+  nb::serve::xdp_options xdp;
+};
+
+void add_engine_options(CLI::App& app, engine_choice& e) {
+  const std::string group = "Receive engine";
+  app.add_option("--engine", e.engine,
+                 "Where forward UDP is counted: socket, or xdp (an XDP program on --interface counts at the driver; root)")
+      ->capture_default_str()->option_text("socket|xdp")->check(CLI::IsMember({"socket", "xdp"}))->group(group);
+  app.add_option("--interface", e.xdp.interface, "With --engine xdp: the interface the tests' datagrams arrive on")
+      ->option_text("DEV")->group(group);
+  app.add_flag("--xdp-pass", e.xdp.pass,
+               "With --engine xdp: pass counted datagrams on to the socket path, which counts them too (default: drop)")
+      ->group(group);
+  app.add_option("--xdp-mode", e.xdp.mode, "With --engine xdp: native (the driver's), generic, or auto (native where offered)")
+      ->capture_default_str()->option_text("auto|native|generic")
+      ->check(CLI::IsMember({"auto", "native", "generic"}))->group(group);
+}
+
+// The options of --engine xdp make sense only with it, and it needs its interface.
+void check_engine(const engine_choice& e) {
+  if (e.engine == "xdp" && e.xdp.interface.empty()) throw CLI::ValidationError("--engine xdp", "needs --interface DEV");
+  if (e.engine != "xdp" && (!e.xdp.interface.empty() || e.xdp.pass || e.xdp.mode != "auto"))
+    throw CLI::ValidationError("--interface, --xdp-pass, --xdp-mode", "apply only with --engine xdp");
+}
+
 constexpr const char* examples =
     "Examples:\n"
     "  netserve -p 12865                        one port, like netserver\n"
     "  netserve -p 11256-11263 -L 192.0.2.1     eight ports on one address\n"
     "  netserve -p 0                            any free port (the ready line names it)\n"
     "  netserve -p 11256 --psk-file key.txt     only clients holding the key\n"
+    "  netserve -p 11256-11263 --engine xdp --interface eth1\n"
+    "                                           count forward UDP at eth1's driver (root)\n"
     "\nExit status: 0 stopped by SIGINT or SIGTERM; 1 could not start (a port that cannot be bound, a key\n"
     "file that cannot be read: one line on stderr says which); 2 bad command line.\n"
     "\nOld kernels: without UDP GRO (Linux 5.0) netserve receives with recvmmsg, without UDP GSO (4.18)\n"
@@ -108,12 +138,15 @@ int main(int argc, char** argv) {
   add_limit_options(app, options, buffer_mib);
   unsigned rx_threads = 0;
   add_socket_options(app, options, rx_threads);
+  engine_choice engine;
+  add_engine_options(app, engine);
   nb::cli::set_help(app, "netserve", "netserve -p PORTS [OPTIONS]");
   app.set_version_flag("-V,--version", nb::version, "Print the version and exit")->group("Other");
   // The budget's figures are the defaults: --help exits before the rest is parsed.
   app.footer(examples + nb::serve::budget_help(options.budget));
   try {
     app.parse(argc, argv);
+    check_engine(engine);
     options.ports = nb::parse_port_specs(port_specs);
   } catch (const CLI::Error& e) {
     return nb::cli::report(app, e, "netserve");
@@ -128,6 +161,11 @@ int main(int argc, char** argv) {
                                              nb::kernel_feature::reuseport_cbpf, nb::kernel_feature::meminfo});
     options.rx_cpus = nb::serve::receive_cpus(nb::allowed_cpus(), rx_threads);
     if (!psk_file.empty()) options.psk = nb::read_psk_file(psk_file);
+    if (engine.engine == "xdp") {
+      options.xdp = std::make_shared<nb::serve::xdp_engine>(engine.xdp);
+      fmt::print(stderr, "netserve: forward UDP counted at {}'s driver ({}, {})\n", engine.xdp.interface,
+                 options.xdp->name(), engine.xdp.pass ? "passed on to the socket path" : "dropped there");
+    }
     // Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the
     // usual soft limit of 1024, so take the hard limit.
     if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {

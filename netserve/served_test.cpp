@@ -11,20 +11,27 @@
 namespace nb::serve {
 
 served_test::served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
-              std::shared_ptr<udp_port> port)
+              std::shared_ptr<udp_port> port, std::shared_ptr<xdp_engine> xdp)
     : id_(id),
       cookie_(std::move(cookie)),
       request_(std::move(request)),
       peer_(std::move(peer)),
       local_(std::move(local)),
       port_(std::move(port)),
+      xdp_(std::move(xdp)),
       streams_(request_.streams, request_.reverse, request_.kind, request_.message_size) {
   unattributed_at_start_ = port_->unattributed();
 }
 
 served_test::~served_test() {
   streams_.stop();
+  forget_flows();
   if (udp_flows_) port_->detach(udp_flows_);
+}
+
+void served_test::forget_flows() noexcept {
+  for (const endpoint& e : xdp_flows_) xdp_->remove_flow(e, local_.port());
+  xdp_flows_.clear();
 }
 
 int served_test::pinned_cpu() const {
@@ -41,10 +48,21 @@ int served_test::attach_udp() {
   }
   // The port's sockets are shared: a test may enlarge their buffers, never shrink them under another test.
   int granted = port_->grow_recv_buffer(request_.rcvbuf);
+  if (counts_at_driver()) {
+    for (const endpoint& e : sources) {
+      xdp_->add_flow(e, local_.port());  // throws: flows added so far go with forget_flows
+      xdp_flows_.push_back(e);
+    }
+  }
   udp_flows_ = std::make_shared<udp_flows>(std::move(sources), port_->lanes());
   udp_flows_->cpu = request_.cpu;
   port_->attach(udp_flows_);
   return granted;
+}
+
+std::string served_test::receive_batching() const {
+  if (!counts_at_driver()) return port_->batching();
+  return fmt::format("{} ({}) at {}", xdp_->name(), xdp_->pass() ? "pass" : "drop", xdp_->interface());
 }
 
 std::pair<int, int> served_test::data_socket_buffers() const {
@@ -136,7 +154,32 @@ void served_test::start_sender(std::uint32_t stream) {
 
 stream_set::received_of served_test::received_from_port() const {
   if (request_.reverse || request_.kind != test_kind::udp_stream) return {};
-  return [this](std::size_t s) { return udp_flows_ ? totals_of(*udp_flows_, s) : flow_totals{}; };
+  return [this](std::size_t s) {
+    flow_totals socket = udp_flows_ ? totals_of(*udp_flows_, s) : flow_totals{};
+    return counts_at_driver() ? received_at_driver(s, socket) : socket;
+  };
+}
+
+// With --xdp-pass the socket path counts again what the driver counted: the driver's count is the
+// received one, the socket lends its jitter (the program keeps no transit times). With drops, a datagram
+// the socket got never crossed the engine's interface (it came by another), so the two counts add up.
+flow_totals served_test::received_at_driver(std::size_t stream, const flow_totals& socket) const {
+  flow_totals t = xdp_->read_flow(xdp_flows_[stream], local_.port());
+  if (xdp_->pass()) {
+    t.jitter_ns = socket.jitter_ns;
+    return t;
+  }
+  t.packets += socket.packets;
+  t.bytes += socket.bytes;
+  t.buffers += socket.buffers;
+  t.sequenced += socket.sequenced;
+  t.out_of_order += socket.out_of_order;
+  t.next_seq = std::max(t.next_seq, socket.next_seq);
+  if (socket.first_arrival_ns && (t.first_arrival_ns == 0 || socket.first_arrival_ns < t.first_arrival_ns))
+    t.first_arrival_ns = socket.first_arrival_ns;
+  t.last_arrival_ns = std::max(t.last_arrival_ns, socket.last_arrival_ns);
+  if (socket.sequenced > 1) t.jitter_ns = socket.jitter_ns;
+  return t;
 }
 
 void served_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
@@ -153,16 +196,29 @@ bool served_test::drained(std::int64_t quiet_ns) const {
   // the session's drain bound ends the wait then.
   std::int64_t last = 0;
   for (const recv_counters& c : udp_flows_->counters) last = std::max(last, c.last_arrival_ns.get());
+  if (counts_at_driver())
+    for (std::size_t s = 0; s < xdp_flows_.size(); ++s)
+      last = std::max(last, xdp_->read_flow(xdp_flows_[s], local_.port()).last_arrival_ns);
   return port_->queued_bytes() == 0 && wall_ns() - last >= quiet_ns;
 }
 
 side_counts served_test::finish() {
   streams_.stop();
   side_counts c = streams_.counts(received_from_port());
+  if (!request_.reverse) c.receive_engine = "socket";
   if (!request_.reverse && request_.kind == test_kind::udp_stream) {
     c.kernel_drops = port_->drops_since(*udp_flows_, c.drops_shared);
     lanes_used_ = serve::lanes_used(*udp_flows_);
-    c.batching = port_->batching();
+    c.batching = receive_batching();
+    if (counts_at_driver()) {
+      c.receive_engine = xdp_->name();
+      for (std::size_t s = 0; s < udp_flows_->sources.size(); ++s) {
+        flow_totals socket = totals_of(*udp_flows_, s);
+        c.socket_packets += socket.packets;
+        c.socket_bytes += socket.bytes;
+      }
+    }
+    forget_flows();
     port_->detach(udp_flows_);
     udp_flows_.reset();
   }

@@ -7,6 +7,7 @@
 #include "core/socket.hpp"
 #include "core/streams.hpp"
 #include "netserve/udp_port.hpp"
+#include "netserve/xdp_engine.hpp"
 
 #include <memory>
 #include <string>
@@ -16,8 +17,9 @@ namespace nb::serve {
 
 class served_test {
  public:
+  // `xdp`: netserve's XDP engine, which then counts forward UDP at the driver; null: the socket engine.
   served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
-              std::shared_ptr<udp_port> port);
+              std::shared_ptr<udp_port> port, std::shared_ptr<xdp_engine> xdp = nullptr);
   ~served_test();
   served_test(const served_test&) = delete;
   served_test& operator=(const served_test&) = delete;
@@ -31,8 +33,11 @@ class served_test {
   void set_data_key(std::string key) { data_key_ = std::move(key); }
   const std::string& data_key() const noexcept { return data_key_; }
 
-  // Forward UDP: start counting the client's datagrams. Returns the receive buffer granted.
+  // Forward UDP: start counting the client's datagrams. Returns the receive buffer granted. Throws
+  // std::runtime_error when the XDP engine cannot count the test's flows.
   int attach_udp();
+  // Forward UDP: how the receiver counts, for the ready message ("gro", or "xdp-native (drop) at DEV").
+  std::string receive_batching() const;
   // Reverse UDP and TCP: the receive and send buffers this side's data sockets get, for the ready
   // message (netperf's remote socket size columns).
   std::pair<int, int> data_socket_buffers() const;
@@ -70,6 +75,9 @@ class served_test {
   void start_tcp_stream(std::uint32_t stream);
   // Forward UDP: a stream's counts are the port's lanes' blocks for it; everything else counts its own.
   stream_set::received_of received_from_port() const;
+  flow_totals received_at_driver(std::size_t stream, const flow_totals& socket) const;
+  bool counts_at_driver() const noexcept { return xdp_ && !request_.reverse && request_.kind == test_kind::udp_stream; }
+  void forget_flows() noexcept;
   bool sends_tcp() const noexcept { return request_.reverse && request_.kind == test_kind::tcp_stream; }
   // A sample is at most about 600 bytes of JSON: netload's 64 streams' fit a frame (64 KiB) with room to
   // spare; a client asking a netserve started with more --max-streams gets none rather than no frame.
@@ -81,6 +89,8 @@ class served_test {
   endpoint peer_;
   endpoint local_;  // the control connection's local address: reverse datagrams come from it
   std::shared_ptr<udp_port> port_;  // shared: a test may outlive the server object at shutdown
+  std::shared_ptr<xdp_engine> xdp_;  // null: the socket engine
+  std::vector<endpoint> xdp_flows_;  // the sources the engine counts for this test
   std::uint64_t unattributed_at_start_ = 0;
   std::int64_t start_wall_ns_ = 0;
   std::string lanes_used_;

@@ -80,8 +80,11 @@ std::string server::ready_line() const {
   for (const auto& p : ports_) ports.push_back(p->number);
   nlohmann::json kernel = nlohmann::json::object();  // which data path each feature's probe chose
   for (kernel_feature f : all_kernel_features) kernel[std::string(switch_name(f))] = kernel_has(f);
+  const xdp_engine* x = shared_->options.xdp.get();
   return nlohmann::json{{"event", "ready"}, {"program", "netserve"}, {"version", version}, {"bind", shared_->options.bind},
-                        {"ports", ports}, {"pid", ::getpid()}, {"kernel", kernel}}
+                        {"ports", ports}, {"pid", ::getpid()}, {"kernel", kernel},
+                        {"receive_engine", x ? x->name() : "socket"},
+                        {"interface", x ? nlohmann::json(x->interface()) : nlohmann::json(nullptr)}}
       .dump();
 }
 

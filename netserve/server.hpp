@@ -11,6 +11,7 @@
 #include "netserve/served_test.hpp"
 #include "netserve/server_budget.hpp"
 #include "netserve/udp_port.hpp"
+#include "netserve/xdp_engine.hpp"
 
 #include <boost/asio/io_context.hpp>
 
@@ -55,6 +56,8 @@ struct server_options {
   double drain_max_s = 2.0;            // ... or give up waiting after this long
   double first_message_timeout_s = 5;  // a connection that says nothing is closed after this
   std::string psk;                     // non-empty: every connection must answer a challenge with it
+  // Forward UDP counted at the driver by an XDP program (--engine xdp); null: the socket engine.
+  std::shared_ptr<xdp_engine> xdp;
 };
 
 // 32 MiB per port shared by its lanes, at least 4 MiB each: a lane sharing its core with a sender

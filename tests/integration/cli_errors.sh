@@ -69,6 +69,10 @@ refused "$netserve" "--port is required"
 refused "$netserve" "needs a value" -p
 refused "$netserve" "unexpected argument 'stray'" -L 127.0.0.1 stray -p 0
 refused "$netserve" "-p: bad port '70000'" -p 70000
+refused "$netserve" "--engine xdp: needs --interface DEV" -p 0 --engine xdp
+refused "$netserve" "apply only with --engine xdp" -p 0 --interface lo
+refused "$netserve" "apply only with --engine xdp" -p 0 --xdp-pass
+refused "$netserve" "--engine" -p 0 --engine dpdk
 help "$netserve"
 grep -q '^Budget, whole process' "$tmp/out" || { echo "FAIL: netserve --help lost its budget footer"; fails=1; }
 
