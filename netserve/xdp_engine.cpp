@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <linux/if_link.h>
 #include <net/if.h>
+#include <unistd.h>
 #include <netinet/in.h>
 
 #include <cerrno>
@@ -101,19 +102,30 @@ struct xdp_engine::impl {
   int cpus = 1;
 
   void detach_leftover();
+  bool detach_ours(bool last_look);
   void attach();
   void attach_mode(__u32 flags);
   ~impl();
 };
 
-// A program of ours still attached is a crashed netserve's netlink attachment (a link would have gone
-// with its process) or a running netserve's link (netlink detach then fails: EBUSY). Anything else on the
-// interface belongs to someone else and is left alone.
+// A program of ours still attached is a crashed netserve's netlink attachment, or a link: a running
+// netserve's, or one whose netserve just ended (the kernel frees a link from a work queue, moments after
+// its last descriptor closed). Netlink cannot detach a link (EBUSY): it is waited for, up to a second,
+// then taken for a live netserve's. Anything else on the interface belongs to someone else.
 void xdp_engine::impl::detach_leftover() {
+  for (int waited_ms = 0;; waited_ms += 20) {
+    if (!detach_ours(waited_ms >= 1000)) return;
+    ::usleep(20'000);
+  }
+}
+
+// One look: false when nothing of ours is left attached; true when a link of ours is there (last_look:
+// throw instead).
+bool xdp_engine::impl::detach_ours(bool last_look) {
   bpf_xdp_query_opts q{};
   q.sz = sizeof(q);
   if (int r = bpf_xdp_query(ifindex, 0, &q); r < 0) fail(options.interface, "cannot query its XDP programs", r);
-  if (q.prog_id == 0 && q.drv_prog_id == 0 && q.skb_prog_id == 0) return;
+  if (q.prog_id == 0 && q.drv_prog_id == 0 && q.skb_prog_id == 0) return false;
   __u32 id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
   int fd = bpf_prog_get_fd_by_id(id);
   if (fd < 0) fail(options.interface, fmt::format("cannot inspect the XDP program already attached (id {})", id), errno);
@@ -128,12 +140,14 @@ void xdp_engine::impl::detach_leftover() {
         "program's (ip link set dev {} xdp off detaches it)", options.interface, info.name, id, options.interface));
   __u32 flags = q.attach_mode == XDP_ATTACHED_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
   if (int d = bpf_xdp_detach(ifindex, flags, nullptr); d < 0) {
-    if (d == -EBUSY || d == -EEXIST)  // a link holds it: its netserve is alive
-      throw std::runtime_error(fmt::format("--engine xdp on {}: another netserve is counting there (program id {})",
-                                           options.interface, id));
-    fail(options.interface, fmt::format("cannot detach a leftover netserve XDP program (id {})", id), d);
+    if (d != -EBUSY && d != -EEXIST)
+      fail(options.interface, fmt::format("cannot detach a leftover netserve XDP program (id {})", id), d);
+    if (!last_look) return true;  // a link holds it
+    throw std::runtime_error(fmt::format("--engine xdp on {}: another netserve is counting there (program id {})",
+                                         options.interface, id));
   }
   fmt::print(stderr, "netserve: detached a leftover XDP counter (program id {}) from {}\n", id, options.interface);
+  return false;
 }
 
 void xdp_engine::impl::attach_mode(__u32 flags) {
