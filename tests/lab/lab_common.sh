@@ -45,9 +45,9 @@ lab_start() {  # lab_start CLI TOML
   "$lab_cli" up "$lab_toml" >/dev/null
 }
 
-# netserve_in NS ADDR PORTSPEC OUTFILE: starts netserve in a namespace and waits for its ready line.
+# netserve_in NS ADDR PORTSPEC OUTFILE [OPTIONS...]: starts netserve in a namespace and waits for its ready line.
 netserve_in() {
-  ip netns exec "$1" "$netserve" --bind "$2" -p "$3" >"$4" 2>"$4.err" &
+  ip netns exec "$1" "$netserve" --bind "$2" -p "$3" "${@:5}" >"$4" 2>"$4.err" &
   server_pids+=($!)
   local i
   for i in $(seq 100); do grep -q '"ready"' "$4" 2>/dev/null && return 0; sleep 0.05; done

@@ -17,6 +17,8 @@ add_test(NAME "lab: packet-rate limit read back within 5 % in both roles, receiv
          COMMAND ${_lab}/lab_limits.sh pps ${_lab_bins})
 add_test(NAME "lab: bit-rate limit read back within 5 % of rate x 1400/1442 in both roles"
          COMMAND ${_lab}/lab_limits.sh bps ${_lab_bins})
+add_test(NAME "lab: XDP engine reads the packet-rate limit within 1 % in both roles, = kernel UDP count, no livelock verdict"
+         COMMAND ${_lab}/lab_limits.sh xdp ${_lab_bins})
 add_test(NAME "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, TCP MSS <= 1360"
          COMMAND ${_lab}/lab_mtu.sh ${_lab_bins})
 add_test(NAME "lab: TCP_INFO across a 50 Mbit/s circuit - retransmits, RTT above idle, netload = ss -tin within 10 %, both directions"
@@ -40,6 +42,7 @@ set_tests_properties(
 set_tests_properties(
   "lab: packet-rate limit read back within 5 % in both roles, received = kernel UDP count within 1 %"
   "lab: bit-rate limit read back within 5 % of rate x 1400/1442 in both roles"
+  "lab: XDP engine reads the packet-rate limit within 1 % in both roles, = kernel UDP count, no livelock verdict"
   PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60 RUN_SERIAL TRUE)
 
 # The harness reading the limits back: configs/express-connect-lab.toml end to end (about 25 s).
