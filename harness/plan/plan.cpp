@@ -85,6 +85,36 @@ void only_for(toml_reader& r, const host& h, launcher_kind k, std::initializer_l
       fail_at(n->source(), fmt::format("{}: '{}' only applies to launcher '{}'", r.context(), key, to_string(k)));
 }
 
+// A Linux interface name: 1-15 characters, none of them '/', ':' or white space (dev_valid_name).
+bool interface_name(const std::string& s) {
+  return !s.empty() && s.size() <= 15 && s != "." && s != ".." && s.find_first_of("/: \t\n'\"") == std::string::npos;
+}
+
+// engine = "xdp" with its interface; the XDP keys without it are an error, as netserve's options are.
+void parse_engine(toml_reader& r, host& h) {
+  if (const toml::node* n = r.find("engine")) {
+    h.engine = r.string(*n, "engine");
+    if (h.engine != "socket" && h.engine != "xdp")
+      fail_at(n->source(), fmt::format("{}: engine '{}' is not socket or xdp", r.context(), h.engine));
+  }
+  if (h.engine != "xdp") {
+    for (const char* key : {"interface", "xdp_pass", "xdp_mode"})
+      if (const toml::node* k = r.find(key))
+        fail_at(k->source(), fmt::format("{}: '{}' only applies with engine = \"xdp\"", r.context(), key));
+    return;
+  }
+  const toml::node& i = r.need("interface");
+  h.interface = r.string(i, "interface");
+  if (!interface_name(h.interface))
+    fail_at(i.source(), fmt::format("{}: interface '{}' is not an interface name", r.context(), h.interface));
+  h.xdp_pass = r.boolean_or("xdp_pass", false);
+  if (const toml::node* m = r.find("xdp_mode")) {
+    h.xdp_mode = r.string(*m, "xdp_mode");
+    if (h.xdp_mode != "auto" && h.xdp_mode != "native" && h.xdp_mode != "generic")
+      fail_at(m->source(), fmt::format("{}: xdp_mode '{}' is not auto, native or generic", r.context(), h.xdp_mode));
+  }
+}
+
 host parse_host(const std::string& name, const toml::table& t) {
   toml_reader r(t, fmt::format("host '{}'", name));
   host h;
@@ -96,6 +126,7 @@ host parse_host(const std::string& name, const toml::table& t) {
   if (const toml::node* n = r.find("launcher")) h.launcher = parse_launcher(r, *n);
   h.bin_dir = r.string_or("bin_dir", "");
   h.psk_file = r.string_or("psk_file", "");
+  parse_engine(r, h);
   only_for(r, h, launcher_kind::ssh, {"user", "ssh_port", "identity", "ssh_options", "connect_timeout"});
   only_for(r, h, launcher_kind::netns, {"namespace"});
   if (h.launcher == launcher_kind::ssh) {

@@ -36,6 +36,12 @@ struct host {
   std::string netns;    // namespace name for launcher netns
   std::string bin_dir;  // where netserve / netload live on that host; empty: the harness default
   std::string psk_file; // key file on that host, for its netserve and netload (--psk-file); empty: none
+  // Where its netserve counts forward UDP: "socket", or "xdp" at `interface`'s driver (netserve --engine
+  // xdp; root on that host), passing counted datagrams on with xdp_pass, in xdp_mode ("" = auto).
+  std::string engine = "socket";
+  std::string interface;
+  bool xdp_pass = false;
+  std::string xdp_mode;
 };
 
 enum class topology { fan_in, fan_out, pairs };

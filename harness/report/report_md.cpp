@@ -92,6 +92,20 @@ std::string pairs_table(const std::vector<run_summary>& runs) {
   return t.empty() ? "" : "## Pairs: from -> to -> bandwidth -> category\n\n" + t.markdown() + "\n";
 }
 
+// Receivers that counted at their driver (netserve --engine xdp): say so, and what their socket paths got.
+std::string engine_note(const run_summary& s) {
+  std::vector<std::string> at_driver;
+  std::uint64_t socket = 0;
+  for (const auto& i : s.run.instances)
+    if (i.result && i.result->socket_received) {
+      at_driver.push_back(fmt::format("{} ({})", i.name, i.result->receive_engine));
+      socket += i.result->socket_received->first;
+    }
+  if (at_driver.empty()) return {};
+  return fmt::format("Counted at the receiving interface's driver (XDP), not by the receiving socket: {}. Their socket "
+                     "paths counted {} datagrams besides.\n", fmt::join(at_driver, ", "), socket);
+}
+
 std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
                                 nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
@@ -100,6 +114,7 @@ std::string run_section(const run_summary& s) {
   for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
     if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);
+  out += engine_note(s);
   if (s.ok) {
     out += fmt::format(
         "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,

@@ -162,6 +162,27 @@ TEST_CASE("harness plan error: a client host without a key for a keyed netserve"
                                               "a = { address = \"127.0.0.2\", psk_file = \"/k\" }")) == "");
 }
 
+TEST_CASE("harness plan: engine = \"xdp\" on a host makes its netserve count at the interface's driver", "[harness][plan]") {
+  const std::string xdp_dev = "dev = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"eth1\", xdp_pass = true }";
+  std::string text = fan_in("");
+  text.replace(text.find("dev = { address = \"127.0.0.1\" }"), std::string("dev = { address = \"127.0.0.1\" }").size(), xdp_dev);
+  const auto p = parse_plan(text, "plan.toml");
+  const auto argv = harness::netserve_command("netserve", p.hosts.at("dev"), {5000});
+  CHECK(fmt::format("{}", fmt::join(argv, " ")) == "netserve -p 5000 --bind 127.0.0.1 --engine xdp --interface eth1 --xdp-pass");
+  CHECK(fmt::format("{}", fmt::join(harness::netserve_command("netserve", p.hosts.at("a"), {5000}), " ")) ==
+        "netserve -p 5000 --bind 127.0.0.2");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\" }\n") ==
+        "plan.toml:2:5: host 'x': missing key 'interface'");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"dpdk\" }\n") ==
+        "plan.toml:2:39: host 'x': engine 'dpdk' is not socket or xdp");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", interface = \"eth1\" }\n") ==
+        "plan.toml:2:42: host 'x': 'interface' only applies with engine = \"xdp\"");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"a/b\" }\n") ==
+        "plan.toml:2:58: host 'x': interface 'a/b' is not an interface name");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"e\", xdp_mode = \"fast\" }\n") ==
+        "plan.toml:2:74: host 'x': xdp_mode 'fast' is not auto, native or generic");
+}
+
 TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netload rate", "[harness][plan]") {
   const auto p = parse_plan(fan_in("rate = [\"10m\", \"100m\", \"1000m\"]\naffinity = \"1,0\"\n"), "plan.toml");
   const auto runs = harness::expand(p);
