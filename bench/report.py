@@ -317,6 +317,40 @@ def wirelike(t):
                     fmt_pps, 0, "iperf2")
 
 
+def wirelike_xdp(t):
+    """8x: netserve's XDP engine against its socket engine under the same unpaced -m 1 load (interleaved rounds,
+    bench/wirelike.sh wirelike_xdp). Graded: the median XDP count >= 5x the socket engine's, and each XDP count =
+    the sending veth's tx_packets (less the control connection's segments) within 0.1 %."""
+    rounds = t.results["wirelike"]["section"].get("xdp_rounds", 0)
+    runs = {e: [t.netload(f"wl_{e}_m1_r{r}") for r in range(1, rounds + 1)] for e in ("socket", "xdp")}
+    ok = {e: [x for x in runs[e] if x["ok"]] for e in runs}
+    t.results["wirelike"]["xdp"] = runs
+    label = "8x wire-like -m 1 unpaced: netserve --engine xdp vs its socket engine, rx pps (median)"
+    if not ok["socket"] or not ok["xdp"]:
+        t.row(label, "FAILED" if not ok["xdp"] else "-", "-", "-", ">= 5x", "FAIL" if rounds else "info",
+              "no XDP rows (this netserve has no --engine)" if not rounds else "a run failed (raw/wl_*_m1_r*.err)")
+        return
+    med = {e: sorted(x["recv_pps"] for x in ok[e])[len(ok[e]) // 2] for e in ok}
+    ratio = med["xdp"] / med["socket"] if med["socket"] else float("inf")
+    t.row(label, fmt_pps(med["xdp"]), f"socket {fmt_pps(med['socket'])}", f"{ratio:.2f}x", ">= 5x",
+          "PASS" if ratio >= 5 else "FAIL",
+          f"{len(ok['xdp'])} and {len(ok['socket'])} rounds; xdp " + ", ".join(fmt_pps(x["recv_pps"]) for x in ok["xdp"])
+          + "; socket " + ", ".join(f"{fmt_pps(x['recv_pps'])} of {fmt_pps(x['sent_pps'])} sent" for x in ok["socket"]))
+    worst, notes = 0.0, []
+    for r in range(1, rounds + 1):
+        x = t.netload(f"wl_xdp_m1_r{r}")
+        k = safe(parse_wl_kernel, t.raw, f"wl_xdp_m1_r{r}")
+        if not x["ok"] or not k.get("ok"):
+            worst = float("inf")
+            continue
+        got, tx = x["recv_packets"], k["veth_tx_packets"] - k["non_udp_frames"]
+        off = abs(tx - got) / tx if tx else float("inf")
+        worst = max(worst, off)
+        notes.append(f"{got:,} counted, veth tx {k['veth_tx_packets']:,} less {k['non_udp_frames']} control segments")
+    t.row("8x  XDP count vs the sending veth's tx_packets, every round", f"{worst:.4%} apart (worst)", "-", "-",
+          "within 0.1 %", "PASS" if worst <= 0.001 else "FAIL", "; ".join(notes))
+
+
 def wirelike_harness(t):
     """8: the harness's PDR against the kernel's best rate (graded: within 10 %, one attempt in two)."""
     try:
@@ -394,6 +428,7 @@ def report(raw, outjson):
     if "wirelike" in sections:
         wirelike(t)
         if t.results["wirelike"]["section"].get("ran"):
+            wirelike_xdp(t)
             tcp(t, "wl")
             wirelike_harness(t)
     npass, ngraded = print_table(t.rows)

@@ -64,8 +64,8 @@ wl_in_rx() { ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; }
 wl_in_tx() { ip netns exec "$WL_TX_NS" taskset -c "$SND_CPU" "$@"; }
 
 WL_NS_PID="" WL_NS_PORT=""
-wl_netserve_start() {
-    wl_in_rx timeout -k 2 600 "$NETSERVE" --bind "$WL_RX_ADDR" -p 0 --rcvbuf 4194304 \
+wl_netserve_start() {  # [netserve options...]
+    wl_in_rx timeout -k 2 600 "$NETSERVE" --bind "$WL_RX_ADDR" -p 0 --rcvbuf 4194304 "$@" \
         >"$RAW/wl_netserve.out" 2>"$RAW/wl_netserve.err" &
     WL_NS_PID=$!
     PIDS+=("$WL_NS_PID")
@@ -108,6 +108,29 @@ wl_iperf2() {  # NAME SIZE — iperf -u -l SIZE -b 100G (its maximum), receive b
     sleep 0.3   # the server prints its report after the client's last datagram
     wl_counters "$RAW/$name.k1.json"
     stop_pid "$spid" INT
+}
+
+# wirelike_xdp: netserve's receive engines side by side under the same unpaced netload -m 1 load, in
+# WL_XDP_ROUNDS interleaved rounds: the socket engine, then the XDP engine on the receiving veth (--engine
+# xdp, native, dropping). Graded (bench/report.py): the XDP engine's median count >= 5x the socket engine's,
+# and every XDP count equal to the sending veth's tx_packets within 0.1 %.
+WL_XDP_ROUNDS=3
+wirelike_xdp() {
+    local r
+    if ! "$NETSERVE" --help 2>/dev/null | grep -- '--engine socket|xdp' >/dev/null; then  # no -q: pipefail
+        say "wire-like XDP rows skipped: this netserve has no --engine"
+        return 0
+    fi
+    for r in $(seq 1 "$WL_XDP_ROUNDS"); do
+        if wl_netserve_start; then
+            wl_netload "wl_socket_m1_r$r" 1
+            stop_pid "$WL_NS_PID" TERM
+        fi
+        if wl_netserve_start --engine xdp --interface wl-rx; then
+            wl_netload "wl_xdp_m1_r$r" 1
+            stop_pid "$WL_NS_PID" TERM
+        fi
+    done
 }
 
 # wirelike_netload_pdr NAME SIZE: netload's best rate with <= 0.5 % loss on the wire-like path, by
@@ -190,9 +213,10 @@ wirelike_section() {
     fi
     wirelike_netload_pdr wl_pdr_m1 1
     wirelike_netload_pdr wl_pdr_m64 64
+    wirelike_xdp
     tcp_matrix wl
     wl_bench_down
     wirelike_harness_pdr
-    printf '{"ran": true, "path": "%s", "recv_cpu": %s, "send_cpu": %s, "seconds": %s, "pdr_trial_seconds": %s, "elapsed": %s}\n' \
-        "$WL_NAME" "$RCV_CPU" "$SND_CPU" "$DUR" "$WL_PDR_SECONDS" "$(( $(date +%s) - t0 ))" >"$RAW/wirelike.json"
+    printf '{"ran": true, "path": "%s", "recv_cpu": %s, "send_cpu": %s, "seconds": %s, "pdr_trial_seconds": %s, "xdp_rounds": %s, "elapsed": %s}\n' \
+        "$WL_NAME" "$RCV_CPU" "$SND_CPU" "$DUR" "$WL_PDR_SECONDS" "$WL_XDP_ROUNDS" "$(( $(date +%s) - t0 ))" >"$RAW/wirelike.json"
 }
