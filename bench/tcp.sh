@@ -29,7 +29,8 @@ if [ -z "${TCP_CC:-}" ]; then
 fi
 
 # In the receiver's or the sender's place of PATH (lo: this host; wl: the wire-like namespaces), pinned.
-tcp_rx() { local where=$1; shift; if [ "$where" = wl ]; then ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; else taskset -c "$RCV_CPU" "$@"; fi; }
+# Servers, in the background only: exec, so that $! is the server (bench/wirelike.sh wl_in_rx says why).
+tcp_rx() { local where=$1; shift; if [ "$where" = wl ]; then exec ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; else exec taskset -c "$RCV_CPU" "$@"; fi; }
 tcp_tx() { local where=$1; shift; if [ "$where" = wl ]; then ip netns exec "$WL_TX_NS" taskset -c "$SND_CPU" "$@"; else taskset -c "$SND_CPU" "$@"; fi; }
 tcp_addr() { if [ "$1" = wl ]; then echo "$WL_RX_ADDR"; else echo 127.0.0.1; fi; }
 tcp_listening() {  # WHERE PORT

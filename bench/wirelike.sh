@@ -60,7 +60,10 @@ wl_wait_listen() {  # tcp|udp PORT — ss inside the receiver's namespace
 }
 
 # In a namespace, pinned; the pid recorded in PIDS (ip netns exec and taskset exec, timeout forwards signals).
-wl_in_rx() { ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; }
+# wl_in_rx starts servers, in the background only: a function run with & is a subshell of its own, which
+# exec replaces, so that $! is the server's timeout and stop_pid reaches the server (without exec it only
+# ended the subshell, and every server lived on until its timeout).
+wl_in_rx() { exec ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; }
 wl_in_tx() { ip netns exec "$WL_TX_NS" taskset -c "$SND_CPU" "$@"; }
 
 WL_NS_PID="" WL_NS_PORT=""

@@ -101,6 +101,7 @@ struct flow_totals {
   std::uint64_t next_seq = 0;  // highest sequence seen + 1, over every block
   std::int64_t first_arrival_ns = 0, last_arrival_ns = 0;
   double jitter_ns = 0;  // of the block that carried most sequenced datagrams
+  std::uint64_t gaps = 0;  // XDP engine only: forward jumps of the sequence (holes: loss bursts, or reordering)
 
   flow_totals& add(const recv_counters& c) noexcept {
     packets += c.packets.get();

@@ -210,6 +210,7 @@ void side_counts::add_received(const flow_totals& r) noexcept {
   buffers += r.buffers;
   sequenced += r.sequenced;
   out_of_order += r.out_of_order;
+  seq_gaps += r.gaps;
   seq_expected += r.next_seq;
   if (r.sequenced > 1) jitter_ns = std::max(jitter_ns, r.jitter_ns);
 }

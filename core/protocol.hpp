@@ -110,6 +110,9 @@ struct side_counts {
   // (--xdp-pass) or any that reached the port without crossing the engine's interface.
   std::uint64_t socket_packets = 0;
   std::uint64_t socket_bytes = 0;
+  // Receiver with an XDP engine: holes in the sequence (forward jumps), over its streams: how many bursts
+  // the loss came in (a reordered datagram makes one too, and shows as out of order).
+  std::uint64_t seq_gaps = 0;
 
   // Receiver: adds one stream's arrival window, buffers and sequence analysis (not packets or bytes,
   // which the totals count).
@@ -118,7 +121,7 @@ struct side_counts {
 // Its JSON fields, named as the members (core/json_fields.hpp).
 BOOST_DESCRIBE_STRUCT(side_counts, (), (packets, bytes, errors, start_wall_ns, end_wall_ns, elapsed_ns, kernel_drops,
                                         buffers, drops_shared, sequenced, out_of_order, seq_expected, jitter_ns,
-                                        batching, error, receive_engine, socket_packets, socket_bytes))
+                                        batching, error, receive_engine, socket_packets, socket_bytes, seq_gaps))
 
 // netserve -> netload, once per interval when asked: the server side's cumulative counts at the end of
 // interval `index` (interval k covers [start + k*len, start + (k+1)*len) on the wall clock).

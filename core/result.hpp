@@ -117,6 +117,7 @@ struct test_result {
   std::string receive_engine;
   // With an XDP engine: what the receiver's socket path counted as well (packets, bytes).
   std::optional<std::pair<std::uint64_t, std::uint64_t>> socket_received;
+  std::optional<std::uint64_t> seq_gaps;      // with an XDP engine, messages of 16 bytes or more: holes in the sequence
   std::optional<tcp_figures> tcp;             // TCP: the sending streams' connections at their end (TCP_INFO);
                                               // "tcp": null when unknown, absent for UDP
   std::optional<target_figures> target;       // paced tests only

@@ -198,7 +198,10 @@ test_result client_test::result() const {
   compute_rates(r.sender);
   compute_rates(r.receiver);
   r.receive_engine = rcv.receive_engine.empty() ? "socket" : rcv.receive_engine;
-  if (r.receive_engine != "socket") r.socket_received.emplace(rcv.socket_packets, rcv.socket_bytes);
+  if (r.receive_engine != "socket") {
+    r.socket_received.emplace(rcv.socket_packets, rcv.socket_bytes);
+    if (o_.message_size >= payload_header_size) r.seq_gaps = rcv.seq_gaps;
+  }
   r.loss.drops_shared = rcv.drops_shared;
   reconcile(r, rcv.kernel_drops, o_.kind == test_kind::udp_stream ? rcv.buffers : 0);
   if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender);  // after reconcile: TCP messages

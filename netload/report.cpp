@@ -50,8 +50,9 @@ std::string target_line(const test_result& r) {
 // and its socket path's own count is beside them.
 std::string engine_line(const test_result& r) {
   if (!r.socket_received) return {};
-  return fmt::format("Receiver    counted at the driver ({}); its socket path counted {} datagrams, {} bytes\n",
-                     r.receive_engine, r.socket_received->first, r.socket_received->second);
+  std::string gaps = r.seq_gaps ? fmt::format("; {} gap{} in the sequence", *r.seq_gaps, *r.seq_gaps == 1 ? "" : "s") : "";
+  return fmt::format("Receiver    counted at the driver ({}); its socket path counted {} datagrams, {} bytes{}\n",
+                     r.receive_engine, r.socket_received->first, r.socket_received->second, gaps);
 }
 
 std::string udp_table(const test_result& r) {

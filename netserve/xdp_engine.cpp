@@ -255,6 +255,7 @@ flow_totals xdp_engine::read_flow(const endpoint& source, std::uint16_t port) co
     t.buffers += c.packets;  // one datagram per frame at the driver
     t.sequenced += c.sequenced;
     t.out_of_order += c.out_of_order;
+    t.gaps += c.gaps;
     if (c.next_seq > t.next_seq) t.next_seq = c.next_seq;
     if (c.first_ns != 0) {
       auto first = static_cast<std::int64_t>(c.first_ns) + to_wall, last = static_cast<std::int64_t>(c.last_ns) + to_wall;

@@ -74,6 +74,8 @@ assert sent == got + lost and r["loss"]["reconciles"], f"{name}: sent {sent} != 
 assert lost == 0, f"{name}: {lost} of {sent} lost between a sender and a driver on one veth"
 off = (tx - got) / got
 assert 0 <= off <= 0.001, f"{name}: the driver counted {got}, the sender's veth sent {tx} ({off:.4%} apart)"
+if r["message_size"] >= 16:
+    assert r["seq_gaps"] == 0, f"{name}: {r['seq_gaps']} gaps in the sequence of a run without loss"
 socket = r["socket_received"]["packets"]
 if mode == "pass":  # the socket path saw what the program passed on, less what its own buffer dropped
     assert socket + r["loss"]["receiver_kernel_drops"] >= got * 0.99, f"{name}: socket path counted {socket} of {got}"
