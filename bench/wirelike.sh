@@ -121,7 +121,8 @@ WL_XDP_ROUNDS=3
 wirelike_xdp() {
     local r
     if ! "$NETSERVE" --help 2>/dev/null | grep -- '--engine socket|xdp' >/dev/null; then  # no -q: pipefail
-        say "wire-like XDP rows skipped: this netserve has no --engine"
+        say "wire-like XDP rows skipped: this netserve was built without the XDP engine"
+        WL_XDP_ROUNDS=0
         return 0
     fi
     for r in $(seq 1 "$WL_XDP_ROUNDS"); do

@@ -1,6 +1,7 @@
 #include "netserve/xdp_engine.hpp"
 
 #include "core/clock.hpp"
+#include "core/fd.hpp"
 #include "netserve/xdp/count_maps.h"
 
 #include <bpf/bpf.h>
@@ -127,19 +128,24 @@ bool xdp_engine::impl::detach_ours(bool last_look) {
   if (int r = bpf_xdp_query(ifindex, 0, &q); r < 0) fail(options.interface, "cannot query its XDP programs", r);
   if (q.prog_id == 0 && q.drv_prog_id == 0 && q.skb_prog_id == 0) return false;
   __u32 id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
-  int fd = bpf_prog_get_fd_by_id(id);
-  if (fd < 0) fail(options.interface, fmt::format("cannot inspect the XDP program already attached (id {})", id), errno);
+  fd_handle prog(bpf_prog_get_fd_by_id(id));
+  if (!prog) {
+    if (errno == ENOENT) return false;  // gone meanwhile
+    fail(options.interface, fmt::format("cannot inspect the XDP program already attached (id {})", id), errno);
+  }
   bpf_prog_info info{};
   __u32 len = sizeof(info);
-  int r = bpf_obj_get_info_by_fd(fd, &info, &len);
-  ::close(fd);
+  int r = bpf_obj_get_info_by_fd(prog.get(), &info, &len);
   if (r < 0) fail(options.interface, fmt::format("cannot inspect the XDP program already attached (id {})", id), r);
   if (std::strcmp(info.name, program_name) != 0)
     throw std::runtime_error(fmt::format(
         "--engine xdp on {}: XDP program '{}' (id {}) is already attached and netserve does not replace another "
         "program's (ip link set dev {} xdp off detaches it)", options.interface, info.name, id, options.interface));
   __u32 flags = q.attach_mode == XDP_ATTACHED_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-  if (int d = bpf_xdp_detach(ifindex, flags, nullptr); d < 0) {
+  bpf_xdp_attach_opts ao{};  // only the program looked at: one attached meanwhile stays
+  ao.sz = sizeof(ao);
+  ao.old_prog_fd = prog.get();
+  if (int d = bpf_xdp_detach(ifindex, flags | XDP_FLAGS_REPLACE, &ao); d < 0) {
     if (d != -EBUSY && d != -EEXIST)
       fail(options.interface, fmt::format("cannot detach a leftover netserve XDP program (id {})", id), d);
     if (!last_look) return true;  // a link holds it
@@ -205,6 +211,7 @@ xdp_engine::xdp_engine(const xdp_options& options) : impl_(std::make_unique<impl
   if (options.mode != "auto" && options.mode != "native" && options.mode != "generic")
     throw std::invalid_argument(fmt::format("--xdp-mode: '{}' is not auto, native or generic", options.mode));
   libbpf_set_print(libbpf_log);
+  libbpf_said.clear();
   s.ifindex = static_cast<int>(if_nametoindex(options.interface.c_str()));
   if (s.ifindex == 0) fail(options.interface, "no such interface in this network namespace", errno);
   s.detach_leftover();
@@ -223,9 +230,10 @@ const std::string& xdp_engine::name() const noexcept { return impl_->name; }
 const std::string& xdp_engine::interface() const noexcept { return impl_->options.interface; }
 bool xdp_engine::pass() const noexcept { return impl_->options.pass; }
 
-void xdp_engine::add_flow(const endpoint& source, std::uint16_t port) {
+void xdp_engine::add_flow(const endpoint& source, std::uint16_t port, std::uint32_t message_size) {
   nb_flow_key k = key_of(source, port);
   std::vector<nb_flow_count> zero(static_cast<std::size_t>(impl_->cpus));
+  for (nb_flow_count& c : zero) c.message_size = message_size;
   if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.flows), &k, zero.data(), BPF_NOEXIST) < 0) {
     int err = errno;
     if (err == EEXIST)

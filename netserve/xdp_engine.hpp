@@ -41,9 +41,10 @@ class xdp_engine {
   const std::string& interface() const noexcept;
   bool pass() const noexcept;
 
-  // Starts counting the datagrams from `source` to local port `port` (counters from zero). Throws
-  // std::runtime_error when the flow is already counted or the table is full.
-  void add_flow(const endpoint& source, std::uint16_t port);
+  // Starts counting the datagrams from `source` to local port `port` (counters from zero), each of
+  // `message_size` bytes (a frame carrying more is a batch of them). Throws std::runtime_error when the
+  // flow is already counted or the table is full.
+  void add_flow(const endpoint& source, std::uint16_t port, std::uint32_t message_size);
   void remove_flow(const endpoint& source, std::uint16_t port) noexcept;
   // The flow's counts so far, over every CPU, arrival times on the wall clock. No jitter: the program
   // keeps none. Zero counts for a flow not registered.

@@ -30,6 +30,7 @@ struct nb_flow_count {
   __u64 gaps; /* sequence numbers skipped forward: a hole, lost or yet to come */
   __u64 first_ns;
   __u64 last_ns;
+  __u64 message_size; /* the test's, set by netserve: a frame carrying more is a GRO or GSO batch */
 };
 
 #endif

@@ -24,6 +24,9 @@ case $mode in
   bps) circuit=('rate = "50M"') size=1400 pace=(--rate 12.5M) ;;
   *) echo "usage: $0 pps|bps|xdp LAB_CLI NETSERVE NETLOAD"; exit 2 ;;
 esac
+if [[ $mode == xdp ]] && ! "$netserve" --help 2>/dev/null | grep -- '--engine socket|xdp' >/dev/null; then
+  echo "SKIP: this netserve was built without the XDP engine"; exit 77
+fi
 lab_start "$lab_cli" "$(lab_file "l$mode" $n "${circuit[@]}" 'mtu_onprem = 1500' 'mtu_vpc = 1500')"
 
 # run ROLE: fan-in = eight instances -> the device's eight ports (A1); fan-out = the device -> eight

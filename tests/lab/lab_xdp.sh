@@ -77,8 +77,8 @@ assert 0 <= off <= 0.001, f"{name}: the driver counted {got}, the sender's veth 
 if r["message_size"] >= 16:
     assert r["seq_gaps"] == 0, f"{name}: {r['seq_gaps']} gaps in the sequence of a run without loss"
 socket = r["socket_received"]["packets"]
-if mode == "pass":  # the socket path saw what the program passed on, less what its own buffer dropped
-    assert socket + r["loss"]["receiver_kernel_drops"] >= got * 0.99, f"{name}: socket path counted {socket} of {got}"
+if mode == "pass":  # the socket path saw what the program passed on (at 100 kpps it drops none to speak of)
+    assert socket >= got * 0.99, f"{name}: socket path counted {socket} of {got}"
 else:
     assert socket == 0, f"{name}: {socket} datagrams reached the socket past a dropping program"
 print(f"ok: {name}: {engine}, sent {sent} = received {got} + lost {lost}; veth tx_packets {tx} (+{tx - got}); "
@@ -118,6 +118,21 @@ start_server --engine xdp --interface "$WL_RX_DEV" --xdp-mode generic
 grep -q '"receive_engine":"xdp-generic"' "$work/ready" || fail "--xdp-mode generic: $(cat "$work/ready")"
 load generic 2 200000 64
 check generic xdp-generic
+# 3b. GSO buffers whole through the veth (gso_max_segs back to its default): generic XDP then sees one
+# frame per buffer of up to 64 datagrams, and must count each datagram in it, not the frame
+ip -n "$WL_TX_NS" link set dev "$WL_TX_DEV" gso_max_segs 65535
+load batches 1 0 64
+ip -n "$WL_TX_NS" link set dev "$WL_TX_DEV" gso_max_segs 1
+python3 - "$work/batches.json" "$(cat "$work/batches.tx")" <<'PY'
+import json, sys
+r, frames = json.load(open(sys.argv[1])), int(sys.argv[2])
+sent, got = r["sender"]["packets"], r["receiver"]["packets"]
+assert r["ok"] and r["receive_engine"] == "xdp-generic", r
+assert sent == got and r["loss"]["packets"] == 0 and r["seq_gaps"] == 0, \
+    f"GSO batches: sent {sent}, counted {got}, lost {r['loss']['packets']}, gaps {r['seq_gaps']}"
+assert frames < sent / 4, f"the veth carried {frames} frames for {sent} datagrams: the buffers were cut after all"
+print(f"ok: batches.json: xdp-generic, {sent} datagrams in {frames} frames (GSO buffers whole), all counted")
+PY
 stop_server
 
 # 4a. SIGKILL mid-test: the kernel detaches the link with the process
@@ -134,7 +149,11 @@ stop_server
 xdp_attached && fail "an XDP program is still attached after netserve stopped"
 echo "ok: killed with SIGKILL mid-test: nothing left attached; a new netserve starts and leaves nothing either"
 
-# 4b. a leftover netlink attachment of netserve's own program (what a kernel before XDP links leaves)
+# 4b. a leftover netlink attachment of netserve's own program (what a kernel before XDP links leaves): ip
+# loads the object itself, which needs an iproute2 built with libbpf
+if ! ip -V | grep -q libbpf; then
+  echo "ok (4b and 4c skipped): this iproute2 has no libbpf to load an XDP object with"; exit 0
+fi
 ip -n "$WL_RX_NS" link set dev "$WL_RX_DEV" xdpdrv obj "$bpf_object" sec xdp
 xdp_attached || fail "could not attach the leftover program by netlink"
 start_server --engine xdp --interface "$WL_RX_DEV"
