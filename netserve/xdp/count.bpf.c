@@ -51,10 +51,11 @@ static __always_inline void count_sequence(struct nb_flow_count *c, __u64 seq, _
   c->sequenced += n;
 }
 
-// Counts the datagram at `udp` if its flow is registered; returns the verdict.
-static __always_inline int count_udp(struct nb_flow_key *key, void *l4, void *end) {
+// Counts the datagram at `l4` if its flow is registered; returns the verdict. `l4_len` is what the IP
+// header says follows it: a UDP length beyond that is a malformed datagram, left to the stack to refuse.
+static __always_inline int count_udp(struct nb_flow_key *key, void *l4, __u32 l4_len, void *end) {
   struct udphdr *udp = l4;
-  if ((void *)(udp + 1) > end) return XDP_PASS;
+  if ((void *)(udp + 1) > end || bpf_ntohs(udp->len) > l4_len) return XDP_PASS;
   key->sport = udp->source;
   key->dport = udp->dest;
   struct nb_flow_count *c = bpf_map_lookup_elem(&flows, key);
@@ -100,7 +101,8 @@ int nb_count(struct xdp_md *ctx) {
     if (ip->frag_off & bpf_htons(0x3fff)) return XDP_PASS;  // a fragment: the stack reassembles, the socket counts
     key.family = NB_XDP_INET;
     __builtin_memcpy(key.saddr, &ip->saddr, 4);
-    return count_udp(&key, (void *)ip + ip->ihl * 4, end);
+    __u32 ip_len = bpf_ntohs(ip->tot_len), ihl = ip->ihl * 4;
+    return count_udp(&key, (void *)ip + ihl, ip_len > ihl ? ip_len - ihl : 0, end);
   }
   if (proto == bpf_htons(ETH_P_IPV6)) {
     struct ipv6hdr *ip6 = l3;
@@ -108,7 +110,7 @@ int nb_count(struct xdp_md *ctx) {
     if ((void *)(ip6 + 1) > end || ip6->nexthdr != IPPROTO_UDP) return XDP_PASS;
     key.family = NB_XDP_INET6;
     __builtin_memcpy(key.saddr, &ip6->saddr, 16);
-    return count_udp(&key, (void *)(ip6 + 1), end);
+    return count_udp(&key, (void *)(ip6 + 1), bpf_ntohs(ip6->payload_len), end);
   }
   return XDP_PASS;
 }

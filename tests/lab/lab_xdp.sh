@@ -128,6 +128,7 @@ import json, sys
 r, frames = json.load(open(sys.argv[1])), int(sys.argv[2])
 sent, got = r["sender"]["packets"], r["receiver"]["packets"]
 assert r["ok"] and r["receive_engine"] == "xdp-generic", r
+assert r["socket_received"]["packets"] == 0, f"the program passed {r['socket_received']['packets']} on to the socket"
 assert sent == got and r["loss"]["packets"] == 0 and r["seq_gaps"] == 0, \
     f"GSO batches: sent {sent}, counted {got}, lost {r['loss']['packets']}, gaps {r['seq_gaps']}"
 assert frames < sent / 4, f"the veth carried {frames} frames for {sent} datagrams: the buffers were cut after all"

@@ -60,6 +60,14 @@ mkdir -p "$root/proc" "$root/dev" "$root/etc"
 (umask 077 && echo "chroot-test-key-$$-not-a-secret" >"$root/key")
 cp "$netload" "$root/netload" && cp "$netserve" "$root/netserve" || exit 1
 
+# The static build has no XDP engine: asked for, it says so in one line and exits 1 before binding anything.
+"$netserve" -p 0 --engine xdp --interface lo >/dev/null 2>"$work/xdp.err"
+status=$?
+if [ $status -ne 1 ] || [ "$(wc -l <"$work/xdp.err")" -ne 1 ] || ! grep -q "built without the XDP engine" "$work/xdp.err"; then
+  echo "FAIL: static netserve --engine xdp: status $status (want 1), stderr: $(cat "$work/xdp.err")"
+  exit 1
+fi
+
 unshare --mount --pid --fork --mount-proc="$root/proc" "$0" --inside "$root" "$work"
 status=$?
 if [ $status -ne 0 ]; then
