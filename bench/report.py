@@ -338,8 +338,7 @@ def wirelike_xdp(t):
           f"{len(ok['xdp'])} and {len(ok['socket'])} rounds; xdp " + ", ".join(fmt_pps(x["recv_pps"]) for x in ok["xdp"])
           + "; socket " + ", ".join(f"{fmt_pps(x['recv_pps'])} of {fmt_pps(x['sent_pps'])} sent" for x in ok["socket"]))
     worst, notes = 0.0, []
-    for r in range(1, rounds + 1):
-        x = t.netload(f"wl_xdp_m1_r{r}")
+    for r, x in enumerate(runs["xdp"], 1):
         k = safe(parse_wl_kernel, t.raw, f"wl_xdp_m1_r{r}")
         if not x["ok"] or not k.get("ok"):
             worst = float("inf")

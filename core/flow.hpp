@@ -118,6 +118,20 @@ struct flow_totals {
     if (c.last_arrival_ns.get() > last_arrival_ns) last_arrival_ns = c.last_arrival_ns.get();
     return *this;
   }
+  // Another part of the same stream's counts (another CPU's, another path's): sums, the highest sequence,
+  // the widest arrival window. The jitter stays: only the caller knows which part's is meant.
+  flow_totals& add_counts(const flow_totals& o) noexcept {
+    packets += o.packets;
+    bytes += o.bytes;
+    buffers += o.buffers;
+    sequenced += o.sequenced;
+    out_of_order += o.out_of_order;
+    gaps += o.gaps;
+    if (o.next_seq > next_seq) next_seq = o.next_seq;
+    if (o.first_arrival_ns && (first_arrival_ns == 0 || o.first_arrival_ns < first_arrival_ns)) first_arrival_ns = o.first_arrival_ns;
+    if (o.last_arrival_ns > last_arrival_ns) last_arrival_ns = o.last_arrival_ns;
+    return *this;
+  }
 
  private:
   std::uint64_t sequenced_most_ = 0;

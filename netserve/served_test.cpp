@@ -174,15 +174,7 @@ flow_totals served_test::received_at_driver(std::size_t stream, const flow_total
     t.jitter_ns = socket.sequenced > 1 ? socket.jitter_ns : -1;
     return t;
   }
-  t.packets += socket.packets;
-  t.bytes += socket.bytes;
-  t.buffers += socket.buffers;
-  t.sequenced += socket.sequenced;
-  t.out_of_order += socket.out_of_order;
-  t.next_seq = std::max(t.next_seq, socket.next_seq);
-  if (socket.first_arrival_ns && (t.first_arrival_ns == 0 || socket.first_arrival_ns < t.first_arrival_ns))
-    t.first_arrival_ns = socket.first_arrival_ns;
-  t.last_arrival_ns = std::max(t.last_arrival_ns, socket.last_arrival_ns);
+  t.add_counts(socket);
   if (socket.sequenced > 1) t.jitter_ns = socket.jitter_ns;
   return t;
 }

@@ -258,18 +258,18 @@ flow_totals xdp_engine::read_flow(const endpoint& source, std::uint16_t port) co
   // The program stamps CLOCK_MONOTONIC; results carry the wall clock the socket engine's stamps are on.
   const std::int64_t to_wall = wall_ns() - mono_ns();
   for (const nb_flow_count& c : per_cpu) {
-    t.packets += c.packets;
-    t.bytes += c.bytes;
-    t.buffers += c.packets;  // one datagram per frame at the driver
-    t.sequenced += c.sequenced;
-    t.out_of_order += c.out_of_order;
-    t.gaps += c.gaps;
-    if (c.next_seq > t.next_seq) t.next_seq = c.next_seq;
+    flow_totals cpu;
+    cpu.packets = cpu.buffers = c.packets;  // the program counts no buffers of its own
+    cpu.bytes = c.bytes;
+    cpu.sequenced = c.sequenced;
+    cpu.out_of_order = c.out_of_order;
+    cpu.gaps = c.gaps;
+    cpu.next_seq = c.next_seq;
     if (c.first_ns != 0) {
-      auto first = static_cast<std::int64_t>(c.first_ns) + to_wall, last = static_cast<std::int64_t>(c.last_ns) + to_wall;
-      if (t.first_arrival_ns == 0 || first < t.first_arrival_ns) t.first_arrival_ns = first;
-      if (last > t.last_arrival_ns) t.last_arrival_ns = last;
+      cpu.first_arrival_ns = static_cast<std::int64_t>(c.first_ns) + to_wall;
+      cpu.last_arrival_ns = static_cast<std::int64_t>(c.last_ns) + to_wall;
     }
+    t.add_counts(cpu);
   }
   return t;
 }
