@@ -38,6 +38,7 @@ struct client_options {
   bool start_on_stdin = false;            // after the handshake: say "armed", read the start instant from stdin
   std::uint32_t streams = 1;
   bool reverse = false;
+  bool bidir = false;                     // --bidir: both directions at once, one start instant
   std::int32_t dscp = -1;
   bool gso = true;
   bool gro = true;
