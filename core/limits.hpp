@@ -23,6 +23,11 @@ inline constexpr std::uint32_t max_mss = 32767;
 // allows as many by default (its --max-streams changes that for other clients).
 inline constexpr std::uint32_t max_streams_per_test = 64;
 
+// Request/response: transactions in flight beyond the first (netperf's burst). A window of this many
+// requests of the largest size would still fit the default TCP buffers' autotuning many times over;
+// past it a test measures queueing in our own sockets, not the path.
+inline constexpr std::uint32_t max_rr_burst = 1024;
+
 // DSCP is the 6-bit top of the IP TOS / traffic class byte.
 inline constexpr int max_dscp = 63;
 

@@ -130,11 +130,21 @@ message read_body(const std::string& type, const json& body) {
 
 }  // namespace
 
-std::string_view to_string(test_kind k) noexcept { return k == test_kind::udp_stream ? "UDP_STREAM" : "TCP_STREAM"; }
+std::string_view to_string(test_kind k) noexcept {
+  switch (k) {
+    case test_kind::udp_stream: return "UDP_STREAM";
+    case test_kind::tcp_stream: return "TCP_STREAM";
+    case test_kind::udp_rr: return "UDP_RR";
+    case test_kind::tcp_rr: return "TCP_RR";
+  }
+  return "?";
+}
 
 std::optional<test_kind> parse_test_kind(std::string_view name) noexcept {
   if (name == "UDP_STREAM") return test_kind::udp_stream;
   if (name == "TCP_STREAM") return test_kind::tcp_stream;
+  if (name == "UDP_RR") return test_kind::udp_rr;
+  if (name == "TCP_RR") return test_kind::tcp_rr;
   return std::nullopt;
 }
 

@@ -23,8 +23,8 @@ namespace nb {
 // 2: the hosts' figures in the result (0.2.0); 3: the mutual key check, MACs on frames, data tokens (0.3.0);
 // 4: TCP receive size, congestion control and zero-copy in the request, TCP_INFO samples of the
 // server's sending streams in intervals and result (0.4.0); 5: the receive engine in the counts, and what the
-// socket path counted beside an XDP engine (0.5.0)
-inline constexpr int protocol_version = 5;
+// socket path counted beside an XDP engine (0.5.0); 6: request/response tests, UDP_RR and TCP_RR (0.6.0)
+inline constexpr int protocol_version = 6;
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
 
@@ -32,9 +32,13 @@ struct protocol_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class test_kind { udp_stream, tcp_stream };
+enum class test_kind { udp_stream, tcp_stream, udp_rr, tcp_rr };
 std::string_view to_string(test_kind k) noexcept;
-std::optional<test_kind> parse_test_kind(std::string_view name) noexcept;  // "UDP_STREAM", "TCP_STREAM"
+// "UDP_STREAM", "TCP_STREAM", "UDP_RR", "TCP_RR"
+std::optional<test_kind> parse_test_kind(std::string_view name) noexcept;
+constexpr bool is_rr(test_kind k) noexcept { return k == test_kind::udp_rr || k == test_kind::tcp_rr; }
+constexpr bool is_udp(test_kind k) noexcept { return k == test_kind::udp_stream || k == test_kind::udp_rr; }
+constexpr bool is_tcp(test_kind k) noexcept { return !is_udp(k); }
 
 // netload -> netserve, first frame of a control connection.
 struct test_request {
@@ -56,11 +60,13 @@ struct test_request {
   std::string congestion;                // TCP: the congestion-control algorithm, empty = the host's default
   bool zerocopy = false;                 // reverse TCP: the server sends with MSG_ZEROCOPY
   std::string client_version;
+  std::uint32_t response_size = 0;       // request/response: the answer's bytes (message_size: the request's)
+  std::uint32_t burst = 0;               // request/response: transactions in flight beyond the first
 };
 // Its JSON fields, named as the members (core/json_fields.hpp); `kind` travels apart, as its name.
 BOOST_DESCRIBE_STRUCT(test_request, (), (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf,
                                          cpu, dscp, mss, gso, interval_s, recv_size, congestion, zerocopy,
-                                         client_version))
+                                         client_version, response_size, burst))
 
 // netserve -> netload: the test is registered.
 struct ready_msg {
@@ -113,6 +119,13 @@ struct side_counts {
   // Receiver with an XDP engine: holes in the sequence (forward jumps), over its streams: how many bursts
   // the loss came in (a reordered datagram makes one too, and shows as out of order).
   std::uint64_t seq_gaps = 0;
+  // Request/response: answers the client received, or the server sent; and the client's transactions
+  // given up unanswered, answers that came after that, and answers to none of its transactions.
+  std::uint64_t responses = 0;
+  std::uint64_t response_bytes = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t late_responses = 0;
+  std::uint64_t unmatched_responses = 0;
 
   // Receiver: adds one stream's arrival window, buffers and sequence analysis (not packets or bytes,
   // which the totals count).
@@ -121,7 +134,8 @@ struct side_counts {
 // Its JSON fields, named as the members (core/json_fields.hpp).
 BOOST_DESCRIBE_STRUCT(side_counts, (), (packets, bytes, errors, start_wall_ns, end_wall_ns, elapsed_ns, kernel_drops,
                                         buffers, drops_shared, sequenced, out_of_order, seq_expected, jitter_ns,
-                                        batching, error, receive_engine, socket_packets, socket_bytes, seq_gaps))
+                                        batching, error, receive_engine, socket_packets, socket_bytes, seq_gaps,
+                                        responses, response_bytes, timeouts, late_responses, unmatched_responses))
 
 // netserve -> netload, once per interval when asked: the server side's cumulative counts at the end of
 // interval `index` (interval k covers [start + k*len, start + (k+1)*len) on the wall clock).

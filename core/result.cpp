@@ -31,8 +31,44 @@ interval_figures interval_from(const json& j) {
   fields f(j, "interval");
   interval_figures i = f.read_described<interval_figures>();
   if (auto t = f.get_or<json>("tcp", nullptr); !t.is_null()) i.tcp = tcp_figures_from_json(t);
+  if (auto l = f.get_or<json>("latency", nullptr); !l.is_null()) {
+    if (!l.is_object()) f.fail("latency", "is not an object");
+    i.latency = l;
+  }
   f.done();
   return i;
+}
+
+json rr_json(const rr_figures& rr) {
+  return {{"request_size", rr.request_size}, {"response_size", rr.response_size}, {"burst", rr.burst},
+          {"transactions", rr.transactions}, {"transactions_per_second", rr.transactions_per_second},
+          {"responses_sent", rr.responses_sent}, {"responses_lost", rr.responses_lost}, {"timeouts", rr.timeouts},
+          {"late", rr.late}, {"unmatched", rr.unmatched}, {"latency", rr.latency.summary_json()},
+          {"histogram", rr.latency.to_json()}};
+}
+
+rr_figures rr_from(const json& j) {
+  fields f(j, "rr");
+  rr_figures rr;
+  rr.request_size = f.get<std::uint32_t>("request_size");
+  rr.response_size = f.get<std::uint32_t>("response_size");
+  rr.burst = f.get<std::uint32_t>("burst");
+  rr.transactions = f.get<std::uint64_t>("transactions");
+  rr.transactions_per_second = f.get<double>("transactions_per_second");
+  rr.responses_sent = f.get<std::uint64_t>("responses_sent");
+  rr.responses_lost = f.get<std::uint64_t>("responses_lost");
+  rr.timeouts = f.get<std::uint64_t>("timeouts");
+  rr.late = f.get<std::uint64_t>("late");
+  rr.unmatched = f.get<std::uint64_t>("unmatched");
+  f.get<json>("latency");  // the summary, rebuilt from the histogram
+  try {
+    rr.latency = latency_histogram::from_json(f.get<json>("histogram"));
+  } catch (const std::invalid_argument& e) {
+    f.fail("histogram", e.what());
+  }
+  if (rr.latency.count() != rr.transactions) f.fail("histogram", "does not hold one round trip per transaction");
+  f.done();
+  return rr;
 }
 
 limit_verdict verdict_from(const json& j) {
@@ -123,9 +159,39 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
              "'unknown'; the verdict uses the host's UDP RcvbufErrors)";
 }
 
+void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server) {
+  rr_figures& rr = *r.rr;
+  rr.transactions = client.responses;
+  rr.responses_sent = server.responses;
+  rr.timeouts = client.timeouts;
+  rr.late = client.late_responses;
+  rr.unmatched = client.unmatched_responses;
+  loss_figures& l = r.loss;
+  const std::uint64_t arrived = client.responses + client.late_responses + client.unmatched_responses;
+  if (arrived > server.responses) {
+    l.reconciles = false;
+    l.note = fmt::format("the client received {} more answers than the server sent", arrived - server.responses);
+    return;
+  }
+  rr.responses_lost = server.responses - arrived;
+  // Every request was answered in time or given up; what was given up is what the two sides lost, came
+  // late, or the server could not send (its kernel refused the answer: its errors).
+  std::string why;
+  if (client.responses + client.timeouts != client.packets)
+    why = fmt::format("{} requests sent, but {} answered and {} given up", client.packets, client.responses, client.timeouts);
+  else if (client.timeouts != l.packets + rr.responses_lost + client.late_responses + server.errors)
+    why = fmt::format("{} transactions given up, but {} requests and {} answers lost, {} late and {} the server's "
+                      "kernel refused", client.timeouts, l.packets, rr.responses_lost, client.late_responses, server.errors);
+  if (!why.empty()) {
+    l.reconciles = false;
+    l.note = why;
+  }
+}
+
 json to_json(const interval_figures& i) {
   json j = write_described(i);
   if (i.tcp) j["tcp"] = to_json(*i.tcp);
+  if (i.latency) j["latency"] = *i.latency;
   return j;
 }
 
@@ -149,6 +215,7 @@ json to_json(const test_result& r) {
   if (r.tcp) j["tcp"] = to_json(*r.tcp);
   else if (r.kind == test_kind::tcp_stream) j["tcp"] = nullptr;
   if (r.target) j["target"] = write_described(*r.target);  // paced tests only
+  if (r.rr) j["rr"] = rr_json(*r.rr);  // request/response tests only
   j["hosts"] = hosts_json(r.hosts);
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
   return j;
@@ -194,6 +261,7 @@ test_result result_from_json(const json& j) {
   // Only paced tests have a target (and results written before it existed have none); when present it
   // must be a whole target object, null included.
   if (j.contains("target")) r.target = fields::read_object<target_figures>(f.get<json>("target"), "target");
+  if (is_rr(r.kind)) r.rr = rr_from(f.get<json>("rr"));
   // Results written before hosts and verdict existed have neither.
   if (auto h = f.get_or<json>("hosts", nullptr); !h.is_null()) r.hosts = hosts_from(h);
   if (auto v = f.get_or<json>("verdict", nullptr); !v.is_null()) r.verdict = verdict_from(v);

@@ -2,6 +2,7 @@
 // The result of one test as netload reports it and the harness reads it back: the schema lives here so
 // both programs agree on it. Counts are 64-bit; sent = received + lost is checked, never assumed.
 #include "core/host_stats.hpp"
+#include "core/latency_histogram.hpp"
 #include "core/protocol.hpp"
 #include "core/tcp_info.hpp"
 
@@ -57,8 +58,12 @@ struct interval_figures {
   bool complete = false;                     // both sides' samples arrived (else only one side is counted)
   std::optional<tcp_figures> tcp{};          // TCP: the sending streams' connections at the interval's end,
                                              // retransmits within it; "tcp", absent for UDP
+  // Request/response: the round trips of the transactions answered within the interval (the client's
+  // histogram now less at the interval's start): latency_histogram::summary_json(); "latency", absent
+  // for other tests.
+  std::optional<nlohmann::json> latency{};
 };
-// Its JSON fields, named as the members (core/json_fields.hpp); `tcp` travels apart.
+// Its JSON fields, named as the members (core/json_fields.hpp); `tcp` and `latency` travel apart.
 BOOST_DESCRIBE_STRUCT(interval_figures, (), (index, start_ns, end_ns, sent_packets, sent_bytes, received_packets,
                                              received_bytes, complete))
 
@@ -92,6 +97,24 @@ BOOST_DESCRIBE_STRUCT(target_figures, (), (requested_pps, achieved_pps, requeste
                                            achieved_bits_per_second, error_percent, met))
 inline constexpr double target_tolerance_percent = 1.0;
 
+// A request/response test (UDP_RR, TCP_RR): its transactions as the client timed them. A transaction is
+// a request and its answer; requests reconcile as a stream's datagrams do (sender, receiver and loss are
+// the requests'), answers here: the server's sent = the client's received + responses_lost, and every
+// request is answered or given up: requests = transactions + timeouts.
+struct rr_figures {
+  std::uint32_t request_size = 0, response_size = 0;
+  std::uint32_t burst = 0;                   // transactions in flight beyond the first
+  std::uint64_t transactions = 0;            // answered in time (timed)
+  double transactions_per_second = 0;        // over the client's sending time
+  std::uint64_t responses_sent = 0;          // by the server
+  std::uint64_t responses_lost = 0;          // sent by the server, never received
+  std::uint64_t timeouts = 0;                // given up unanswered
+  std::uint64_t late = 0;                    // answered after being given up (not timed)
+  std::uint64_t unmatched = 0;               // answers to none of the client's transactions
+  latency_histogram latency;                 // every timed round trip; "latency" (summary) and
+                                             // "histogram" (buckets, for an exact merge) in the JSON
+};
+
 struct test_result {
   bool ok = false;
   std::string error;                          // why the test failed; no figures are reported then
@@ -121,6 +144,7 @@ struct test_result {
   std::optional<tcp_figures> tcp;             // TCP: the sending streams' connections at their end (TCP_INFO);
                                               // "tcp": null when unknown, absent for UDP
   std::optional<target_figures> target;       // paced tests only
+  std::optional<rr_figures> rr;               // request/response tests only
   host_figures hosts;
   std::optional<limit_verdict> verdict;
 };
@@ -131,6 +155,9 @@ struct test_result {
 // TCP reconciles on bytes: both sides' messages (and their pps) are set here from bytes (tcp_messages),
 // and the loss is what the bytes say, so per-write counts can never produce a false mismatch.
 void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers);
+// Request/response: the answers' reconciliation, after reconcile() did the requests'. `client` and
+// `server` are the two sides' counts; a mismatch clears loss.reconciles and says why in loss.note.
+void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server);
 // The target check of a paced test from its sender's figures (rates computed); requested_pps > 0.
 target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender);
 // Rates from counts and seconds.

@@ -25,14 +25,18 @@ constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks
 // then fixes the test's monotonic start and end from the moment this thread actually woke: a thread that
 // wakes late sends for the full duration from then, paced from then (no backlog to catch up), and its
 // elapsed time is the time it really sent. netload refuses an instant already past (netload/client.cpp).
-void begin(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
-           std::int64_t& end_mono) {
+}  // namespace
+
+void begin_stream(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
+                  std::int64_t& end_mono) {
   while (!stop.stop_requested() && wall_ns() < plan.start_wall_ns)
     sleep_until_ns(CLOCK_REALTIME, std::min(plan.start_wall_ns, wall_ns() + poll_ns));
   start_mono = mono_ns();
   out.start_wall_ns = wall_ns();
   end_mono = start_mono + plan.duration_ns;
 }
+
+namespace {
 
 std::string mtu_error(int fd, int family, std::size_t size) {
   int mtu = path_mtu(fd, family);
@@ -55,7 +59,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   set_send_timeout(plan.fd, poll_ns);
   udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos);
   std::int64_t start = 0, end = 0;
-  begin(stop, plan, out, start, end);
+  begin_stream(stop, plan, out, start, end);
   pacer pace(plan.pps, start, sender.batch());
   std::uint64_t attempted = 0;
   while (!stop.stop_requested()) {
@@ -114,7 +118,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   std::optional<zerocopy_completions> zc = start_zerocopy(plan, out);
   const int flags = MSG_NOSIGNAL | (zc ? MSG_ZEROCOPY : 0);
   std::int64_t start = 0, end = 0;
-  begin(stop, plan, out, start, end);
+  begin_stream(stop, plan, out, start, end);
   pacer pace(plan.pps, start);
   std::uint64_t sends = 0;
   std::size_t offset = 0;  // a partial send is finished before the next message starts
@@ -204,23 +208,54 @@ void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& cou
   }
 }
 
+namespace {
+
+// A request/response stream's answers: a client's received and what became of the rest, a TCP_RR
+// server's written (a UDP_RR server's come from its port, netserve/served_test.cpp).
+void add_rr_counts(side_counts& c, const data_stream& d, bool client) {
+  if (!client) {
+    c.responses += d.sent.packets.get();
+    c.response_bytes += d.sent.bytes.get();
+    return;
+  }
+  c.responses += d.received.packets.get();
+  c.response_bytes += d.received.bytes.get();
+  c.timeouts += d.rr.timeouts.get();
+  c.late_responses += d.rr.late.get();
+  c.unmatched_responses += d.rr.unmatched.get();
+}
+
+}  // namespace
+
 stream_set::stream_set(std::size_t streams, bool sending, test_kind kind, std::uint64_t message_size)
     : streams_(streams), sending_(sending), kind_(kind), message_size_(message_size) {}
 
 void stream_set::start(std::size_t s, const stream_plan& plan) {
   data_stream& d = streams_[s];
-  const bool udp = kind_ == test_kind::udp_stream;
-  if (sending_) {
-    d.thread = std::jthread([&d, plan, udp](std::stop_token st) {
+  const test_kind kind = kind_;
+  if (is_rr(kind) && sending_) {  // a request/response client
+    if (!d.latency) d.latency = std::make_unique<latency_histogram>();
+    d.thread = std::jthread([&d, plan, kind](std::stop_token st) {
       pin(d, plan.cpu);
-      udp ? run_udp_sender(st, plan, d.sent, d.outcome) : run_tcp_sender(st, plan, d.sent, d.outcome);
+      rr_client_state state{d.sent, d.received, d.rr, *d.latency};
+      kind == test_kind::udp_rr ? run_udp_rr_client(st, plan, state, d.outcome) : run_tcp_rr_client(st, plan, state, d.outcome);
       d.done = true;
     });
     return;
   }
-  d.thread = std::jthread([&d, plan, udp](std::stop_token st) {
+  if (sending_) {
+    d.thread = std::jthread([&d, plan, kind](std::stop_token st) {
+      pin(d, plan.cpu);
+      kind == test_kind::udp_stream ? run_udp_sender(st, plan, d.sent, d.outcome) : run_tcp_sender(st, plan, d.sent, d.outcome);
+      d.done = true;
+    });
+    return;
+  }
+  d.thread = std::jthread([&d, plan, kind](std::stop_token st) {
     pin(d, plan.cpu);
-    udp ? run_udp_receiver(st, plan.fd, plan.gro, d.received, d.outcome) : run_tcp_receiver(st, plan, d.received, d.outcome);
+    if (kind == test_kind::tcp_rr) run_tcp_rr_server(st, plan, d.received, d.sent, d.outcome);
+    else if (kind == test_kind::udp_stream) run_udp_receiver(st, plan.fd, plan.gro, d.received, d.outcome);
+    else run_tcp_receiver(st, plan, d.received, d.outcome);
     d.done = true;
   });
 }
@@ -246,7 +281,12 @@ flow_totals stream_set::received_by(std::size_t s, const received_of& received) 
 void stream_set::totals(std::uint64_t& packets, std::uint64_t& bytes, const received_of& received) const {
   packets = bytes = 0;
   for (std::size_t s = 0; s < streams_.size(); ++s) {
-    if (sending_) {
+    if (sending_ || kind_ == test_kind::tcp_rr) {  // a TCP_RR server's requests are counted whole, like a sender's
+      if (!sending_) {
+        packets += streams_[s].received.packets.get();
+        bytes += streams_[s].received.bytes.get();
+        continue;
+      }
       packets += streams_[s].sent.packets.get();
       bytes += streams_[s].sent.bytes.get();
     } else {
@@ -265,6 +305,7 @@ side_counts stream_set::counts(const received_of& received) const {
   totals(c.packets, c.bytes, received);
   for (std::size_t s = 0; s < streams_.size(); ++s) {
     const data_stream& d = streams_[s];
+    if (is_rr(kind_)) add_rr_counts(c, d, sending_);
     if (sending_) {
       c.errors += d.sent.errors.get();
       const std::int64_t started = d.outcome.start_wall_ns;
@@ -282,6 +323,13 @@ side_counts stream_set::counts(const received_of& received) const {
   }
   if (zerocopy.sends > 0) c.batching += ", " + zerocopy_words(zerocopy);
   return c;
+}
+
+latency_histogram stream_set::latency() const {
+  latency_histogram all;
+  for (const data_stream& d : streams_)
+    if (d.latency) all.merge(*d.latency);
+  return all;
 }
 
 std::vector<tcp_sample> stream_set::tcp_samples() const {

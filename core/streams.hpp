@@ -5,7 +5,9 @@
 // netload and netserve hold, start and count the same way.
 #include "core/endpoint.hpp"
 #include "core/flow.hpp"
+#include "core/latency_histogram.hpp"
 #include "core/protocol.hpp"
+#include "core/rr.hpp"
 #include "core/socket.hpp"
 #include "core/tcp_info.hpp"
 #include "core/zerocopy.hpp"
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -38,6 +41,8 @@ struct stream_plan {
   int cpu = -1;                      // pin to this CPU when >= 0
   std::size_t recv_size = 0;         // receiving TCP: bytes per recv(), 0 = tcp_default_recv_size()
   bool zerocopy = false;             // sending TCP: MSG_ZEROCOPY
+  std::size_t response_size = 0;     // request/response: the answer's bytes (message_size: the request's)
+  std::uint32_t burst = 0;           // request/response: transactions in flight beyond the first
 };
 
 // How a stream's loop ran, written by its thread and read once it has ended. Every loop, sending or
@@ -51,6 +56,11 @@ struct stream_outcome {
   std::string error;                 // empty when the stream ran to its end
   std::optional<tcp_sample> tcp_end{};  // TCP sender: its connection just before it shut its side down
 };
+
+// Waits for the plan's start instant (looking at the stop token), then fixes the stream's monotonic start
+// and end from the moment its thread actually woke, and records that wall-clock start in `out`.
+void begin_stream(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
+                  std::int64_t& end_mono);
 
 // Datagrams per system call for a message size: about 1 MiB of payload per batch, at most 1024, so a
 // stream's buffer stays around 1 MiB whatever the size.
@@ -87,7 +97,9 @@ void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& cou
 struct data_stream {
   fd_handle fd;                      // empty where the stream uses a shared socket (netserve's UDP port)
   send_counters sent;                // a sending stream's
-  recv_counters received;            // a receiving stream's
+  recv_counters received;            // a receiving stream's; a request/response client's answers
+  rr_counters rr;                    // a request/response client's timeouts, late and unmatched answers
+  std::unique_ptr<latency_histogram> latency;  // a request/response client's round trips
   stream_outcome outcome;
   std::uint32_t drops_at_start = 0;  // receiving UDP on its own socket: the kernel's drop counter then
   std::atomic<int> pinned_cpu{-1};   // the CPU its thread was pinned to as the plan asked; -1: not pinned
@@ -134,6 +146,9 @@ class stream_set {
   std::vector<tcp_sample> tcp_end_samples() const;
   // The congestion control of the first stream's connection; "" unknown.
   std::string congestion() const;
+  // Request/response client: every stream's round trips so far, merged (read while they run: the
+  // histograms' counters are single-writer relaxed atomics).
+  latency_histogram latency() const;
 
  private:
   flow_totals received_by(std::size_t s, const received_of& received) const;

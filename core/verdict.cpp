@@ -170,7 +170,10 @@ limit_verdict no_loss(const judged& j, const pacing_outcome& p) {
     return {"receiver-cpu", fmt::format("receiver CPU-bound ({}): TCP flow control held the sender back",
                                         busiest_text(j.rcv, "receiver"))};
   if (p.paced) return {"none", "no host limit seen: the paced target was carried without loss"};
-  std::string s = "no host limit seen: the figure is the path's";
+  std::string s = is_rr(j.r.kind) ? fmt::format("no host limit seen: the rate is what the round trip allows with {} "
+                                                "transaction{} in flight",
+                                                j.r.rr ? j.r.rr->burst + 1 : 1, j.r.rr && j.r.rr->burst ? "s" : "")
+                                  : std::string("no host limit seen: the figure is the path's");
   if (!j.snd || !j.rcv) s += fmt::format(" ({} not sampled)", !j.snd ? "sender host" : "receiver host");
   return {"none", s};
 }

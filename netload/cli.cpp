@@ -29,7 +29,7 @@ const std::map<std::string, std::string> unsupported_global = {
 const std::map<std::string, std::string> unsupported_test = {
     {"-P", "data port: netload sends data to the control port itself"}, {"-D", "TCP_NODELAY"},
     {"-C", "TCP_CORK"}, {"-4", "address family (give -4 before --)"}, {"-6", "address family (give -6 before --)"},
-    {"-H", "data host"}, {"-L", "data local address"}, {"-r", "request/response sizes"}};
+    {"-H", "data host"}, {"-L", "data local address"}};
 
 void reject_unsupported(const std::vector<std::string>& args, const std::map<std::string, std::string>& table,
                         const char* where) {
@@ -63,7 +63,7 @@ std::int32_t buffer_size(const std::string& text, const char* opt) {
 }
 
 struct raw_options {
-  std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size;
+  std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size, rr_sizes;
   int routing = 1;
 };
 
@@ -84,7 +84,8 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
       ->option_text("SECONDS")->check(positive("--connect-timeout", "seconds"))->group(conn);
   app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file")
       ->option_text("FILE")->group(conn);
-  app.add_option("-t,--test", raw.test, "UDP_STREAM or TCP_STREAM (default TCP_STREAM)")->option_text("TEST")->group(test);
+  app.add_option("-t,--test", raw.test, "UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR (default TCP_STREAM)")
+      ->option_text("TEST")->group(test);
   app.add_option("-l,--length", o.duration_s, "Test duration, seconds (default 10)")
       ->option_text("SECONDS")->check(positive("-l", "seconds"))->group(test);
   app.add_option("--streams", o.streams, "Parallel streams, one thread each (default 1)")
@@ -93,7 +94,9 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax: N, L,R, L, or ,R)")
       ->option_text("CPUS")->group(test);
   app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)")->option_text("BITS")->group(pace);
-  app.add_option("--pps", o.pps, "Target packets (TCP: messages) per second, all streams")
+  app.add_option("--burst", o.burst, "RR: transactions in flight beyond the first (netperf's -- -b)")
+      ->option_text("N")->check(whole_in("--burst", 0, max_rr_burst))->group(test);
+  app.add_option("--pps", o.pps, "Target packets (TCP: messages; RR: transactions) per second, all streams")
       ->option_text("N")->check(non_negative("--pps", "packets per second"))->group(pace);
   app.add_flag("-c", o.local_cpu_util, "Print the local host's CPU utilisation and service demand")->group(out);
   app.add_flag("-C", o.remote_cpu_util, "Print the remote host's CPU utilisation and service demand")->group(out);
@@ -132,6 +135,10 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
   app.add_option("--recv-size", raw.recv_size, "TCP: the receiver's bytes per recv() (default 64K under bbr, else 256K)")
       ->option_text("BYTES")->group(group);
   app.add_flag("--zerocopy", o.zerocopy, "TCP: send with MSG_ZEROCOPY (the result says what the kernel copied)")->group(group);
+  app.add_option("-r", raw.rr_sizes, "RR: request and response sizes, bytes (default 1,1)")
+      ->option_text("REQ,RESP")->group(group);
+  app.add_option("-b", o.burst, "RR: transactions in flight beyond the first (default 0)")
+      ->option_text("N")->check(whole_in("-b", 0, max_rr_burst))->group(group);
   app.add_option("-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)")
       ->option_text("1")->check(whole_in("-R", 0, 1))->group(group);
 }
@@ -167,6 +174,8 @@ std::string footer() {
          "  netload -H HOST -t TCP_STREAM --streams 4 --json        four TCP streams, a JSON result\n"
          "  netload -H HOST -t UDP_STREAM --reverse --rate 1G       the server sends at 1 Gbit/s\n"
          "  netload -H HOST -t TCP_STREAM -c -C -- -s 1M -S 1M      CPU use and service demand, 1 MiB buffers\n"
+         "  netload -H HOST -t UDP_RR -- -r 64,64                   round trips: transactions/s, latency percentiles\n"
+         "  netload -H HOST -t UDP_RR --pps 100 -l 60               a latency probe: 100 transactions/s for a minute\n"
          "\nnetperf options netload refuses (exit status 2, naming the option):\n" +
          wrap(refused_list(unsupported_global), 100, "  ") + "after --:\n" + wrap(refused_list(unsupported_test), 100, "  ") +
          "\nExit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"
@@ -190,7 +199,7 @@ void check_local_cpu(std::int32_t cpu, const std::string& text) {
 // The TCP-only test options, once the test is known.
 void finish_tcp(client_options& o, const raw_options& raw) {
   const bool tcp = o.kind == test_kind::tcp_stream;
-  if (!o.congestion.empty() && !tcp) throw usage_error("-K (congestion control) applies to TCP_STREAM only");
+  if (!o.congestion.empty() && !is_tcp(o.kind)) throw usage_error("-K (congestion control) applies to TCP tests only");
   if (!o.congestion.empty() && !valid_congestion_name(o.congestion))
     throw usage_error(fmt::format("-K '{}': a congestion-control name is 1 to 15 letters, digits, '_' or '-'", o.congestion));
   if (o.zerocopy && !tcp) throw usage_error("--zerocopy applies to TCP_STREAM only");
@@ -202,9 +211,36 @@ void finish_tcp(client_options& o, const raw_options& raw) {
   o.recv_size = static_cast<std::uint32_t>(size);
 }
 
+// Request/response: -r REQ,RESP (netperf's; one size gives both), the burst, and what does not apply.
+void finish_rr(client_options& o, const raw_options& raw) {
+  if (!is_rr(o.kind)) {
+    if (!raw.rr_sizes.empty()) throw usage_error("-r (request/response sizes) applies to UDP_RR and TCP_RR only");
+    if (o.burst) throw usage_error("--burst (-- -b) applies to UDP_RR and TCP_RR only");
+    return;
+  }
+  if (!raw.message.empty()) throw usage_error("-m does not apply to a request/response test: give -- -r REQ,RESP");
+  if (o.reverse) throw usage_error("--reverse: a request/response test has no reverse (both directions carry it)");
+  if (o.rate_bps > 0) throw usage_error("--rate does not apply to a request/response test: --pps gives transactions per second");
+  o.message_size = o.response_size = 1;  // netperf's default
+  if (raw.rr_sizes.empty()) return;
+  const auto comma = raw.rr_sizes.find(',');
+  const std::string req = raw.rr_sizes.substr(0, comma);
+  const std::string resp = comma == std::string::npos ? req : raw.rr_sizes.substr(comma + 1);
+  const std::uint32_t most = o.kind == test_kind::udp_rr ? max_udp_message_size : max_tcp_message_size;
+  auto size = [&](const std::string& text) {
+    if (text.empty()) return std::uint32_t{1};
+    auto v = buffer_size(text, "-r");
+    if (v < 1 || static_cast<std::uint32_t>(v) > most)
+      throw usage_error(fmt::format("-r {}: each size must be between 1 and {} bytes", raw.rr_sizes, most));
+    return static_cast<std::uint32_t>(v);
+  };
+  o.message_size = size(req);
+  o.response_size = size(resp);
+}
+
 void finish(client_options& o, const raw_options& raw) {
   auto kind = parse_test_kind(raw.test);
-  if (!kind) throw usage_error(fmt::format("test '{}' is not supported (UDP_STREAM, TCP_STREAM)", raw.test));
+  if (!kind) throw usage_error(fmt::format("test '{}' is not supported (UDP_STREAM, TCP_STREAM, UDP_RR, TCP_RR)", raw.test));
   o.kind = *kind;
   if (!raw.cpus.empty()) std::tie(o.local_cpu, o.remote_cpu) = parse_cpu_pair(raw.cpus);
   check_local_cpu(o.local_cpu, raw.cpus);
@@ -219,6 +255,7 @@ void finish(client_options& o, const raw_options& raw) {
     }
   }
   if (o.rate_bps > 0 && o.pps > 0) throw usage_error("give --rate or --pps, not both");
+  finish_rr(o, raw);
   if (!raw.message.empty()) {
     auto m = buffer_size(raw.message, "-m");
     if (m < 1) throw usage_error("-m must be at least 1 byte");
@@ -231,7 +268,7 @@ void finish(client_options& o, const raw_options& raw) {
   if (o.kind == test_kind::tcp_stream && o.message_size > max_tcp_message_size)
     throw usage_error(fmt::format("-m {}: a TCP message is at most {} MiB (netserve holds one per stream)", o.message_size,
                                   max_tcp_message_size >> 20));
-  if (o.mss && o.kind != test_kind::tcp_stream) throw usage_error("-M (MSS) applies to TCP_STREAM only");
+  if (o.mss && !is_tcp(o.kind)) throw usage_error("-M (MSS) applies to TCP tests only");
   finish_tcp(o, raw);
   if (o.interval_s > 0 && (o.interval_s < min_interval_s || o.interval_s > o.duration_s))
     throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));

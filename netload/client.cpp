@@ -115,7 +115,7 @@ test_request client_test::make_request() const {
   r.streams = o_.streams;
   r.reverse = o_.reverse;
   r.pps = o_.target_pps();
-  for (std::uint32_t s = 0; s < o_.streams && o_.kind == test_kind::udp_stream; ++s)
+  for (std::uint32_t s = 0; s < o_.streams && is_udp(o_.kind); ++s)
     r.data_ports.push_back(endpoint::local_of(streams_[s].fd.get()).port());
   r.rcvbuf = o_.reverse ? 0 : o_.remote_buffer;
   r.sndbuf = o_.reverse ? o_.remote_buffer : 0;
@@ -128,6 +128,8 @@ test_request client_test::make_request() const {
   r.congestion = o_.congestion;
   r.zerocopy = o_.reverse && o_.zerocopy;
   r.client_version = version;
+  r.response_size = o_.response_size;
+  r.burst = o_.burst;
   return r;
 }
 
@@ -172,6 +174,8 @@ void client_test::start_threads() {
     plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
     plan.recv_size = o_.recv_size;
     plan.zerocopy = o_.zerocopy;
+    plan.response_size = o_.response_size;
+    plan.burst = o_.burst;
     streams_.start(s, plan);
   }
 }
@@ -222,12 +226,12 @@ asio::awaitable<std::int64_t> client_test::read_start_instant() {
 
 asio::awaitable<void> client_test::run() {
   co_await connect_control();
-  if (o_.kind == test_kind::udp_stream) open_udp_sockets();
+  if (is_udp(o_.kind)) open_udp_sockets();
   const message request = make_request();
   co_await write_message(control_, control_mac_, request);
   ready_ = co_await expect_message<ready_msg>(control_, control_mac_, 10s);
   check_server_version(ready_.server_version);
-  if (o_.kind == test_kind::tcp_stream) co_await open_tcp_streams();
+  if (is_tcp(o_.kind)) co_await open_tcp_streams();
 
   if (o_.start_on_stdin) requested_start_ns_ = co_await read_start_instant();
   else if (o_.start_at) requested_start_ns_ = static_cast<std::int64_t>(*o_.start_at * 1e9);

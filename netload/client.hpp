@@ -48,6 +48,7 @@ class client_test {
   asio::awaitable<void> wait_local_done();
   asio::awaitable<result_msg> read_server();
   void sample_host_end();  // once: the end of this side's data
+  void sample_latency();   // request/response: the round trips since the last sample, for the interval
   void emit_intervals(bool final);
   bool sends_tcp() const noexcept { return o_.kind == test_kind::tcp_stream && !o_.reverse; }
   // TCP: the sending streams' connections at the end of interval k (ours forward, the server's in
@@ -80,6 +81,8 @@ class client_test {
   // Cumulative samples at interval boundaries: own side by index, server side as it reports them.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;
   std::vector<std::vector<tcp_sample>> own_tcp_;  // forward TCP: TCP_INFO per stream, by interval
+  std::vector<nlohmann::json> own_latency_;       // request/response: each interval's round trips (summary)
+  latency_histogram latency_at_last_sample_;
   std::map<std::uint32_t, interval_msg> server_samples_;
   std::vector<interval_figures> intervals_;
 };

@@ -2,6 +2,7 @@
 #include "netload/client.hpp"
 
 #include "core/clock.hpp"
+#include "core/units.hpp"
 #include "core/verdict.hpp"
 #include "core/version.hpp"
 
@@ -31,6 +32,12 @@ test_result asked(const client_options& o) {
   r.streams = o.streams;
   r.reverse = o.reverse;
   r.client_version = version;
+  if (is_rr(o.kind)) {  // a failed test's result still says which transaction it was
+    r.rr.emplace();
+    r.rr->request_size = o.message_size;
+    r.rr->response_size = o.response_size;
+    r.rr->burst = o.burst;
+  }
   return r;
 }
 
@@ -58,6 +65,7 @@ asio::awaitable<void> client_test::local_side() {
       own_samples_.push_back(sample);
       // At the same instant as the counts; the sender threads keep running meanwhile.
       if (sends_tcp()) own_tcp_.push_back(streams_.tcp_samples());
+      if (is_rr(o_.kind)) sample_latency();
       emit_intervals(false);
       if (boundary >= end) break;
     }
@@ -94,6 +102,12 @@ asio::awaitable<void> client_test::wait_local_done() {
   }
   streams_.request_stop();
   while (!streams_.all_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
+}
+
+void client_test::sample_latency() {
+  latency_histogram now = streams_.latency();
+  own_latency_.push_back(now.since(latency_at_last_sample_).summary_json());
+  latency_at_last_sample_ = std::move(now);
 }
 
 void client_test::sample_host_end() {
@@ -144,6 +158,7 @@ void client_test::emit_intervals(bool final) {
     f.received_packets = o_.reverse ? own_p : srv_p;
     f.received_bytes = o_.reverse ? own_b : srv_b;
     f.tcp = tcp_interval(k);
+    if (k < own_latency_.size()) f.latency = own_latency_[k];
     intervals_.push_back(f);
     if (events_.interval) events_.interval(f);
   }
@@ -203,7 +218,16 @@ test_result client_test::result() const {
     if (o_.message_size >= payload_header_size) r.seq_gaps = rcv.seq_gaps;
   }
   r.loss.drops_shared = rcv.drops_shared;
-  reconcile(r, rcv.kernel_drops, o_.kind == test_kind::udp_stream ? rcv.buffers : 0);
+  reconcile(r, rcv.kernel_drops, is_udp(o_.kind) ? rcv.buffers : 0);
+  if (is_rr(o_.kind)) {
+    r.rr.emplace();
+    r.rr->request_size = o_.message_size;
+    r.rr->response_size = o_.response_size;
+    r.rr->burst = o_.burst;
+    r.rr->latency = streams_.latency();
+    r.rr->transactions_per_second = per_second(local_final_.responses, secs);
+    reconcile_rr(r, local_final_, server_final_.counts);
+  }
   if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender);  // after reconcile: TCP messages
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
     r.out_of_order = rcv.out_of_order;

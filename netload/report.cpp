@@ -36,7 +36,7 @@ std::string loss_line(const test_result& r) {
 std::string target_line(const test_result& r) {
   if (!r.target) return {};
   const target_figures& t = *r.target;
-  const char* unit = r.kind == test_kind::tcp_stream ? "messages/s" : "pps";
+  const char* unit = is_rr(r.kind) ? "transactions/s" : r.kind == test_kind::tcp_stream ? "messages/s" : "pps";
   const char* sender = r.reverse ? "the sender (netserve)" : "the sender";
   std::string verdict = t.met ? "met"
                         : t.error_percent < 0 ? fmt::format("TARGET MISSED, {} could not keep the rate", sender)
@@ -117,6 +117,36 @@ std::string tcp_table(const test_result& r) {
   return s;
 }
 
+// A latency summary (latency_histogram::summary_json) in one line, microseconds.
+std::string latency_words(const nlohmann::json& l) {
+  if (l.value("count", 0) == 0) return "no transaction answered";
+  return fmt::format("min {:.1f}  mean {:.1f}  p50 {:.1f}  p90 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}",
+                     l.value("min_us", 0.0), l.value("mean_us", 0.0), l.value("p50_us", 0.0), l.value("p90_us", 0.0),
+                     l.value("p99_us", 0.0), l.value("p999_us", 0.0), l.value("max_us", 0.0));
+}
+
+std::string rr_table(const test_result& r) {
+  const rr_figures& rr = *r.rr;
+  std::string s = fmt::format("{} TEST to {} port {}: request {} bytes, response {} bytes, {} in flight, {} stream{}\n",
+                              to_string(r.kind), r.host, r.port, rr.request_size, rr.response_size, rr.burst + 1,
+                              r.streams, r.streams == 1 ? "" : "s");
+  s += "Socket   Request  Resp.   Elapsed  Trans.\n"
+       "Send     Size     Size    Time     Rate\n"
+       "bytes    bytes    bytes   secs.    per sec\n\n";
+  s += fmt::format("{:<8} {:<8} {:<7} {:<8.2f} {:.2f}\n\n", r.sender.socket_buffer, rr.request_size, rr.response_size,
+                   r.sender.seconds, rr.transactions_per_second);
+  s += fmt::format("Latency     µs: {}\n", latency_words(rr.latency.summary_json()));
+  s += fmt::format("Requests    sent {}, received {}, lost {}; answers sent {}, received {}, lost {}\n", r.sender.packets,
+                   r.receiver.packets, r.loss.packets, rr.responses_sent, rr.transactions + rr.late + rr.unmatched,
+                   rr.responses_lost);
+  if (rr.timeouts || rr.late || rr.unmatched)
+    s += fmt::format("Unanswered  {} transactions given up ({} answered late), {} answers matched none\n", rr.timeouts,
+                     rr.late, rr.unmatched);
+  if (!r.loss.reconciles) s += fmt::format("Counts      DO NOT RECONCILE: {}\n", r.loss.note);
+  s += target_line(r);
+  return s;
+}
+
 // netperf's service demand: microseconds of busy CPU (all CPUs) per KB (1024 bytes) of payload.
 double service_demand_us_per_kb(const host_delta& h, std::uint64_t bytes) {
   const double busy = std::max(0.0, 100.0 - h.all.idle_pct - h.all.steal_pct) / 100.0;
@@ -151,6 +181,7 @@ std::string host_lines(const test_result& r, bool local_cpu, bool remote_cpu) {
 }  // namespace
 
 std::string format_table(const test_result& r, bool local_cpu, bool remote_cpu) {
+  if (r.rr) return rr_table(r) + host_lines(r, local_cpu, remote_cpu);
   return (r.kind == test_kind::udp_stream ? udp_table(r) : tcp_table(r)) + host_lines(r, local_cpu, remote_cpu);
 }
 
@@ -160,6 +191,13 @@ std::string format_interval_line(const interval_figures& i, std::int64_t test_st
   if (i.tcp && i.tcp->retransmits) tcp += fmt::format("  retr {}", *i.tcp->retransmits);
   if (i.tcp && i.tcp->cwnd_bytes) tcp += fmt::format("  cwnd {}B", format_si(static_cast<double>(*i.tcp->cwnd_bytes)));
   if (i.tcp && i.tcp->rtt_us) tcp += fmt::format("  rtt {:.0f} µs", *i.tcp->rtt_us);
+  if (i.latency) {  // request/response: the interval's transactions and their round trips
+    const nlohmann::json& l = *i.latency;
+    return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  {:>10.1f} trans/s  latency µs p50 {:.1f}  p99 {:.1f}  max {:.1f}{}\n",
+                       i.index, from, from + secs, per_second(l.value("count", std::uint64_t{0}), secs),
+                       l.value("p50_us", 0.0), l.value("p99_us", 0.0), l.value("max_us", 0.0),
+                       i.complete ? "" : "  (one side only)");
+  }
   return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  sent {:>11.1f} pps {:>9.2f} Mbit/s   received {:>11.1f} pps {:>9.2f} Mbit/s{}{}\n",
                      i.index, from, from + secs, per_second(i.sent_packets, secs), bits_per_second(i.sent_bytes, secs) / 1e6,
                      per_second(i.received_packets, secs), bits_per_second(i.received_bytes, secs) / 1e6, tcp,
@@ -173,7 +211,8 @@ nlohmann::json options_json(const client_options& o) {
           {"local_cpu_util", o.local_cpu_util}, {"remote_cpu_util", o.remote_cpu_util},
           {"mss", o.mss},             {"rate_bps", o.rate_bps},   {"pps", o.pps},
           {"target_pps", o.target_pps()}, {"interval_s", o.interval_s}, {"streams", o.streams},
-          {"reverse", o.reverse},     {"dscp", o.dscp},           {"gso", o.gso},
+          {"reverse", o.reverse},     {"bidir", o.bidir},         {"response_size", o.response_size},
+          {"burst", o.burst},         {"dscp", o.dscp},           {"gso", o.gso},
           {"gro", o.gro},             {"batch", o.batch},         {"start_at", o.start_at ? nlohmann::json(*o.start_at) : nlohmann::json(nullptr)},
           {"argv", o.argv}};
 }

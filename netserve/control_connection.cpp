@@ -39,8 +39,9 @@ constexpr auto end_grace = 60s;  // the client's end must arrive this long after
 // hears at once that this host lacks it (or does not allow it), not when its data connections come.
 void validate_tcp(const test_request& r) {
   auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
-  if (r.kind != test_kind::tcp_stream && (r.recv_size != 0 || !r.congestion.empty() || r.zerocopy))
-    reject("receive size, congestion control and zero-copy are TCP options");
+  if (r.kind != test_kind::tcp_stream && (r.recv_size != 0 || r.zerocopy))
+    reject("receive size and zero-copy are TCP_STREAM options");
+  if (!is_tcp(r.kind) && !r.congestion.empty()) reject("congestion control is a TCP option");
   if (r.recv_size > max_tcp_message_size) reject(fmt::format("TCP receive size exceeds {} MiB", max_tcp_message_size >> 20));
   if (r.congestion.empty()) return;
   if (!valid_congestion_name(r.congestion)) reject("bad congestion-control name");
@@ -54,6 +55,19 @@ void validate_tcp(const test_request& r) {
   }
 }
 
+// Request/response: the answer's size and the burst; a stream test has neither.
+void validate_rr(const test_request& r) {
+  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
+  if (!is_rr(r.kind)) {
+    if (r.response_size != 0 || r.burst != 0) reject("response size and burst are request/response options");
+    return;
+  }
+  if (r.reverse) reject("a request/response test has no reverse");
+  const std::uint32_t most = r.kind == test_kind::udp_rr ? max_udp_message_size : max_tcp_message_size;
+  if (r.response_size < 1 || r.response_size > most) reject(fmt::format("response size outside 1..{}", most));
+  if (r.burst > max_rr_burst) reject(fmt::format("burst {} exceeds {}", r.burst, max_rr_burst));
+}
+
 void validate(const test_request& r, const server_options& o) {
   auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
   validate_tcp(r);
@@ -61,7 +75,8 @@ void validate(const test_request& r, const server_options& o) {
     reject(fmt::format("duration {} s is outside (0, {}]", r.duration_s, o.max_duration_s));
   if (r.streams < 1 || r.streams > o.max_streams) reject(fmt::format("{} streams is outside [1, {}]", r.streams, o.max_streams));
   if (r.message_size < 1) reject("message size must be at least 1 byte");
-  if (r.kind == test_kind::udp_stream) {
+  validate_rr(r);
+  if (is_udp(r.kind)) {
     if (r.message_size > max_udp_message_size)
       reject(fmt::format("UDP message size {} exceeds {}", r.message_size, max_udp_message_size));
     if (r.data_ports.size() != r.streams) reject("one data port per stream is required");
@@ -200,7 +215,7 @@ void control_connection::register_test(test_request request) {
 asio::awaitable<void> control_connection::send_ready() {
   const test_request& r = test_->request();
   ready_msg ready{test_->id(), test_->cookie(), version, 0, 0, ""};
-  if (r.kind == test_kind::udp_stream && !r.reverse) {
+  if (is_udp(r.kind) && !r.reverse) {
     try {
       ready.rcvbuf = test_->attach_udp();
     } catch (const std::runtime_error& e) {  // the XDP engine cannot count the test's flows
@@ -267,7 +282,7 @@ asio::awaitable<void> control_connection::drain() {
   const test_request& r = test_->request();
   std::int64_t quiet = s_to_ns(o.drain_quiet_s);
   std::int64_t give_up = mono_ns() + s_to_ns(o.drain_max_s);
-  bool udp_in = r.kind == test_kind::udp_stream && !r.reverse;
+  bool udp_in = is_udp(r.kind) && !r.reverse;
   while (mono_ns() < give_up) {
     if (udp_in ? test_->drained(quiet) : test_->finished()) co_return;
     co_await sleep_for(5ms);

@@ -56,6 +56,7 @@ int served_test::attach_udp() {
   }
   udp_flows_ = std::make_shared<udp_flows>(std::move(sources), port_->lanes());
   udp_flows_->cpu = request_.cpu;
+  if (request_.kind == test_kind::udp_rr) udp_flows_->answer(request_.response_size, local_);
   port_->attach(udp_flows_);
   return granted;
 }
@@ -67,7 +68,7 @@ std::string served_test::receive_batching() const {
 
 std::pair<int, int> served_test::data_socket_buffers() const {
   // Reverse UDP sends on the port's socket, with the buffer it has.
-  if (request_.kind == test_kind::udp_stream) return {0, send_buffer(port_->fd())};
+  if (is_udp(request_.kind)) return {0, send_buffer(port_->fd())};
   // TCP data connections come after the ready message: a socket of theirs, given the sizes asked for,
   // shows what they get (an accepted connection starts from the same defaults; netperf too reports
   // the size set before the connection, not what autotuning makes of it).
@@ -77,7 +78,7 @@ std::pair<int, int> served_test::data_socket_buffers() const {
 }
 
 std::string served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
-  if (request_.kind != test_kind::tcp_stream) return "data connection for a test that is not TCP_STREAM";
+  if (!is_tcp(request_.kind)) return "data connection for a test that is not a TCP test";
   if (stream >= request_.streams) return fmt::format("stream {} is out of range", stream);
   if (streams_[stream].fd) return fmt::format("stream {} is already connected", stream);
   if (endpoint::peer_of(fd.get()).address() != peer_.address())
@@ -105,11 +106,13 @@ void served_test::start_tcp_stream(std::uint32_t stream) {
   plan.fd = streams_[stream].fd.get();
   plan.cpu = request_.cpu;
   plan.recv_size = request_.recv_size;
+  plan.message_size = request_.message_size;
+  plan.response_size = request_.response_size;
   streams_.start(stream, plan);
 }
 
 bool served_test::all_data_attached() const {
-  if (request_.kind != test_kind::tcp_stream) return true;
+  if (!is_tcp(request_.kind)) return true;
   for (std::uint32_t s = 0; s < request_.streams; ++s)
     if (!streams_[s].fd) return false;
   return true;
@@ -117,7 +120,7 @@ bool served_test::all_data_attached() const {
 
 void served_test::start(std::int64_t start_wall_ns) {
   start_wall_ns_ = start_wall_ns;
-  if (request_.kind == test_kind::udp_stream) {  // forward: the port's lanes receive
+  if (is_udp(request_.kind)) {  // forward: the port's lanes receive (and answer UDP_RR)
     if (request_.reverse)
       for (std::uint32_t s = 0; s < request_.streams; ++s) start_sender(s);
     return;
@@ -153,7 +156,7 @@ void served_test::start_sender(std::uint32_t stream) {
 }
 
 stream_set::received_of served_test::received_from_port() const {
-  if (request_.reverse || request_.kind != test_kind::udp_stream) return {};
+  if (request_.reverse || !is_udp(request_.kind)) return {};
   return [this](std::size_t s) {
     flow_totals socket = udp_flows_ ? totals_of(*udp_flows_, s) : flow_totals{};
     return counts_at_driver() ? received_at_driver(s, socket) : socket;
@@ -184,7 +187,7 @@ void served_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
 }
 
 bool served_test::finished() const {
-  return (!request_.reverse && request_.kind == test_kind::udp_stream) || streams_.all_done();
+  return (!request_.reverse && is_udp(request_.kind)) || streams_.all_done();
 }
 
 bool served_test::drained(std::int64_t quiet_ns) const {
@@ -203,8 +206,9 @@ side_counts served_test::finish() {
   streams_.stop();
   side_counts c = streams_.counts(received_from_port());
   if (!request_.reverse) c.receive_engine = "socket";
-  if (!request_.reverse && request_.kind == test_kind::udp_stream) {
+  if (!request_.reverse && is_udp(request_.kind)) {
     c.kernel_drops = port_->drops_since(*udp_flows_, c.drops_shared);
+    if (request_.kind == test_kind::udp_rr) answers_of(*udp_flows_, c.responses, c.response_bytes, c.errors);
     lanes_used_ = serve::lanes_used(*udp_flows_);
     c.batching = receive_batching();
     if (counts_at_driver()) {

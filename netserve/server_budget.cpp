@@ -50,10 +50,12 @@ std::string client_of(const boost::asio::ip::address& peer) {
 }
 
 budget_cost cost_of(const test_request& r) {
-  if (r.kind == test_kind::udp_stream && !r.reverse) return {1, 0, 0, 0};
+  if (is_udp(r.kind) && !r.reverse) return {1, 0, 0, 0};  // the port's lanes receive (and answer)
   std::uint64_t size = std::max<std::uint64_t>(r.message_size, 1);
   std::uint64_t per_stream = 0;
-  if (r.kind == test_kind::tcp_stream)
+  if (r.kind == test_kind::tcp_rr)  // a read buffer of at least 64 KiB and one answer
+    per_stream = std::max<std::uint64_t>(size, 64u << 10) + r.response_size;
+  else if (r.kind == test_kind::tcp_stream)
     per_stream = r.reverse ? size : (r.recv_size ? r.recv_size : tcp_max_default_recv_size);
   else  // the sender's batch of datagrams, with a header, an iovec and ancillary data for each
     per_stream = saturating_mul<std::uint64_t>(default_batch(r.message_size), saturating_add<std::uint64_t>(size, 256));

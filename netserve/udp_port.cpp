@@ -2,12 +2,16 @@
 
 #include "core/clock.hpp"
 #include "core/kernel_features.hpp"
+#include "core/limits.hpp"
 #include "core/udp_io.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
+
+#include <endian.h>
 
 namespace nb::serve {
 namespace {
@@ -32,6 +36,15 @@ flow_totals totals_of(const udp_flows& flows, std::size_t stream) {
   flow_totals t;
   for (std::size_t l = 0; l < flows.lanes(); ++l) t.add(flows.at(l, stream));
   return t;
+}
+
+void answers_of(const udp_flows& flows, std::uint64_t& packets, std::uint64_t& bytes, std::uint64_t& refused) {
+  packets = bytes = refused = 0;
+  for (const send_counters& c : flows.answered) {
+    packets += c.packets.get();
+    bytes += c.bytes.get();
+    refused += c.errors.get();
+  }
 }
 
 std::string lanes_used(const udp_flows& flows) {
@@ -138,11 +151,38 @@ bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::u
   local.clear();
   asked = -1;
   for (const entry& e : table_) {
-    local.push_back({e.source, &e.owner->at(lane, e.stream), e.owner});
+    local.push_back({e.source, &e.owner->at(lane, e.stream), e.owner, e.stream, &e.owner->answers_at(lane, e.stream)});
     if (asked < 0) asked = e.owner->cpu;
   }
   seen = generation_.load(std::memory_order_acquire);
   return !local.empty();
+}
+
+// UDP_RR: one answer per request in the buffer. GRO merges consecutive datagrams of one flow, so a buffer
+// of n requests numbered from k carries k .. k + n - 1; only the first one's bytes were copied.
+void udp_port::answer(int fd, const local_entry& e, const received& r, std::vector<unsigned char>& scratch) const noexcept {
+  const udp_flows& f = *e.owner;
+  const std::size_t n = r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1;
+  const std::size_t size = f.answer_size;
+  const std::size_t request = n == 1 ? r.len : r.segment;
+  fill_udp_answer(r.data, std::min(r.copied, request), scratch.data(), size);
+  std::uint64_t first = 0;
+  if (n > 1 && request >= 8 && size >= 8 && r.copied >= 8) {
+    std::memcpy(&first, r.data, 8);
+    first = le64toh(first);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0 && request >= 8 && size >= 8) {
+      const std::uint64_t k = htole64(first + i);
+      std::memcpy(scratch.data(), &k, 8);
+    }
+    if (f.answerers[e.stream].send(fd, scratch.data(), size)) {
+      e.answers->packets.add(1);
+      e.answers->bytes.add(size);
+    } else {
+      e.answers->errors.add(1);
+    }
+  }
 }
 
 void udp_port::place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now) {
@@ -168,6 +208,7 @@ void udp_port::run(std::size_t lane) {
   std::uint64_t seen = ~0ULL;
   std::int64_t idle_since = mono_ns();
   std::size_t hint = 0;  // the last matching entry: consecutive datagrams mostly belong to one flow
+  std::vector<unsigned char> scratch(max_udp_message_size);  // UDP_RR: the answer being sent
   while (!stop_.load(std::memory_order_relaxed)) {
     if (generation_.load(std::memory_order_acquire) != seen) {
       if (refresh(lane, local, seen, asked)) idle_since = 0;
@@ -204,6 +245,7 @@ void udp_port::run(std::size_t lane) {
             hint = static_cast<std::size_t>(it - local.begin());
           }
           local[hint].counters->on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns);
+          if (local[hint].owner->answer_size) answer(self.lane.fd.get(), local[hint], r, scratch);
         },
         ec);
     std::int64_t now = mono_ns();

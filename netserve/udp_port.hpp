@@ -24,7 +24,9 @@
 // batch), so the per-datagram path takes no lock.
 #include "core/endpoint.hpp"
 #include "core/flow.hpp"
+#include "core/rr.hpp"
 #include "core/socket.hpp"
+#include "core/udp_io.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -36,18 +38,33 @@
 
 namespace nb::serve {
 
-// The flows of one UDP test: one per client stream (its source port), counted per lane.
+// The flows of one UDP test: one per client stream (its source port), counted per lane. A UDP_RR test's
+// are answered too, by the lane that received each request.
 struct udp_flows {
   udp_flows(std::vector<endpoint> from, std::size_t lanes)
-      : sources(std::move(from)), counters(sources.size() * lanes), drops_at_attach(lanes) {}
+      : sources(std::move(from)), counters(sources.size() * lanes), answered(sources.size() * lanes), drops_at_attach(lanes) {}
   recv_counters& at(std::size_t lane, std::size_t stream) { return counters[lane * sources.size() + stream]; }
   const recv_counters& at(std::size_t lane, std::size_t stream) const {
     return counters[lane * sources.size() + stream];
   }
   std::size_t lanes() const noexcept { return drops_at_attach.size(); }
 
+  // UDP_RR: answer every request with this many bytes (0: count only), from `reply_from` (the address
+  // the client talks to) to each stream's source; set before attach.
+  void answer(std::size_t response_size, const endpoint& reply_from) {
+    answer_size = response_size;
+    for (const endpoint& e : sources) answerers.emplace_back(e, reply_from);
+  }
+  send_counters& answers_at(std::size_t lane, std::size_t stream) { return answered[lane * sources.size() + stream]; }
+  const send_counters& answers_at(std::size_t lane, std::size_t stream) const {
+    return answered[lane * sources.size() + stream];
+  }
+
   std::vector<endpoint> sources;
   std::vector<recv_counters> counters;         // lane-major
+  std::vector<send_counters> answered;         // UDP_RR, lane-major: answers sent (packets, bytes) and refused (errors)
+  std::size_t answer_size = 0;
+  std::vector<udp_answerer> answerers;         // UDP_RR: by stream
   std::vector<std::uint32_t> drops_at_attach;  // each lane's drop counter (32-bit in the kernel)
   std::uint64_t attach_serial = 0;
   bool shared_at_attach = false;
@@ -57,6 +74,8 @@ struct udp_flows {
 
 // One stream's counts, summed over the lanes.
 flow_totals totals_of(const udp_flows& flows, std::size_t stream);
+// UDP_RR: the answers sent to every stream, summed over the lanes: packets, bytes, and errors (refused).
+void answers_of(const udp_flows& flows, std::uint64_t& packets, std::uint64_t& bytes, std::uint64_t& refused);
 // The lanes that received any of the flows' datagrams, for the log: "0", "1", "0+1", or "none".
 std::string lanes_used(const udp_flows& flows);
 
@@ -109,6 +128,8 @@ class udp_port {
     endpoint source;
     recv_counters* counters;
     std::shared_ptr<udp_flows> owner;
+    std::size_t stream;
+    send_counters* answers;  // UDP_RR: this lane's answers to the stream
   };
   struct alignas(64) lane_state {  // per-batch writes of one lane stay off its neighbours' cache line
     udp_lane lane;
@@ -121,6 +142,7 @@ class udp_port {
   void run(std::size_t lane);
   void place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now);
   bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked);
+  void answer(int fd, const local_entry& e, const received& r, std::vector<unsigned char>& scratch) const noexcept;
 
   std::vector<std::unique_ptr<lane_state>> lanes_;
   bool gro_;  // asked for and offered by the kernel

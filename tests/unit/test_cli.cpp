@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 using namespace nb::load;
+using nb::test_kind;
 
 namespace {
 client_options parse(std::vector<std::string> args) {
@@ -57,14 +58,40 @@ TEST_CASE("netperf's -c and -C ask for each host's CPU utilisation", "[cli]") {
   CHECK_THROWS_WITH(parse_command_line({"--", "-C"}), Catch::Contains("TCP_CORK"));  // after --, netperf's -C is TCP_CORK
 }
 
+TEST_CASE("request/response: -r REQ,RESP and the burst, netperf's defaults, and what does not apply", "[cli]") {
+  auto o = parse_command_line({"-t", "UDP_RR"});
+  REQUIRE(o);
+  CHECK(o->kind == test_kind::udp_rr);
+  CHECK(o->message_size == 1);  // netperf's -r 1,1
+  CHECK(o->response_size == 1);
+  CHECK(o->burst == 0);
+  o = parse_command_line({"-t", "TCP_RR", "--", "-r", "64,2K", "-b", "3"});
+  REQUIRE(o);
+  CHECK(o->message_size == 64);
+  CHECK(o->response_size == 2048);
+  CHECK(o->burst == 3);
+  o = parse_command_line({"-t", "UDP_RR", "--burst", "2", "--", "-r", "100"});  // one size: both
+  REQUIRE(o);
+  CHECK(o->message_size == 100);
+  CHECK(o->response_size == 100);
+  CHECK(o->burst == 2);
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--", "-m", "64"}), Catch::Contains("-r REQ,RESP"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--", "-r", "70000,1"}), Catch::Contains("between 1 and 65507"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--reverse"}), Catch::Contains("no reverse"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--rate", "1M"}), Catch::Contains("--pps gives transactions"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-r", "1,1"}), Catch::Contains("UDP_RR and TCP_RR only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--burst", "1"}), Catch::Contains("UDP_RR and TCP_RR only"));
+  CHECK_THROWS_AS(parse_command_line({"-t", "TCP_RR", "--burst", "5000"}), usage_error);
+}
+
 TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
   CHECK_THROWS_WITH(parse_command_line({"-b", "4"}), Catch::Contains("netperf option -b (burst size)"));
   CHECK_THROWS_WITH(parse_command_line({"--", "-P", "12865"}), Catch::Contains("test-specific option -P"));
   CHECK_THROWS_AS(parse_command_line({"--bogus"}), usage_error);
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR"}), Catch::Contains("UDP_RR"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "SCTP_STREAM"}), Catch::Contains("UDP_RR, TCP_RR"));
   CHECK_THROWS_WITH(parse_command_line({"--rate", "1M", "--pps", "5"}), Catch::Contains("not both"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-m", "70000"}), Catch::Contains("65507"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-M", "1200"}), Catch::Contains("TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-M", "1200"}), Catch::Contains("TCP tests only"));
   CHECK_THROWS_WITH(parse_command_line({"--", "-R", "0"}), Catch::Contains("SO_DONTROUTE"));
   CHECK_THROWS_AS(parse_command_line({"-l", "0"}), usage_error);
   CHECK_THROWS_AS(parse_command_line({"--rate", "lots"}), usage_error);
@@ -79,7 +106,7 @@ TEST_CASE("TCP options: -K (netperf's congestion control), --recv-size, --zeroco
   CHECK(o.congestion.empty());
   CHECK(o.recv_size == 0);  // the receiver's default
   CHECK_FALSE(o.zerocopy);
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-K", "cubic"}), Catch::Contains("TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-K", "cubic"}), Catch::Contains("TCP tests only"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--zerocopy"}), Catch::Contains("TCP_STREAM only"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-size", "1K"}), Catch::Contains("TCP_STREAM only"));
   // The kernel would cut a long name to 15 characters and maybe pick another algorithm: refused here.

@@ -116,11 +116,11 @@ TEST_CASE("malformed payloads are protocol errors that name the problem", "[prot
   j["body"]["surprise"] = true;
   fails_with(j, "field 'surprise' is not a known field");
   j = request;
-  j["body"]["kind"] = "TCP_RR";
+  j["body"]["kind"] = "SCTP_STREAM";
   fails_with(j, "field 'kind' names an unknown test");
   j = request;
   j["v"] = 1;
-  fails_with(j, "protocol version 1 is not supported (this side speaks 5)");
+  fails_with(j, "protocol version 1 is not supported (this side speaks 6)");
   // Deep nesting is refused while parsing, before anything recurses into it (6000 levels once
   // overflowed the stack of the field reader).
   const std::string deep = R"({"v":5,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
