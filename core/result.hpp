@@ -59,8 +59,8 @@ struct interval_figures {
   std::optional<tcp_figures> tcp{};          // TCP: the sending streams' connections at the interval's end,
                                              // retransmits within it; "tcp", absent for UDP
   // Request/response: the round trips of the transactions answered within the interval (the client's
-  // histogram now less at the interval's start): latency_histogram::summary_json(); "latency", absent
-  // for other tests.
+  // histogram now less at the interval's start): latency_histogram::summary_json() and its "histogram"
+  // (to_json()); "latency", absent for other tests.
   std::optional<nlohmann::json> latency{};
 };
 // Its JSON fields, named as the members (core/json_fields.hpp); `tcp` and `latency` travel apart.

@@ -106,7 +106,12 @@ asio::awaitable<void> client_test::wait_local_done() {
 
 void client_test::sample_latency() {
   latency_histogram now = streams_.latency();
-  own_latency_.push_back(now.since(latency_at_last_sample_).summary_json());
+  // The summary people read, and the buckets: the harness merges intervals exactly (a steady-state window,
+  // a latency probe's idle and loaded parts).
+  const latency_histogram interval = now.since(latency_at_last_sample_);
+  nlohmann::json l = interval.summary_json();
+  l["histogram"] = interval.to_json();
+  own_latency_.push_back(std::move(l));
   latency_at_last_sample_ = std::move(now);
 }
 

@@ -34,6 +34,15 @@ void add_fan(run_spec& r, const test_spec& t) {
   }
 }
 
+// The latency probe goes last, on the first instance's path and port (netserve serves both tests there).
+void add_probe(run_spec& r, const test_spec& t) {
+  if (!t.probe || r.instances.empty()) return;
+  instance_spec probe = r.instances.front();
+  probe.name = "probe";
+  probe.probe = true;
+  r.instances.push_back(probe);
+}
+
 }  // namespace
 
 std::vector<run_spec> expand(const plan& p) {
@@ -56,6 +65,7 @@ std::vector<run_spec> expand(const plan& p) {
         if (t.topo != topology::pairs) {
           base.id = run_id(t, size, load, rep, "");
           add_fan(base, t);
+          add_probe(base, t);
           runs.push_back(base);
           continue;
         }
@@ -69,6 +79,7 @@ std::vector<run_spec> expand(const plan& p) {
             r.role = "pairs";
             r.servers.push_back({to, {t.ports.front()}});
             r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category});
+            add_probe(r, t);
             runs.push_back(r);
           }
       }
@@ -91,8 +102,26 @@ std::vector<std::string> netserve_command(const std::string& program, const host
 
 std::string source_address(const host& h) { return h.launcher == launcher_kind::local ? h.address : ""; }
 
+namespace {
+
+// The latency probe: UDP_RR at a low rate, numbered requests, from the idle lead to the load's end.
+std::vector<std::string> probe_command(const std::string& program, const run_spec& r, const host& server,
+                                       std::uint16_t port, const host& client) {
+  const probe_spec& p = *r.spec->probe;
+  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", "UDP_RR",
+                                "-l", fmt::format("{:g}", p.idle + r.duration), "--pps", fmt::format("{:g}", p.pps)};
+  if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
+  if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
+  argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin", "--",
+                           "-r", fmt::format("{},{}", p.size, p.size)});
+  return argv;
+}
+
+}  // namespace
+
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
-                                         std::uint16_t port, const host& client) {
+                                         std::uint16_t port, const host& client, bool probe) {
+  if (probe) return probe_command(program, r, server, port, client);
   const test_spec& t = *r.spec;
   std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", std::string(nb::to_string(r.kind)),
                                 "-l", fmt::format("{:g}", r.duration)};
@@ -104,8 +133,13 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
   if (t.streams > 1) argv.insert(argv.end(), {"--streams", std::to_string(t.streams)});
   if (t.reverse) argv.push_back("--reverse");
   if (t.dscp >= 0) argv.insert(argv.end(), {"--dscp", std::to_string(t.dscp)});
-  argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin",
-                           "--", "-m", std::to_string(r.message_size)});
+  argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin", "--"});
+  if (nb::is_rr(r.kind)) {
+    argv.insert(argv.end(), {"-r", fmt::format("{},{}", r.message_size, t.response_size)});
+    if (t.burst) argv.insert(argv.end(), {"-b", std::to_string(t.burst)});
+  } else {
+    argv.insert(argv.end(), {"-m", std::to_string(r.message_size)});
+  }
   if (!t.send_buffer.empty()) argv.insert(argv.end(), {"-s", t.send_buffer});
   if (!t.recv_buffer.empty()) argv.insert(argv.end(), {"-S", t.recv_buffer});
   if (t.mss) argv.insert(argv.end(), {"-M", std::to_string(t.mss)});
@@ -116,17 +150,20 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
 }
 
 nlohmann::json to_json(const run_spec& r, const plan& p) {
-  nlohmann::json inst = nlohmann::json::array();
-  for (const auto& i : r.instances)
-    inst.push_back({{"name", i.name}, {"client", i.client}, {"client_address", p.hosts.at(i.client).address},
-                    {"server", i.server}, {"server_address", p.hosts.at(i.server).address},
-                    {"category", i.category}});
+  nlohmann::json inst = nlohmann::json::array(), probe = nullptr;
+  for (const auto& i : r.instances) {
+    nlohmann::json j = {{"name", i.name}, {"client", i.client}, {"client_address", p.hosts.at(i.client).address},
+                        {"server", i.server}, {"server_address", p.hosts.at(i.server).address},
+                        {"category", i.category}};
+    if (!i.probe) inst.push_back(std::move(j));
+    else probe = {{"instance", j}, {"pps", r.spec->probe->pps}, {"size", r.spec->probe->size}, {"idle", r.spec->probe->idle}};
+  }
   return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", nb::to_string(r.kind)},
           {"message_size", r.message_size}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
           {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
           {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
           {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
-          {"search_trial", r.search_trial}};
+          {"search_trial", r.search_trial}, {"probe", probe}};
 }
 
 run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag) {

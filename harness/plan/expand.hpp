@@ -23,6 +23,7 @@ struct instance_spec {
   std::string server;      // host running netserve
   std::size_t server_index = 0, port_slot = 0;  // into run_spec::servers and its ports
   std::string category;    // pairs: the path category label
+  bool probe = false;      // the latency probe (test_spec::probe): on the first instance's path, not part of the load
 };
 
 struct run_spec {
@@ -37,8 +38,14 @@ struct run_spec {
   load_level load;              // per instance; unpaced when empty
   nlohmann::json search_trial;  // a trial of a rate search: {"of", "phase", "offered_pps", ...}; null otherwise
   std::vector<server_spec> servers;
-  std::vector<instance_spec> instances;
+  std::vector<instance_spec> instances;  // the load's, then the latency probe's when the test has one
   const test_spec* spec = nullptr;  // the test it came from (not serialised)
+
+  // The latency probe, when the run has one: it starts probe->idle seconds before T0 and ends with the load.
+  const instance_spec* probe() const noexcept {
+    return !instances.empty() && instances.back().probe ? &instances.back() : nullptr;
+  }
+  double probe_lead() const noexcept { return probe() && spec && spec->probe ? spec->probe->idle : 0; }
 };
 
 std::vector<run_spec> expand(const plan& p);
@@ -55,8 +62,9 @@ std::vector<std::string> netserve_command(const std::string& program, const host
 // are then eight distinct sources, as eight instances would be. Remote hosts send from their own.
 std::string source_address(const host& h);
 // netload connects, says "armed" and reads its start instant from stdin: the harness's start barrier.
+// `probe`: the run's latency probe (UDP_RR at its rate, from the idle lead on) instead of a load instance.
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
-                                         std::uint16_t port, const host& client);
+                                         std::uint16_t port, const host& client, bool probe = false);
 
 // The run's description as stored in raw/<run>/run.json, enough to rebuild the reports.
 nlohmann::json to_json(const run_spec& r, const plan& p);

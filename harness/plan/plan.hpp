@@ -69,6 +69,15 @@ struct search_spec {
   int max_finals = 3;                      // final trials per target (a failed final resumes the search)
 };
 
+// A latency probe beside a test's load (flent's RRUL idea): one UDP_RR netload at a low rate on the first
+// instance's path, started `idle` seconds before the load so the report has its round trips idle and
+// under load, and the chart their change over the run.
+struct probe_spec {
+  double pps = 100;             // transactions per second
+  std::uint32_t size = 64;      // request and response bytes
+  double idle = 2;              // seconds of probing before the load starts
+};
+
 struct test_spec {
   std::string name;
   nb::test_kind kind = nb::test_kind::udp_stream;
@@ -91,6 +100,9 @@ struct test_spec {
   std::vector<pair_spec> pairs;
   bool both_directions = false;
   std::vector<std::uint16_t> ports;             // per instance index; 0 = any free port
+  std::uint32_t response_size = 1;              // request/response: the answer's bytes (message_size: the request's)
+  std::uint32_t burst = 0;                      // request/response: transactions in flight beyond the first
+  std::optional<probe_spec> probe;              // latency_probe: round trips idle and under this test's load
   double duration = 0, warmup = 0;
   int repeats = 1;
 };

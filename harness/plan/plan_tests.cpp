@@ -24,9 +24,49 @@ std::vector<std::string> host_list(const plan& p, const toml_reader& r, const to
   return out;
 }
 
+// Request/response: response_size and burst beside message_size (the request's size, netperf's -r 1,1 by
+// default); a stream test has neither.
+void parse_rr(test_spec& t, toml_reader& r) {
+  const std::int64_t hi = nb::is_udp(t.kind) ? nb::max_udp_message_size : nb::max_tcp_message_size;
+  if (!nb::is_rr(t.kind)) {
+    for (const char* key : {"response_size", "burst"})
+      if (const toml::node* n = r.find(key))
+        fail_at(n->source(), fmt::format("{}: '{}' only applies to UDP_RR and TCP_RR", r.context(), key));
+    return;
+  }
+  if (!r.find("message_size")) t.message_sizes = {1};
+  t.response_size = static_cast<std::uint32_t>(r.integer_or("response_size", 1, 1, hi));
+  t.burst = static_cast<std::uint32_t>(r.integer_or("burst", 0, 0, nb::max_rr_burst));
+  if (const toml::node* n = r.find("rate"))
+    fail_at(n->source(), fmt::format("{}: a request/response test is paced in transactions: give 'pps'", r.context()));
+  if (t.reverse) fail_at(r.need("reverse").source(), fmt::format("{}: a request/response test has no reverse", r.context()));
+}
+
+// latency_probe = true, or { pps = 100, size = 64, idle = 2 }: a UDP_RR probe beside a stream test's load.
+void parse_probe(test_spec& t, toml_reader& r) {
+  const toml::node* n = r.find("latency_probe");
+  if (!n) return;
+  if (nb::is_rr(t.kind))
+    fail_at(n->source(), fmt::format("{}: 'latency_probe' goes beside a stream test's load; this test is itself "
+                                     "request/response", r.context()));
+  if (t.search) fail_at(n->source(), fmt::format("{}: 'latency_probe' and 'search' do not go together", r.context()));
+  if (n->is_boolean()) {
+    if (n->as_boolean()->get()) t.probe = probe_spec{};
+    return;
+  }
+  toml_reader pr(r.table(*n, "latency_probe"), r.context() + " latency_probe");
+  probe_spec p;
+  p.pps = pr.number_or("pps", p.pps, 1, 10000);
+  p.size = static_cast<std::uint32_t>(pr.integer_or("size", p.size, 1, 1400));
+  p.idle = pr.number_or("idle", p.idle, 0.5, 600);
+  pr.done();
+  t.probe = p;
+}
+
 void parse_sizes(test_spec& t, toml_reader& r) {
+  if (nb::is_rr(t.kind) && !r.find("message_size")) return;  // parse_rr: netperf's 1 byte
   const toml::node& n = r.need("message_size");
-  const std::int64_t hi = t.kind == nb::test_kind::udp_stream ? nb::max_udp_message_size : nb::max_tcp_message_size;
+  const std::int64_t hi = nb::is_udp(t.kind) ? nb::max_udp_message_size : nb::max_tcp_message_size;
   auto one = [&](const toml::node& e) {
     if (e.is_integer() && (e.as_integer()->get() < 1 || e.as_integer()->get() > hi))
       fail_at(e.source(), fmt::format("{}: message_size {} is impossible for {} (1 to {} bytes)", r.context(),
@@ -170,8 +210,10 @@ void check_ports(const test_spec& t, const toml_reader& r, const std::string& lo
 // The TCP socket options, refused on a UDP test where they are given.
 void parse_tcp_options(test_spec& t, toml_reader& r) {
   for (const char* key : {"congestion", "recv_size", "zerocopy"})
-    if (const toml::node* n = r.find(key); n && t.kind != nb::test_kind::tcp_stream)
-      fail_at(n->source(), fmt::format("{}: '{}' only applies to TCP_STREAM", r.context(), key));
+    if (const toml::node* n = r.find(key); n && (std::string_view(key) == "congestion" ? !nb::is_tcp(t.kind)
+                                                                                      : t.kind != nb::test_kind::tcp_stream))
+      fail_at(n->source(), fmt::format("{}: '{}' only applies to {}", r.context(), key,
+                                       std::string_view(key) == "congestion" ? "TCP tests" : "TCP_STREAM"));
   if (const toml::node* n = r.find("congestion")) {
     t.congestion = r.string(*n, "congestion");
     if (!nb::valid_congestion_name(t.congestion))
@@ -220,23 +262,26 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   if (const toml::node* kind = r.find("kind")) {
     const std::string s = r.string(*kind, "kind");
     const auto k = nb::parse_test_kind(s);
-    if (!k) fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM or TCP_STREAM", r.context(), s));
+    if (!k)
+      fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR", r.context(), s));
     t.kind = *k;
   }
+  t.reverse = r.boolean_or("reverse", false);
   parse_sizes(t, r);
+  parse_rr(t, r);
   parse_loads(t, r);
   parse_search(t, r);
+  parse_probe(t, r);
   t.affinity = parse_affinity(r);
   t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, nb::max_streams_per_test));
   if (const toml::node* m = r.find("mss")) {
-    if (t.kind != nb::test_kind::tcp_stream) fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP_STREAM", r.context()));
+    if (!nb::is_tcp(t.kind)) fail_at(m->source(), fmt::format("{}: 'mss' only applies to TCP tests", r.context()));
     t.mss = static_cast<std::uint32_t>(r.integer(*m, "mss", nb::min_mss, nb::max_mss));
   }
   t.send_buffer = buffer(r, "send_buffer");
   t.recv_buffer = buffer(r, "recv_buffer");
   parse_tcp_options(t, r);
   t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, nb::max_dscp));
-  t.reverse = r.boolean_or("reverse", false);
   parse_topology(p, t, r);
   const toml::node* duration = r.find("duration");
   const toml::node* warmup = r.find("warmup");

@@ -243,6 +243,8 @@ run_summary summarize(run_record r) {
     s.max_start_offset_ms = (latest - r.t0) * 1e3;
     s.steady = steady(r, s.steady_note);
   }
+  s.probe = summarize_probe(r);
+  if (s.ok) s.rr = summarize_rr(r);
   s.run = std::move(r);
   if (s.ok) {
     check_targets(s);
@@ -330,7 +332,9 @@ json to_json(const run_summary& s) {
     }
     j["instances"].push_back(row);
   }
+  if (s.probe) j["probe"] = to_json(*s.probe);
   if (!s.ok) return j;
+  if (s.rr) j["rr"] = to_json(*s.rr);
   j["sum"] = {{"sender", rates_json(s.sender)}, {"receiver", rates_json(s.receiver)},
               {"loss", {{"packets", s.lost}, {"percent", s.loss_percent}, {"path", s.path_loss},
                         {"receiver_kernel_drops", s.drops_known ? json(s.kernel_drops) : json()}}}};

@@ -4,6 +4,7 @@
 // sending, after the warm-up. A run with a failed instance reports its failures, never a number for them.
 #include "core/result.hpp"
 #include "harness/plan/plan.hpp"
+#include "harness/report/latency.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,7 @@ struct run_record {
   double t0 = 0, warmup = 0, interval = 1, skew_bound_ms = 20;
   std::string error;  // the run itself failed (a netserve that did not start): why
   std::vector<instance_record> instances;
+  std::optional<instance_record> probe;  // the latency probe beside the load, when the plan asked for one
 };
 
 struct rates {
@@ -65,6 +67,8 @@ struct run_summary {
   int limit_votes = 0;                     // how many instances gave it
   double start_skew_ms = 0;           // latest - earliest actual start
   double max_start_offset_ms = 0;     // latest actual start - T0
+  std::optional<rr_summary> rr;       // request/response runs: the instances' round trips merged
+  std::optional<probe_summary> probe; // a latency probe's round trips, idle and under the load
 };
 
 // Marks the instance's problems: no result, failed, counts not reconciled, started late.

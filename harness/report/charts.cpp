@@ -168,6 +168,28 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
               script, 900, 340, id);
 }
 
+std::optional<chart> latency_chart(const run_summary& s, const std::string& id) {
+  if (!s.probe || s.probe->series.empty()) return std::nullopt;
+  const probe_summary& p = *s.probe;
+  rows data;
+  for (const latency_point& l : p.series)
+    if (l.count) data.push_back({num(l.t_s), num(l.p50_us / 1e3), num(l.p99_us / 1e3), num(l.max_us / 1e3)});
+  if (data.empty()) return std::nullopt;
+  std::string script = common + gp_datablock("L", data);
+  script += "set object 1 rect from graph 0, graph 0 to 0, graph 1 behind fillcolor rgb '#f1f3f4' fillstyle solid 1.0 "
+            "noborder\nset label 1 'idle' at graph 0.01, graph 0.96 tc rgb '#5f6368'\n";
+  script += fmt::format("set xlabel 'seconds after T0 (the load starts at 0)'\nset ylabel 'round trip, ms'\nset yrange [0:*]\n"
+                        "plot $L using 1:2 with linespoints lw 2 pt 7 ps 0.4 {} title 'p50', "
+                        "$L using 1:3 with linespoints lw 2 pt 7 ps 0.4 {} title 'p99', "
+                        "$L using 1:4 with lines lw 1 dt 2 {} title 'max'\n",
+                        color(0), color(3), color(7));
+  return draw("latency",
+              fmt::format("Latency probe: the round trips of each interval of {:g} s (UDP_RR, {:g} per second), idle "
+                          "(shaded) and under the load.",
+                          s.run.interval, p.pps),
+              script, 900, 300, id);
+}
+
 std::optional<chart> instance_chart(const run_summary& s, const std::string& id) {
   rows counts;
   bool any_loss = false;

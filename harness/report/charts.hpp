@@ -32,6 +32,8 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
 std::optional<chart> timeline_chart(const run_summary& s, const std::string& id);
 // Per instance: sent and received packets, and below them path loss and kernel drops.
 std::optional<chart> instance_chart(const run_summary& s, const std::string& id);
+// A latency probe's round trips per interval (p50, p99, max) over the run, idle before T0 shaded.
+std::optional<chart> latency_chart(const run_summary& s, const std::string& id);
 // Busy CPU per host during the run, split into user, system, softirq, irq and steal; nullopt when no
 // host figures came back.
 std::optional<chart> cpu_chart(const run_summary& s, const std::string& id);

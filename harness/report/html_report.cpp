@@ -222,8 +222,17 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   if (s.limit)
     notes += fmt::format("<li><b>Limit</b> ({} of {} instances): {}</li>\n", s.limit_votes, r.instances.size(), h::escape(s.limit->text));
   if (!s.steady && s.ok) notes += fmt::format("<li class=\"note\">No steady-state figure: {}</li>\n", h::escape(s.steady_note));
+  if (s.rr)
+    notes += fmt::format("<li>Transactions: {} ({:.1f}/s, all instances), {} given up; round trips, every instance merged: "
+                         "{}</li>\n",
+                         s.rr->transactions, s.rr->transactions_per_second, s.rr->timeouts, h::escape(latency_words(s.rr->latency)));
+  if (s.probe && !s.probe->error.empty())
+    notes += fmt::format("<li class=\"bad\">latency probe failed: {}</li>\n", h::escape(s.probe->error));
+  else if (s.probe)
+    notes += fmt::format("<li><b>Latency probe</b> idle: {}<br>under the load: {}</li>\n", h::escape(latency_words(s.probe->idle)),
+                         h::escape(latency_words(s.probe->loaded)));
   if (!notes.empty()) out += "<ul>\n" + notes + "</ul>\n";
-  for (auto make : {timeline_chart, instance_chart, cpu_chart})
+  for (auto make : {timeline_chart, latency_chart, instance_chart, cpu_chart})
     if (auto c = make(s, ids())) out += ids.place(*c);
   return out + "</details>\n";
 }

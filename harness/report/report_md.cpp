@@ -106,6 +106,27 @@ std::string engine_note(const run_summary& s) {
                      "paths counted {} datagrams besides.\n", fmt::join(at_driver, ", "), socket);
 }
 
+// A request/response run's round trips, and a latency probe's idle and under the load.
+std::string latency_notes(const run_summary& s) {
+  std::string out;
+  if (s.rr)
+    out += fmt::format("Transactions: {} ({:.1f} per second, all instances), {} given up unanswered. Round trips, "
+                       "every instance merged: {}.\n",
+                       s.rr->transactions, s.rr->transactions_per_second, s.rr->timeouts, latency_words(s.rr->latency));
+  if (!s.probe) return out;
+  const probe_summary& p = *s.probe;
+  if (!p.error.empty()) return out + fmt::format("- **latency probe failed**: {}\n", p.error);
+  out += fmt::format("Latency probe (UDP_RR, {:g} per second, {} bytes each way, from {:g} s before T0 on the first "
+                     "instance's path): idle {}; under the load (steady part) {}.",
+                     p.pps, p.size, p.idle_s, latency_words(p.idle), latency_words(p.loaded));
+  if (p.idle.count() && p.loaded.count())
+    out += fmt::format(" The load added {:.1f} µs at p50 and {:.1f} µs at p99.",
+                       (static_cast<double>(p.loaded.percentile_ns(50)) - static_cast<double>(p.idle.percentile_ns(50))) / 1e3,
+                       (static_cast<double>(p.loaded.percentile_ns(99)) - static_cast<double>(p.idle.percentile_ns(99))) / 1e3);
+  if (p.timeouts) out += fmt::format(" {} probe transactions were given up (lost).", p.timeouts);
+  return out + "\n";
+}
+
 std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
                                 nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
@@ -115,6 +136,7 @@ std::string run_section(const run_summary& s) {
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
     if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);
   out += engine_note(s);
+  out += latency_notes(s);
   if (s.ok) {
     out += fmt::format(
         "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,

@@ -111,6 +111,17 @@ run_record load_run(const fs::path& run_dir) {
     const json j = read_json(file);
     r.instances.push_back(in_file(file, [&] { return instance_from_json(j); }));
   }
+  // The latency probe beside the load (runs written before it existed have no "probe").
+  if (const json probe = spec.value("probe", json()); probe.is_object()) {
+    const json planned = in_file(spec_file, [&] { return probe.at("instance"); });
+    const fs::path file = run_dir / (in_file(spec_file, [&] { return planned.at("name").get<std::string>(); }) + ".json");
+    if (fs::exists(file)) {
+      const json j = read_json(file);
+      r.probe = in_file(file, [&] { return instance_from_json(j); });
+    } else {
+      r.probe = in_file(spec_file, [&] { return not_written(planned, r); });
+    }
+  }
   return r;
 }
 

@@ -21,8 +21,17 @@ namespace {
 using lines = std::map<std::string, std::vector<std::string>>;  // host -> what it runs, in order
 using needs = std::map<std::string, std::set<std::string>>;       // host -> programs it runs
 
-std::string netperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port) {
+std::string netperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool probe) {
   const test_spec& t = *r.spec;
+  if (probe)  // netperf paces no transactions: its demo mode is the nearest
+    return fmt::format("netperf -H {} -p {} -t UDP_RR -l {:g} -D 1 -- -r {},{}  (unpaced: netperf cannot pace it)", address,
+                       port, t.probe->idle + r.duration, t.probe->size, t.probe->size);
+  if (nb::is_rr(r.kind)) {
+    std::string cmd = fmt::format("netperf -H {} -p {} -t {} -l {:g} -- -r {},{}", address, port, nb::to_string(r.kind),
+                                  r.duration, r.message_size, t.response_size);
+    if (t.burst) cmd += fmt::format(" -b {}", t.burst);
+    return cmd;
+  }
   std::string cmd = fmt::format("netperf -H {} -p {} -t {} -l {:g} -- -m {}", address, port, nb::to_string(r.kind), r.duration,
                                 r.message_size);
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
@@ -32,8 +41,9 @@ std::string netperf_equivalent(const run_spec& r, const std::string& address, st
   return cmd;
 }
 
-std::string iperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port) {
+std::string iperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool probe) {
   const test_spec& t = *r.spec;
+  if (probe || nb::is_rr(r.kind)) return "iperf3 and iperf2 have no request/response test (ping or sockperf ping-pong come nearest)";
   const load_level& load = r.load;
   std::string rate = load.rate ? *load.rate : load.pps ? fmt::format("{:g}", *load.pps * r.message_size * 8) : "0";
   if (r.kind == nb::test_kind::udp_stream)  // 16 bytes is iperf3's smallest UDP payload
@@ -62,14 +72,14 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
     progs[i.client].insert("netload");
     const std::uint16_t port = r.servers[i.server_index].ports[i.port_slot];
     const std::string& address = p.hosts.at(i.server).address;
-    auto argv =
-        l.wrap_announcing_pid(netload_command(l.program("netload"), r, p.hosts.at(i.server), port, p.hosts.at(i.client)));
+    auto argv = l.wrap_announcing_pid(
+        netload_command(l.program("netload"), r, p.hosts.at(i.server), port, p.hosts.at(i.client), i.probe));
     if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";
     out[i.client].push_back(fmt::format("[{}] {}", r.id, nb::quote_argv(argv)));
-    out[i.client].push_back("    replaces: " + netperf_equivalent(r, address, port));
-    out[i.client].push_back("    replaces: " + iperf_equivalent(r, address, port));
+    out[i.client].push_back("    replaces: " + netperf_equivalent(r, address, port, i.probe));
+    out[i.client].push_back("    replaces: " + iperf_equivalent(r, address, port, i.probe));
   }
 }
 

@@ -147,9 +147,11 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
   }
   const double now = nb::ns_to_s(nb::wall_ns());
   if (std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
-    const double t0 = now + plan_.lead;
+    // A latency probe starts first, by its idle lead: T0, the load's start, is that much later.
+    const double t0 = now + plan_.lead + r.probe_lead();
     for (std::size_t i = 0; i < n; ++i)
-      if (live[i].proc) live[i].proc->write_stdin(start_line(t0, r.instances[i]));
+      if (live[i].proc)
+        live[i].proc->write_stdin(start_line(r.instances[i].probe ? t0 - r.probe_lead() : t0, r.instances[i]));
     co_return t0;
   }
   // The armed ones see end of file and end without sending; one still trying to connect (a wedged ssh)
@@ -178,7 +180,8 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   rec.server_address = srv.address;
   rec.category = spec.category;
   const auto port = server.ports.at(spec.port_slot);
-  auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client)));
+  auto argv = l.wrap_announcing_pid(
+      netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client), spec.probe));
   record_command(spec.client, argv);
   std::optional<json> result_line;
   json samples = json::array();  // every per-second sample as it came, live
@@ -207,7 +210,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   };
   // Hard deadline: the barrier, the lead, the test, and a generous allowance for drain and the final report.
   const auto deadline = std::chrono::steady_clock::now() + arm_timeout +
-                        std::chrono::milliseconds(static_cast<long>((plan_.lead + r.duration) * 1e3)) + 30s;
+                        std::chrono::milliseconds(static_cast<long>((plan_.lead + r.probe_lead() + r.duration) * 1e3)) + 30s;
   try {
     nb::child_process p(io_.get_executor(), argv, true);
     self = &p;
