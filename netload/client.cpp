@@ -148,6 +148,9 @@ asio::awaitable<void> client_test::open_tcp_streams() {
     co_await connect_within(sock, to, o_.connect_timeout_s);
     frame_mac mac = co_await authenticate(sock);
     if (o_.dscp >= 0) set_dscp(sock.native_handle(), server_.family(), o_.dscp);
+    // TCP_RR: a request goes when written, as latency-minded applications send them (netserve sets it on
+    // every connection): Nagle would hold a request while an earlier one waits for its acknowledgement.
+    if (o_.kind == test_kind::tcp_rr) sock.set_option(tcp::no_delay(true));
     // With a key, the token shows the server this connection comes from the test's own client.
     std::string token = mac.keyed() ? data_token(control_mac_.key(), mac, ready_.cookie, s) : std::string();
     const message hello = data_hello{ready_.cookie, s, std::move(token)};

@@ -50,13 +50,16 @@ std::optional<probe_summary> summarize_probe(const run_record& r) {
   const auto t0_ns = static_cast<std::int64_t>(r.t0 * 1e9);
   const auto steady_from = t0_ns + static_cast<std::int64_t>(r.warmup * 1e9);
   const auto load_end = t0_ns + static_cast<std::int64_t>(duration * 1e9);
+  // Instants travel as epoch seconds in doubles (about 0.2 us apart at today's epoch): an interval
+  // boundary that falls on T0 may be a fraction of a microsecond either side of it.
+  constexpr std::int64_t slack_ns = 1'000'000;
   for (const nb::interval_figures& iv : t.intervals) {
     auto h = interval_latency(iv);
     if (!h) continue;
     p.series.push_back({static_cast<double>(iv.end_ns - t0_ns) / 1e9, static_cast<double>(h->percentile_ns(50)) / 1e3,
                         static_cast<double>(h->percentile_ns(99)) / 1e3, static_cast<double>(h->max_ns()) / 1e3, h->count()});
-    if (iv.end_ns <= t0_ns) p.idle.merge(*h);
-    else if (iv.start_ns >= steady_from && iv.end_ns <= load_end) p.loaded.merge(*h);
+    if (iv.end_ns <= t0_ns + slack_ns) p.idle.merge(*h);
+    else if (iv.start_ns >= steady_from - slack_ns && iv.end_ns <= load_end + slack_ns) p.loaded.merge(*h);
   }
   return p;
 }
