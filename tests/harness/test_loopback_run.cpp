@@ -195,3 +195,77 @@ clients = ["c1"]
         std::string::npos);
   fs::remove_all(root);
 }
+
+TEST_CASE("harness integration: a latency probe beside the load, and UDP_RR instances' round trips merged exactly",
+          "[harness][loopback][latency]") {
+  const fs::path root = temp_dir("latency");
+  std::ofstream(root / "latency.toml") << R"(name = "latency"
+[defaults]
+duration = 2
+warmup = 1
+lead = 0.5
+settle = 0.2
+ports = [0, 0]
+skew_bound_ms = 50
+[hosts]
+dev = { address = "127.0.0.1" }
+a = { address = "127.0.0.2" }
+b = { address = "127.0.0.3" }
+[[tests]]
+name = "load"
+message_size = 1000
+pps = 2000
+topology = "fan-in"
+server = "dev"
+clients = ["a", "b"]
+latency_probe = { pps = 50, idle = 1 }
+[[tests]]
+name = "rr"
+kind = "UDP_RR"
+message_size = 32
+response_size = 200
+burst = 2
+pps = 500
+topology = "fan-in"
+server = "dev"
+clients = ["a", "b"]
+)";
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "latency.toml").string(), "--results", (root / "results").string(),
+                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+                                  60s);
+  INFO(o.stderr_text << o.stdout_text);
+  REQUIRE(o.exit_code == 0);
+  fs::path dir;
+  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+  const json summary = json::parse(nb::test::read_text(dir / "summary.json"));
+  const json* load = nullptr;
+  const json* rr = nullptr;
+  for (const json& run : summary.at("runs")) (run.at("kind") == "UDP_RR" ? rr : load) = &run;
+  REQUIRE(load);
+  REQUIRE(rr);
+  // The probe: 50 per second, 1 s idle before T0 and the load's 2 s, the steady part after the 1-s warm-up.
+  const json& probe = load->at("probe");
+  CHECK(probe.at("error") == "");
+  CHECK(probe.at("idle").at("count").get<int>() >= 45);
+  CHECK(probe.at("loaded").at("count").get<int>() >= 45);
+  CHECK(probe.at("series").size() == 3);
+  // Not part of the load: two instances, their sums without the probe's transactions.
+  CHECK(load->at("instances").size() == 2);
+  CHECK(load->at("sum").at("sender").at("packets").get<std::uint64_t>() ==
+        load->at("instances")[0].at("sender").at("packets").get<std::uint64_t>() +
+            load->at("instances")[1].at("sender").at("packets").get<std::uint64_t>());
+  // The RR run: the merged histogram holds every instance's transactions, as their raw results say.
+  std::uint64_t transactions = 0;
+  for (const char* name : {"01-a", "02-b"}) {
+    const json r = json::parse(nb::test::read_text(dir / "raw" / "rr-m32" / (std::string(name) + ".json"))).at("result");
+    transactions += r.at("rr").at("transactions").get<std::uint64_t>();
+  }
+  CHECK(transactions > 0);
+  CHECK(rr->at("rr").at("transactions").get<std::uint64_t>() == transactions);
+  CHECK(rr->at("rr").at("latency").at("count").get<std::uint64_t>() == transactions);
+  const std::string md = nb::test::read_text(dir / "report.md");
+  CHECK(md.find("Latency probe (UDP_RR, 50 per second") != std::string::npos);
+  CHECK(md.find("Round trips, every instance merged") != std::string::npos);
+  CHECK(nb::test::read_text(dir / "report.html").find("Latency probe: the round trips of each interval") != std::string::npos);
+  fs::remove_all(root);
+}

@@ -135,7 +135,7 @@ TEST_CASE("harness plan error: impossible sizes", "[harness][plan]") {
   // netload takes at most 1 GiB (core/limits.hpp): a plan asking more is refused when read, not at run time.
   CHECK(error_of(fan_in("send_buffer = \"1025M\"\n")) ==
         "plan.toml:15:15: tests[0]: 'send_buffer' = '1025M' is not a socket buffer size like 256K (1 byte to 1G)");
-  CHECK(error_of(fan_in("mss = 1200\n")) == "plan.toml:15:7: tests[0]: 'mss' only applies to TCP_STREAM");
+  CHECK(error_of(fan_in("mss = 1200\n")) == "plan.toml:15:7: tests[0]: 'mss' only applies to TCP tests");
 }
 
 TEST_CASE("harness plan error: missing key and bad values", "[harness][plan]") {
@@ -205,7 +205,7 @@ TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy re
   REQUIRE(runs.size() == 1);
   const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5000, p.hosts.at("a"));
   CHECK_THAT(fmt::format("{}", fmt::join(argv, " ")), Catch::EndsWith("-- -m 1 -K cubic --recv-size 256K --zerocopy"));
-  CHECK(error_of(fan_in("congestion = \"cubic\"\n")) == "plan.toml:15:14: tests[0]: 'congestion' only applies to TCP_STREAM");
+  CHECK(error_of(fan_in("congestion = \"cubic\"\n")) == "plan.toml:15:14: tests[0]: 'congestion' only applies to TCP tests");
   CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cu bic\"\n")) ==
         "plan.toml:16:14: tests[0]: congestion 'cu bic' is not an algorithm's name (1 to 15 letters, digits, '_' or '-')");
   CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\nrecv_size = \"0\"\n")) ==
@@ -241,4 +241,40 @@ TEST_CASE("harness plan: a search trial is the run at a rate split over its inst
   CHECK(t.duration == 0.5);
   CHECK(t.interval == 0.5);
   CHECK(harness::trial_of(runs[0], "x", 0, 2, {}).load.pps == std::nullopt);
+}
+
+TEST_CASE("harness plan: request/response tests and a latency probe beside a load", "[harness][plan]") {
+  harness::plan p = parse_plan("[defaults]\nduration = 2\nports = [0, 0]\n" + hosts +
+                                   "[[tests]]\nname = \"rr\"\nkind = \"TCP_RR\"\nresponse_size = 2000\nburst = 3\n"
+                                   "topology = \"fan-in\"\nserver = \"dev\"\nclients = [\"a\", \"b\"]\n"
+                                   "[[tests]]\nname = \"load\"\nmessage_size = 1400\npps = 1000\nlatency_probe = true\n"
+                                   "topology = \"fan-in\"\nserver = \"dev\"\nclients = [\"a\", \"b\"]\n",
+                               "plan.toml");
+  const harness::test_spec& rr = p.tests.at(0);
+  CHECK(rr.message_sizes == std::vector<std::uint32_t>{1});  // netperf's 1-byte request
+  CHECK(rr.response_size == 2000);
+  CHECK(rr.burst == 3);
+  CHECK_FALSE(rr.probe);
+  REQUIRE(p.tests.at(1).probe);
+  CHECK(p.tests.at(1).probe->pps == 100);
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].probe() == nullptr);
+  REQUIRE(runs[1].probe());
+  CHECK(runs[1].instances.size() == 3);  // two load instances, then the probe on the first one's path
+  CHECK(runs[1].probe()->client == "a");
+  CHECK(runs[1].probe_lead() == 2);
+  const auto rr_argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 1, p.hosts.at("a"));
+  CHECK(fmt::format("{}", fmt::join(rr_argv, " ")).find("-t TCP_RR") != std::string::npos);
+  CHECK(fmt::format("{}", fmt::join(rr_argv, " ")).find("-- -r 1,2000 -b 3") != std::string::npos);
+  const auto probe_argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 1, p.hosts.at("a"), true);
+  CHECK(fmt::format("{}", fmt::join(probe_argv, " ")).find("-t UDP_RR -l 4 --pps 100 --burst 99") != std::string::npos);
+}
+
+TEST_CASE("harness plan error: request/response and probe keys where they do not apply", "[harness][plan]") {
+  CHECK_THAT(error_of(fan_in("response_size = 10\n")), Catch::Contains("'response_size' only applies to UDP_RR and TCP_RR"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nrate = \"1M\"\n")), Catch::Contains("give 'pps'"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nlatency_probe = true\n")), Catch::Contains("itself request/response"));
+  CHECK_THAT(error_of(fan_in("latency_probe = { pps = 0 }\n")), Catch::Contains("plan.toml:"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nburst = 5000\n")), Catch::Contains("burst"));
 }
