@@ -173,7 +173,7 @@ nlohmann::json options_json(const client_options& o) {
           {"local_cpu_util", o.local_cpu_util}, {"remote_cpu_util", o.remote_cpu_util},
           {"mss", o.mss},             {"rate_bps", o.rate_bps},   {"pps", o.pps},
           {"target_pps", o.target_pps()}, {"interval_s", o.interval_s}, {"streams", o.streams},
-          {"reverse", o.reverse},     {"dscp", o.dscp},           {"gso", o.gso},
+          {"reverse", o.reverse},     {"bidir", o.bidir},         {"dscp", o.dscp},           {"gso", o.gso},
           {"gro", o.gro},             {"batch", o.batch},         {"start_at", o.start_at ? nlohmann::json(*o.start_at) : nlohmann::json(nullptr)},
           {"argv", o.argv}};
 }
