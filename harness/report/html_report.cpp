@@ -217,6 +217,9 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   if (tcp) append(headers, tcp_html_headers());
   out += h::table(headers, rows);
   std::string notes;
+  if (const auto with = r.spec.find("together_with"); with != r.spec.end())
+    notes += fmt::format("<li>Both ways at once: these rows ran at the same instant as run {} (one T0)</li>\n",
+                         h::escape(with->get<std::string>()));
   for (const auto& f : s.failures) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(f));
   for (const auto& m : s.target_misses) notes += fmt::format("<li class=\"bad\">target missed: {}</li>\n", h::escape(m));
   if (s.limit)

@@ -110,6 +110,8 @@ std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
                                 nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
   out += run_table(s).markdown() + "\n";
+  if (const auto with = s.run.spec.find("together_with"); with != s.run.spec.end())
+    out += fmt::format("- both ways at once: these rows ran at the same instant as run {} (one T0)\n", with->get<std::string>());
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
   for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
