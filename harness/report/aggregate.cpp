@@ -289,6 +289,11 @@ instance_record instance_from_json(const json& j) {
   return i;
 }
 
+std::pair<std::string, std::string> data_route(const run_record& r, const instance_record& i) {
+  const bool back = r.spec.is_object() && r.spec.value("direction", "") == "reverse";
+  return back ? std::pair{i.server, i.client} : std::pair{i.client, i.server};
+}
+
 run_record run_from_json(const json& spec) {
   run_record r;
   r.spec = spec;

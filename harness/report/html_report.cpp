@@ -165,7 +165,8 @@ std::string pairs_section(const std::vector<run_summary>& runs, const std::vecto
     if (s.run.topo != topology::pairs || is_search_trial(s.run)) continue;
     for (const auto& i : s.run.instances) {
       const bool ok = s.ok && i.result;
-      std::vector<std::string> row{h::escape(i.client), h::escape(i.server),
+      const auto [from, to] = data_route(s.run, i);
+      std::vector<std::string> row{h::escape(from), h::escape(to),
                                    ok ? h::mbps(i.result->receiver.bits_per_second) : "<span class=\"bad\">FAILED</span>",
                                    h::escape(i.category), h::escape(s.run.id), ok ? percent(i.result->loss.percent) : ""};
       if (tcp) append(row, is_tcp(s) && s.ok ? tcp_cells(i) : std::vector<std::string>(4));

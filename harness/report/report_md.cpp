@@ -77,10 +77,11 @@ std::string pairs_table(const std::vector<run_summary>& runs) {
     if (s.run.topo != topology::pairs) continue;
     for (const auto& i : s.run.instances) {
       std::vector<std::string> row;
+      const auto [from, to] = data_route(s.run, i);
       if (!s.ok || !i.result)
-        row = {i.client, i.server, "**FAILED**", i.category, s.run.id, "", ""};
+        row = {from, to, "**FAILED**", i.category, s.run.id, "", ""};
       else
-        row = {i.client, i.server, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
+        row = {from, to, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
                fmt_mbps(i.result->sender.bits_per_second), fmt::format("{:.3f}", i.result->loss.percent)};
       if (tcp) {
         const auto cells = is_tcp(s) && s.ok ? tcp_cells(i) : std::vector<std::string>(4);
