@@ -91,6 +91,10 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_option("--streams", o.streams, "Parallel streams, one thread each (default 1)")
       ->option_text("N")->check(whole_in("--streams", 1, max_streams_per_test))->group(test);
   app.add_flag("--reverse", o.reverse, "The server sends, netload receives")->group(test);
+  app.add_flag("--bidir", o.bidir,
+               "Both directions at once (iperf3 --bidir): a second test in reverse on its own connection, one start "
+               "instant, each direction's counts and a sum; --rate / --pps apply to each direction")
+      ->group(test);
   app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax: N, L,R, L, or ,R)")
       ->option_text("CPUS")->group(test);
   app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)")->option_text("BITS")->group(pace);
@@ -176,11 +180,12 @@ std::string footer() {
          "  netload -H HOST -t TCP_STREAM -c -C -- -s 1M -S 1M      CPU use and service demand, 1 MiB buffers\n"
          "  netload -H HOST -t UDP_RR -- -r 64,64                   round trips: transactions/s, latency percentiles\n"
          "  netload -H HOST -t UDP_RR --pps 100 -l 60               a latency probe: 100 transactions/s for a minute\n"
+         "  netload -H HOST -t UDP_STREAM --bidir --pps 10000       both ways at once, 10 000 packets/s each\n"
          "\nnetperf options netload refuses (exit status 2, naming the option):\n" +
          wrap(refused_list(unsupported_global), 100, "  ") + "after --:\n" + wrap(refused_list(unsupported_test), 100, "  ") +
          "\nExit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"
          "3 ran but does not reconcile; 4 ran and reconciles, but the paced target (--pps, --rate) was\n"
-         "missed by more than 1 %.\n"
+         "missed by more than 1 %. With --bidir, the worse of the two directions'.\n"
          "\nOld kernels: without UDP GSO (Linux 4.18) netload sends with sendmmsg, without UDP GRO (5.0) it\n"
          "receives with recvmmsg, without SO_MEMINFO (4.12) the receiver's drops are unknown; a line on\n"
          "stderr and the result's batching say which. NETBENCH_DISABLE=gso,gro,meminfo (any of them)\n"
@@ -273,6 +278,7 @@ void finish(client_options& o, const raw_options& raw) {
   if (o.interval_s > 0 && (o.interval_s < min_interval_s || o.interval_s > o.duration_s))
     throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));
   if (o.json && o.json_stream) throw usage_error("give --json or --json-stream, not both");
+  if (o.bidir && o.reverse) throw usage_error("give --bidir or --reverse, not both: --bidir runs both directions");
   if (o.start_at && o.start_on_stdin) throw usage_error("give --start-at or --start-on-stdin, not both");
   if (!o.mtu_peers.empty() && !o.host_info) throw usage_error("--mtu-to goes with --host-info");
   if (o.json_stream && o.interval_s == 0) o.interval_s = std::min(1.0, o.duration_s);

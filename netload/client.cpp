@@ -236,9 +236,13 @@ asio::awaitable<void> client_test::run() {
   check_server_version(ready_.server_version);
   if (is_tcp(o_.kind)) co_await open_tcp_streams();
 
-  if (o_.start_on_stdin) requested_start_ns_ = co_await read_start_instant();
+  std::optional<start_instant> shared;
+  if (events_.arrive) shared = co_await events_.arrive();
+  if (shared) requested_start_ns_ = shared->requested_ns, server_start_ns_ = shared->server_ns;
+  else if (o_.start_on_stdin) requested_start_ns_ = co_await read_start_instant();
   else if (o_.start_at) requested_start_ns_ = static_cast<std::int64_t>(*o_.start_at * 1e9);
-  start_wall_ns_ = requested_start_ns_ ? requested_start_ns_ : wall_ns() + 10'000'000;
+  start_wall_ns_ = shared ? shared->wall_ns : requested_start_ns_ ? requested_start_ns_ : wall_ns() + 10'000'000;
+  if (!shared && events_.chosen) events_.chosen({requested_start_ns_, start_wall_ns_, server_start_ns_});
   // An instant already past cannot be kept: the senders would start at once, out of step with the other
   // instances, and the intervals (aligned on the instant) would show nothing, then a backlog. No tolerance
   // is needed: a thread that wakes a little after a future instant paces from its own wake-up.

@@ -12,17 +12,27 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace nb::load {
 
 using interval_sink = std::function<void(const interval_figures&)>;
 
+// A start instant: as asked (0 = none: soon after the handshake), as used, and on the server's clock.
+struct start_instant {
+  std::int64_t requested_ns = 0, wall_ns = 0, server_ns = 0;
+};
+
 // What a test tells its caller while it runs: each interval, and (with --start-on-stdin) the moment it is
-// connected and waits for its start instant.
+// connected and waits for its start instant. --bidir's two tests share one instant (netload/bidir.cpp):
+// after its handshake a test awaits `arrive`, which gives the instant another test chose or nothing (this
+// test chooses as usual and tells `chosen`).
 struct client_events {
   interval_sink interval;
   std::function<void()> armed;
+  std::function<asio::awaitable<std::optional<start_instant>>()> arrive;
+  std::function<void(const start_instant&)> chosen;
 };
 
 class client_test {

@@ -3,7 +3,9 @@
 #include "core/kernel_features.hpp"
 #include "core/socket.hpp"
 #include "core/version.hpp"
+#include "netload/bidir.hpp"
 #include "netload/client.hpp"
+#include "netload/outcome.hpp"
 #include "netload/report.hpp"
 
 #include <boost/asio/signal_set.hpp>
@@ -15,11 +17,7 @@
 
 namespace {
 
-// Exit status: 0 the test ran and its counts reconcile; 1 the test failed (the reason is printed);
-// 2 bad command line; 3 the test ran but sent != received + lost; 4 the test ran and reconciles, but a
-// paced test's sender missed its target by more than 1 % (its figures are not the load that was asked
-// for, which a script must not take for a pass).
-enum exit_code { ok = 0, failed = 1, usage = 2, unreconciled = 3, target_missed = 4 };
+using namespace nb::load;  // exit_code
 
 int run(const nb::load::client_options& o) {
   // -T: like netperf, the whole program goes where it was asked (its control thread too, which would
@@ -45,7 +43,10 @@ int run(const nb::load::client_options& o) {
     else fmt::print(stderr, "netload: connected; waiting for the start instant on standard input\n");
     std::fflush(stdout);
   };
-  nb::test_result r = nb::load::run_test(io, o, {sink, armed});
+  nb::load::client_events events;
+  events.interval = sink;
+  events.armed = armed;
+  nb::test_result r = nb::load::run_test(io, o, std::move(events));
   if (!r.ok && r.error.empty()) r.error = "interrupted";
   r.options = nb::load::options_json(o);
   nlohmann::json j = nb::to_json(r);
@@ -57,20 +58,7 @@ int run(const nb::load::client_options& o) {
   } else if (r.ok) {
     fmt::print("{}", nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util));
   }
-  if (!r.ok) {
-    fmt::print(stderr, "netload: {}\n", r.error);
-    return failed;
-  }
-  if (!r.loss.reconciles) {
-    fmt::print(stderr, "netload: counts do not reconcile: {}\n", r.loss.note);
-    return unreconciled;
-  }
-  if (r.target && !r.target->met) {
-    fmt::print(stderr, "netload: paced target missed: {:.1f} of {:.1f} {} sent ({:+.2f} %)\n", r.target->achieved_pps,
-               r.target->requested_pps, r.kind == nb::test_kind::tcp_stream ? "messages/s" : "pps", r.target->error_percent);
-    return target_missed;
-  }
-  return ok;
+  return nb::load::exit_status(r);
 }
 
 // `harness check`: the facts first, then the clock service until the harness closes our stdin.
@@ -90,7 +78,7 @@ int main(int argc, char** argv) {
     if (options->host_info) return host_info(*options);
     nb::report_kernel_fallbacks("netload", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro,
                                             nb::kernel_feature::meminfo});
-    return run(*options);
+    return options->bidir ? nb::load::run_bidir(*options) : run(*options);
   } catch (const nb::load::usage_error& e) {
     fmt::print(stderr, "netload: {}\n", e.what());
     return usage;

@@ -22,7 +22,7 @@ void add_fan(run_spec& r, const test_spec& t) {
     r.role = fmt::format("{} as server", t.server);
     r.servers.push_back({t.server, {t.ports.begin(), t.ports.begin() + static_cast<long>(t.instances.size())}});
     for (std::size_t i = 0; i < t.instances.size(); ++i)
-      r.instances.push_back({fmt::format("{:02}-{}", i + 1, t.instances[i]), t.instances[i], t.server, 0, i, ""});
+      r.instances.push_back({fmt::format("{:02}-{}", i + 1, t.instances[i]), t.instances[i], t.server, 0, i, "", t.reverse});
     return;
   }
   r.role = fmt::format("{} as client", t.client);
@@ -33,7 +33,22 @@ void add_fan(run_spec& r, const test_spec& t) {
     if (s == r.servers.size()) r.servers.push_back({t.instances[i], {}});
     r.servers[s].ports.push_back(t.ports[i]);
     r.instances.push_back({fmt::format("{:02}-{}", i + 1, t.instances[i]), t.client, t.instances[i], s,
-                           r.servers[s].ports.size() - 1, ""});
+                           r.servers[s].ports.size() - 1, "", t.reverse});
+  }
+}
+
+// bidirectional: each instance's reverse joins the same run, so the start barrier gives both one T0. It
+// shares its partner's port (netserve serves concurrent tests on a port) and is named for where its data
+// goes: "a-to-b" is joined by "b-to-a", "01-c1" by "01-c1-reverse".
+void add_reverse(run_spec& r, const test_spec& t) {
+  if (!t.bidirectional) return;
+  r.bidirectional = true;
+  const std::size_t n = r.instances.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    instance_spec back = r.instances[k];
+    back.reverse = true;
+    back.name = t.topo == topology::pairs ? fmt::format("{}-to-{}", back.server, back.client) : back.name + "-reverse";
+    r.instances.push_back(std::move(back));
   }
 }
 
@@ -68,6 +83,7 @@ std::vector<run_spec> expand(const plan& p) {
         if (t.topo != topology::pairs) {
           base.id = run_id(t, size, load, rep, "");
           add_fan(base, t);
+          add_reverse(base, t);
           add_probe(base, t);
           runs.push_back(base);
           continue;
@@ -81,7 +97,8 @@ std::vector<run_spec> expand(const plan& p) {
             r.id = run_id(t, size, load, rep, fmt::format("{}-to-{}", from, to));
             r.role = "pairs";
             r.servers.push_back({to, {t.ports.front()}});
-            r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category});
+            r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category, t.reverse});
+            add_reverse(r, t);
             add_probe(r, t);
             runs.push_back(r);
           }
@@ -127,7 +144,7 @@ std::vector<std::string> probe_command(const std::string& program, const run_spe
 }  // namespace
 
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
-                                         std::uint16_t port, const host& client, bool probe) {
+                                         std::uint16_t port, const host& client, bool reverse, bool probe) {
   if (probe) return probe_command(program, r, server, port, client);
   const test_spec& t = *r.spec;
   std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", std::string(nb::to_string(r.kind)),
@@ -138,7 +155,7 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
   if (r.load.rate) argv.insert(argv.end(), {"--rate", *r.load.rate});
   if (!t.affinity.empty()) argv.insert(argv.end(), {"-T", t.affinity});
   if (t.streams > 1) argv.insert(argv.end(), {"--streams", std::to_string(t.streams)});
-  if (t.reverse) argv.push_back("--reverse");
+  if (reverse) argv.push_back("--reverse");
   if (t.dscp >= 0) argv.insert(argv.end(), {"--dscp", std::to_string(t.dscp)});
   argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin", "--"});
   if (nb::is_rr(r.kind)) {
@@ -161,7 +178,7 @@ nlohmann::json to_json(const run_spec& r, const plan& p) {
   for (const auto& i : r.instances) {
     nlohmann::json j = {{"name", i.name}, {"client", i.client}, {"client_address", p.hosts.at(i.client).address},
                         {"server", i.server}, {"server_address", p.hosts.at(i.server).address},
-                        {"category", i.category}};
+                        {"category", i.category}, {"reverse", i.reverse}};
     if (!i.probe) inst.push_back(std::move(j));
     else probe = {{"instance", j}, {"pps", r.spec->probe->pps}, {"size", r.spec->probe->size}, {"idle", r.spec->probe->idle}};
   }
@@ -170,7 +187,7 @@ nlohmann::json to_json(const run_spec& r, const plan& p) {
           {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
           {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
           {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
-          {"search_trial", r.search_trial}, {"probe", probe}};
+          {"search_trial", r.search_trial}, {"bidirectional", r.bidirectional}, {"probe", probe}};
 }
 
 run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag) {

@@ -24,6 +24,7 @@ struct instance_spec {
   std::size_t server_index = 0, port_slot = 0;  // into run_spec::servers and its ports
   std::string category;    // pairs: the path category label
   bool probe = false;      // the latency probe (test_spec::probe): on the first instance's path, not part of the load
+  bool reverse = false;    // netload --reverse: netserve sends
 };
 
 struct run_spec {
@@ -39,6 +40,7 @@ struct run_spec {
   nlohmann::json search_trial;  // a trial of a rate search: {"of", "phase", "offered_pps", ...}; null otherwise
   std::vector<server_spec> servers;
   std::vector<instance_spec> instances;  // the load's, then the latency probe's when the test has one
+  bool bidirectional = false;   // every instance twice at T0: forward, and reverse on the same port
   const test_spec* spec = nullptr;  // the test it came from (not serialised)
 
   // The latency probe, when the run has one: it starts probe->idle seconds before T0 and ends with the load.
@@ -62,9 +64,10 @@ std::vector<std::string> netserve_command(const std::string& program, const host
 // are then eight distinct sources, as eight instances would be. Remote hosts send from their own.
 std::string source_address(const host& h);
 // netload connects, says "armed" and reads its start instant from stdin: the harness's start barrier.
-// `probe`: the run's latency probe (UDP_RR at its rate, from the idle lead on) instead of a load instance.
+// `reverse` is the instance's (instance_spec::reverse); `probe`: the run's latency probe (UDP_RR at its
+// rate, from the idle lead on) instead of a load instance.
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
-                                         std::uint16_t port, const host& client, bool probe = false);
+                                         std::uint16_t port, const host& client, bool reverse, bool probe = false);
 
 // The run's description as stored in raw/<run>/run.json, enough to rebuild the reports.
 nlohmann::json to_json(const run_spec& r, const plan& p);

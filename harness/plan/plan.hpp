@@ -98,7 +98,8 @@ struct test_spec {
   std::string client;                           // fan-out
   std::vector<std::string> instances;           // fan-in: client hosts; fan-out: server hosts
   std::vector<pair_spec> pairs;
-  bool both_directions = false;
+  bool both_directions = false;                 // pairs: each pair again from `to` to `from`, after it
+  bool bidirectional = false;                   // each instance also in reverse, both at the same T0
   std::vector<std::uint16_t> ports;             // per instance index; 0 = any free port
   std::uint32_t response_size = 1;              // request/response: the answer's bytes (message_size: the request's)
   std::uint32_t burst = 0;                      // request/response: transactions in flight beyond the first

@@ -190,6 +190,21 @@ void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
   }
 }
 
+// bidirectional = true: every instance runs twice at one T0, forward and in reverse (netload --bidir's
+// shape, iperf3 --bidir); one after the other is both_directions, so the two exclude each other.
+void parse_bidirectional(test_spec& t, toml_reader& r) {
+  const toml::node* n = r.find("bidirectional");
+  if (!n) return;
+  t.bidirectional = r.boolean_or("bidirectional", false);
+  if (!t.bidirectional) return;
+  auto refuse = [&](const char* what) {
+    fail_at(n->source(), fmt::format("{}: 'bidirectional' runs both directions at once; {}", r.context(), what));
+  };
+  if (t.both_directions) refuse("'both_directions' runs them one after the other: give one of the two");
+  if (t.reverse) refuse("'reverse' is one of them: leave it out");
+  if (t.search) refuse("a rate 'search' finds one direction's rate: leave 'bidirectional' out");
+}
+
 // Every instance needs a port of its own on its server host; two instances asking for the same fixed
 // port on one host would fight over it.
 void check_ports(const test_spec& t, const toml_reader& r, const std::string& loc) {
@@ -283,6 +298,7 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   parse_tcp_options(t, r);
   t.dscp = static_cast<int>(r.integer_or("dscp", -1, 0, nb::max_dscp));
   parse_topology(p, t, r);
+  parse_bidirectional(t, r);
   const toml::node* duration = r.find("duration");
   const toml::node* warmup = r.find("warmup");
   t.duration = duration ? r.number(*duration, "duration", 0.1, 86400) : p.duration;

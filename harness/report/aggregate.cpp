@@ -291,6 +291,11 @@ instance_record instance_from_json(const json& j) {
   return i;
 }
 
+std::pair<std::string, std::string> data_route(const run_record& r, const instance_record& i) {
+  const bool back = r.spec.is_object() && r.spec.value("direction", "") == "reverse";
+  return back ? std::pair{i.server, i.client} : std::pair{i.client, i.server};
+}
+
 run_record run_from_json(const json& spec) {
   run_record r;
   r.spec = spec;
@@ -317,6 +322,8 @@ json to_json(const run_summary& s) {
   json j = {{"run", s.run.id}, {"search_trial", s.run.spec.value("search_trial", json())}, {"test", s.run.test}, {"role", s.run.role},
             {"topology", to_string(s.run.topo)}, {"kind", nb::to_string(s.run.kind)}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
             {"t0", s.run.t0}, {"instances", json::array()}};
+  if (s.run.spec.contains("together_with"))  // a bidirectional run's direction, and the run at its T0
+    j["both_ways"] = {{"direction", s.run.spec.at("direction")}, {"together_with", s.run.spec.at("together_with")}};
   if (!s.run.error.empty()) j["error"] = s.run.error;
   for (const auto& i : s.run.instances) {
     json row = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"category", i.category},

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ bool is_search_trial(const run_record& r);
 std::string drops_text(std::uint64_t drops, bool known);
 std::string path_text(std::uint64_t path, bool drops_known);
 bool drops_known(const nb::test_result& t);
+
+// Where an instance's data went, from and to: its client and server, the other way round in the reverse
+// direction of a bidirectional run (results.cpp), where netload on the client receives.
+std::pair<std::string, std::string> data_route(const run_record& r, const instance_record& i);
 
 nlohmann::json to_json(const instance_record& i);
 instance_record instance_from_json(const nlohmann::json& j);

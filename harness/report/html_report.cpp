@@ -165,7 +165,8 @@ std::string pairs_section(const std::vector<run_summary>& runs, const std::vecto
     if (s.run.topo != topology::pairs || is_search_trial(s.run)) continue;
     for (const auto& i : s.run.instances) {
       const bool ok = s.ok && i.result;
-      std::vector<std::string> row{h::escape(i.client), h::escape(i.server),
+      const auto [from, to] = data_route(s.run, i);
+      std::vector<std::string> row{h::escape(from), h::escape(to),
                                    ok ? h::mbps(i.result->receiver.bits_per_second) : "<span class=\"bad\">FAILED</span>",
                                    h::escape(i.category), h::escape(s.run.id), ok ? percent(i.result->loss.percent) : ""};
       if (tcp) append(row, is_tcp(s) && s.ok ? tcp_cells(i) : std::vector<std::string>(4));
@@ -217,6 +218,9 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   if (tcp) append(headers, tcp_html_headers());
   out += h::table(headers, rows);
   std::string notes;
+  if (const auto with = r.spec.find("together_with"); with != r.spec.end())
+    notes += fmt::format("<li>Both ways at once: these rows ran at the same instant as run {} (one T0)</li>\n",
+                         h::escape(with->get<std::string>()));
   for (const auto& f : s.failures) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(f));
   for (const auto& m : s.target_misses) notes += fmt::format("<li class=\"bad\">target missed: {}</li>\n", h::escape(m));
   if (s.limit)

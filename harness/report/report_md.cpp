@@ -77,10 +77,11 @@ std::string pairs_table(const std::vector<run_summary>& runs) {
     if (s.run.topo != topology::pairs) continue;
     for (const auto& i : s.run.instances) {
       std::vector<std::string> row;
+      const auto [from, to] = data_route(s.run, i);
       if (!s.ok || !i.result)
-        row = {i.client, i.server, "**FAILED**", i.category, s.run.id, "", ""};
+        row = {from, to, "**FAILED**", i.category, s.run.id, "", ""};
       else
-        row = {i.client, i.server, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
+        row = {from, to, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
                fmt_mbps(i.result->sender.bits_per_second), fmt::format("{:.3f}", i.result->loss.percent)};
       if (tcp) {
         const auto cells = is_tcp(s) && s.ok ? tcp_cells(i) : std::vector<std::string>(4);
@@ -131,6 +132,8 @@ std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
                                 nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
   out += run_table(s).markdown() + "\n";
+  if (const auto with = s.run.spec.find("together_with"); with != s.run.spec.end())
+    out += fmt::format("- both ways at once: these rows ran at the same instant as run {} (one T0)\n", with->get<std::string>());
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
   for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)

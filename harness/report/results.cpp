@@ -94,6 +94,29 @@ instance_record not_written(const json& planned, const run_record& r) {
   return i;
 }
 
+// A bidirectional run started both directions' instances at one T0. Each direction is reported as a run of
+// its own, "<id>-forward" and "<id>-reverse", with its own sums that reconcile; the role says they ran
+// together and run.json's "together_with" names the other.
+std::vector<run_record> by_direction(run_record r) {
+  if (!r.spec.value("bidirectional", false)) return {std::move(r)};
+  const json& planned = r.spec.at("instances");
+  std::vector<run_record> out;
+  for (const char* dir : {"forward", "reverse"}) {
+    const bool reverse = dir[0] == 'r';
+    run_record part = r;
+    part.instances.clear();
+    for (std::size_t k = 0; k < r.instances.size() && k < planned.size(); ++k)
+      if (planned[k].value("reverse", false) == reverse) part.instances.push_back(r.instances[k]);
+    part.id = fmt::format("{}-{}", r.id, dir);
+    part.role = fmt::format("{}, {} (both ways at once)", r.role, dir);
+    part.spec["id"] = part.id;
+    part.spec["direction"] = dir;
+    part.spec["together_with"] = fmt::format("{}-{}", r.id, reverse ? "forward" : "reverse");
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 }  // namespace
 
 run_record load_run(const fs::path& run_dir) {
@@ -151,7 +174,8 @@ std::vector<run_record> load_raw(const fs::path& dir) {
     }
   std::sort(runs.begin(), runs.end());
   std::vector<run_record> out;
-  for (const auto& [order, path] : runs) out.push_back(load_run(path));
+  for (const auto& [order, path] : runs)
+    for (auto& part : by_direction(load_run(path))) out.push_back(std::move(part));
   return out;
 }
 

@@ -54,7 +54,12 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // The run id without its repeat number: "pps-m64-r2" -> "pps-m64", "tcp-m16-r2-a-to-b" -> "tcp-m16-a-to-b"
 // (expand.cpp puts a pair's route after the repeat).
 std::string common_id(const run_record& r) {
-  std::string id = r.id, route;
+  std::string id = r.id, route, direction;
+  // A bidirectional run's direction comes last ("t-m64-r2-forward", results.cpp): put it back after.
+  if (const std::string d = r.spec.is_object() ? r.spec.value("direction", "") : ""; !d.empty() && ends_with(id, "-" + d)) {
+    direction = "-" + d;
+    id.resize(id.size() - direction.size());
+  }
   if (r.topo == topology::pairs && !r.instances.empty()) {
     const std::string tail = fmt::format("-{}-to-{}", r.instances.front().client, r.instances.front().server);
     if (ends_with(id, tail)) {
@@ -64,7 +69,7 @@ std::string common_id(const run_record& r) {
   }
   const int repeat = r.spec.is_object() ? r.spec.value("repeat", 0) : 0;
   if (const std::string tag = fmt::format("-r{}", repeat); repeat > 0 && ends_with(id, tag)) id.resize(id.size() - tag.size());
-  return id + route;
+  return id + route + direction;
 }
 
 std::string load_of(const run_record& r) {

@@ -41,19 +41,21 @@ std::string netperf_equivalent(const run_spec& r, const std::string& address, st
   return cmd;
 }
 
-std::string iperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool probe) {
+// A bidirectional run's forward instance stands for iperf3 --bidir / iperf -d, both directions at once.
+std::string iperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool reverse, bool probe) {
   const test_spec& t = *r.spec;
   if (probe || nb::is_rr(r.kind)) return "iperf3 and iperf2 have no request/response test (ping or sockperf ping-pong come nearest)";
   const load_level& load = r.load;
   std::string rate = load.rate ? *load.rate : load.pps ? fmt::format("{:g}", *load.pps * r.message_size * 8) : "0";
   if (r.kind == nb::test_kind::udp_stream)  // 16 bytes is iperf3's smallest UDP payload
     return fmt::format("iperf3 -u -l {} -b {} -t {:g} -c {} -i 1 -p {}{}", std::max<std::uint32_t>(16, r.message_size),
-                       rate, r.duration, address, port, t.reverse ? " -R" : "");
+                       rate, r.duration, address, port, r.bidirectional ? " --bidir" : reverse ? " -R" : "");
   // iperf's -b is per stream; netload's --rate is for all streams together.
   if (load.rate) rate = fmt::format("{:g}M", nb::parse_rate(*load.rate) / t.streams / 1e6);
   std::string cmd = fmt::format("iperf -c {} -p {} -t {:g} -b {} -P {}", address, port, r.duration, rate, t.streams);
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
   if (!t.congestion.empty()) cmd += " -Z " + t.congestion;
+  if (r.bidirectional) cmd += " -d";
   return cmd;
 }
 
@@ -72,14 +74,19 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const s
     progs[i.client].insert("netload");
     const std::uint16_t port = r.servers[i.server_index].ports[i.port_slot];
     const std::string& address = p.hosts.at(i.server).address;
-    auto argv = l.wrap_announcing_pid(
-        netload_command(l.program("netload"), r, p.hosts.at(i.server), port, p.hosts.at(i.client), i.probe));
+    auto argv = l.wrap_announcing_pid(netload_command(l.program("netload"), r, p.hosts.at(i.server), port,
+                                                      p.hosts.at(i.client), i.reverse, i.probe));
     if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";
     out[i.client].push_back(fmt::format("[{}] {}", r.id, nb::quote_argv(argv)));
-    out[i.client].push_back("    replaces: " + netperf_equivalent(r, address, port, i.probe));
-    out[i.client].push_back("    replaces: " + iperf_equivalent(r, address, port, i.probe));
+    if (r.bidirectional && i.reverse) {  // the iperf lines of its forward partner cover both directions
+      out[i.client].push_back("    both ways at once: the reverse half of the iperf3 --bidir / iperf -d line above");
+      continue;
+    }
+    out[i.client].push_back("    replaces: " + netperf_equivalent(r, address, port, i.probe) +
+                            (r.bidirectional && !i.probe ? "   (and the reverse instance below, at the same instant)" : ""));
+    out[i.client].push_back("    replaces: " + iperf_equivalent(r, address, port, i.reverse, i.probe));
   }
 }
 

@@ -183,7 +183,7 @@ std::map<std::string, std::set<std::string>> peers_per_host(const plan& p, const
     for (const auto& i : r.instances) {
       out[i.server];  // every host has an entry, a server with no peer of its own too
       out[i.client].insert(p.hosts.at(i.server).address);
-      if (r.spec && r.spec->reverse) out[i.server].insert(p.hosts.at(i.client).address);
+      if (i.reverse) out[i.server].insert(p.hosts.at(i.client).address);
     }
   return out;
 }

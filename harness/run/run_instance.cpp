@@ -181,7 +181,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   rec.category = spec.category;
   const auto port = server.ports.at(spec.port_slot);
   auto argv = l.wrap_announcing_pid(
-      netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client), spec.probe));
+      netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client), spec.reverse, spec.probe));
   record_command(spec.client, argv);
   std::optional<json> result_line;
   json samples = json::array();  // every per-second sample as it came, live

@@ -183,3 +183,16 @@ TEST_CASE("harness reports: TCP runs gain retransmits, RTT, MSS and path MTU col
   CHECK_THAT(harness::console_summary({udp}), !Catch::Contains("retransmits"));
   CHECK_THAT(harness::report_markdown({udp}, {}, "/nonexistent"), !Catch::Contains("RTT"));
 }
+
+TEST_CASE("harness report: a bidirectional run's reverse rows say where the data went", "[harness][report][bidir]") {
+  harness::run_record r;
+  harness::instance_record i;
+  i.client = "a";
+  i.server = "b";
+  r.spec = {{"direction", "forward"}};
+  CHECK(harness::data_route(r, i) == std::pair<std::string, std::string>{"a", "b"});
+  r.spec = {{"direction", "reverse"}};  // netload on a received what b's netserve sent
+  CHECK(harness::data_route(r, i) == std::pair<std::string, std::string>{"b", "a"});
+  r.spec = nlohmann::json();  // an older run.json, or none: as before
+  CHECK(harness::data_route(r, i) == std::pair<std::string, std::string>{"a", "b"});
+}

@@ -269,3 +269,65 @@ clients = ["a", "b"]
   CHECK(nb::test::read_text(dir / "report.html").find("Latency probe: the round trips of each interval") != std::string::npos);
   fs::remove_all(root);
 }
+
+TEST_CASE("harness integration: bidirectional runs both directions at one T0, each reported on its own",
+          "[harness][loopback][bidir]") {
+  const fs::path root = temp_dir("bidir");
+  std::ofstream(root / "bidir.toml") << R"(name = "bidir"
+[defaults]
+duration = 1
+warmup = 0
+lead = 0.5
+settle = 0.2
+ports = [0]
+[hosts]
+device = { address = "127.0.0.1" }
+c1 = { address = "127.0.0.2" }
+[[tests]]
+name = "udp"
+message_size = 100
+pps = 2000
+topology = "fan-in"
+server = "device"
+clients = ["c1"]
+bidirectional = true
+)";
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "bidir.toml").string(), "--results", (root / "results").string(),
+                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+                                  60s);
+  INFO(o.stderr_text << o.stdout_text);
+  REQUIRE(o.exit_code == 0);
+  fs::path dir;
+  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+  // One run on disk, both directions' instances in it, started at the same instant.
+  const fs::path raw = dir / "raw" / "udp-m100";
+  const json fwd = json::parse(nb::test::read_text(raw / "01-c1.json")).at("result");
+  const json rev = json::parse(nb::test::read_text(raw / "01-c1-reverse.json")).at("result");
+  CHECK(fwd.at("reverse") == false);
+  CHECK(rev.at("reverse") == true);
+  CHECK(fwd.at("requested_start") == rev.at("requested_start"));
+  CHECK(fwd.at("intervals").at(0).at("start_ns") == rev.at("intervals").at(0).at("start_ns"));
+  for (const json* r : {&fwd, &rev}) {
+    CHECK(r->at("loss").at("reconciles").get<bool>());
+    CHECK(r->at("sender").at("packets").get<std::uint64_t>() ==
+          r->at("receiver").at("packets").get<std::uint64_t>() + r->at("loss").at("packets").get<std::uint64_t>());
+    CHECK(r->at("receiver").at("packets").get<std::uint64_t>() > 0);
+  }
+  // Reported as two runs, one per direction, each with its own sum, each naming the other.
+  const json runs = json::parse(nb::test::read_text(dir / "summary.json")).at("runs");
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].at("run") == "udp-m100-forward");
+  CHECK(runs[1].at("run") == "udp-m100-reverse");
+  CHECK(runs[0].at("both_ways").at("together_with") == "udp-m100-reverse");
+  CHECK(runs[1].at("both_ways").at("together_with") == "udp-m100-forward");
+  for (std::size_t k = 0; k < 2; ++k) {
+    CHECK(runs[k].at("ok").get<bool>());
+    CHECK(runs[k].at("instances").size() == 1);
+  }
+  CHECK(runs[0].at("sum").at("sender").at("packets") == fwd.at("sender").at("packets"));
+  CHECK(runs[1].at("sum").at("receiver").at("packets") == rev.at("receiver").at("packets"));
+  CHECK(runs[0].at("t0") == runs[1].at("t0"));
+  const std::string md = nb::test::read_text(dir / "report.md");
+  CHECK(md.find("both ways at once: these rows ran at the same instant as run udp-m100-reverse") != std::string::npos);
+  fs::remove_all(root);
+}

@@ -1,6 +1,7 @@
 // Plan parsing: a good plan becomes the expected typed plan, and every error class names file:line:col.
 #include "harness/plan/expand.hpp"
 #include "harness/plan/plan.hpp"
+#include "harness/run/dry_run.hpp"
 #include "tests/harness/plan_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -189,7 +190,7 @@ TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netlo
   REQUIRE(runs.size() == 3);
   CHECK(runs[0].id == "t-m1-r10m");
   CHECK(runs[2].load.rate == std::string("1000m"));
-  const auto argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 5000, p.hosts.at("a"));
+  const auto argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 5000, p.hosts.at("a"), runs[1].instances[0].reverse);
   const std::string line = fmt::format("{}", fmt::join(argv, " "));
   CHECK_THAT(line, Catch::Contains("--rate 100m"));
   CHECK_THAT(line, Catch::Contains("-T 1,0"));
@@ -203,7 +204,7 @@ TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy re
                             "plan.toml");
   const auto runs = harness::expand(p);
   REQUIRE(runs.size() == 1);
-  const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5000, p.hosts.at("a"));
+  const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5000, p.hosts.at("a"), runs[0].instances[0].reverse);
   CHECK_THAT(fmt::format("{}", fmt::join(argv, " ")), Catch::EndsWith("-- -m 1 -K cubic --recv-size 256K --zerocopy"));
   CHECK(error_of(fan_in("congestion = \"cubic\"\n")) == "plan.toml:15:14: tests[0]: 'congestion' only applies to TCP tests");
   CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cu bic\"\n")) ==
@@ -264,10 +265,10 @@ TEST_CASE("harness plan: request/response tests and a latency probe beside a loa
   CHECK(runs[1].instances.size() == 3);  // two load instances, then the probe on the first one's path
   CHECK(runs[1].probe()->client == "a");
   CHECK(runs[1].probe_lead() == 2);
-  const auto rr_argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 1, p.hosts.at("a"));
+  const auto rr_argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 1, p.hosts.at("a"), false);
   CHECK(fmt::format("{}", fmt::join(rr_argv, " ")).find("-t TCP_RR") != std::string::npos);
   CHECK(fmt::format("{}", fmt::join(rr_argv, " ")).find("-- -r 1,2000 -b 3") != std::string::npos);
-  const auto probe_argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 1, p.hosts.at("a"), true);
+  const auto probe_argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 1, p.hosts.at("a"), false, true);
   CHECK(fmt::format("{}", fmt::join(probe_argv, " ")).find("-t UDP_RR -l 4 --pps 100 --burst 99") != std::string::npos);
 }
 
@@ -277,4 +278,60 @@ TEST_CASE("harness plan error: request/response and probe keys where they do not
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nlatency_probe = true\n")), Catch::Contains("itself request/response"));
   CHECK_THAT(error_of(fan_in("latency_probe = { pps = 0 }\n")), Catch::Contains("plan.toml:"));
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nburst = 5000\n")), Catch::Contains("burst"));
+}
+
+TEST_CASE("harness plan: bidirectional runs each instance both ways in one run, at one T0", "[harness][plan][bidir]") {
+  const auto p = parse_plan(fan_in("pps = 1000\nbidirectional = true\n"), "plan.toml");
+  CHECK(p.tests.at(0).bidirectional);
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 1);  // one run: the start barrier starts all four together
+  const auto& r = runs[0];
+  CHECK(r.bidirectional);
+  REQUIRE(r.instances.size() == 4);
+  CHECK(r.instances[0].name == "01-a");
+  CHECK(!r.instances[0].reverse);
+  CHECK(r.instances[2].name == "01-a-reverse");
+  CHECK(r.instances[2].reverse);
+  CHECK(r.instances[3].client == "b");
+  CHECK(r.instances[3].port_slot == r.instances[1].port_slot);  // the same netserve port as its forward partner
+  auto line = [&](std::size_t k) {
+    const auto& i = r.instances[k];
+    return fmt::format("{}", fmt::join(harness::netload_command("netload", r, p.hosts.at(i.server), 5000, p.hosts.at(i.client),
+                                                                i.reverse), " "));
+  };
+  CHECK_THAT(line(0), !Catch::Contains("--reverse"));
+  CHECK_THAT(line(2), Catch::Contains("--reverse"));
+  CHECK(harness::to_json(r, p).at("bidirectional") == true);
+  CHECK(harness::to_json(r, p).at("instances").at(2).at("reverse") == true);
+  // The dry run's equivalents: iperf3 --bidir and iperf -d stand for both instances of a client.
+  const std::string dry = harness::dry_run(p, "/opt/bin");
+  CHECK_THAT(dry, Catch::Contains("iperf3 -u -l 16 -b 8000 -t 2 -c 127.0.0.1 -i 1 -p 0 --bidir"));
+  CHECK_THAT(dry, Catch::Contains("both ways at once: the reverse half of the iperf3 --bidir / iperf -d line above"));
+
+  // pairs: "a-to-b" is joined by "b-to-a", run by a's netload in reverse.
+  const std::string pairs = "[defaults]\nports = [0]\n" + hosts +
+                            "[[tests]]\nname = \"p\"\nmessage_size = 100\ntopology = \"pairs\"\nbidirectional = true\n"
+                            "pairs = [{ from = \"a\", to = \"b\" }]\n";
+  const auto pr = harness::expand(parse_plan(pairs, "plan.toml"));
+  REQUIRE(pr.size() == 1);
+  REQUIRE(pr[0].instances.size() == 2);
+  CHECK(pr[0].id == "p-m100-a-to-b");
+  CHECK(pr[0].instances[1].name == "b-to-a");
+  CHECK(pr[0].instances[1].client == "a");
+  CHECK(pr[0].instances[1].reverse);
+}
+
+TEST_CASE("harness plan error: bidirectional with both_directions, reverse or a search", "[harness][plan][bidir]") {
+  CHECK(error_of(fan_in("reverse = true\nbidirectional = true\n")) ==
+        "plan.toml:16:17: tests[0]: 'bidirectional' runs both directions at once; 'reverse' is one of them: leave it out");
+  CHECK(error_of(fan_in("search = { trial = 1 }\nbidirectional = true\n")) ==
+        "plan.toml:16:17: tests[0]: 'bidirectional' runs both directions at once; a rate 'search' finds one direction's "
+        "rate: leave 'bidirectional' out");
+  CHECK(error_of(fan_in("bidirectional = \"yes\"\n")) != "");
+  CHECK(error_of(fan_in("bidirectional = false\n")) == "");
+  const std::string both = "[defaults]\nports = [0]\n" + hosts +
+                           "[[tests]]\nname = \"p\"\nmessage_size = 100\ntopology = \"pairs\"\nboth_directions = true\n"
+                           "bidirectional = true\npairs = [{ from = \"a\", to = \"b\" }]\n";
+  CHECK(error_of(both) == "plan.toml:13:17: tests[0]: 'bidirectional' runs both directions at once; 'both_directions' runs "
+                          "them one after the other: give one of the two");
 }

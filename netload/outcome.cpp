@@ -1,0 +1,31 @@
+#include "netload/outcome.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace nb::load {
+
+int exit_status(const test_result& r, std::string_view label) {
+  if (!r.ok) {
+    fmt::print(stderr, "netload: {}{}\n", label, r.error);
+    return failed;
+  }
+  if (!r.loss.reconciles) {
+    fmt::print(stderr, "netload: {}counts do not reconcile: {}\n", label, r.loss.note);
+    return unreconciled;
+  }
+  if (r.target && !r.target->met) {
+    fmt::print(stderr, "netload: {}paced target missed: {:.1f} of {:.1f} {} sent ({:+.2f} %)\n", label, r.target->achieved_pps,
+               r.target->requested_pps, r.kind == test_kind::tcp_stream ? "messages/s" : "pps", r.target->error_percent);
+    return target_missed;
+  }
+  return ok;
+}
+
+int worse(int a, int b) {
+  auto rank = [](int s) { return s == failed ? 4 : s == usage ? 3 : s == unreconciled ? 2 : s == target_missed ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+}  // namespace nb::load
