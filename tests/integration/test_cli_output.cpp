@@ -86,9 +86,9 @@ TEST_CASE("netload errors are one clear line with a non-zero status", "[integrat
     CHECK_THAT(c.err, Catch::Contains("-P"));
   }
   SECTION("an unknown test") {
-    auto c = nb::test::run({nb::test::netload_path(), "-t", "TCP_RR"});
+    auto c = nb::test::run({nb::test::netload_path(), "-t", "SCTP_STREAM"});
     CHECK(c.status == 2);
-    CHECK_THAT(c.err, Catch::Contains("TCP_RR"));
+    CHECK_THAT(c.err, Catch::Contains("SCTP_STREAM"));
   }
   SECTION("nobody listening") {
     netserve_process server(1);
