@@ -167,6 +167,8 @@ std::string footer() {
          "  netload -H HOST -t TCP_STREAM --streams 4 --json        four TCP streams, a JSON result\n"
          "  netload -H HOST -t UDP_STREAM --reverse --rate 1G       the server sends at 1 Gbit/s\n"
          "  netload -H HOST -t TCP_STREAM -c -C -- -s 1M -S 1M      CPU use and service demand, 1 MiB buffers\n"
+         "  netload --iperf3 -u -b 100m -c HOST                     an iperf client command line, translated\n"
+         "                                                          (--iperf2 ARGS too; --iperf3 -h lists the options)\n"
          "\nnetperf options netload refuses (exit status 2, naming the option):\n" +
          wrap(refused_list(unsupported_global), 100, "  ") + "after --:\n" + wrap(refused_list(unsupported_test), 100, "  ") +
          "\nExit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"

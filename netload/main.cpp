@@ -4,6 +4,7 @@
 #include "core/socket.hpp"
 #include "core/version.hpp"
 #include "netload/client.hpp"
+#include "netload/iperf_args.hpp"
 #include "netload/report.hpp"
 
 #include <boost/asio/signal_set.hpp>
@@ -81,16 +82,50 @@ int host_info(const nb::load::client_options& o) {
   return ok;
 }
 
+// --iperf3 / --iperf2 ARGS: the runs iperf's command line comes to (iperf2's -r: two, one after the
+// other), after the line saying which netload command line that is. Empty: nothing to run.
+std::vector<nb::load::client_options> iperf_runs(const std::vector<std::string>& args) {
+  auto t = nb::load::translate_iperf(args);
+  if (!t) return {};
+  if (t->translate_only) {
+    fmt::print("{}\n", t->netload_command());
+    return {};
+  }
+  fmt::print(stderr, "netload: {}\n", t->summary());
+  return std::move(t->runs);
+}
+
+// Of two runs' statuses, the one a script must see: a failure, then counts that do not reconcile,
+// then a missed target.
+int worse(int a, int b) {
+  auto rank = [](int s) { return s == failed ? 3 : s == unreconciled ? 2 : s == target_missed ? 1 : 0; };
+  return rank(b) > rank(a) ? b : a;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    auto options = nb::load::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
-    if (!options) return ok;
-    if (options->host_info) return host_info(*options);
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    std::vector<nb::load::client_options> runs;
+    if (nb::load::is_iperf_command(args)) {
+      runs = iperf_runs(args);
+      if (runs.empty()) return ok;
+    } else {
+      auto options = nb::load::parse_command_line(args);
+      if (!options) return ok;
+      if (options->host_info) return host_info(*options);
+      runs.push_back(std::move(*options));
+    }
     nb::report_kernel_fallbacks("netload", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro,
                                             nb::kernel_feature::meminfo});
-    return run(*options);
+    int status = ok;
+    for (const auto& o : runs) {
+      const int s = run(o);
+      status = worse(status, s);
+      if (s == failed) break;  // iperf2 -r: a forward run that failed leaves nothing for the reverse one
+    }
+    return status;
   } catch (const nb::load::usage_error& e) {
     fmt::print(stderr, "netload: {}\n", e.what());
     return usage;
