@@ -1,5 +1,6 @@
 #include "netload/iperf_args.hpp"
 
+#include "core/text.hpp"
 #include "core/units.hpp"
 #include "netload/iperf_options.hpp"
 
@@ -7,9 +8,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
-#include <string_view>
 
 namespace nb::load {
 namespace {
@@ -48,23 +47,6 @@ std::string rate_text(double bps) {
   if (n % 1'000'000 == 0) return fmt::format("{}M", n / 1'000'000);
   if (n % 1'000 == 0) return fmt::format("{}k", n / 1'000);
   return fmt::format("{}", n);
-}
-
-// A word as a POSIX shell reads it back: as is when plain, else in single quotes.
-std::string quoted(const std::string& word) {
-  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./:,=+@%").find(c) != std::string_view::npos;
-  });
-  if (plain) return word;
-  std::string q = "'";
-  for (char c : word) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string words(const std::vector<std::string>& args) {
-  std::string s;
-  for (const auto& a : args) s += (s.empty() ? "" : " ") + quoted(a);
-  return s;
 }
 
 // The test options (after "--").
@@ -170,12 +152,12 @@ std::string help_text(iperf_flavour f) {
 
 std::string iperf_translation::netload_command() const {
   std::string s;
-  for (const auto& a : netload_args) s += (s.empty() ? "netload " : " && netload ") + words(a);
+  for (const auto& a : netload_args) s += (s.empty() ? "netload " : " && netload ") + quote_argv(a);
   return s;
 }
 
 std::string iperf_translation::summary() const {
-  return fmt::format("{} {} = {}", iperf::name(flavour), words(iperf_args), netload_command());
+  return fmt::format("{} {} = {}", iperf::name(flavour), quote_argv(iperf_args), netload_command());
 }
 
 bool is_iperf_command(const std::vector<std::string>& args) {
@@ -201,7 +183,7 @@ std::optional<iperf_translation> translate_iperf(const std::vector<std::string>&
       if (!o) throw std::logic_error("a translation asked for help");
     } catch (const usage_error& e) {
       throw usage_error(fmt::format("{} (the translation of {} {}: netload {})", e.what(), iperf::name(t.flavour),
-                                    words(t.iperf_args), words(argv)));
+                                    quote_argv(t.iperf_args), quote_argv(argv)));
     }
     // Set here rather than parsed: --bidir belongs to the bidirectional test's own change to the parser.
     if (r.bidir) {
