@@ -241,13 +241,14 @@ TEST_CASE("each tool's defaults and units", "[iperf]") {
 }
 
 TEST_CASE("each mapped iperf option", "[iperf]") {
-  auto t = translate({"--iperf3", "-c", "h", "-R", "-M", "1400", "-A", "0,1", "-J", "-C", "reno", "-S", "0xb8", "-4",
-                      "-B", "127.0.0.1"});
+  const int cpu = nb::allowed_cpus().at(0);  // this host's CPU must be one this process may use
+  auto t = translate({"--iperf3", "-c", "h", "-R", "-M", "1400", "-A", std::to_string(cpu) + ",5", "-J", "-C", "reno", "-S",
+                      "0xb8", "-4", "-B", "127.0.0.1"});
   const auto& o = t.runs[0];
   CHECK(o.reverse);
   CHECK(o.mss == 1400);
-  CHECK(o.local_cpu == 0);
-  CHECK(o.remote_cpu == 1);
+  CHECK(o.local_cpu == cpu);
+  CHECK(o.remote_cpu == 5);
   CHECK(o.json);
   CHECK(o.congestion == "reno");
   CHECK(o.dscp == 46);  // TOS 0xb8: EF
