@@ -245,19 +245,5 @@ process_outcome run_blocking(const std::vector<std::string>& argv, std::chrono::
   return run_on(io, run_command(argv, limit, input));
 }
 
-std::string shell_quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                              "_-./,:=+@%") == std::string::npos)
-    return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string quote_argv(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
-  return out;
-}
 
 }  // namespace nb

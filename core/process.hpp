@@ -7,6 +7,8 @@
 // Errors: what cannot start throws (std::runtime_error naming the program; fmt::system_error for a
 // failed pipe); how a started child ends (its status, a signal, the deadline) is a process_outcome,
 // never an exception; write_stdin's false says the child is gone.
+#include "core/text.hpp"
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -94,9 +96,7 @@ T run_on(asio::io_context& io, asio::awaitable<T> work) {
 process_outcome run_blocking(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                              const std::string& input = {});
 
-// "a b 'c d'": for logs, messages, the environment record and dry runs, and the one string ssh hands to
-// the remote shell (harness/run/launcher.cpp): a POSIX shell reads it back as the same argv.
-std::string quote_argv(const std::vector<std::string>& argv);
-std::string shell_quote(const std::string& word);
+// quote_argv and shell_quote ("a b 'c d'", for logs, dry runs and the string ssh hands to the remote
+// shell): core/text.hpp.
 
 }  // namespace nb

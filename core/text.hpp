@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nb {
 
@@ -38,6 +39,25 @@ inline std::string version_word(std::string_view out) {
   const std::string line = first_line(out);
   const auto space = line.find_last_of(' ');
   return space == std::string::npos ? line : line.substr(space + 1);
+}
+
+// A word as a POSIX shell reads it back: as is when plain, else in single quotes.
+inline std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                              "_-./,:=+@%") == std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// "a b 'c d'": for logs, messages, the environment record and dry runs, the one string ssh hands to the
+// remote shell (harness/run/launcher.cpp), and netload's iperf translations: a POSIX shell reads it back
+// as the same argv.
+inline std::string quote_argv(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
+  return out;
 }
 
 }  // namespace nb

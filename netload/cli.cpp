@@ -181,6 +181,8 @@ std::string footer() {
          "  netload -H HOST -t UDP_RR -- -r 64,64                   round trips: transactions/s, latency percentiles\n"
          "  netload -H HOST -t UDP_RR --pps 100 -l 60               a latency probe: 100 transactions/s for a minute\n"
          "  netload -H HOST -t UDP_STREAM --bidir --pps 10000       both ways at once, 10 000 packets/s each\n"
+         "  netload --iperf3 -u -b 100m -c HOST                     an iperf client command line, translated\n"
+         "                                                          (--iperf2 ARGS too; --iperf3 -h lists the options)\n"
          "\nnetperf options netload refuses (exit status 2, naming the option):\n" +
          wrap(refused_list(unsupported_global), 100, "  ") + "after --:\n" + wrap(refused_list(unsupported_test), 100, "  ") +
          "\nExit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"

@@ -1,10 +1,11 @@
-// netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM) with counts that add up.
+// netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM, UDP_RR, TCP_RR) with counts that add up.
 #include "core/host_info.hpp"
 #include "core/kernel_features.hpp"
 #include "core/socket.hpp"
 #include "core/version.hpp"
 #include "netload/bidir.hpp"
 #include "netload/client.hpp"
+#include "netload/iperf_args.hpp"
 #include "netload/outcome.hpp"
 #include "netload/report.hpp"
 
@@ -69,16 +70,43 @@ int host_info(const nb::load::client_options& o) {
   return ok;
 }
 
+// --iperf3 / --iperf2 ARGS: the runs iperf's command line comes to (iperf2's -r: two, one after the
+// other), after the line saying which netload command line that is. Empty: nothing to run.
+std::vector<nb::load::client_options> iperf_runs(const std::vector<std::string>& args) {
+  auto t = nb::load::translate_iperf(args);
+  if (!t) return {};
+  if (t->translate_only) {
+    fmt::print("{}\n", t->netload_command());
+    return {};
+  }
+  fmt::print(stderr, "netload: {}\n", t->summary());
+  return std::move(t->runs);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    auto options = nb::load::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
-    if (!options) return ok;
-    if (options->host_info) return host_info(*options);
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    std::vector<nb::load::client_options> runs;
+    if (nb::load::is_iperf_command(args)) {
+      runs = iperf_runs(args);
+      if (runs.empty()) return ok;
+    } else {
+      auto options = nb::load::parse_command_line(args);
+      if (!options) return ok;
+      if (options->host_info) return host_info(*options);
+      runs.push_back(std::move(*options));
+    }
     nb::report_kernel_fallbacks("netload", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro,
                                             nb::kernel_feature::meminfo});
-    return options->bidir ? nb::load::run_bidir(*options) : run(*options);
+    int status = ok;
+    for (const auto& o : runs) {
+      const int s = o.bidir ? nb::load::run_bidir(o) : run(o);
+      status = worse(status, s);
+      if (s == failed) break;  // iperf2 -r: a forward run that failed leaves nothing for the reverse one
+    }
+    return status;
   } catch (const nb::load::usage_error& e) {
     fmt::print(stderr, "netload: {}\n", e.what());
     return usage;

@@ -58,8 +58,12 @@ refused "$netload" "needs a value" -t UDP_STREAM -l
 refused "$netload" "unexpected argument 'stray'" -t UDP_STREAM stray
 refused "$netload" "may not run on CPU $one_past_last_cpu" -T "$one_past_last_cpu"
 refused "$netload" "netperf option -b (burst size) is not supported" -b 4
+refused "$netload" "iperf3 option -Z (sendfile() sends" --iperf3 -c 127.0.0.1 -Z
+refused "$netload" "iperf2 option -e (enhanced reports" --iperf2 -c 127.0.0.1 -e
+refused "$netload" "--iperf3 goes first" -t UDP_STREAM --iperf3 -c 127.0.0.1
 help "$netload"
 grep -q -- '-b burst size' "$tmp/out" || { echo "FAIL: netload --help does not name the refused netperf options"; fails=1; }
+grep -q -- '--iperf3' "$tmp/out" || { echo "FAIL: netload --help does not mention --iperf3"; fails=1; }
 grep -q -- '-P data port' "$tmp/out" || { echo "FAIL: netload --help does not name the refused test options"; fails=1; }
 
 refused "$netserve" "unknown option --bogus" -p 0 --bogus

@@ -1,0 +1,80 @@
+// netload --iperf3 / --iperf2 for real: the seed's lines, host and port pointed at a netserve on
+// loopback and the duration shortened to 1 s (the literal lines, 120 s and all, are checked by
+// --iperf3-translate here and in tests/unit/test_iperf_args.cpp).
+#include "core/socket.hpp"
+#include "tests/integration/netserve_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using nb::test::netserve_process;
+
+namespace {
+
+// CPU 1 as the seed asks (-A 1), or the first this process may use where it may not.
+std::string seed_cpu() {
+  auto cpus = nb::allowed_cpus();
+  return std::find(cpus.begin(), cpus.end(), 1) != cpus.end() ? "1" : std::to_string(cpus.at(0));
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the translate-only flag prints the seed line's netload command, 120 s and all", "[integration][iperf]") {
+  const std::string cpu = seed_cpu();
+  // Translate-only: the seed's address is parsed and printed, never resolved nor sent to.
+  auto c = nb::test::run({nb::test::netload_path(), "--iperf3-translate", "-u", "-l", "16", "-b", "100m", "-t", "120", "-c",
+                          "192.168.100.1", "-i", "1", "-p", "16001", "-A", cpu});
+  INFO(c.err);
+  CHECK(c.status == 0);
+  CHECK(c.out == "netload -H 192.168.100.1 -p 16001 -t UDP_STREAM -l 120 --rate 100M --interval 1 -T " + cpu +
+                     ", -- -m 16\n");
+  CHECK(c.err.empty());  // nothing ran
+}
+
+TEST_CASE("the seed's iperf3 line runs against netserve", "[integration][iperf]") {
+  netserve_process server(1);
+  const std::string port = std::to_string(server.port()), cpu = seed_cpu();
+  // iperf3 -u -l 16 -b 100m -t 120 -c 192.168.100.1 -i 1 -p 16001 -A 1, for 1 s on loopback.
+  auto c = nb::test::run({nb::test::netload_path(), "--iperf3", "-u", "-l", "16", "-b", "100m", "-t", "1", "-c", "127.0.0.1",
+                          "-i", "1", "-p", port, "-A", cpu});
+  INFO(c.err);
+  CHECK(nb::test::ran_and_reconciled(c.status));
+  CHECK_THAT(c.err, Catch::StartsWith("netload: iperf3 -u -l 16 -b 100m -t 1 -c 127.0.0.1 -i 1 -p " + port + " -A " + cpu +
+                                      " = netload -H 127.0.0.1 -p " + port +
+                                      " -t UDP_STREAM -l 1 --rate 100M --interval 1 -T " + cpu + ", -- -m 16\n"));
+  CHECK_THAT(c.out, Catch::Contains("UDP_STREAM TEST to 127.0.0.1 port " + port + ": message 16 bytes"));
+  CHECK_THAT(c.out, Catch::Contains("Packets/s   sender"));
+  CHECK(server.wait_logged(server.port(), 1).size() == 1);
+}
+
+TEST_CASE("the OCI tutorial's final iperf2 line runs against netserve", "[integration][iperf]") {
+  netserve_process server(1);
+  const std::string port = std::to_string(server.port());
+  // iperf -c <server> -b 9G -P 5, with the port netserve listens on and 1 s instead of iperf2's 10.
+  auto c = nb::test::run({nb::test::netload_path(), "--iperf2", "-c", "127.0.0.1", "-b", "9G", "-P", "5", "-p", port, "-t", "1"});
+  INFO(c.err);
+  CHECK(nb::test::ran_and_reconciled(c.status));  // 48 Gbit/s is more than loopback here gives: 4, target missed
+  CHECK_THAT(c.err, Catch::StartsWith("netload: iperf2 -c 127.0.0.1 -b 9G -P 5 -p " + port + " -t 1 = netload -H 127.0.0.1 -p " +
+                                      port + " -t TCP_STREAM -l 1 --streams 5 --rate 48318382080 -- -m 128K\n"));
+  CHECK_THAT(c.out, Catch::Contains("TCP_STREAM TEST to 127.0.0.1 port " + port));
+}
+
+TEST_CASE("iperf2's -r runs the test forward, then reversed", "[integration][iperf]") {
+  netserve_process server(1);
+  const std::string port = std::to_string(server.port());
+  // iperf -c <server> -r -w 2000, with the port netserve listens on and 0.5 s each way.
+  auto c = nb::test::run({nb::test::netload_path(), "--iperf2", "-c", "127.0.0.1", "-r", "-w", "2000", "-p", port, "-t", "0.5"});
+  INFO(c.err);
+  CHECK(c.status == 0);
+  CHECK_THAT(c.err, Catch::Contains(" = netload -H 127.0.0.1 -p " + port + " -t TCP_STREAM -l 0.5 -- -m 128K -s 2000 && "
+                                    "netload -H 127.0.0.1 -p " + port + " -t TCP_STREAM -l 0.5 --reverse -- -m 128K -s 2000 -S 2000"));
+  CHECK(count(c.out, "TCP_STREAM TEST to 127.0.0.1") == 2);
+  CHECK(server.wait_logged(server.port(), 2).size() == 2);
+}
