@@ -319,7 +319,7 @@ TEST_CASE("an iperf option with no netload equivalent is an error naming it", "[
   refused({"--iperf2", "-c", "h", "-d", "-r"}, "one of -d, -r and -R");
   refused({"--iperf2", "-c", "h", "-b", "1m"}, "give -l 125000 or less");  // iperf2's own refusal
   CHECK(translate({"--iperf2", "-c", "h", "-b", "1m", "-l", "125000"}).runs[0].rate_bps == 1e6);
-  refused({"--iperf3", "-c", "h", "-u", "-M", "1200"}, "-M (MSS) applies to TCP_STREAM only (the translation of iperf3");
+  refused({"--iperf3", "-c", "h", "-u", "-M", "1200"}, "-M (MSS) applies to TCP tests only (the translation of iperf3");
   CHECK_THROWS_WITH(is_iperf_command({"-H", "h", "--iperf3"}), Catch::Contains("--iperf3 goes first"));
   CHECK_FALSE(is_iperf_command({"-H", "h"}));
   CHECK(is_iperf_command({"--iperf2-translate"}));
