@@ -77,10 +77,15 @@ latency_histogram latency_histogram::since(const latency_histogram& earlier) con
   }
   d.count_.set(total);
   if (total == 0) return d;
+  // The exact min and max where they fall in the interval's end buckets, else those buckets' bounds; the
+  // sum within what the two allow: snapshots taken while a value was being recorded may disagree by it,
+  // and the result must still be a histogram from_json() accepts.
+  const std::uint64_t hi = bucket_of(max_ns()) == highest ? max_ns() : bucket_highest(highest);
+  const std::uint64_t lo = total == 1 ? hi : bucket_of(min_ns()) == lowest ? min_ns() : bucket_lowest(lowest);
   const std::uint64_t sum = sum_.get(), sum_then = earlier.sum_.get();
-  d.sum_.set(sum > sum_then ? sum - sum_then : 0);
-  d.min_.set(std::clamp(bucket_lowest(lowest), min_ns(), max_ns()));
-  d.max_.set(std::clamp(bucket_highest(highest), min_ns(), max_ns()));
+  d.sum_.set(std::clamp(sum > sum_then ? sum - sum_then : 0, saturating_mul(total, lo), saturating_mul(total, hi)));
+  d.min_.set(lo);
+  d.max_.set(hi);
   d.clamped_.set(clamped() - std::min(clamped(), earlier.clamped()));
   return d;
 }

@@ -174,14 +174,18 @@ void reconcile_rr(test_result& r, const side_counts& client, const side_counts& 
     return;
   }
   rr.responses_lost = server.responses - arrived;
+  // Answers without a number (a message under 8 bytes) are matched in order: a late one closes the next
+  // transaction, whose own answer then matches none. Those are late answers too.
+  const bool numbered = rr.request_size >= 8 && rr.response_size >= 8;
+  const std::uint64_t late = client.late_responses + (numbered ? 0 : client.unmatched_responses);
   // Every request was answered in time or given up; what was given up is what the two sides lost, came
   // late, or the server could not send (its kernel refused the answer: its errors).
   std::string why;
   if (client.responses + client.timeouts != client.packets)
     why = fmt::format("{} requests sent, but {} answered and {} given up", client.packets, client.responses, client.timeouts);
-  else if (client.timeouts != l.packets + rr.responses_lost + client.late_responses + server.errors)
+  else if (client.timeouts != l.packets + rr.responses_lost + late + server.errors)
     why = fmt::format("{} transactions given up, but {} requests and {} answers lost, {} late and {} the server's "
-                      "kernel refused", client.timeouts, l.packets, rr.responses_lost, client.late_responses, server.errors);
+                      "kernel refused", client.timeouts, l.packets, rr.responses_lost, late, server.errors);
   if (!why.empty()) {
     l.reconciles = false;
     l.note = why;

@@ -16,13 +16,13 @@
 namespace nb {
 namespace {
 
-constexpr std::int64_t poll_ns = 100'000'000;  // how often a waiting loop looks at its stop token
+constexpr std::int64_t rr_poll_ns = 100'000'000;  // how often a waiting loop looks at its stop token
 constexpr std::size_t number_size = 8;         // a transaction's number, echoed by the server
 
 // Waits until `fd` is ready for `events` or `until` (monotonic) comes, at most a poll slice.
 short wait_ready(int fd, short events, std::int64_t until) noexcept {
   pollfd p{fd, events, 0};
-  const std::int64_t wait = std::clamp<std::int64_t>(until - mono_ns(), 0, poll_ns);
+  const std::int64_t wait = std::clamp<std::int64_t>(until - mono_ns(), 0, rr_poll_ns);
   timespec ts{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
   return ::ppoll(&p, 1, &ts, nullptr) > 0 ? p.revents : 0;
 }
@@ -56,14 +56,30 @@ class rr_window {
   std::uint64_t next_ = 0, oldest_ = 0;
 };
 
-// The next request is due: at once when unpaced, else on the schedule counted from the start (no drift;
-// a late one goes at once, and the window bounds any catching up).
-bool due(const stream_plan& plan, std::int64_t start, std::uint64_t issued, std::int64_t now) noexcept {
-  return plan.pps <= 0 || now >= start + static_cast<std::int64_t>(static_cast<double>(issued) * 1e9 / plan.pps);
-}
-std::int64_t next_due(const stream_plan& plan, std::int64_t start, std::uint64_t issued) noexcept {
-  return plan.pps <= 0 ? 0 : start + static_cast<std::int64_t>(static_cast<double>(issued) * 1e9 / plan.pps);
-}
+// When the next transaction is due. Paced transactions keep to a schedule counted from the start (no
+// drift), but one that fell behind by more than a transaction (the client stalled, the window was shut)
+// does not send the backlog in a burst: that would queue the test's own requests, in the very latency it
+// measures. The schedule moves on from now instead, and the rate shows what was missed (the target check).
+class rr_schedule {
+ public:
+  rr_schedule(double pps, std::int64_t start) noexcept : step_ns_(pps > 0 ? 1e9 / pps : 0), start_(start) {}
+  bool due(std::int64_t now) const noexcept { return step_ns_ <= 0 || now >= at(); }
+  std::int64_t next() const noexcept { return step_ns_ <= 0 ? 0 : at(); }
+  void sent(std::int64_t now) noexcept {
+    if (step_ns_ <= 0) return;
+    ++slot_;
+    if (now - at() > static_cast<std::int64_t>(step_ns_)) {  // behind by more than one: skip the missed slots
+      start_ = now;
+      slot_ = 1;  // the next one a step after this one
+    }
+  }
+
+ private:
+  std::int64_t at() const noexcept { return start_ + static_cast<std::int64_t>(static_cast<double>(slot_) * step_ns_); }
+  double step_ns_;
+  std::int64_t start_;
+  std::uint64_t slot_ = 0;
+};
 
 void write_number(unsigned char* p, std::uint64_t n) noexcept {
   const std::uint64_t le = htole64(n);
@@ -92,7 +108,7 @@ void take_udp_answer(rr_client_state& s, rr_window& w, const unsigned char* p, s
     longest = std::max<std::uint64_t>(longest, static_cast<std::uint64_t>(std::max<std::int64_t>(rtt, 0)));
     record_answer(s, len, rtt, wall_ns());
     w.close(n);
-  } else if (n < w.issued() && !w.empty() && n < w.oldest()) {
+  } else if (n < w.oldest()) {  // given up already (the window may be empty by now)
     s.rr.late.add(1);
   } else {
     s.rr.unmatched.add(1);
@@ -169,11 +185,12 @@ void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
   std::uint64_t longest = 0;
   std::int64_t start = 0, end = 0;
   begin_stream(stop, plan, out, start, end);
+  rr_schedule schedule(plan.pps, start);
   std::int64_t give_up = 0;  // after the end: when the last transactions stop waiting
   for (;;) {
     std::int64_t now = mono_ns();
     const bool sending = now < end && !stop.stop_requested();
-    while (sending && w.room() && due(plan, start, w.issued(), now)) {
+    while (sending && w.room() && schedule.due(now)) {
       const std::uint64_t n = w.issued();
       if (plan.message_size >= payload_header_size) write_payload_header(request.data(), n, wall_ns());
       else if (numbered) write_number(request.data(), n);
@@ -186,9 +203,11 @@ void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
         }
         s.requests.errors.add(1);  // refused (ENOBUFS, an ICMP error): the number is not reused
         w.close(w.open(now));
+        schedule.sent(now);
         continue;
       }
       w.open(now);
+      schedule.sent(now);
       s.requests.packets.add(1);
       s.requests.bytes.add(plan.message_size);
     }
@@ -201,8 +220,9 @@ void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
     }
     std::int64_t until = sending ? end : give_up;
     if (!w.empty()) until = std::min(until, w.oldest_sent() + rr_timeout_ns(longest));
-    if (sending && w.room()) until = std::min(until, next_due(plan, start, w.issued()));
-    if (wait_ready(plan.fd, POLLIN, until) & POLLIN) {
+    if (sending && w.room() && plan.pps > 0) until = std::min(until, schedule.next());
+    // POLLERR too: a pending ICMP error would wake ppoll at once, every pass, until a recv() takes it.
+    if (wait_ready(plan.fd, POLLIN, until) & (POLLIN | POLLERR)) {
       for (;;) {
         ssize_t r = ::recv(plan.fd, answer.data(), answer.size(), MSG_DONTWAIT | MSG_TRUNC);
         if (r < 0) break;  // EAGAIN: all read; ECONNREFUSED (an ICMP error) is the loss the count shows
@@ -231,11 +251,13 @@ void run_tcp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
   bool writing = false;
   std::int64_t start = 0, end = 0;
   begin_stream(stop, plan, out, start, end);
+  rr_schedule schedule(plan.pps, start);
   while (!stop.stop_requested()) {
     std::int64_t now = mono_ns();
     const bool sending = now < end;
     if (!sending && out.elapsed_ns == 0) out.elapsed_ns = now - start;
-    if (!writing && sending && issued - answered < sent_ns.size() && due(plan, start, issued, now)) {
+    if (!writing && sending && issued - answered < sent_ns.size() && schedule.due(now)) {
+      schedule.sent(now);
       sent_ns[issued++ % sent_ns.size()] = now;
       writing = true;
       written = 0;
@@ -277,8 +299,8 @@ void run_tcp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
     }
     if (!sending && !writing && answered == issued) break;  // every transaction answered
     if (progress) continue;
-    std::int64_t until = sending ? end : now + poll_ns;
-    if (sending && !writing && issued - answered < sent_ns.size()) until = std::min(until, next_due(plan, start, issued));
+    std::int64_t until = sending ? end : now + rr_poll_ns;
+    if (sending && !writing && issued - answered < sent_ns.size() && plan.pps > 0) until = std::min(until, schedule.next());
     wait_ready(plan.fd, static_cast<short>(POLLIN | (writing ? POLLOUT : 0)), until);
   }
   if (out.elapsed_ns == 0) out.elapsed_ns = mono_ns() - start;
@@ -331,7 +353,7 @@ void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_count
     }
     if (eof && owed == 0) return;  // every request answered
     if (!progress)
-      wait_ready(plan.fd, static_cast<short>((eof ? 0 : POLLIN) | (owed ? POLLOUT : 0)), mono_ns() + poll_ns);
+      wait_ready(plan.fd, static_cast<short>((eof ? 0 : POLLIN) | (owed ? POLLOUT : 0)), mono_ns() + rr_poll_ns);
   }
 }
 

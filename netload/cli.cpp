@@ -64,6 +64,7 @@ std::int32_t buffer_size(const std::string& text, const char* opt) {
 
 struct raw_options {
   std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size, rr_sizes;
+  std::optional<std::uint32_t> burst, test_burst;  // --burst and -- -b: the same setting, given once
   int routing = 1;
 };
 
@@ -98,7 +99,7 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax: N, L,R, L, or ,R)")
       ->option_text("CPUS")->group(test);
   app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)")->option_text("BITS")->group(pace);
-  app.add_option("--burst", o.burst, "RR: transactions in flight beyond the first (netperf's -- -b)")
+  app.add_option("--burst", raw.burst, "RR: transactions in flight beyond the first (netperf's -- -b)")
       ->option_text("N")->check(whole_in("--burst", 0, max_rr_burst))->group(test);
   app.add_option("--pps", o.pps, "Target packets (TCP: messages; RR: transactions) per second, all streams")
       ->option_text("N")->check(non_negative("--pps", "packets per second"))->group(pace);
@@ -141,7 +142,7 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
   app.add_flag("--zerocopy", o.zerocopy, "TCP: send with MSG_ZEROCOPY (the result says what the kernel copied)")->group(group);
   app.add_option("-r", raw.rr_sizes, "RR: request and response sizes, bytes (default 1,1)")
       ->option_text("REQ,RESP")->group(group);
-  app.add_option("-b", o.burst, "RR: transactions in flight beyond the first (default 0)")
+  app.add_option("-b", raw.test_burst, "RR: transactions in flight beyond the first (default 0)")
       ->option_text("N")->check(whole_in("-b", 0, max_rr_burst))->group(group);
   app.add_option("-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)")
       ->option_text("1")->check(whole_in("-R", 0, 1))->group(group);
@@ -220,6 +221,8 @@ void finish_tcp(client_options& o, const raw_options& raw) {
 
 // Request/response: -r REQ,RESP (netperf's; one size gives both), the burst, and what does not apply.
 void finish_rr(client_options& o, const raw_options& raw) {
+  if (raw.burst && raw.test_burst) throw usage_error("give --burst or -- -b, not both");
+  o.burst = raw.burst ? *raw.burst : raw.test_burst.value_or(0);
   if (!is_rr(o.kind)) {
     if (!raw.rr_sizes.empty()) throw usage_error("-r (request/response sizes) applies to UDP_RR and TCP_RR only");
     if (o.burst) throw usage_error("--burst (-- -b) applies to UDP_RR and TCP_RR only");
@@ -228,21 +231,29 @@ void finish_rr(client_options& o, const raw_options& raw) {
   if (!raw.message.empty()) throw usage_error("-m does not apply to a request/response test: give -- -r REQ,RESP");
   if (o.reverse) throw usage_error("--reverse: a request/response test has no reverse (both directions carry it)");
   if (o.rate_bps > 0) throw usage_error("--rate does not apply to a request/response test: --pps gives transactions per second");
+  if (o.bidir) throw usage_error("--bidir: a request/response test carries both directions already");
   o.message_size = o.response_size = 1;  // netperf's default
-  if (raw.rr_sizes.empty()) return;
-  const auto comma = raw.rr_sizes.find(',');
-  const std::string req = raw.rr_sizes.substr(0, comma);
-  const std::string resp = comma == std::string::npos ? req : raw.rr_sizes.substr(comma + 1);
-  const std::uint32_t most = o.kind == test_kind::udp_rr ? max_udp_message_size : max_tcp_message_size;
-  auto size = [&](const std::string& text) {
-    if (text.empty()) return std::uint32_t{1};
-    auto v = buffer_size(text, "-r");
-    if (v < 1 || static_cast<std::uint32_t>(v) > most)
-      throw usage_error(fmt::format("-r {}: each size must be between 1 and {} bytes", raw.rr_sizes, most));
-    return static_cast<std::uint32_t>(v);
-  };
-  o.message_size = size(req);
-  o.response_size = size(resp);
+  if (!raw.rr_sizes.empty()) {
+    const auto comma = raw.rr_sizes.find(',');
+    const std::string req = raw.rr_sizes.substr(0, comma);
+    const std::string resp = comma == std::string::npos ? req : raw.rr_sizes.substr(comma + 1);
+    const std::uint32_t most = o.kind == test_kind::udp_rr ? max_udp_message_size : max_tcp_message_size;
+    auto size = [&](const std::string& text) {
+      if (text.empty()) return std::uint32_t{1};
+      auto v = buffer_size(text, "-r");
+      if (v < 1 || static_cast<std::uint32_t>(v) > most)
+        throw usage_error(fmt::format("-r {}: each size must be between 1 and {} bytes", raw.rr_sizes, most));
+      return static_cast<std::uint32_t>(v);
+    };
+    o.message_size = size(req);
+    o.response_size = size(resp);
+  }
+  // Under 8 bytes a UDP message has no room for its transaction's number: answers are matched in order,
+  // which stays right only with one transaction in flight (a late answer would shift every later one).
+  if (o.kind == test_kind::udp_rr && o.burst > 0 && std::min(o.message_size, o.response_size) < 8)
+    throw usage_error(fmt::format("UDP_RR -r {},{} with a burst: requests and answers need 8 bytes or more, room for "
+                                  "the transaction's number by which a late answer is told apart",
+                                  o.message_size, o.response_size));
 }
 
 void finish(client_options& o, const raw_options& raw) {

@@ -81,6 +81,10 @@ asio::awaitable<void> client_test::wait_local_done() {
   if (!o_.reverse) {  // senders stop by themselves at the end
     while (!streams_.all_done() && wall_ns() < end + finish_grace_ns) co_await sleep_for(5ms);
     sample_host_end();
+    // One still running past the grace (a request/response client waiting for answers a stalled server
+    // never sends) is stopped, so the counts and the round trips are read once it no longer writes them.
+    streams_.request_stop();
+    while (!streams_.all_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
     co_return;
   }
   while (wall_ns() < end) co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(end - wall_ns(), 50'000'000)));

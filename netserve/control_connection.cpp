@@ -295,12 +295,15 @@ void control_connection::log_result(const result_msg& result, const end_msg& cli
   double seconds = ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns);
   fmt::print(stderr,
              "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
-             "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}\n",
+             "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}{}\n",
              port_->number, test_->id(), to_string(r.kind), r.reverse ? "reverse" : "forward", test_->peer().address(),
              r.message_size, r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds,
              per_second(c.packets, seconds), bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, result.unattributed,
-             test_->lanes_used().empty() ? "" : " lanes=", test_->lanes_used(), c.error.empty() ? "" : " error=",
-             printable(c.error));
+             test_->lanes_used().empty() ? "" : " lanes=", test_->lanes_used(),
+             is_rr(r.kind) ? fmt::format(" answers={} answer_bytes={} answers_refused={}", c.responses, c.response_bytes,
+                                         r.kind == test_kind::udp_rr ? c.errors : 0)
+                           : std::string(),
+             c.error.empty() ? "" : " error=", printable(c.error));
 }
 
 }  // namespace nb::serve

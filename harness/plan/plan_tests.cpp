@@ -7,6 +7,7 @@
 #include "harness/plan/plan_toml.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace harness {
@@ -40,10 +41,17 @@ void parse_rr(test_spec& t, toml_reader& r) {
   if (const toml::node* n = r.find("rate"))
     fail_at(n->source(), fmt::format("{}: a request/response test is paced in transactions: give 'pps'", r.context()));
   if (t.reverse) fail_at(r.need("reverse").source(), fmt::format("{}: a request/response test has no reverse", r.context()));
+  const std::uint32_t smallest = std::min(*std::min_element(t.message_sizes.begin(), t.message_sizes.end()), t.response_size);
+  if (t.kind == nb::test_kind::udp_rr && t.burst > 0 && smallest < 8)  // as netload refuses it (netload/cli.cpp)
+    fail_at(r.need("burst").source(), fmt::format("{}: a UDP_RR burst needs requests and answers of 8 bytes or more "
+                                                  "(room for the transaction's number)", r.context()));
 }
 
 // latency_probe = true, or { pps = 100, size = 64, idle = 2 }: a UDP_RR probe beside a stream test's load.
-void parse_probe(test_spec& t, toml_reader& r) {
+// Its intervals are counted from its own start, idle seconds before T0: idle must be whole intervals so
+// that one of them ends at T0 (the idle figure is the intervals before it). Its messages carry their
+// transaction's number (8 bytes or more), so a late answer is never taken for another's.
+void parse_probe(test_spec& t, toml_reader& r, double interval) {
   const toml::node* n = r.find("latency_probe");
   if (!n) return;
   if (nb::is_rr(t.kind))
@@ -57,8 +65,11 @@ void parse_probe(test_spec& t, toml_reader& r) {
   toml_reader pr(r.table(*n, "latency_probe"), r.context() + " latency_probe");
   probe_spec p;
   p.pps = pr.number_or("pps", p.pps, 1, 10000);
-  p.size = static_cast<std::uint32_t>(pr.integer_or("size", p.size, 1, 1400));
-  p.idle = pr.number_or("idle", p.idle, 0.5, 600);
+  p.size = static_cast<std::uint32_t>(pr.integer_or("size", p.size, 16, 1400));
+  p.idle = pr.number_or("idle", p.idle, 0.1, 600);
+  if (const double whole = std::round(p.idle / interval); whole < 1 || std::abs(p.idle - whole * interval) > 1e-6)
+    fail_at(pr.need("idle").source(), fmt::format("{}: idle {:g} s is not a whole number of the plan's {:g}-s intervals",
+                                                  pr.context(), p.idle, interval));
   pr.done();
   t.probe = p;
 }
@@ -286,7 +297,7 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   parse_rr(t, r);
   parse_loads(t, r);
   parse_search(t, r);
-  parse_probe(t, r);
+  parse_probe(t, r, p.interval);
   t.affinity = parse_affinity(r);
   t.streams = static_cast<std::uint32_t>(r.integer_or("streams", 1, 1, nb::max_streams_per_test));
   if (const toml::node* m = r.find("mss")) {

@@ -278,6 +278,9 @@ TEST_CASE("harness plan error: request/response and probe keys where they do not
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nlatency_probe = true\n")), Catch::Contains("itself request/response"));
   CHECK_THAT(error_of(fan_in("latency_probe = { pps = 0 }\n")), Catch::Contains("plan.toml:"));
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nburst = 5000\n")), Catch::Contains("burst"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nburst = 1\n")), Catch::Contains("8 bytes or more"));
+  CHECK_THAT(error_of(fan_in("latency_probe = { idle = 1.5 }\n")), Catch::Contains("whole number of the plan's 1-s intervals"));
+  CHECK_THAT(error_of(fan_in("latency_probe = { size = 4 }\n")), Catch::Contains("size"));
 }
 
 TEST_CASE("harness plan: bidirectional runs each instance both ways in one run, at one T0", "[harness][plan][bidir]") {

@@ -82,6 +82,11 @@ TEST_CASE("request/response: -r REQ,RESP and the burst, netperf's defaults, and 
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-r", "1,1"}), Catch::Contains("UDP_RR and TCP_RR only"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--burst", "1"}), Catch::Contains("UDP_RR and TCP_RR only"));
   CHECK_THROWS_AS(parse_command_line({"-t", "TCP_RR", "--burst", "5000"}), usage_error);
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "3", "--", "-b", "4", "-r", "64"}), Catch::Contains("not both"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--bidir"}), Catch::Contains("--bidir"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "1"}), Catch::Contains("8 bytes or more"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "1", "--", "-r", "64,4"}), Catch::Contains("8 bytes or more"));
+  CHECK(parse_command_line({"-t", "TCP_RR", "--burst", "1"}));  // TCP answers come in order: no number needed
 }
 
 TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {

@@ -300,4 +300,17 @@ TEST_CASE("latency_histogram: since() gives what was recorded after a snapshot, 
   CHECK(d.percentile_ns(50) <= 50'049 + 50'049 / 128);
   CHECK(h.since(h).count() == 0);
   CHECK(h.since(h).percentile_ns(99) == 0);
+  // Whatever the snapshots, an interval is a histogram its reader accepts: one value, and a value in the
+  // lowest bucket's range recorded before (the whole run's min lies in the interval's lowest bucket).
+  const nb::latency_histogram before = h;
+  h.record(777'777);
+  const nb::latency_histogram one = h.since(before);
+  CHECK(one.count() == 1);
+  CHECK(one.min_ns() == one.max_ns());
+  CHECK_NOTHROW(nb::latency_histogram::from_json(one.to_json()));
+  CHECK_NOTHROW(nb::latency_histogram::from_json(d.to_json()));
+  const nb::latency_histogram then2 = h;
+  h.record(1001);
+  h.record(900'000);
+  CHECK_NOTHROW(nb::latency_histogram::from_json(h.since(then2).to_json()));
 }

@@ -113,6 +113,42 @@ TEST_CASE("UDP_RR client: every request answered in time or given up, lost ones 
   CHECK(cl.rr.unmatched.get() == 0);
 }
 
+TEST_CASE("UDP_RR client: an answer after its transaction was given up is late, also with nothing else in flight", "[rr]") {
+  auto [c, s] = udp_pair();
+  std::atomic<bool> stop{false};
+  std::uint64_t answered = 0;
+  // Answers every request at once except number 3, whose answer comes 600 ms later: past the client's
+  // 200-ms timeout, when the window (one in flight, 20 per second) is usually empty.
+  std::thread server([&, fd = s.get()] {
+    std::vector<unsigned char> in(64), out(16), held(16);
+    std::int64_t release = 0;
+    while (!stop) {
+      if (release && nb::mono_ns() >= release) {
+        ::send(fd, held.data(), held.size(), 0);
+        release = 0;
+      }
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 5) <= 0) continue;
+      const ssize_t n = ::recv(fd, in.data(), in.size(), 0);
+      if (n < 8) continue;
+      std::uint64_t seq;
+      std::memcpy(&seq, in.data(), 8);
+      nb::fill_udp_answer(in.data(), static_cast<std::size_t>(n), (le64toh(seq) == 3 ? held : out).data(), 16);
+      if (le64toh(seq) == 3) release = nb::mono_ns() + 600'000'000;
+      else ::send(fd, out.data(), out.size(), 0), ++answered;
+    }
+  });
+  client cl;
+  nb::run_udp_rr_client({}, plan_for(c.get(), 16, 16, 0, 20, 1'200'000'000), cl.state(), cl.out);
+  stop = true;
+  server.join();
+  CHECK(cl.rr.timeouts.get() == 1);
+  CHECK(cl.rr.late.get() == 1);
+  CHECK(cl.rr.unmatched.get() == 0);
+  CHECK(cl.answers.packets.get() == answered);
+  CHECK(cl.answers.packets.get() + cl.rr.timeouts.get() == cl.requests.packets.get());
+}
+
 TEST_CASE("UDP_RR client: answers out of order are matched by their number", "[rr]") {
   auto [c, s] = udp_pair();
   std::atomic<bool> stop{false};
