@@ -142,22 +142,21 @@ udp_answerer::udp_answerer(const endpoint& to, const endpoint& from) noexcept : 
   h.msg_control = control_;
   h.msg_controllen = sizeof control_;
   cmsghdr* c = CMSG_FIRSTHDR(&h);
+  auto put = [&](int level, int type, const auto& info) {
+    c->cmsg_level = level;
+    c->cmsg_type = type;
+    c->cmsg_len = CMSG_LEN(sizeof info);
+    std::memcpy(CMSG_DATA(c), &info, sizeof info);
+    control_len_ = CMSG_SPACE(sizeof info);
+  };
   if (from.family() == AF_INET6) {
     in6_pktinfo info{};
     info.ipi6_addr = reinterpret_cast<const sockaddr_in6*>(from.data())->sin6_addr;
-    c->cmsg_level = IPPROTO_IPV6;
-    c->cmsg_type = IPV6_PKTINFO;
-    c->cmsg_len = CMSG_LEN(sizeof info);
-    std::memcpy(CMSG_DATA(c), &info, sizeof info);
-    control_len_ = CMSG_SPACE(sizeof info);
+    put(IPPROTO_IPV6, IPV6_PKTINFO, info);
   } else {
     in_pktinfo info{};
     info.ipi_spec_dst = reinterpret_cast<const sockaddr_in*>(from.data())->sin_addr;
-    c->cmsg_level = IPPROTO_IP;
-    c->cmsg_type = IP_PKTINFO;
-    c->cmsg_len = CMSG_LEN(sizeof info);
-    std::memcpy(CMSG_DATA(c), &info, sizeof info);
-    control_len_ = CMSG_SPACE(sizeof info);
+    put(IPPROTO_IP, IP_PKTINFO, info);
   }
 }
 

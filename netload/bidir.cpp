@@ -68,32 +68,9 @@ struct direction {
   std::string failure;
 };
 
-std::string failure_text(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const asio::multiple_exceptions& x) {
-    return failure_text(x.first_exception());
-  } catch (const boost::system::system_error& x) {
-    if (x.code() == asio::error::eof || x.code() == asio::error::connection_reset)
-      return "the server closed the control connection during the test";
-    return x.what();
-  } catch (const std::exception& x) {
-    return x.what();
-  }
-}
-
 test_result result_of(const direction& d) {
   if (d.completed && d.failure.empty()) return d.test->result();
-  test_result r;
-  r.kind = d.options.kind;
-  r.host = d.options.host;
-  r.port = d.options.port;
-  r.message_size = d.options.message_size;
-  r.streams = d.options.streams;
-  r.reverse = d.options.reverse;
-  r.client_version = version;
-  r.error = d.completed ? d.failure : "interrupted before the test completed";
-  return r;
+  return failed_result(d.options, d.completed ? d.failure : "interrupted before the test completed");
 }
 
 // Both tests on one io_context, until both ended (or a signal stopped it).
@@ -110,7 +87,7 @@ void run_both(asio::io_context& io, std::array<direction, 2>& dirs, start_barrie
     asio::co_spawn(io, d.test->run(), [&, k](std::exception_ptr e) {
       dirs[k].completed = true;
       if (e) {
-        dirs[k].failure = failure_text(e);
+        dirs[k].failure = describe_failure(e);
         barrier.failed();
       }
       if (++done == 2) io.stop();

@@ -97,6 +97,11 @@ class client_test {
   std::vector<interval_figures> intervals_;
 };
 
+// A test's failure in one line (the first of two when both halves of a parallel wait failed).
+std::string describe_failure(std::exception_ptr e);
+// The result of a test that failed: what was asked for, and why it failed.
+test_result failed_result(const client_options& o, std::string reason);
+
 // Runs a test to completion on `io`; failures come back as a result with ok = false and the reason.
 test_result run_test(asio::io_context& io, const client_options& options, client_events events);
 

@@ -256,14 +256,12 @@ test_result client_test::result() const {
   return r;
 }
 
-namespace {
-
 // One line for a failure; when both halves of a parallel wait failed, the first one is the cause.
-std::string describe(std::exception_ptr e) {
+std::string describe_failure(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
   } catch (const asio::multiple_exceptions& x) {
-    return describe(x.first_exception());
+    return describe_failure(x.first_exception());
   } catch (const boost::system::system_error& x) {
     if (x.code() == asio::error::eof || x.code() == asio::error::connection_reset)
       return "the server closed the control connection during the test";
@@ -273,7 +271,11 @@ std::string describe(std::exception_ptr e) {
   }
 }
 
-}  // namespace
+test_result failed_result(const client_options& o, std::string reason) {
+  test_result r = asked(o);
+  r.error = std::move(reason);
+  return r;
+}
 
 test_result run_test(asio::io_context& io, const client_options& options, client_events events) {
   auto test = std::make_shared<client_test>(io, options, std::move(events));
@@ -282,15 +284,11 @@ test_result run_test(asio::io_context& io, const client_options& options, client
   asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
     io.stop();  // the test is over: main's signal handler is the only other work left
     completed = true;
-    if (e) failure = describe(e);
+    if (e) failure = describe_failure(e);
   });
   io.run();
   if (!completed) failure = "interrupted before the test completed";
-  if (!failure.empty()) {
-    test_result r = asked(options);
-    r.error = failure;
-    return r;
-  }
+  if (!failure.empty()) return failed_result(options, failure);
   return test->result();
 }
 

@@ -23,8 +23,8 @@ struct instance_spec {
   std::string server;      // host running netserve
   std::size_t server_index = 0, port_slot = 0;  // into run_spec::servers and its ports
   std::string category;    // pairs: the path category label
-  bool probe = false;      // the latency probe (test_spec::probe): on the first instance's path, not part of the load
   bool reverse = false;    // netload --reverse: netserve sends
+  bool probe = false;      // the latency probe (test_spec::probe): on the first instance's path, not part of the load
 };
 
 struct run_spec {

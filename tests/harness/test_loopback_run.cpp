@@ -57,6 +57,19 @@ clients = "clients"
                      hosts, group);
 }
 
+// Runs `plan` (written to root/FILE) with the harness, which must pass; its results folder.
+fs::path run_plan(const fs::path& root, const std::string& file, const std::string& plan) {
+  std::ofstream(root / file) << plan;
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / file).string(), "--results", (root / "results").string(),
+                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+                                  60s);
+  INFO(o.stderr_text << o.stdout_text);
+  REQUIRE(o.exit_code == 0);
+  fs::path dir;
+  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+  return dir;
+}
+
 }  // namespace
 
 TEST_CASE("harness integration: eight instances on loopback add up, start together, report rebuilds", "[harness][loopback]") {
@@ -199,7 +212,7 @@ clients = ["c1"]
 TEST_CASE("harness integration: a latency probe beside the load, and UDP_RR instances' round trips merged exactly",
           "[harness][loopback][latency]") {
   const fs::path root = temp_dir("latency");
-  std::ofstream(root / "latency.toml") << R"(name = "latency"
+  const fs::path dir = run_plan(root, "latency.toml", R"(name = "latency"
 [defaults]
 duration = 2
 warmup = 1
@@ -229,14 +242,7 @@ pps = 500
 topology = "fan-in"
 server = "dev"
 clients = ["a", "b"]
-)";
-  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "latency.toml").string(), "--results", (root / "results").string(),
-                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
-                                  60s);
-  INFO(o.stderr_text << o.stdout_text);
-  REQUIRE(o.exit_code == 0);
-  fs::path dir;
-  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+)");
   const json summary = json::parse(nb::test::read_text(dir / "summary.json"));
   const json* load = nullptr;
   const json* rr = nullptr;
@@ -273,7 +279,7 @@ clients = ["a", "b"]
 TEST_CASE("harness integration: bidirectional runs both directions at one T0, each reported on its own",
           "[harness][loopback][bidir]") {
   const fs::path root = temp_dir("bidir");
-  std::ofstream(root / "bidir.toml") << R"(name = "bidir"
+  const fs::path dir = run_plan(root, "bidir.toml", R"(name = "bidir"
 [defaults]
 duration = 1
 warmup = 0
@@ -291,14 +297,7 @@ topology = "fan-in"
 server = "device"
 clients = ["c1"]
 bidirectional = true
-)";
-  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "bidir.toml").string(), "--results", (root / "results").string(),
-                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
-                                  60s);
-  INFO(o.stderr_text << o.stdout_text);
-  REQUIRE(o.exit_code == 0);
-  fs::path dir;
-  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+)");
   // One run on disk, both directions' instances in it, started at the same instant.
   const fs::path raw = dir / "raw" / "udp-m100";
   const json fwd = json::parse(nb::test::read_text(raw / "01-c1.json")).at("result");

@@ -338,3 +338,19 @@ TEST_CASE("harness plan error: bidirectional with both_directions, reverse or a 
   CHECK(error_of(both) == "plan.toml:13:17: tests[0]: 'bidirectional' runs both directions at once; 'both_directions' runs "
                           "them one after the other: give one of the two");
 }
+
+TEST_CASE("harness plan: a reverse test's instances run netload --reverse, and none of them is a probe", "[harness][plan]") {
+  const auto p = parse_plan(fan_in("pps = 1000\nreverse = true\n"), "plan.toml");
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 1);
+  REQUIRE(runs[0].instances.size() == 2);
+  CHECK(runs[0].probe() == nullptr);
+  for (const auto& i : runs[0].instances) {
+    CHECK(i.reverse);
+    CHECK_FALSE(i.probe);
+    CHECK_THAT(fmt::format("{}", fmt::join(harness::netload_command("netload", runs[0], p.hosts.at(i.server), 5000,
+                                                                    p.hosts.at(i.client), i.reverse, i.probe), " ")),
+               Catch::Contains("--reverse"));
+  }
+  CHECK(harness::to_json(runs[0], p).at("instances").size() == 2);
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lab test: round trips across the emulated circuit, and latency under load. configs/express-connect-lab.toml's
-# hosts and circuit (50 Mbit/s tbf with a 20 ms queue), renamed so a lab a user has up is left alone, with
+# hosts and circuit (50 Mbit/s tbf, latency 20 ms), renamed so a lab a user has up is left alone, with
 # three tests of its own:
 #  - bps-with-probe: the BPS load at twice the circuit's rate, fan-in, with a latency probe (UDP_RR, 100/s,
 #    2 s idle first): under the load the probe's requests wait in the full shaper queue, so its loaded p99
