@@ -21,12 +21,12 @@ namespace {
 
 constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks at its stop token
 
+}  // namespace
+
 // Waits for the start instant (in slices that look at the stop token: the instant may be an hour away),
 // then fixes the test's monotonic start and end from the moment this thread actually woke: a thread that
 // wakes late sends for the full duration from then, paced from then (no backlog to catch up), and its
 // elapsed time is the time it really sent. netload refuses an instant already past (netload/client.cpp).
-}  // namespace
-
 void begin_stream(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
                   std::int64_t& end_mono) {
   while (!stop.stop_requested() && wall_ns() < plan.start_wall_ns)
