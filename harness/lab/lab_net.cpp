@@ -73,8 +73,10 @@ void address_host(const lab_spec& s, const lab_host& h, const ipv4_net& side) {
 }
 
 // Bit rate: tbf on both of the circuit's egress interfaces (to the device, and into the VPC bridge),
-// so each direction is shaped once. The bucket holds 4 ms at the rate (at least 4 frames), the queue
-// 20 ms more; what overflows is dropped and counted by tc.
+// so each direction is shaped once. The bucket holds 4 ms at the rate (at least 4 frames), the queue 20 ms
+// (at least 2 frames); what overflows is dropped and counted by tc. The queue is given as `limit` bytes:
+// tbf's `latency 20ms` sizes it rate x 20 ms + the bucket (tc-tbf(8)), and under load, with the bucket
+// empty, a packet then waited 25.8 ms at 50 Mbit/s, not the 20 ms the lab says.
 void apply_tbf(const lab_spec& s) {
   const std::string& c = s.circuit_netns;
   for (const std::string& dev : {onprem_if(s), bridge_if(s)}) {
@@ -84,8 +86,9 @@ void apply_tbf(const lab_spec& s) {
     }
     const double rate = *s.circuit.rate_bps;
     const auto burst = std::max<std::uint64_t>(static_cast<std::uint64_t>(rate / 8 * 0.004), 4 * 9014);
+    const auto queue = std::max<std::uint64_t>(static_cast<std::uint64_t>(rate / 8 * 0.020), 2 * 9014);
     must_run({"tc", "-n", c, "qdisc", "replace", "dev", dev, "root", "tbf", "rate", fmt::format("{:.0f}bit", rate),
-              "burst", std::to_string(burst), "latency", "20ms"});
+              "burst", std::to_string(burst), "limit", std::to_string(queue)});
   }
 }
 
