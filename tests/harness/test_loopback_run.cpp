@@ -136,7 +136,7 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
 TEST_CASE("harness integration: pairs in both directions give the from -> to -> bandwidth -> category table",
           "[harness][loopback][pairs]") {
   const fs::path root = temp_dir("pairs");
-  std::ofstream(root / "pairs.toml") << R"(name = "pairs"
+  const fs::path dir = run_plan(root, "pairs.toml", R"(name = "pairs"
 [defaults]
 duration = 1
 warmup = 0
@@ -146,14 +146,7 @@ ports = [0]
 [hosts]
 a = { address = "127.0.0.2" }
 b = { address = "127.0.0.3" }
-)" << tcp_pair_test("tcp", "message_size = 16384\nrate = \"200M\"\nstreams = 2\n");
-  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "pairs.toml").string(), "--results", (root / "results").string(),
-                      "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
-                     60s);
-  INFO(o.stderr_text << o.stdout_text);
-  REQUIRE(o.exit_code == 0);
-  fs::path dir;
-  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+)" + tcp_pair_test("tcp", "message_size = 16384\nrate = \"200M\"\nstreams = 2\n"));
   const std::string md = nb::test::read_text(dir / "report.md");
   CHECK(md.find("## Pairs: from -> to -> bandwidth -> category") != std::string::npos);
   CHECK(md.find("| a | b | ") != std::string::npos);
