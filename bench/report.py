@@ -143,7 +143,7 @@ def tcp_cell(t, where, size, n, tool, rounds):
     runs = []
     for r in range(1, rounds + 1):
         name = f"tcp_{where}_m{size}_s{n}_{tool}_r{r}"
-        if tool == "iperf3":
+        if tool.startswith("iperf3"):
             runs.append(safe(parse_iperf3, t.raw, name))
         elif tool == "iperf2":
             runs.append(safe(parse_iperf2_tcp, t.raw, name, n))
@@ -156,6 +156,11 @@ def tcp_cell(t, where, size, n, tool, rounds):
     if not res["ok"]:
         res["error"] = "; ".join(x["error"] for x in runs if not x["ok"])
     return res
+
+
+def add_note(t, note):
+    """Appends to the last row's note (an error row already has one)."""
+    t.rows[-1]["note"] = (t.rows[-1]["note"] + "; " if t.rows[-1]["note"] else "") + note
 
 
 def tcp_note(cell):
@@ -177,7 +182,8 @@ def tcp(t, where):
     rounds, cc = meta["rounds"], meta["cc"]
     for size in meta["sizes"]:
         for n in meta["streams"]:
-            cells = {tool: tcp_cell(t, where, size, n, tool, rounds) for tool in ("netload", "iperf3", "iperf2", "zerocopy")}
+            cells = {tool: tcp_cell(t, where, size, n, tool, rounds)
+                     for tool in ("netload", "iperf3", "iperf2", "zerocopy", "iperf3sendfile", "sendcopy")}
             res[f"m{size}_s{n}"] = {k: dict(v, runs=None) for k, v in cells.items()}
             label = f"{num}  TCP {place} -m {size}, {n} stream{'s' if n > 1 else ''}, {cc}, rx Mbit/s"
             nl = cells["netload"]
@@ -185,6 +191,16 @@ def tcp(t, where):
                 t.ratio_row(f"{label} vs {other}", nl, cells[other], "recv_mbps", fmt_mbps, 1.0, other)
                 t.rows[-1]["note"] = (t.rows[-1]["note"] + "; " if t.rows[-1]["note"] else "") + \
                     f"median of {rounds} rounds: netload {tcp_note(nl)}, {other} {tcp_note(cells[other])}"
+            streams = f"{n} stream{'s' if n > 1 else ''}"
+            # Like for like: the same send call on both sides (bench/tcp.sh says why these two rows).
+            i3z, sc = cells["iperf3sendfile"], cells["sendcopy"]
+            t.ratio_row(f"{num}   sendfile both: netload vs iperf3 -Z, -m {size}, {streams}", nl, i3z, "recv_mbps",
+                        fmt_mbps, None, "iperf3 -Z")
+            add_note(t, f"rounds: netload {tcp_note(nl)}, iperf3 -Z {tcp_note(i3z)}")
+            for other in ("iperf3", "iperf2"):
+                t.ratio_row(f"{num}   copying send() both: netload --send-copy vs {other}, -m {size}, {streams}", sc,
+                            cells[other], "recv_mbps", fmt_mbps, None, other)
+                add_note(t, f"rounds: netload --send-copy {tcp_note(sc)}, {other} {tcp_note(cells[other])}")
             zc = cells["zerocopy"]
             t.ratio_row(f"{num}   --zerocopy, -m {size}, {n} stream{'s' if n > 1 else ''} vs without", zc, nl, "recv_mbps",
                         fmt_mbps, None, "netload")

@@ -10,6 +10,9 @@
 # measures the timer, not the tools.
 # Each receiver reads with its own default size (netserve 256K under cubic, 64K under bbr; iperf3 the
 # client's -l; iperf2 128K).
+# Each sender sends its own default way: netload with sendfile() from a memory file (core/tcp_send.hpp),
+# iperf3 and iperf2 with write() from a buffer. Two like-for-like rows say where the difference comes
+# from: iperf3 -Z (its sendfile()) against netload, and netload --send-copy against iperf3 and iperf2.
 # Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
 # by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
 # takes each cell's median. `--zerocopy` rows run beside netload's plain ones.
@@ -59,16 +62,16 @@ tcp_netload() {  # WHERE NAME SIZE STREAMS [extra test options]
         >"$RAW/$name.json" 2>"$RAW/$name.err" || say "  netload $name exited $?"
 }
 
-tcp_iperf3() {  # WHERE NAME SIZE STREAMS
-    local where=$1 name=$2 size=$3 streams=$4 port
+tcp_iperf3() {  # WHERE NAME SIZE STREAMS [extra client options]
+    local where=$1 name=$2 size=$3 streams=$4 port; shift 4
     port=$(python3 "$LIB" freeport)
     tcp_rx "$where" timeout -k 2 $((DUR + 20)) iperf3 -s -1 -B "$(tcp_addr "$where")" -p "$port" --json \
         >"$RAW/$name.server.json" 2>"$RAW/$name.server.err" &
     local spid=$!; PIDS+=("$spid")
     tcp_listening "$where" "$port" || { stop_pid "$spid" TERM; return; }
-    say "iperf3 $name: -l $size -P $streams -C $TCP_CC"
+    say "iperf3 $name: -l $size -P $streams -C $TCP_CC $*"
     tcp_tx "$where" timeout -k 2 $((DUR + 20)) iperf3 -c "$(tcp_addr "$where")" -p "$port" -t "$DUR" --json \
-        --get-server-output -l "$size" -P "$streams" -C "$TCP_CC" >"$RAW/$name.json" 2>"$RAW/$name.err" ||
+        --get-server-output -l "$size" -P "$streams" -C "$TCP_CC" "$@" >"$RAW/$name.json" 2>"$RAW/$name.err" ||
         say "  iperf3 $name exited $?"
     stop_pid "$spid" TERM
 }
@@ -99,6 +102,8 @@ tcp_matrix() {
                 tcp_iperf3 "$where" "${cell}_iperf3_r$r" "$size" "$n"
                 tcp_iperf2 "$where" "${cell}_iperf2_r$r" "$size" "$n"
                 tcp_netload "$where" "${cell}_zerocopy_r$r" "$size" "$n" --zerocopy
+                tcp_iperf3 "$where" "${cell}_iperf3sendfile_r$r" "$size" "$n" -Z
+                tcp_netload "$where" "${cell}_sendcopy_r$r" "$size" "$n" --send-copy
             done
         done
     done

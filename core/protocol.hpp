@@ -23,8 +23,9 @@ namespace nb {
 // 2: the hosts' figures in the result (0.2.0); 3: the mutual key check, MACs on frames, data tokens (0.3.0);
 // 4: TCP receive size, congestion control and zero-copy in the request, TCP_INFO samples of the
 // server's sending streams in intervals and result (0.4.0); 5: the receive engine in the counts, and what the
-// socket path counted beside an XDP engine (0.5.0); 6: request/response tests, UDP_RR and TCP_RR (0.6.0)
-inline constexpr int protocol_version = 6;
+// socket path counted beside an XDP engine (0.5.0); 6: request/response tests, UDP_RR and TCP_RR (0.6.0);
+// 7: TCP senders use sendfile() unless the request says send_copy (0.7.0)
+inline constexpr int protocol_version = 7;
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
 
@@ -59,6 +60,7 @@ struct test_request {
   std::uint32_t recv_size = 0;           // forward TCP: the server's bytes per recv(), 0 = its default
   std::string congestion;                // TCP: the congestion-control algorithm, empty = the host's default
   bool zerocopy = false;                 // reverse TCP: the server sends with MSG_ZEROCOPY
+  bool send_copy = false;                // reverse TCP: the server sends with send(), not sendfile()
   std::string client_version;
   std::uint32_t response_size = 0;       // request/response: the answer's bytes (message_size: the request's)
   std::uint32_t burst = 0;               // request/response: transactions in flight beyond the first
@@ -66,7 +68,7 @@ struct test_request {
 // Its JSON fields, named as the members (core/json_fields.hpp); `kind` travels apart, as its name.
 BOOST_DESCRIBE_STRUCT(test_request, (), (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf,
                                          cpu, dscp, mss, gso, interval_s, recv_size, congestion, zerocopy,
-                                         client_version, response_size, burst))
+                                         send_copy, client_version, response_size, burst))
 
 // netserve -> netload: the test is registered.
 struct ready_msg {

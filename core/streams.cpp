@@ -4,6 +4,7 @@
 #include "core/kernel_features.hpp"
 #include "core/pacer.hpp"
 #include "core/socket.hpp"
+#include "core/tcp_send.hpp"
 #include "core/udp_io.hpp"
 #include "core/units.hpp"
 
@@ -88,8 +89,7 @@ constexpr std::int64_t zerocopy_final_wait_ns = 2'000'000'000;  // for the last 
 
 // MSG_ZEROCOPY as the plan asks, when the kernel takes it; a refusal is said in the batching.
 std::optional<zerocopy_completions> start_zerocopy(const stream_plan& plan, stream_outcome& out) {
-  out.batching = "send";
-  if (!plan.zerocopy) return std::nullopt;
+  if (plan.send_call != tcp_send_call::zerocopy) return std::nullopt;
   std::string why;
   if (enable_zerocopy(plan.fd, why)) return zerocopy_completions(plan.fd);
   out.batching = fmt::format("send, no zerocopy (SO_ZEROCOPY: {})", why);
@@ -114,9 +114,10 @@ void finish_zerocopy(const std::stop_token& stop, zerocopy_completions& zc, stre
 
 void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
   set_send_timeout(plan.fd, poll_ns);
-  std::vector<unsigned char> buffer(std::max<std::size_t>(plan.message_size, 1), 0x5a);
+  block_sigpipe_in_this_thread();
+  tcp_message_source source(plan.message_size, plan.send_call);
   std::optional<zerocopy_completions> zc = start_zerocopy(plan, out);
-  const int flags = MSG_NOSIGNAL | (zc ? MSG_ZEROCOPY : 0);
+  const int flags = zc ? MSG_ZEROCOPY : 0;
   std::int64_t start = 0, end = 0;
   begin_stream(stop, plan, out, start, end);
   pacer pace(plan.pps, start);
@@ -125,7 +126,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   std::error_code zc_error;
   while (!stop.stop_requested() && mono_ns() < end && !zc_error) {
     if (offset == 0 && pace.due(sends, 1, end, stop) == 0) break;
-    ssize_t r = ::send(plan.fd, buffer.data() + offset, buffer.size() - offset, flags);
+    ssize_t r = source.send(plan.fd, offset, flags);
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
       // Unread completions hold the socket's option memory (and pinned pages): read them, send again.
@@ -135,13 +136,13 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
         // send nothing for the whole test and report it as a success.
         if (zc->outstanding() == 0) {
           out.error = fmt::format("send: MSG_ZEROCOPY refused a {}-byte message with nothing in flight (ENOBUFS: "
-                                  "RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max)", buffer.size() - offset);
+                                  "RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max)", source.size() - offset);
           break;
         }
         zc_error = zc->wait(poll_ns);
         continue;
       }
-      out.error = fmt::format("send: {}", std::strerror(errno));
+      out.error = fmt::format("{}: {}", source.uses_sendfile() ? "sendfile" : "send", std::strerror(errno));
       break;
     }
     // Only bytes are published: messages are counted from them (tcp_messages), as the receiver does.
@@ -151,12 +152,13 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
       if (zc->counts().sends % zerocopy_read_every == 0) zc_error = zc->drain();
     }
     offset += static_cast<std::size_t>(r);
-    if (offset == buffer.size()) {
+    if (offset == source.size()) {
       offset = 0;
       ++sends;
     }
   }
   out.elapsed_ns = mono_ns() - start;
+  if (out.batching.empty()) out.batching = source.words();  // after the sends: a fallback says so
   std::error_code ignored;  // no sample is no error of the stream's
   out.tcp_end = read_tcp_sample(plan.fd, ignored);
   ::shutdown(plan.fd, SHUT_WR);

@@ -10,6 +10,7 @@
 #include "core/rr.hpp"
 #include "core/socket.hpp"
 #include "core/tcp_info.hpp"
+#include "core/tcp_send.hpp"
 #include "core/zerocopy.hpp"
 
 #include <algorithm>
@@ -40,7 +41,7 @@ struct stream_plan {
   bool gro = true;                   // receiving UDP: ask the socket for coalesced buffers
   int cpu = -1;                      // pin to this CPU when >= 0
   std::size_t recv_size = 0;         // receiving TCP: bytes per recv(), 0 = tcp_default_recv_size()
-  bool zerocopy = false;             // sending TCP: MSG_ZEROCOPY
+  tcp_send_call send_call = tcp_send_call::sendfile;  // sending TCP (core/tcp_send.hpp)
   std::size_t response_size = 0;     // request/response: the answer's bytes (message_size: the request's)
   std::uint32_t burst = 0;           // request/response: transactions in flight beyond the first
 };
@@ -50,7 +51,7 @@ struct stream_plan {
 struct stream_outcome {
   std::int64_t start_wall_ns = 0;    // sender: when the first datagram actually went
   std::int64_t elapsed_ns = 0;       // sender: monotonic, first send to the end of the last
-  std::string batching;              // "gso", "sendmmsg", "send"; receiving: "gro", "recvmmsg", "recv",
+  std::string batching;              // "gso", "sendmmsg", "sendfile", "send"; receiving: "gro", "recvmmsg", "recv",
                                      // UDP with the kernel's qualifiers (core/kernel_features.hpp)
   zerocopy_counts zerocopy;          // a TCP sender's MSG_ZEROCOPY sends, and what the kernel did with them
   std::string error;                 // empty when the stream ran to its end

@@ -127,6 +127,7 @@ test_request client_test::make_request() const {
   r.recv_size = o_.reverse ? 0 : o_.recv_size;
   r.congestion = o_.congestion;
   r.zerocopy = o_.reverse && o_.zerocopy;
+  r.send_copy = o_.reverse && o_.send_copy;
   r.client_version = version;
   r.response_size = o_.response_size;
   r.burst = o_.burst;
@@ -176,7 +177,7 @@ void client_test::start_threads() {
     plan.gro = o_.gro;
     plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
     plan.recv_size = o_.recv_size;
-    plan.zerocopy = o_.zerocopy;
+    plan.send_call = o_.zerocopy ? tcp_send_call::zerocopy : o_.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
     plan.response_size = o_.response_size;
     plan.burst = o_.burst;
     streams_.start(s, plan);

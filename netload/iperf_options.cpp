@@ -183,6 +183,8 @@ void bind(request& r, const arg& a) {
   r.bind = a.value;
 }
 void congestion(request& r, const arg& a) { r.congestion = a.value; }
+// iperf3 -Z sends TCP with sendfile(), which netload's TCP sender does unless told --send-copy.
+void sendfile3(request&, const arg&) {}
 
 long c_number(const arg& a, long hi) {  // strtol base 0, as iperf: 0x.. hex, 0.. octal, decimal
   char* end = nullptr;
@@ -227,7 +229,7 @@ const std::vector<option_spec>& iperf3_options() {
       {'T', "title", true, nullptr, "a title on every output line"}, {'f', "format", true, nullptr, "report units"},
       {'V', "verbose", false, nullptr, "verbose output"},
       {'d', "debug", false, nullptr, "debug output; both directions at once is --bidir"},
-      {'Z', "zerocopy", false, nullptr, "sendfile() sends; netload's own --zerocopy is MSG_ZEROCOPY"},
+      {'Z', "zerocopy", false, sendfile3},
       {'N', "no-delay", false, nullptr, "TCP_NODELAY"}, {'F', "file", true, nullptr, "a file as the data"},
       {'I', "pidfile", true, nullptr, "a PID file"}, {'L', "flowlabel", true, nullptr, "the IPv6 flow label"},
       {'m', "mptcp", false, nullptr, "multipath TCP"}, {'X', "xbind", true, nullptr, "SCTP bind addresses"},

@@ -138,7 +138,9 @@ void served_test::start_sender(std::uint32_t stream) {
   plan.batch = default_batch(request_.message_size);
   plan.gso = request_.gso;
   plan.cpu = request_.cpu;
-  plan.zerocopy = request_.zerocopy;
+  plan.send_call = request_.zerocopy    ? tcp_send_call::zerocopy
+                   : request_.send_copy ? tcp_send_call::copy
+                                        : tcp_send_call::sendfile;
   if (request_.kind == test_kind::udp_stream) {
     plan.fd = port_->fd();
     endpoint dest = peer_;

@@ -91,6 +91,7 @@ struct test_spec {
   std::string congestion;                       // TCP: netload -K, both ends; empty = each host's default
   std::string recv_size;                        // TCP: netload --recv-size ("64K"); empty = netserve's default
   bool zerocopy = false;                        // TCP: netload --zerocopy
+  bool send_copy = false;                       // TCP: netload --send-copy (send(), not sendfile())
   int dscp = -1;
   bool reverse = false;
   topology topo = topology::fan_in;

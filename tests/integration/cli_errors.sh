@@ -51,6 +51,7 @@ refused "$netload" "-l must be a positive number of seconds" -l abc
 refused "$netload" "-l must be a positive number of seconds" -l -300
 refused "$netload" "--streams must be a whole number from 1 to 64" --streams 0
 refused "$netload" "-p must be a whole number from 1 to 65535" -p 70000
+refused "$netload" "--send-copy and --zerocopy: one way of sending, not both" -- --send-copy --zerocopy
 refused "$netload" "-M must be a whole number from 88 to 32767" -t TCP_STREAM -- -M 20
 refused "$netload" "-M must be a whole number from 88 to 32767" -t TCP_STREAM -- -M 40000
 refused "$netload" "a TCP message is at most 16 MiB" -t TCP_STREAM -- -m 32M
@@ -58,7 +59,7 @@ refused "$netload" "needs a value" -t UDP_STREAM -l
 refused "$netload" "unexpected argument 'stray'" -t UDP_STREAM stray
 refused "$netload" "may not run on CPU $one_past_last_cpu" -T "$one_past_last_cpu"
 refused "$netload" "netperf option -b (burst size) is not supported" -b 4
-refused "$netload" "iperf3 option -Z (sendfile() sends" --iperf3 -c 127.0.0.1 -Z
+refused "$netload" "iperf3 option --logfile (output to a file)" --iperf3 -c 127.0.0.1 --logfile x
 refused "$netload" "iperf2 option -e (enhanced reports" --iperf2 -c 127.0.0.1 -e
 refused "$netload" "--iperf3 goes first" -t UDP_STREAM --iperf3 -c 127.0.0.1
 help "$netload"

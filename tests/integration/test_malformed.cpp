@@ -55,20 +55,20 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     wait_for_log(server, "exceeds the 65536-byte limit");
   }
   SECTION("wrong field types") {
-    send_and_expect_close(port, frame_of(R"({"v":6,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
+    send_and_expect_close(port, frame_of(R"({"v":7,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
     wait_for_log(server, "field 'message_size' must be a non-negative integer");
   }
   SECTION("unknown message") {
-    send_and_expect_close(port, frame_of(R"({"v":6,"type":"launch_missiles","body":{}})"), false);
+    send_and_expect_close(port, frame_of(R"({"v":7,"type":"launch_missiles","body":{}})"), false);
     wait_for_log(server, "unknown message type 'launch_missiles'");
   }
   SECTION("a body nested 6000 deep: refused while parsing, not a stack overflow") {
-    const std::string deep = R"({"v":6,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
+    const std::string deep = R"({"v":7,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
     send_and_expect_close(port, frame_of(deep), false);
     wait_for_log(server, "message nested deeper than 16 levels");
   }
   SECTION("a message type that tries to forge a log line is logged escaped") {
-    send_and_expect_close(port, frame_of("{\"v\":6,\"type\":\"bogus\\nnetserve: port 1 test 99 \\u001b[31m\",\"body\":{}}"), false);
+    send_and_expect_close(port, frame_of("{\"v\":7,\"type\":\"bogus\\nnetserve: port 1 test 99 \\u001b[31m\",\"body\":{}}"), false);
     wait_for_log(server, "unknown message type 'bogus\\nnetserve: port 1 test 99 \\x1b[31m'");
     CHECK(server.log().find("\nnetserve: port 1 test 99") == std::string::npos);
     CHECK(server.log().find('\x1b') == std::string::npos);
@@ -93,7 +93,7 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     wait_for_log(server, "timed out after 1.0 s waiting for a message");
   }
   SECTION("a data connection with an unknown cookie") {
-    send_and_expect_close(port, frame_of(R"({"v":6,"type":"data","body":{"cookie":"nope","stream":0}})"), false);
+    send_and_expect_close(port, frame_of(R"({"v":7,"type":"data","body":{"cookie":"nope","stream":0}})"), false);
     wait_for_log(server, "data connection names no test on this port");
   }
   check_still_serves(server);

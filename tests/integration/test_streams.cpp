@@ -111,6 +111,20 @@ TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts ex
   CHECK_THAT(sent_by, !Catch::Contains("unconfirmed"));
 }
 
+TEST_CASE("TCP_STREAM sends with sendfile() unless --send-copy: both ways, counts exact, the result says which", "[integration][tcp]") {
+  netserve_process server(1);
+  const bool reverse = GENERATE(false, true);
+  const bool copy = GENERATE(false, true);
+  std::vector<std::string> global = {"--rate", "400M"};
+  if (reverse) global.push_back("--reverse");
+  std::vector<std::string> test_opts = {"-m", "100000"};  // not a whole number of pages: partial sends resume
+  if (copy) test_opts.push_back("--send-copy");
+  json r = run_json(server.port(), "TCP_STREAM", 1, global, test_opts);
+  require_reconciles(r);
+  CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
+  CHECK(r["sender"]["batching"] == (copy ? "send" : "sendfile"));
+}
+
 TEST_CASE("TCP_STREAM -K with an algorithm the host lacks is one clear line", "[integration][tcp][errors]") {
   netserve_process server(1);
   auto c = nb::test::run(netload_argv(server.port(), "TCP_STREAM", 1, {}, {"-K", "nosuchcc"}));

@@ -113,6 +113,10 @@ TEST_CASE("TCP options: -K (netperf's congestion control), --recv-size, --zeroco
   CHECK_FALSE(o.zerocopy);
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-K", "cubic"}), Catch::Contains("TCP tests only"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--zerocopy"}), Catch::Contains("TCP_STREAM only"));
+  CHECK(parse({"--", "--send-copy"}).send_copy);
+  CHECK_FALSE(o.send_copy);  // sendfile() unless asked
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--send-copy"}), Catch::Contains("TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "--send-copy", "--zerocopy"}), Catch::Contains("not both"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-size", "1K"}), Catch::Contains("TCP_STREAM only"));
   // The kernel would cut a long name to 15 characters and maybe pick another algorithm: refused here.
   CHECK_THROWS_WITH(parse_command_line({"--", "-K", "cubiccubiccubic16"}), Catch::Contains("1 to 15"));

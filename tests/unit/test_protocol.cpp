@@ -120,10 +120,10 @@ TEST_CASE("malformed payloads are protocol errors that name the problem", "[prot
   fails_with(j, "field 'kind' names an unknown test");
   j = request;
   j["v"] = 1;
-  fails_with(j, "protocol version 1 is not supported (this side speaks 6)");
+  fails_with(j, "protocol version 1 is not supported (this side speaks 7)");
   // Deep nesting is refused while parsing, before anything recurses into it (6000 levels once
   // overflowed the stack of the field reader).
-  const std::string deep = R"({"v":6,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
+  const std::string deep = R"({"v":7,"type":"start","body":)" + std::string(6000, '[') + std::string(6000, ']') + "}";
   CHECK_THROWS_WITH(decode_payload(deep), "message nested deeper than 16 levels");
   CHECK_NOTHROW(decode_payload(encode_payload(message{sample_request()})));
   j = request;

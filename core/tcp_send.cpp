@@ -1,0 +1,80 @@
+#include "core/tcp_send.hpp"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <pthread.h>
+
+namespace nb {
+
+namespace {
+
+constexpr char payload_byte = 0x5a;
+
+// Writes `size` payload bytes into a new memory file, or says why it could not.
+fd_handle payload_file(std::size_t size, std::string& why) {
+  fd_handle f(::memfd_create("netbench-payload", MFD_CLOEXEC));
+  if (!f) {
+    why = fmt::format("memfd_create: {}", std::strerror(errno));
+    return {};
+  }
+  const std::string chunk(std::min<std::size_t>(size, 1u << 16), payload_byte);
+  for (std::size_t done = 0; done < size;) {
+    const ssize_t w = ::pwrite(f.get(), chunk.data(), std::min(chunk.size(), size - done), static_cast<off_t>(done));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      why = fmt::format("writing the payload file: {}", w < 0 ? std::strerror(errno) : "no progress");
+      return {};
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  return f;
+}
+
+}  // namespace
+
+tcp_message_source::tcp_message_source(std::size_t message_size, tcp_send_call call)
+    : size_(std::max<std::size_t>(message_size, 1)) {
+  if (call != tcp_send_call::sendfile) {
+    fall_back("");
+    return;
+  }
+  std::string why;
+  file_ = payload_file(size_, why);
+  if (file_) words_ = "sendfile";
+  else fall_back(why);
+}
+
+void tcp_message_source::fall_back(std::string why) {
+  file_.reset();
+  buffer_.assign(size_, payload_byte);
+  words_ = why.empty() ? "send" : fmt::format("send (sendfile: {})", why);
+}
+
+ssize_t tcp_message_source::send(int sock, std::size_t offset, int flags) noexcept {
+  if (file_) {
+    off_t from = static_cast<off_t>(offset);
+    const ssize_t r = ::sendfile(sock, file_.get(), &from, size_ - offset);
+    // A socket that cannot take pages says so at the first send; the rest of the test goes by send().
+    if (r < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) && offset == 0) {
+      fall_back(std::strerror(errno));
+    } else {
+      return r;
+    }
+  }
+  return ::send(sock, buffer_.data() + offset, size_ - offset, flags | MSG_NOSIGNAL);
+}
+
+void block_sigpipe_in_this_thread() noexcept {
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+}
+
+}  // namespace nb
