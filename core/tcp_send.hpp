@@ -3,9 +3,9 @@
 //
 // sendfile (the default): the message lives once in a memory file (memfd), and every send passes
 // references to its pages to the socket; the kernel copies nothing from user space. The payload never
-// changes, so sharing its pages is safe. On this project's 2-CPU test host, loopback and the wire-like
-// veth path, that lifted every tool that does it (netload, iperf3 -Z) by 20 to 40 % over a copying
-// send() at 128 KiB and 1 MiB writes: the sender's copy was about a quarter of its CPU.
+// changes, so sharing its pages is safe. On loopback that measured 25 to 46 % above a copying send() at
+// 128 KiB and 1 MiB writes (bench/README.md), and iperf3 -Z gains alike: the sender's copy was about a
+// quarter of its CPU. Where the receiver's CPU is the limit (the wire-like veth path) it matters less.
 // copy: send() from a user buffer, as iperf3 and iperf2 do by default (netload --send-copy).
 // zerocopy: send() with MSG_ZEROCOPY (core/zerocopy.hpp): pinned user pages, completions to read; the
 // kernel copies after all where the receiver is local or the device cannot gather.
