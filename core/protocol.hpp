@@ -24,7 +24,8 @@ namespace nb {
 // 4: TCP receive size, congestion control and zero-copy in the request, TCP_INFO samples of the
 // server's sending streams in intervals and result (0.4.0); 5: the receive engine in the counts, and what the
 // socket path counted beside an XDP engine (0.5.0); 6: request/response tests, UDP_RR and TCP_RR (0.6.0);
-// 7: TCP senders use sendfile() unless the request says send_copy (0.7.0)
+// 7: TCP senders use sendfile() unless the request says send_copy, receivers discard in the kernel unless
+// it says recv_copy (0.7.0)
 inline constexpr int protocol_version = 7;
 inline constexpr std::size_t max_frame_size = 64 * 1024;
 inline constexpr std::size_t frame_header_size = 4;
@@ -61,6 +62,7 @@ struct test_request {
   std::string congestion;                // TCP: the congestion-control algorithm, empty = the host's default
   bool zerocopy = false;                 // reverse TCP: the server sends with MSG_ZEROCOPY
   bool send_copy = false;                // reverse TCP: the server sends with send(), not sendfile()
+  bool recv_copy = false;                // forward TCP: the server copies what it receives, not discards it
   std::string client_version;
   std::uint32_t response_size = 0;       // request/response: the answer's bytes (message_size: the request's)
   std::uint32_t burst = 0;               // request/response: transactions in flight beyond the first
@@ -68,7 +70,7 @@ struct test_request {
 // Its JSON fields, named as the members (core/json_fields.hpp); `kind` travels apart, as its name.
 BOOST_DESCRIBE_STRUCT(test_request, (), (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf,
                                          cpu, dscp, mss, gso, interval_s, recv_size, congestion, zerocopy,
-                                         send_copy, client_version, response_size, burst))
+                                         send_copy, recv_copy, client_version, response_size, burst))
 
 // netserve -> netload: the test is registered.
 struct ready_msg {

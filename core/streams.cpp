@@ -174,14 +174,19 @@ void run_tcp_receiver(std::stop_token stop, const stream_plan& plan, recv_counte
   const int fd = plan.fd;
   set_receive_timeout(fd, poll_ns);
   const std::size_t size = plan.recv_size ? plan.recv_size : tcp_default_recv_size(congestion_of(fd));
-  out.batching = fmt::format("recv {}", format_size(size));
-  // The bytes are copied out even though nobody looks at them: while the receiver holds the socket in
-  // recv(), arriving segments queue to the socket's backlog and the *receiver's* CPU does their TCP
-  // processing. Discarding in the kernel (MSG_TRUNC) returns at once, which leaves all of that to the
-  // sender's CPU on loopback and measured slower (27 vs 45+ Gbit/s with 1 MiB writes).
+  // Nobody looks at the bytes: by default the kernel discards them (MSG_TRUNC on TCP) and only counts,
+  // which saves the receiver's copy. Where the receiving CPU also takes every segment's softirq (a NIC's
+  // queue or RPS steered to it; the wire-like veth path), that copy is what limits the figure: 1 MiB
+  // writes, cubic, measured 2.5 against 1.9 Gbit/s there, one stream, and 2.9 against 2.1 with five. On
+  // loopback with sendfile() senders the two measured level. recv_copy copies, as iperf3 and iperf2 do.
+  // (Before the senders used sendfile(), discarding measured slower on loopback, 27 against 45 Gbit/s: the
+  // copy held the socket, and the segments queued meanwhile were processed on the receiver's CPU instead
+  // of the busy sender's.)
+  const int flags = plan.recv_copy ? 0 : MSG_TRUNC;
+  out.batching = fmt::format("recv {}{}", format_size(size), plan.recv_copy ? "" : ", discarded in the kernel");
   std::vector<unsigned char> buffer(size);
   while (!stop.stop_requested()) {
-    ssize_t r = ::recv(fd, buffer.data(), buffer.size(), 0);
+    ssize_t r = ::recv(fd, buffer.data(), buffer.size(), flags);
     if (r == 0) break;  // the sender shut down its side: every byte is in
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;

@@ -41,6 +41,7 @@ struct stream_plan {
   bool gro = true;                   // receiving UDP: ask the socket for coalesced buffers
   int cpu = -1;                      // pin to this CPU when >= 0
   std::size_t recv_size = 0;         // receiving TCP: bytes per recv(), 0 = tcp_default_recv_size()
+  bool recv_copy = false;            // receiving TCP: copy the bytes out (else the kernel discards them)
   tcp_send_call send_call = tcp_send_call::sendfile;  // sending TCP (core/tcp_send.hpp)
   std::size_t response_size = 0;     // request/response: the answer's bytes (message_size: the request's)
   std::uint32_t burst = 0;           // request/response: transactions in flight beyond the first

@@ -142,6 +142,8 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
   app.add_flag("--zerocopy", o.zerocopy, "TCP: send with MSG_ZEROCOPY (the result says what the kernel copied)")->group(group);
   app.add_flag("--send-copy", o.send_copy, "TCP: send() from a buffer, as iperf3 and iperf2 do, instead of sendfile()")
       ->group(group);
+  app.add_flag("--recv-copy", o.recv_copy, "TCP: the receiver copies the bytes out, as iperf3 and iperf2 do (default: the kernel discards them)")
+      ->group(group);
   app.add_option("-r", raw.rr_sizes, "RR: request and response sizes, bytes (default 1,1)")
       ->option_text("REQ,RESP")->group(group);
   app.add_option("-b", raw.test_burst, "RR: transactions in flight beyond the first (default 0)")
@@ -214,6 +216,7 @@ void finish_tcp(client_options& o, const raw_options& raw) {
     throw usage_error(fmt::format("-K '{}': a congestion-control name is 1 to 15 letters, digits, '_' or '-'", o.congestion));
   if (o.zerocopy && !tcp) throw usage_error("--zerocopy applies to TCP_STREAM only");
   if (o.send_copy && !tcp) throw usage_error("--send-copy applies to TCP_STREAM only");
+  if (o.recv_copy && !tcp) throw usage_error("--recv-copy applies to TCP_STREAM only");
   if (o.send_copy && o.zerocopy) throw usage_error("--send-copy and --zerocopy: one way of sending, not both");
   if (raw.recv_size.empty()) return;
   if (!tcp) throw usage_error("--recv-size applies to TCP_STREAM only");

@@ -30,6 +30,7 @@ struct client_options {
   std::uint32_t recv_size = 0;            // --recv-size (TCP): the receiver's bytes per recv(), 0 = its default
   bool zerocopy = false;                  // --zerocopy (TCP): the sender uses MSG_ZEROCOPY
   bool send_copy = false;                 // --send-copy (TCP): the sender copies with send(), not sendfile()
+  bool recv_copy = false;                 // --recv-copy (TCP): the receiver copies the bytes out
   std::uint32_t response_size = 0;        // -- -r REQ,RESP (RR): the answer's bytes; the request's is message_size
   std::uint32_t burst = 0;                // -- -b N, --burst N (RR): transactions in flight beyond the first
   double rate_bps = 0;                    // --rate, payload bits per second, all streams

@@ -128,6 +128,7 @@ test_request client_test::make_request() const {
   r.congestion = o_.congestion;
   r.zerocopy = o_.reverse && o_.zerocopy;
   r.send_copy = o_.reverse && o_.send_copy;
+  r.recv_copy = !o_.reverse && o_.recv_copy;
   r.client_version = version;
   r.response_size = o_.response_size;
   r.burst = o_.burst;
@@ -177,6 +178,7 @@ void client_test::start_threads() {
     plan.gro = o_.gro;
     plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
     plan.recv_size = o_.recv_size;
+    plan.recv_copy = o_.recv_copy;
     plan.send_call = o_.zerocopy ? tcp_send_call::zerocopy : o_.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
     plan.response_size = o_.response_size;
     plan.burst = o_.burst;

@@ -39,8 +39,8 @@ constexpr auto end_grace = 60s;  // the client's end must arrive this long after
 // hears at once that this host lacks it (or does not allow it), not when its data connections come.
 void validate_tcp(const test_request& r) {
   auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
-  if (r.kind != test_kind::tcp_stream && (r.recv_size != 0 || r.zerocopy || r.send_copy))
-    reject("receive size, zero-copy and copying sends are TCP_STREAM options");
+  if (r.kind != test_kind::tcp_stream && (r.recv_size != 0 || r.zerocopy || r.send_copy || r.recv_copy))
+    reject("receive size, zero-copy and copying sends or receives are TCP_STREAM options");
   if (r.zerocopy && r.send_copy) reject("zero-copy and copying sends: one way of sending, not both");
   if (!is_tcp(r.kind) && !r.congestion.empty()) reject("congestion control is a TCP option");
   if (r.recv_size > max_tcp_message_size) reject(fmt::format("TCP receive size exceeds {} MiB", max_tcp_message_size >> 20));

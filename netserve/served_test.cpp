@@ -106,6 +106,7 @@ void served_test::start_tcp_stream(std::uint32_t stream) {
   plan.fd = streams_[stream].fd.get();
   plan.cpu = request_.cpu;
   plan.recv_size = request_.recv_size;
+  plan.recv_copy = request_.recv_copy;
   plan.message_size = request_.message_size;
   plan.response_size = request_.response_size;
   streams_.start(stream, plan);

@@ -235,7 +235,7 @@ void check_ports(const test_spec& t, const toml_reader& r, const std::string& lo
 // keyed server must have a key file too, and that is known before anything runs.
 // The TCP socket options, refused on a UDP test where they are given.
 void parse_tcp_options(test_spec& t, toml_reader& r) {
-  for (const char* key : {"congestion", "recv_size", "zerocopy", "send_copy"})
+  for (const char* key : {"congestion", "recv_size", "zerocopy", "send_copy", "recv_copy"})
     if (const toml::node* n = r.find(key); n && (std::string_view(key) == "congestion" ? !nb::is_tcp(t.kind)
                                                                                       : t.kind != nb::test_kind::tcp_stream))
       fail_at(n->source(), fmt::format("{}: '{}' only applies to {}", r.context(), key,
@@ -261,6 +261,7 @@ void parse_tcp_options(test_spec& t, toml_reader& r) {
   }
   t.zerocopy = r.boolean_or("zerocopy", false);
   t.send_copy = r.boolean_or("send_copy", false);
+  t.recv_copy = r.boolean_or("recv_copy", false);
   if (t.zerocopy && t.send_copy)
     fail_at(r.find("send_copy")->source(), fmt::format("{}: 'send_copy' and 'zerocopy': one way of sending, not both", r.context()));
 }

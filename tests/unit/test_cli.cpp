@@ -114,6 +114,8 @@ TEST_CASE("TCP options: -K (netperf's congestion control), --recv-size, --zeroco
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-K", "cubic"}), Catch::Contains("TCP tests only"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--zerocopy"}), Catch::Contains("TCP_STREAM only"));
   CHECK(parse({"--", "--send-copy"}).send_copy);
+  CHECK(parse({"--", "--recv-copy"}).recv_copy);
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-copy"}), Catch::Contains("TCP_STREAM only"));
   CHECK_FALSE(o.send_copy);  // sendfile() unless asked
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--send-copy"}), Catch::Contains("TCP_STREAM only"));
   CHECK_THROWS_WITH(parse_command_line({"--", "--send-copy", "--zerocopy"}), Catch::Contains("not both"));
