@@ -194,13 +194,13 @@ def tcp(t, where):
             streams = f"{n} stream{'s' if n > 1 else ''}"
             # Like for like: the same send call on both sides (bench/tcp.sh says why these two rows).
             i3z, sc = cells["iperf3sendfile"], cells["sendcopy"]
-            t.ratio_row(f"{num}   sendfile both: netload vs iperf3 -Z, -m {size}, {streams}", nl, i3z, "recv_mbps",
+            t.ratio_row(f"{num}   sendfile both (iperf3's receiver copies): netload vs iperf3 -Z, -m {size}, {streams}", nl, i3z, "recv_mbps",
                         fmt_mbps, None, "iperf3 -Z")
             add_note(t, f"rounds: netload {tcp_note(nl)}, iperf3 -Z {tcp_note(i3z)}")
             for other in ("iperf3", "iperf2"):
-                t.ratio_row(f"{num}   copying send() both: netload --send-copy vs {other}, -m {size}, {streams}", sc,
+                t.ratio_row(f"{num}   copies at both ends: netload --send-copy --recv-copy vs {other}, -m {size}, {streams}", sc,
                             cells[other], "recv_mbps", fmt_mbps, None, other)
-                add_note(t, f"rounds: netload --send-copy {tcp_note(sc)}, {other} {tcp_note(cells[other])}")
+                add_note(t, f"rounds: netload copying {tcp_note(sc)}, {other} {tcp_note(cells[other])}")
             zc = cells["zerocopy"]
             t.ratio_row(f"{num}   --zerocopy, -m {size}, {n} stream{'s' if n > 1 else ''} vs without", zc, nl, "recv_mbps",
                         fmt_mbps, None, "netload")

@@ -10,9 +10,11 @@
 # measures the timer, not the tools.
 # Each receiver reads with its own default size (netserve 256K under cubic, 64K under bbr; iperf3 the
 # client's -l; iperf2 128K).
-# Each sender sends its own default way: netload with sendfile() from a memory file (core/tcp_send.hpp),
-# iperf3 and iperf2 with write() from a buffer. Two like-for-like rows say where the difference comes
-# from: iperf3 -Z (its sendfile()) against netload, and netload --send-copy against iperf3 and iperf2.
+# Each tool sends and receives its own default way: netload sends with sendfile() from a memory file
+# (core/tcp_send.hpp) and its receiver lets the kernel discard the bytes (MSG_TRUNC); iperf3 and iperf2
+# write() from a buffer and read() into one. Info rows say where a difference comes from: iperf3 -Z (its
+# sendfile(); its receiver still copies) against netload, and netload --send-copy --recv-copy (copies at
+# both ends, as iperf does) against iperf3 and iperf2.
 # Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
 # by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
 # takes each cell's median. `--zerocopy` rows run beside netload's plain ones.
@@ -103,7 +105,7 @@ tcp_matrix() {
                 tcp_iperf2 "$where" "${cell}_iperf2_r$r" "$size" "$n"
                 tcp_netload "$where" "${cell}_zerocopy_r$r" "$size" "$n" --zerocopy
                 tcp_iperf3 "$where" "${cell}_iperf3sendfile_r$r" "$size" "$n" -Z
-                tcp_netload "$where" "${cell}_sendcopy_r$r" "$size" "$n" --send-copy
+                tcp_netload "$where" "${cell}_sendcopy_r$r" "$size" "$n" --send-copy --recv-copy
             done
         done
     done
