@@ -1,9 +1,12 @@
 #include "core/tcp_send.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include <cerrno>
 #include <csignal>
@@ -56,14 +59,46 @@ void tcp_message_source::fall_back(std::string why) {
   words_ = why.empty() ? "send" : fmt::format("send (sendfile: {})", why);
 }
 
+// sendfile() on a blocking socket gives every 64 KiB it moves (one pipe's worth) a fresh SO_SNDTIMEO: on a slow
+// path one call runs until the whole message is out (16 MiB at 10 Mbit/s: 13 s), deaf to the sender's stop
+// token and its end, while netserve joins its streams on its one control thread. So sendfile goes to a
+// non-blocking socket and waits for room in poll(), at most the socket's send timeout, as a blocking send()
+// waits at most that long in all.
+void tcp_message_source::make_nonblocking(int sock) noexcept {
+  if (sock == nonblocking_) return;
+  timeval t{};
+  socklen_t len = sizeof t;
+  wait_ms_ = ::getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &t, &len) == 0 && (t.tv_sec > 0 || t.tv_usec > 0)
+                 ? static_cast<int>(std::min<long>(t.tv_sec, 1'000'000) * 1000 + (t.tv_usec + 999) / 1000)
+                 : -1;
+  const int flags = ::fcntl(sock, F_GETFL);
+  // A socket the caller made non-blocking keeps its own meaning: EAGAIN at once.
+  if (flags < 0 || (flags & O_NONBLOCK) || ::fcntl(sock, F_SETFL, flags | O_NONBLOCK) != 0) return;
+  nonblocking_ = sock;
+}
+
+void tcp_message_source::make_blocking_again(int sock) noexcept {
+  if (sock != nonblocking_) return;
+  if (const int flags = ::fcntl(sock, F_GETFL); flags >= 0) ::fcntl(sock, F_SETFL, flags & ~O_NONBLOCK);
+  nonblocking_ = -1;
+}
+
 ssize_t tcp_message_source::send(int sock, std::size_t offset, int flags) noexcept {
   if (file_) {
+    make_nonblocking(sock);
     off_t from = static_cast<off_t>(offset);
     const ssize_t r = ::sendfile(sock, file_.get(), &from, size_ - offset);
     // A socket that cannot take pages says so at the first send; the rest of the test goes by send().
     if (r < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) && offset == 0) {
-      fall_back(std::strerror(errno));
+      const int e = errno;
+      make_blocking_again(sock);
+      fall_back(std::strerror(e));
     } else {
+      if (r < 0 && errno == EAGAIN && sock == nonblocking_) {
+        pollfd p{sock, POLLOUT, 0};
+        ::poll(&p, 1, wait_ms_);  // room, an error (the next call reports it), a signal, or the timeout
+        errno = EAGAIN;
+      }
       return r;
     }
   }

@@ -29,6 +29,8 @@ class tcp_message_source {
   // Sends the message's bytes from `offset` to its end on `sock`, once: what send() or sendfile()
   // returned (-1 with errno). `flags` are send()'s (MSG_ZEROCOPY); MSG_NOSIGNAL is implied: sendfile
   // has no flags, so the calling thread blocks SIGPIPE while it sends (a hung-up peer is EPIPE).
+  // A call waits for room in the socket at most its SO_SNDTIMEO, by either call (then -1, EAGAIN, or the
+  // bytes it sent): sendfile makes a blocking socket non-blocking at its first call and waits in poll().
   ssize_t send(int sock, std::size_t offset, int flags) noexcept;
 
   bool uses_sendfile() const noexcept { return static_cast<bool>(file_); }
@@ -38,11 +40,15 @@ class tcp_message_source {
 
  private:
   void fall_back(std::string why);
+  void make_nonblocking(int sock) noexcept;
+  void make_blocking_again(int sock) noexcept;
 
   std::size_t size_;
   fd_handle file_;                    // the memory file sendfile reads, when sendfile is in use
   std::string buffer_;                // send()'s source otherwise
   std::string words_;
+  int nonblocking_ = -1;              // the socket sendfile made non-blocking
+  int wait_ms_ = -1;                  // its SO_SNDTIMEO: the longest wait for room in poll(), -1 none
 };
 
 // Blocks SIGPIPE in the calling thread for the rest of its life: the sender threads' EPIPE is an error

@@ -2,9 +2,14 @@
 #include "core/tcp_send.hpp"
 
 #include <catch2/catch.hpp>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -72,4 +77,72 @@ TEST_CASE("a hung-up peer is EPIPE for a sender thread, not a SIGPIPE that ends 
   });
   sender.join();
   CHECK(error == EPIPE);
+}
+
+namespace {
+
+// A TCP connection over 127.0.0.1 with small buffers, the sender's end with the stream threads' 100-ms send
+// timeout (core/streams.cpp), and a reader that takes 16 KiB every 10 ms (about 13 Mbit/s): a slow path.
+struct slow_tcp_path {
+  nb::fd_handle tx, rx;
+  std::atomic<bool> hurry{false};
+  std::thread reader;
+  slow_tcp_path() {
+    nb::fd_handle listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    REQUIRE(listener);
+    const int small = 16 << 10;
+    REQUIRE(::setsockopt(listener.get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);  // accepted inherit it
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(listener.get(), 1) == 0);
+    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    tx.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    const int sndbuf = 64 << 10;
+    REQUIRE(::setsockopt(tx.get(), SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf) == 0);
+    REQUIRE(::connect(tx.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    rx.reset(::accept(listener.get(), nullptr, nullptr));
+    REQUIRE(rx);
+    const timeval timeout{0, 100'000};
+    REQUIRE(::setsockopt(tx.get(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) == 0);
+    reader = std::thread([this] {
+      std::string chunk(16 << 10, '\0');
+      while (::read(rx.get(), chunk.data(), chunk.size()) > 0)
+        if (!hurry) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    });
+  }
+  ~slow_tcp_path() {
+    hurry = true;
+    ::shutdown(tx.get(), SHUT_RDWR);
+    reader.join();
+  }
+};
+
+}  // namespace
+
+// sendfile() gives every 64 KiB it moves a fresh SO_SNDTIMEO: on a blocking socket one call of a large message
+// ran until the whole message was out (here 4 MiB at 13 Mbit/s, 2.6 s), deaf to the sender's stop token and its
+// end, and netserve joins its streams on its one control thread. A call must return within about the send
+// timeout, as send()'s does.
+TEST_CASE("on a slow path one send of a large message returns within the send timeout, by either call",
+          "[unit][tcp_send]") {
+  const auto call = GENERATE(nb::tcp_send_call::sendfile, nb::tcp_send_call::copy);
+  nb::tcp_message_source source(4u << 20, call);
+  slow_tcp_path path;
+  std::size_t offset = 0;
+  std::chrono::steady_clock::duration longest{};
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+  while (std::chrono::steady_clock::now() < give_up && offset < source.size()) {
+    const auto before = std::chrono::steady_clock::now();
+    const ssize_t r = source.send(path.tx.get(), offset, 0);
+    longest = std::max(longest, std::chrono::steady_clock::now() - before);
+    if (r > 0) offset += static_cast<std::size_t>(r);
+    else REQUIRE((errno == EAGAIN || errno == EINTR));
+  }
+  INFO("longest call " << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count() << " ms, "
+                       << offset << " bytes sent");
+  CHECK(offset > 0);
+  CHECK(longest < std::chrono::milliseconds(400));
 }
