@@ -36,7 +36,7 @@ void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::u
   app.add_option("--max-tests", options.budget.tests, "Most tests registered at once, all ports")
       ->capture_default_str()->option_text("N")->check(whole_in("--max-tests", 1, 65536))->group(budget);
   app.add_option("--max-data-streams", options.budget.streams,
-                 "Most data streams (a thread and a descriptor each), all tests")
+                 "Most data streams (a thread and a descriptor each, two sending TCP), all tests")
       ->capture_default_str()->option_text("N")->check(whole_in("--max-data-streams", 1, 65536))->group(budget);
   app.add_option("--max-buffer-memory", buffer_mib, "Most memory in stream buffers, all tests, MiB")
       ->capture_default_str()->option_text("MIB")->check(whole_in("--max-buffer-memory", 1, 1 << 20))->group(budget);

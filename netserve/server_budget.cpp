@@ -125,8 +125,8 @@ std::string budget_help(const budget_limits& l) {
       "Bound under any load, keyed or not: netserve's memory stays within its idle size + the buffers + {} KiB per "
       "data stream (stack, bookkeeping) + {} KiB per connection (a control frame is up to 64 KiB) + {} KiB per test; "
       "at the defaults {} MiB above idle, {} MiB for one client. Threads: idle + --max-data-streams; descriptors: "
-      "idle + --max-data-streams + --max-connections. Kernel socket buffers: what a client asks, up to "
-      "--max-socket-buffer each.\n"
+      "idle + 2 x --max-data-streams (a reverse TCP stream's message is a memory file) + --max-connections. Kernel "
+      "socket buffers: what a client asks, up to --max-socket-buffer each.\n"
       "Shares bound what one address holds; 1/--client-share addresses together can hold everything. Where "
       "strangers reach netserve, require a key (--psk-file): without it a connection holds nothing past its "
       "challenge.",
