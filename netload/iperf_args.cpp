@@ -141,6 +141,7 @@ std::string help_text(iperf_flavour f) {
       v3 ? "  --bidir               --bidir\n  -A N[,M]              -T N,[M]\n  -C ALGO               -- -K ALGO\n"
            "  -J, --json-stream     --json, --json-stream\n  --dscp N              --dscp N\n"
            "  --dont-fragment, --udp-counters-64bit: accepted, netload always does both\n"
+           "  -Z                    accepted: netload's TCP sender uses sendfile() already\n"
          : "  -d                    --bidir (both ways at once)\n  -r                    two runs: forward, then --reverse\n"
            "  -Z ALGO               -- -K ALGO\n  -m                    accepted: netload always reports the MSS\n",
       v3 ? "sizes (-l, -w) K M G = 1024^n and rates (-b) k m g = 1000^n, in either case"
