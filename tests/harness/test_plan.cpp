@@ -214,6 +214,7 @@ TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy re
   CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\nzerocopy = 1\n")) != "");
   CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nzerocopy = true\nsend_copy = true\n")), Catch::Contains("not both"));
   CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nsend_copy = true\n")), Catch::Contains("'send_copy' only applies to TCP_STREAM"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nrecv_copy = true\n")), Catch::Contains("'recv_copy' only applies to TCP_STREAM"));
 }
 
 TEST_CASE("harness plan: search settings, defaults, and what cannot be searched", "[harness][plan]") {
