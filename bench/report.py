@@ -189,8 +189,7 @@ def tcp(t, where):
             nl = cells["netload"]
             for other in ("iperf3", "iperf2"):
                 t.ratio_row(f"{label} vs {other}", nl, cells[other], "recv_mbps", fmt_mbps, 1.0, other)
-                t.rows[-1]["note"] = (t.rows[-1]["note"] + "; " if t.rows[-1]["note"] else "") + \
-                    f"median of {rounds} rounds: netload {tcp_note(nl)}, {other} {tcp_note(cells[other])}"
+                add_note(t, f"median of {rounds} rounds: netload {tcp_note(nl)}, {other} {tcp_note(cells[other])}")
             streams = f"{n} stream{'s' if n > 1 else ''}"
             # Like for like: the same send call on both sides (bench/tcp.sh says why these two rows).
             i3z, sc = cells["iperf3sendfile"], cells["sendcopy"]
@@ -205,8 +204,7 @@ def tcp(t, where):
             t.ratio_row(f"{num}   --zerocopy, -m {size}, {n} stream{'s' if n > 1 else ''} vs without", zc, nl, "recv_mbps",
                         fmt_mbps, None, "netload")
             batching = next((x.get("sender_batching") for x in zc["runs"] if x["ok"]), None)
-            t.rows[-1]["note"] = (t.rows[-1]["note"] + "; " if t.rows[-1]["note"] else "") + \
-                f"rounds {tcp_note(zc)}; sender: {batching}"
+            add_note(t, f"rounds {tcp_note(zc)}; sender: {batching}")
 
 
 def drops(t):

@@ -64,8 +64,11 @@ void tcp_message_source::fall_back(std::string why) {
 // token and its end, while netserve joins its streams on its one control thread. So sendfile goes to a
 // non-blocking socket and waits for room in poll(), at most the socket's send timeout, as a blocking send()
 // waits at most that long in all.
+// Once per socket: the send path calls this before every sendfile().
 void tcp_message_source::make_nonblocking(int sock) noexcept {
-  if (sock == nonblocking_) return;
+  if (sock == prepared_) return;
+  prepared_ = sock;
+  made_nonblocking_ = false;
   timeval t{};
   socklen_t len = sizeof t;
   wait_ms_ = ::getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &t, &len) == 0 && (t.tv_sec > 0 || t.tv_usec > 0)
@@ -73,14 +76,13 @@ void tcp_message_source::make_nonblocking(int sock) noexcept {
                  : -1;
   const int flags = ::fcntl(sock, F_GETFL);
   // A socket the caller made non-blocking keeps its own meaning: EAGAIN at once.
-  if (flags < 0 || (flags & O_NONBLOCK) || ::fcntl(sock, F_SETFL, flags | O_NONBLOCK) != 0) return;
-  nonblocking_ = sock;
+  made_nonblocking_ = flags >= 0 && !(flags & O_NONBLOCK) && ::fcntl(sock, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
 void tcp_message_source::make_blocking_again(int sock) noexcept {
-  if (sock != nonblocking_) return;
+  if (sock != prepared_ || !made_nonblocking_) return;
   if (const int flags = ::fcntl(sock, F_GETFL); flags >= 0) ::fcntl(sock, F_SETFL, flags & ~O_NONBLOCK);
-  nonblocking_ = -1;
+  made_nonblocking_ = false;
 }
 
 ssize_t tcp_message_source::send(int sock, std::size_t offset, int flags) noexcept {
@@ -94,7 +96,7 @@ ssize_t tcp_message_source::send(int sock, std::size_t offset, int flags) noexce
       make_blocking_again(sock);
       fall_back(std::strerror(e));
     } else {
-      if (r < 0 && errno == EAGAIN && sock == nonblocking_) {
+      if (r < 0 && errno == EAGAIN && made_nonblocking_) {
         pollfd p{sock, POLLOUT, 0};
         ::poll(&p, 1, wait_ms_);  // room, an error (the next call reports it), a signal, or the timeout
         errno = EAGAIN;

@@ -47,7 +47,8 @@ class tcp_message_source {
   fd_handle file_;                    // the memory file sendfile reads, when sendfile is in use
   std::string buffer_;                // send()'s source otherwise
   std::string words_;
-  int nonblocking_ = -1;              // the socket sendfile made non-blocking
+  int prepared_ = -1;                 // the socket make_nonblocking() last looked at
+  bool made_nonblocking_ = false;     // it was blocking, and sendfile made it non-blocking
   int wait_ms_ = -1;                  // its SO_SNDTIMEO: the longest wait for room in poll(), -1 none
 };
 
