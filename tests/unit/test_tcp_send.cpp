@@ -34,7 +34,7 @@ std::string send_and_read(nb::tcp_message_source& source, int messages) {
     for (int m = 0; m < messages && !failed; ++m)
       for (std::size_t offset = 0; offset < source.size() && !failed;) {
         const ssize_t r = source.send(p.a.get(), offset, 0);
-        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;  // as run_tcp_sender: a full socket, try again
         if (r <= 0) failed = r < 0 ? errno : -1;
         else offset += static_cast<std::size_t>(r);
       }
