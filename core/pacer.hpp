@@ -5,9 +5,9 @@
 //
 // A sender that fell behind (its core taken away for a few milliseconds) catches up, so the test's total
 // stays exact, but no faster than catch_up x the rate: a token bucket of a millisecond's datagrams (or
-// one send batch, never over 10 ms of them) refills at that speed. Without it the backlog would leave at
-// full speed, a burst above the configured rate that a policer on the circuit would drop and no 100-ms
-// interval should show.
+// one send batch, or two, never over 10 ms of them) refills at that speed. Without it the backlog would
+// leave at full speed, a burst above the configured rate that a policer on the circuit would drop and no
+// 100-ms interval should show.
 #include "core/clock.hpp"
 
 #include <algorithm>
@@ -32,7 +32,11 @@ class pacer {
       // A millisecond's datagrams, or one system call's batch so that a sender whose wake-ups the
       // scheduler delays by a few milliseconds keeps its rate, but never more than 10 ms of datagrams
       // (a policer's usual burst allowance): a whole batch (1024 datagrams at -m 1) is 100 ms at 10 kpps.
-      const double batch = std::min(static_cast<double>(max_batch), pps_ * max_burst_s);
+      // Two at least, where 10 ms holds two: a bucket of one fills in 1 / (catch_up x rate), so a sender
+      // that wakes later than 2 % of the interval after each send falls behind for good (TCP at 200 Mbit/s
+      // in 64 KiB messages, 2.6 ms apart: 52 us, less than this machine's wake-up latency, sent 2.5 % under
+      // the rate). With room for a second, the time lost to a late wake-up still fills the bucket.
+      const double batch = std::min(std::max(static_cast<double>(max_batch), 2.0), pps_ * max_burst_s);
       depth_ = std::max({pps_ * 1e-3, batch, static_cast<double>(min_batch_)});
       tokens_ = depth_;
     }

@@ -46,6 +46,20 @@ TEST_CASE("pacer: a sender that fell behind catches up at most 2 % above the rat
   CHECK(total > first);  // it does catch up
 }
 
+TEST_CASE("pacer: one message per call (TCP) still has room for two - a late wake-up is not lost for good",
+          "[pacer]") {
+  // 400 messages/s, 50 ms behind: 21 are due. A bucket of one would give them one at a time, each a full
+  // refill apart, so every wake-up later than 2 % of the interval (50 us) would be lost for good; with room
+  // for two the time lost refills the second.
+  const std::int64_t t0 = mono_ns();
+  std::stop_source never;
+  pacer fast(400, t0 - 50'000'000);
+  CHECK(fast.due(0, 4, t0 + 1'000'000'000, never.get_token()) == 2);
+  // Never more than 10 ms of the rate: at 150 messages/s that is one and a half, so one at a time.
+  pacer slow(150, t0 - 50'000'000);
+  CHECK(slow.due(0, 4, t0 + 1'000'000'000, never.get_token()) == 1);
+}
+
 TEST_CASE("pacer: a sender on schedule gets the rate and nothing ahead of it", "[pacer]") {
   const std::int64_t t0 = mono_ns();
   pacer p(pps, t0);
