@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stop_token>
@@ -33,9 +34,9 @@ class pacer {
       // scheduler delays by a few milliseconds keeps its rate, but never more than 10 ms of datagrams
       // (a policer's usual burst allowance): a whole batch (1024 datagrams at -m 1) is 100 ms at 10 kpps.
       // Two at least, where 10 ms holds two: a bucket of one fills in 1 / (catch_up x rate), so a sender
-      // that wakes later than 2 % of the interval after each send falls behind for good (TCP at 200 Mbit/s
-      // in 64 KiB messages, 2.6 ms apart: 52 us, less than this machine's wake-up latency, sent 2.5 % under
-      // the rate). With room for a second, the time lost to a late wake-up still fills the bucket.
+      // that is behind and wakes later than 2 % of the interval after each send stays behind (TCP at
+      // 200 Mbit/s in 64 KiB messages, 2.6 ms apart: 52 us, less than this machine's wake-up latency).
+      // With room for a second, the time lost to a late wake-up still fills the bucket.
       const double batch = std::min(std::max(static_cast<double>(max_batch), 2.0), pps_ * max_burst_s);
       depth_ = std::max({pps_ * 1e-3, batch, static_cast<double>(min_batch_)});
       tokens_ = depth_;
@@ -62,7 +63,10 @@ class pacer {
       }
       std::int64_t wake;
       if (behind == 0) {  // ahead of the schedule: until a batch is due
-        wake = start_ + static_cast<std::int64_t>(static_cast<double>(done + min_batch_) * 1e9 / pps_);
+        // Datagram k (from 0) is due at k / rate (`allowed` above), so a batch is due when its last one
+        // is: done + min_batch - 1. Rounded up, so that the wake-up never comes a hair early and loops.
+        const double due_at = static_cast<double>(done + min_batch_ - 1) * 1e9 / pps_;
+        wake = start_ + static_cast<std::int64_t>(std::ceil(due_at)) + 1;
       } else {  // behind, the bucket empty: until it holds a batch (or what is due, if less)
         double need = static_cast<double>(std::min(behind, min_batch_)) - tokens_;
         wake = now + static_cast<std::int64_t>(need * 1e9 / (pps_ * catch_up)) + 1;

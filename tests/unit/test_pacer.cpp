@@ -60,6 +60,20 @@ TEST_CASE("pacer: one message per call (TCP) still has room for two - a late wak
   CHECK(slow.due(0, 4, t0 + 1'000'000'000, never.get_token()) == 1);
 }
 
+TEST_CASE("pacer: a sender on schedule wakes when its next message is due, not one interval later", "[pacer]") {
+  // 20 messages/s, the test ending at 100 ms: message 0 at the start, message 1 at 50 ms, before the end.
+  // Waking one interval late (the old off-by-one: at 100 ms) found the test over and sent nothing, and on
+  // a longer test put every on-schedule sender one message behind, half its sends through the catch-up
+  // bucket. The lower bound is exact (a sleep never ends early); 50 ms is left to a loaded machine.
+  const std::int64_t t0 = mono_ns();
+  const std::int64_t end = t0 + 100'000'000;
+  std::stop_source never;
+  pacer p(20, t0);
+  REQUIRE(p.due(0, 1, end, never.get_token()) == 1);
+  CHECK(p.due(1, 1, end, never.get_token()) == 1);
+  CHECK(mono_ns() - t0 >= 50'000'000);
+}
+
 TEST_CASE("pacer: a sender on schedule gets the rate and nothing ahead of it", "[pacer]") {
   const std::int64_t t0 = mono_ns();
   pacer p(pps, t0);
