@@ -24,7 +24,7 @@
 
 TCP_SIZES=(128K 1M)
 TCP_STREAMS=(1 5)
-TCP_ROUNDS=${TCP_ROUNDS:-3}
+TCP_ROUNDS=${TCP_ROUNDS:-7}
 if [ -z "${TCP_CC:-}" ]; then
     # Without root an algorithm must also be in tcp_allowed_congestion_control.
     cc_list=/proc/sys/net/ipv4/tcp_available_congestion_control
