@@ -19,12 +19,11 @@
 # by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
 # takes each cell's median. `--zerocopy` rows run beside netload's plain ones.
 #
-# Uses bench/run's globals and helpers: RAW LIB NETLOAD NETSERVE DUR SND_CPU RCV_CPU PIDS say stop_pid
-# start_netserve NS_PORTS wait_listen; on the wire-like path also bench/wirelike.sh's WL_* and wl_wait_listen.
+# Uses bench/run's globals and helpers: RAW LIB NETLOAD NETSERVE DUR SND_CPU RCV_CPU PIDS TCP_ROUNDS say
+# stop_pid start_netserve NS_PORTS wait_listen; on the wire-like path also bench/wirelike.sh's WL_* and wl_wait_listen.
 
 TCP_SIZES=(128K 1M)
 TCP_STREAMS=(1 5)
-TCP_ROUNDS=${TCP_ROUNDS:-7}
 if [ -z "${TCP_CC:-}" ]; then
     # Without root an algorithm must also be in tcp_allowed_congestion_control.
     cc_list=/proc/sys/net/ipv4/tcp_available_congestion_control
