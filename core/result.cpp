@@ -71,6 +71,13 @@ rr_figures rr_from(const json& j) {
   return rr;
 }
 
+interruption interruption_from(const json& j) {
+  fields f(j, "interrupted");
+  interruption i{f.get<std::string>("signal"), f.get<double>("measured_s"), f.get<double>("planned_s")};
+  f.done();
+  return i;
+}
+
 limit_verdict verdict_from(const json& j) {
   fields f(j, "verdict");
   limit_verdict v{f.get<std::string>("limit"), f.get<std::string>("text")};
@@ -222,6 +229,9 @@ json to_json(const test_result& r) {
   if (r.rr) j["rr"] = rr_json(*r.rr);  // request/response tests only
   j["hosts"] = hosts_json(r.hosts);
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
+  j["interrupted"] = r.interrupted ? json{{"signal", r.interrupted->signal}, {"measured_s", r.interrupted->measured_s},
+                                          {"planned_s", r.interrupted->planned_s}}
+                                   : json(nullptr);
   return j;
 }
 
@@ -269,6 +279,7 @@ test_result result_from_json(const json& j) {
   // Results written before hosts and verdict existed have neither.
   if (auto h = f.get_or<json>("hosts", nullptr); !h.is_null()) r.hosts = hosts_from(h);
   if (auto v = f.get_or<json>("verdict", nullptr); !v.is_null()) r.verdict = verdict_from(v);
+  if (auto i = f.get_or<json>("interrupted", nullptr); !i.is_null()) r.interrupted = interruption_from(i);
   f.done();
   return r;
 }

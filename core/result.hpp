@@ -72,6 +72,15 @@ struct limit_verdict {
   std::string limit;
   std::string text;
 };
+
+// A test the user stopped (SIGINT, SIGTERM) after its traffic began: the figures are real, over the
+// seconds measured before the stop, and say so. A stop before the start instant sends nothing and
+// leaves a failed result instead.
+struct interruption {
+  std::string signal;      // "SIGINT", "SIGTERM"
+  double measured_s = 0;   // from the start instant to the stop
+  double planned_s = 0;    // the test's duration as asked
+};
 inline constexpr const char* verdict_limits[] = {"sender-cpu", "receiver-cpu", "receiver-socket",
                                                  "before-socket", "path", "none"};
 
@@ -147,6 +156,7 @@ struct test_result {
   std::optional<rr_figures> rr;               // request/response tests only
   host_figures hosts;
   std::optional<limit_verdict> verdict;
+  std::optional<interruption> interrupted;    // null unless the user stopped the test early
 };
 
 // Fills loss and reconciliation from sender and receiver counts. `drop_buffers` is the receiving socket's

@@ -78,7 +78,7 @@ int run_plan(const run_request& req) {
     fmt::print(stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),
                signalled ? "killing every process" : "stopping every process (again to kill them at once)");
     signalled = true;
-    r.cancel();
+    r.cancel(sig);
     signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);
@@ -98,6 +98,12 @@ int run_plan(const run_request& req) {
   write_html(dir, s, searches);
   fmt::print("{}\nresults: {}\nreport: {}\n", console_summary(s, searches), dir.string(),
              (dir / "report.html").string());
+  if (const int sig = r.stop_signal()) {
+    // What was measured until the stop is in the reports; the status says the plan did not run its course.
+    fmt::print(stderr, "harness: interrupted by {}: no run started after it; what was measured is in {}\n",
+               sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig), dir.string());
+    return 128 + sig;
+  }
   return status_of(dir, s);
 }
 

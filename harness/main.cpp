@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
       "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"
       "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
       "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 1 an error\n"
-      "(plan, a host check error, ssh, a file that cannot be read or written, interrupted); 2 bad command line.\n"
+      "(plan, a host check error, ssh, a file that cannot be read or written); 2 bad command line; 130 / 143 / 129\n"
+      "run stopped by SIGINT / SIGTERM / SIGHUP (no run starts after it; what was measured is reported).\n"
       "deploy: 0 every host current or copied; 1 a host failed (each named on stderr) or another error.");
   // CLI11 would say only that a command is required.
   const auto subs = app.get_subcommands({});

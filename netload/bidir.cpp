@@ -5,11 +5,11 @@
 #include "netload/client.hpp"
 #include "netload/outcome.hpp"
 #include "netload/report.hpp"
+#include "netload/user_stop.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/multiple_exceptions.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
@@ -68,9 +68,10 @@ struct direction {
   std::string failure;
 };
 
-test_result result_of(const direction& d) {
-  if (d.completed && d.failure.empty()) return d.test->result();
-  return failed_result(d.options, d.completed ? d.failure : "interrupted before the test completed");
+test_result result_of(const direction& d, const user_stop& stop) {
+  if (!d.completed) return stop.abandoned_result(d.options);
+  if (d.failure.empty()) return d.test->result();
+  return failed_result(d.options, d.failure);
 }
 
 // Both tests on one io_context, until both ended (or a signal stopped it).
@@ -123,7 +124,9 @@ void print_results(const client_options& o, const std::array<test_result, 2>& re
   } else {
     const char* heads[2] = {"Forward: netload sends, netserve receives", "Reverse: netserve sends, netload receives"};
     for (std::size_t k = 0; k < 2; ++k)
-      if (results[k].ok) fmt::print("{}\n{}\n", heads[k], format_table(results[k], o.local_cpu_util, o.remote_cpu_util));
+      if (results[k].ok)
+        fmt::print("{}\n{}{}\n", heads[k], interrupted_line(results[k]),
+                   format_table(results[k], o.local_cpu_util, o.remote_cpu_util));
     if (results[0].ok && results[1].ok) fmt::print("{}", sum_line(results[0], results[1]));
   }
 }
@@ -135,10 +138,6 @@ int run_bidir(const client_options& o) {
   if (o.local_cpu >= 0 && !pin_thread_to_cpu(o.local_cpu))
     fmt::print(stderr, "netload: cannot run on CPU {} (-T): not pinned\n", o.local_cpu);
   asio::io_context io;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) io.stop();
-  });
   std::array<direction, 2> dirs{direction{"forward", o, nullptr, false, {}}, direction{"reverse", o, nullptr, false, {}}};
   dirs[0].options.reverse = false;
   dirs[1].options.reverse = true;
@@ -162,8 +161,14 @@ int run_bidir(const client_options& o) {
     std::fflush(stdout);
   };
   start_barrier barrier(io);
+  // Both directions stop together; one whose traffic has not begun abandons both (none has then).
+  user_stop stop(io, [&](const std::string& signal) {
+    bool graceful = true;
+    for (direction& d : dirs) graceful = (d.test && !d.completed ? d.test->interrupt(signal) : true) && graceful;
+    return graceful;
+  });
   run_both(io, dirs, barrier, events);
-  std::array<test_result, 2> results{result_of(dirs[0]), result_of(dirs[1])};
+  std::array<test_result, 2> results{result_of(dirs[0], stop), result_of(dirs[1], stop)};
   for (std::size_t k = 0; k < 2; ++k) results[k].options = options_json(dirs[k].options);
   print_results(o, results, barrier);
   const int forward = exit_status(results[0], "forward: ");  // its line first on stderr

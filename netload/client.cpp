@@ -255,6 +255,7 @@ asio::awaitable<void> client_test::run() {
   const message start = start_msg{server_start_ns_ ? server_start_ns_ : start_wall_ns_};
   co_await write_message(control_, control_mac_, start);
   start_threads();
+  threads_started_ = true;
   // The server's side first: when both fail, `&&` reports the first operand's exception, and a server
   // that went away is the cause, the local side's cancellation only its consequence.
   auto result = co_await (read_server() && local_side());

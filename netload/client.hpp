@@ -43,6 +43,12 @@ class client_test {
   asio::awaitable<void> run();
   // The figures; valid after run() completed.
   test_result result() const;
+  // The user's stop (SIGINT, SIGTERM; `signal` names it). Before the data threads started it returns
+  // false: the caller abandons the test, and nothing is ever sent. After, it returns true: this side's
+  // senders stop at once (in reverse the server is told to stop first, then what is in flight is
+  // drained), the end exchange runs as at a normal end, and run() completes with figures over the seconds
+  // measured, which result() marks interrupted.
+  bool interrupt(std::string signal);
 
  private:
   void bind_local(tcp::socket& s, const tcp::endpoint& to) const;
@@ -55,6 +61,11 @@ class client_test {
   test_request make_request() const;
   void start_threads();
   asio::awaitable<void> local_side();
+  bool stopping() const noexcept { return stop_wall_ns_ != 0; }
+  // Until wall-clock `t`, or the user's stop, in short slices.
+  asio::awaitable<void> sleep_until_wall(std::int64_t t);
+  // The end message, once: in reverse a stopped test sends it early, so the server stops sending.
+  asio::awaitable<void> send_end(side_counts counts);
   asio::awaitable<void> wait_local_done();
   asio::awaitable<result_msg> read_server();
   void sample_host_end();  // once: the end of this side's data
@@ -85,6 +96,11 @@ class client_test {
   side_counts local_final_;
   result_msg server_final_;
   std::optional<host_snapshot> host_start_, host_end_;  // this host at the start instant and the end
+
+  bool threads_started_ = false;
+  bool end_sent_ = false;
+  std::string stop_signal_;      // the user's stop, once interrupt() accepted it
+  std::int64_t stop_wall_ns_ = 0;
 
   stream_set streams_;  // this side's: senders, or receivers in reverse
 

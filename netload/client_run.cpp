@@ -1,5 +1,6 @@
 // The running part of a client test: sampling, draining, the end exchange and the result.
 #include "netload/client.hpp"
+#include "netload/user_stop.hpp"
 
 #include "core/clock.hpp"
 #include "core/units.hpp"
@@ -43,18 +44,43 @@ test_result asked(const client_options& o) {
 
 }  // namespace
 
+bool client_test::interrupt(std::string signal) {
+  if (!threads_started_) return false;
+  // Past the end the traffic is complete: the drain and the end exchange finish as usual.
+  if (stopping() || wall_ns() >= start_wall_ns_ + s_to_ns(o_.duration_s)) return true;
+  stop_signal_ = std::move(signal);
+  stop_wall_ns_ = wall_ns();
+  // Our senders stop now. In reverse ours are receivers: they keep counting what the server sends until
+  // it has been told to stop (wait_local_done) and the last of it has arrived.
+  if (!o_.reverse) streams_.request_stop();
+  return true;
+}
+
+asio::awaitable<void> client_test::sleep_until_wall(std::int64_t t) {
+  while (!stopping() && wall_ns() < t)
+    co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(t - wall_ns(), 50'000'000)));
+}
+
+asio::awaitable<void> client_test::send_end(side_counts counts) {
+  if (end_sent_) co_return;
+  end_sent_ = true;
+  const message end_m = end_msg{std::move(counts)};
+  co_await write_message(control_, control_mac_, end_m);
+}
+
 asio::awaitable<void> client_test::local_side() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
   // This host from just before the start instant on: the lead before it is no part of the test.
-  co_await sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - snapshot_lead_ns - wall_ns())));
+  co_await sleep_until_wall(start_wall_ns_ - snapshot_lead_ns);
   host_start_ = take_host_snapshot();
-  co_await sleep_for(std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())));
-  // Samples at the same wall-clock boundaries as the server; stops early if every stream has ended.
+  co_await sleep_until_wall(start_wall_ns_);
+  // Samples at the same wall-clock boundaries as the server; stops early if every stream has ended or
+  // the user stopped the test (the interval under way then has no sample of its own).
   if (o_.interval_s > 0) {
     const std::int64_t step = s_to_ns(o_.interval_s);
     for (std::uint32_t k = 0;; ++k) {
       std::int64_t boundary = std::min(start_wall_ns_ + (k + 1) * step, end);
-      while (wall_ns() < boundary && !(streams_.all_done() && !o_.reverse))
+      while (!stopping() && wall_ns() < boundary && !(streams_.all_done() && !o_.reverse))
         co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(boundary - wall_ns(), 50'000'000)));
       if (wall_ns() < boundary) break;
       // The senders started when their threads woke, a little after the instant, and end as late: the
@@ -72,8 +98,7 @@ asio::awaitable<void> client_test::local_side() {
   }
   co_await wait_local_done();
   local_final_ = streams_.counts();
-  const message end_m = end_msg{local_final_};
-  co_await write_message(control_, control_mac_, end_m);
+  co_await send_end(local_final_);
 }
 
 asio::awaitable<void> client_test::wait_local_done() {
@@ -87,8 +112,11 @@ asio::awaitable<void> client_test::wait_local_done() {
     while (!streams_.all_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
     co_return;
   }
-  while (wall_ns() < end) co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(end - wall_ns(), 50'000'000)));
+  co_await sleep_until_wall(end);
   sample_host_end();  // before the drain: its quiet wait would dilute the CPU shares
+  // Stopped early: the server stops sending when our end arrives (its counts here are provisional; the
+  // result takes ours after the drain below), and what it had in flight is still counted.
+  if (stopping()) co_await send_end(streams_.counts());
   std::int64_t give_up = wall_ns() + (o_.kind == test_kind::udp_stream ? drain_max_ns : finish_grace_ns);
   for (;;) {
     if (o_.kind == test_kind::tcp_stream) {
@@ -253,6 +281,8 @@ test_result client_test::result() const {
   (o_.reverse ? r.hosts.receiver : r.hosts.sender) = std::move(local);
   (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
   r.verdict = judge_limit(r);  // after the target and both hosts
+  if (stopping())
+    r.interrupted = interruption{stop_signal_, std::max(0.0, ns_to_s(stop_wall_ns_ - start_wall_ns_)), o_.duration_s};
   return r;
 }
 
@@ -281,13 +311,14 @@ test_result run_test(asio::io_context& io, const client_options& options, client
   auto test = std::make_shared<client_test>(io, options, std::move(events));
   std::string failure;
   bool completed = false;
+  user_stop stop(io, [&](const std::string& signal) { return test->interrupt(signal); });
   asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
-    io.stop();  // the test is over: main's signal handler is the only other work left
+    io.stop();  // the test is over: the signal handler is the only other work left
     completed = true;
     if (e) failure = describe_failure(e);
   });
   io.run();
-  if (!completed) failure = "interrupted before the test completed";
+  if (!completed) return stop.abandoned_result(options);
   if (!failure.empty()) return failed_result(options, failure);
   return test->result();
 }

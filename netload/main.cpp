@@ -9,7 +9,6 @@
 #include "netload/outcome.hpp"
 #include "netload/report.hpp"
 
-#include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -25,11 +24,7 @@ int run(const nb::load::client_options& o) {
   // otherwise wander onto the other side's CPU); each stream's thread then takes its own CPU.
   if (o.local_cpu >= 0 && !nb::pin_thread_to_cpu(o.local_cpu))
     fmt::print(stderr, "netload: cannot run on CPU {} (-T): not pinned\n", o.local_cpu);
-  boost::asio::io_context io;
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) io.stop();  // the test object's destructor stops and joins the data threads
-  });
+  boost::asio::io_context io;  // run_test owns the signals: a stop ends the test and keeps its figures
   std::int64_t first_start = 0;
   auto sink = [&](const nb::interval_figures& i) {
     if (!first_start) first_start = i.start_ns;
@@ -48,7 +43,6 @@ int run(const nb::load::client_options& o) {
   events.interval = sink;
   events.armed = armed;
   nb::test_result r = nb::load::run_test(io, o, std::move(events));
-  if (!r.ok && r.error.empty()) r.error = "interrupted";
   r.options = nb::load::options_json(o);
   nlohmann::json j = nb::to_json(r);
   if (o.json_stream) {
@@ -57,7 +51,7 @@ int run(const nb::load::client_options& o) {
   } else if (o.json) {
     fmt::print("{}\n", j.dump(2));
   } else if (r.ok) {
-    fmt::print("{}", nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util));
+    fmt::print("{}{}", nb::load::interrupted_line(r), nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util));
   }
   return nb::load::exit_status(r);
 }

@@ -1,5 +1,7 @@
 #include "netload/outcome.hpp"
 
+#include "netload/user_stop.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -7,6 +9,11 @@
 namespace nb::load {
 
 int exit_status(const test_result& r, std::string_view label) {
+  if (r.interrupted) {
+    if (!r.ok) fmt::print(stderr, "netload: {}{}\n", label, r.error);
+    else if (!r.loss.reconciles) fmt::print(stderr, "netload: {}counts do not reconcile: {}\n", label, r.loss.note);
+    return interrupted_status(r.interrupted->signal);
+  }
   if (!r.ok) {
     fmt::print(stderr, "netload: {}{}\n", label, r.error);
     return failed;
@@ -23,8 +30,17 @@ int exit_status(const test_result& r, std::string_view label) {
   return ok;
 }
 
+std::string interrupted_line(const test_result& r) {
+  if (!r.interrupted) return {};
+  return fmt::format("INTERRUPTED by {} after {:.2f} s of {:.2f} s: the figures below cover the time measured\n",
+                     r.interrupted->signal, r.interrupted->measured_s, r.interrupted->planned_s);
+}
+
 int worse(int a, int b) {
-  auto rank = [](int s) { return s == failed ? 4 : s == usage ? 3 : s == unreconciled ? 2 : s == target_missed ? 1 : 0; };
+  // A stop outranks every other outcome: the user must see that the figures are partial.
+  auto rank = [](int s) {
+    return s > 128 ? 5 : s == failed ? 4 : s == usage ? 3 : s == unreconciled ? 2 : s == target_missed ? 1 : 0;
+  };
   return rank(a) >= rank(b) ? a : b;
 }
 

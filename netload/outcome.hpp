@@ -2,6 +2,7 @@
 // netload's exit status, from a result: one place for the single test (main.cpp) and --bidir's two.
 #include "core/result.hpp"
 
+#include <string>
 #include <string_view>
 
 namespace nb::load {
@@ -12,8 +13,13 @@ namespace nb::load {
 // for, which a script must not take for a pass).
 enum exit_code { ok = 0, failed = 1, usage = 2, unreconciled = 3, target_missed = 4 };
 
+// A test the user stopped exits 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as a shell
+// reports a program the signal ended, whether or not its figures reconcile (those are printed and in the
+// JSON).
 // The status of one result; prints why on stderr when it is not 0, after `label` ("" or "forward: ").
 int exit_status(const test_result& r, std::string_view label = {});
+// Above an interrupted test's table: what its figures cover; "" for a test that ran its course.
+std::string interrupted_line(const test_result& r);
 // The worse of two statuses: failed, then unreconciled, then target missed, then ok.
 int worse(int a, int b);
 

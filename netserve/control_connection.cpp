@@ -10,6 +10,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/multiple_exceptions.hpp>
 #include <fmt/format.h>
 
 #include <random>
@@ -138,12 +139,24 @@ asio::awaitable<void> control_connection::run() {
     } else {
       throw protocol_error(fmt::format("first message must be 'test_request' or 'data', not '{}'", message_type(first)));
     }
-  } catch (const protocol_error& e) {
-    tell_why(e);
-  } catch (const boost::system::system_error& e) {
-    fmt::print(stderr, "netserve: port {}: connection from {} lost: {}\n", port_->number, peer_, e.code().message());
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", port_->number, peer_, printable(e.what()));
+  } catch (...) {
+    on_failure(std::current_exception());
+  }
+}
+
+// The parallel waits of a test (intervals, the client's end, the host's sample) fail together when the
+// client goes away: the first failure is the cause, the others its consequences.
+void control_connection::on_failure(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const asio::multiple_exceptions& m) {
+    on_failure(m.first_exception());
+  } catch (const protocol_error& x) {
+    tell_why(x);
+  } catch (const boost::system::system_error& x) {
+    fmt::print(stderr, "netserve: port {}: connection from {} lost: {}\n", port_->number, peer_, x.code().message());
+  } catch (const std::exception& x) {
+    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", port_->number, peer_, printable(x.what()));
   }
 }
 
@@ -275,6 +288,8 @@ asio::awaitable<end_msg> control_connection::await_end(bool& ended) {
   auto timeout = until_wall(end_ns) + end_grace;
   auto end = co_await expect_message<end_msg>(socket_, mac_, timeout);
   ended = true;
+  // In reverse the client's end before ours is its user's stop: our senders stop now, not at the end.
+  if (r.reverse) test_->stop_sending();
   co_return end;
 }
 

@@ -40,6 +40,9 @@ class control_connection {
   asio::awaitable<void> drain();
   void log_result(const result_msg& result, const end_msg& client_end) const;
   void tell_why(const protocol_error& e);
+  // Logs why the connection ended (the first of a parallel wait's failures) and tells the client when
+  // it broke the protocol.
+  void on_failure(std::exception_ptr e);
 
   budget::hold unit_;  // first: given back last, after the test has stopped
   tcp::socket socket_;

@@ -205,6 +205,10 @@ bool served_test::drained(std::int64_t quiet_ns) const {
   return port_->queued_bytes() == 0 && wall_ns() - last >= quiet_ns;
 }
 
+void served_test::stop_sending() noexcept {
+  if (request_.reverse) streams_.request_stop();
+}
+
 side_counts served_test::finish() {
   streams_.stop();
   side_counts c = streams_.counts(received_from_port());

@@ -64,6 +64,8 @@ class served_test {
   // they used ("" unknown); empty otherwise.
   std::vector<tcp_sample> tcp_end_samples() const;
   std::string congestion() const;
+  // Reverse: the client stopped early; the senders end now (their counts stay). Forward: nothing.
+  void stop_sending() noexcept;
   // Stops every thread (bounded) and returns this side's counts.
   side_counts finish();
   std::uint64_t unattributed_since_start() const { return port_->unattributed() - unattributed_at_start_; }

@@ -47,6 +47,7 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
     record_command(spec.host, argv);
     servers.push_back({spec.host, std::make_unique<nb::child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
     active_.insert(servers.back().proc.get());
+    servers_.insert(servers.back().proc.get());
   }
   // All of them start at once; then each must say it is ready within the timeout.
   for (running_server& s : servers) {
@@ -65,6 +66,7 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
       auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 5s);
       s.finished = true;
       active_.erase(s.proc.get());
+      servers_.erase(s.proc.get());
       const std::string why = o.stderr_text.substr(0, o.stderr_text.find('\n'));
       throw std::runtime_error(fmt::format("netserve on host '{}' did not start: {}{}{}", s.host, s.error,
                                            why.empty() ? "" : ": ", why));
@@ -78,8 +80,8 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     const auto remote = remote_.find(s.proc.get());
     // The remote netserve gets the signal; its ssh client then ends with it. A signal to the client
     // would end the client first, with status 255, and could leave the server running.
-    if (remote != remote_.end())  // cancel() has signalled it already
-      s.stop_asked = cancelled_ || co_await remote_signal(s.host, s.remote_pid, "TERM");
+    if (remote != remote_.end())
+      s.stop_asked = co_await remote_signal(s.host, s.remote_pid, "TERM");
     if (!s.stop_asked) {
       s.proc->request_stop();
       s.stop_asked = !remote_.count(s.proc.get());  // a local program: the signal is the stop
@@ -90,6 +92,7 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 10s);
     const bool was_remote = remote_.erase(s.proc.get()) > 0;
     active_.erase(s.proc.get());
+    servers_.erase(s.proc.get());
     if (o.timed_out && was_remote && !killed_) co_await remote_signal(s.host, s.remote_pid, "KILL");
     // A status our own stop caused is no failure: SIGTERM's, ssh's 255 for a remote program ended by a
     // signal, SIGKILL after a second Ctrl-C. Anything else (it died before we asked, it ignored the
@@ -104,6 +107,7 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
 
 asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers,
                                             json& spec, const fs::path& run_dir) {
+  if (cancelled_) co_return;  // stopped while its servers started: no instance is launched
   std::vector<live_instance> live(r.instances.size());
   std::size_t pending = r.instances.size();
   std::exception_ptr failure;
@@ -146,7 +150,8 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
     co_await wake.async_wait(asio::as_tuple(use_awaitable));
   }
   const double now = nb::ns_to_s(nb::wall_ns());
-  if (std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
+  // After a stop no instant is given: the armed instances see end of file and end without sending.
+  if (!cancelled_ && std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
     // A latency probe starts first, by its idle lead: T0, the load's start, is that much later.
     const double t0 = now + plan_.lead + r.probe_lead();
     for (std::size_t i = 0; i < n; ++i)
@@ -159,7 +164,7 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
   for (std::size_t i = 0; i < n; ++i) {
     if (!live[i].proc) continue;
     live[i].proc->close_stdin();
-    if (!live[i].armed) {
+    if (!live[i].armed && !cancelled_) {
       fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", r.id, r.instances[i].name, arm_timeout.count());
       live[i].proc->request_stop();
     }

@@ -39,13 +39,14 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
   const int order = order_;
   int k = 0;
   while (auto n = search.next()) {
-    if (cancelled_) break;
     if (k > 0) co_await settle_pause();
+    if (cancelled_) break;  // no trial starts after a stop
     const std::string id = fmt::format("{}-s{:02}-{}", r.id, ++k, n->phase);
     json tag = {{"of", r.id}, {"phase", n->phase}, {"offered_pps", n->offered_pps}};
     if (n->target_pct) tag["loss_target_pct"] = *n->target_pct;
     const run_spec trial = trial_of(r, id, n->offered_pps, n->duration, tag);  // named: GCC 12 and temporaries across co_await
     co_await run_one(trial);
+    if (cancelled_) break;  // an interrupted trial is recorded as such, and teaches the search nothing
     run_summary measured = summarize(load_run(dir_ / "raw" / id));
     if (!measured.run.error.empty()) {  // the trial never ran (its netserve did not start): nothing to learn
       fmt::print(stderr, "harness: search {} stopped: trial {} failed: {}\n", r.id, k, measured.run.error);

@@ -6,6 +6,7 @@
 #include "core/version.hpp"
 #include "harness/report/results.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -15,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 
@@ -26,7 +28,9 @@ using asio::use_awaitable;
 
 namespace {
 
-constexpr auto kill_after = 5s;  // from the first Ctrl-C to SIGKILL for whatever still runs
+// From the first Ctrl-C to SIGKILL for whatever still runs: a stopped netload ends its test and
+// exchanges its figures with netserve within its own 3-s grace (netload/user_stop.cpp).
+constexpr auto kill_after = 5s;
 // What a run costs beyond its duration before one has been measured: the lead, the settle pause, and a
 // guess at starting the servers and the instances and writing the reports.
 constexpr double startup_guess_s = 1.0;
@@ -45,7 +49,7 @@ long utc_offset_s(double epoch_s) {
 }  // namespace
 
 runner::runner(asio::io_context& io, const plan& p, run_options o)
-    : io_(io), plan_(p), opt_(std::move(o)), escalate_(io) {
+    : io_(io), plan_(p), opt_(std::move(o)), escalate_(io), pause_(io) {
   char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
   if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
   control_dir_ = tmpl;
@@ -61,19 +65,25 @@ runner::~runner() {
   fs::remove_all(control_dir_, ec);
 }
 
-void runner::cancel() {
+void runner::cancel(int sig) {
   if (cancelled_) {  // the second Ctrl-C: no more waiting
     kill_all();
     return;
   }
   cancelled_ = true;
+  stop_signal_ = sig;
+  stop_wall_s_ = nb::ns_to_s(nb::wall_ns());
+  pause_.cancel();  // a pause between runs ends now, and no run starts after it
   // The signal's message went below the live block: the block stays above it as it is, never redrawn.
   block_.forget();
   // A signal to a local ssh client does not reach the remote program, and would end the client (status
   // 255) before the program: the program is signalled there, and its ssh client ends with it.
+  // The servers stay until their instances have ended (run_one stops them then): a stopped netload
+  // exchanges its figures with its netserve.
   for (nb::child_process* c : active_)
-    if (!remote_.count(c)) c->request_stop();
-  for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "TERM");
+    if (!remote_.count(c) && !servers_.count(c)) c->request_stop();
+  for (const auto& [proc, where] : remote_)
+    if (!servers_.count(proc)) remote_signal_detached(where.first, where.second, "TERM");
   // A stopped (SIGSTOP) or wedged process ignores SIGTERM: it must not hold the run for its deadline.
   escalate_.expires_after(kill_after);
   escalate_.async_wait([this](boost::system::error_code ec) {
@@ -179,8 +189,9 @@ asio::awaitable<fs::path> runner::run_all() {
     if (plan_.has_lab) lab_ = lab::load_lab(plan_.source_path);
     write_environment();
     for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
-      progress_->start_run(i, nb::ns_to_s(nb::wall_ns()));
       if (i > 0) co_await settle_pause();
+      if (cancelled_) break;  // a stop during the pause: the next run never starts
+      progress_->start_run(i, nb::ns_to_s(nb::wall_ns()));
       if (runs[i].spec->search)
         co_await run_search(runs[i]);
       else
@@ -189,22 +200,34 @@ asio::awaitable<fs::path> runner::run_all() {
   } catch (...) {
     failure = std::current_exception();
   }
+  // A stop is no failure of the plan: what was measured until then is reported (the preflight's own
+  // "interrupted" is its consequence). Results that could not be written still are.
+  if (cancelled_ && failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const write_error&) {
+    } catch (const std::exception&) {
+      failure = nullptr;
+    }
+  }
+  if (cancelled_)
+    environment_["interrupted"] = {{"signal", stop_signal_}, {"at_utc", fmt::format("{:.3f}", stop_wall_s_)}};
   keep_first(failure, [&] { write_environment(); });
   co_await close_launchers();
   escalate_.cancel();
-  if (cancelled_) throw std::runtime_error(fmt::format("interrupted; partial results in {}", dir_.string()));
   if (failure) std::rethrow_exception(failure);
   co_return dir_;
 }
 
 // A pause between runs, so that one run's tail does not hit the next.
 asio::awaitable<void> runner::settle_pause() {
-  if (plan_.settle <= 0) co_return;
-  asio::steady_timer pause(io_, std::chrono::milliseconds(static_cast<long>(plan_.settle * 1e3)));
-  co_await pause.async_wait(use_awaitable);
+  if (plan_.settle <= 0 || cancelled_) co_return;
+  pause_.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.settle * 1e3)));
+  co_await pause_.async_wait(asio::as_tuple(use_awaitable));  // cancel() ends it early
 }
 
 asio::awaitable<void> runner::run_one(const run_spec& r) {
+  if (cancelled_) co_return;  // after a stop nothing starts
   const fs::path run_dir = dir_ / "raw" / r.id;
   fs::create_directories(run_dir);
   const std::string of_n = progress_ ? fmt::format("{} of {}: ", progress_->index() + 1, progress_->count()) : "";
@@ -227,6 +250,14 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   }
   end_live();
   co_await stop_servers(servers);  // also after an error or a signal
+  // Stopped before its end: what its instances measured until then is in raw/ already; the run says so.
+  // A stop after the end (while its servers stopped) leaves a complete run.
+  if (cancelled_ && !(spec.contains("t0") && stop_wall_s_ >= spec["t0"].get<double>() + r.duration)) {
+    record_interrupted_run(run_dir, std::move(spec), r.duration);
+    write_environment();
+    write_reports(dir_);
+    co_return;
+  }
   const bool measured = !failure;
   keep_first(failure, [&] { write_environment(); });
   if (failure && !cancelled_) {
@@ -250,6 +281,15 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
 
 void runner::record_failed_run(const fs::path& run_dir, nlohmann::json spec, const std::string& why) {
   spec["error"] = why;
+  write_json(run_dir / "run.json", spec);
+}
+
+void runner::record_interrupted_run(const fs::path& run_dir, nlohmann::json spec, double duration) {
+  const double measured = spec.contains("t0") ? std::clamp(stop_wall_s_ - spec["t0"].get<double>(), 0.0, duration) : 0.0;
+  spec["interrupted"] = true;
+  spec["measured_s"] = measured;
+  spec["error"] = measured > 0 ? fmt::format("interrupted after {:.2f} s of the run's {:g} s", measured, duration)
+                               : std::string("interrupted before its start: nothing was sent");
   write_json(run_dir / "run.json", spec);
 }
 

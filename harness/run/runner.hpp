@@ -16,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -65,10 +66,13 @@ class runner {
   ~runner();
   // Runs every run of the plan; returns the results folder.
   asio::awaitable<std::filesystem::path> run_all();
-  // From the signal handler: the first call asks every process to stop (SIGTERM here, `kill -TERM PID`
-  // over ssh) and, if any is still there 5 s later, kills them all; a second call kills them at once.
-  // run_all then throws.
-  void cancel();
+  // From the signal handler (`sig`: the signal): the first call asks every process to stop (SIGTERM
+  // here, `kill -TERM PID` over ssh; a stopped netload ends its test and keeps its figures) and, if any is
+  // still there 5 s later, kills them all; a second call kills them at once. No run starts after it: the
+  // run under way is recorded as interrupted with the seconds measured, and run_all returns the folder.
+  void cancel(int sig = SIGINT);
+  // The signal that stopped the plan, 0 when none did.
+  int stop_signal() const noexcept { return cancelled_ ? stop_signal_ : 0; }
   // Every host the plan uses, checked (host_check.hpp), each judged; recorded for environment.json.
   asio::awaitable<std::vector<host_check>> check_all();
   // `harness check`: check_all, then the ssh master connections closed.
@@ -122,8 +126,11 @@ class runner {
   void kill_all();
   // A run that failed (its netserve did not start, ...): recorded in raw/<run>/run.json with why.
   void record_failed_run(const std::filesystem::path& run_dir, nlohmann::json spec, const std::string& why);
+  // A run the user stopped: raw/<run>/run.json says so, with the seconds measured from its T0.
+  void record_interrupted_run(const std::filesystem::path& run_dir, nlohmann::json spec, double duration);
 
   std::set<nb::child_process*> active_;  // every child alive now, for cancel()
+  std::set<nb::child_process*> servers_;  // the netserves among them: stopped after their instances
   // ssh-launched processes whose local ssh client still runs (so the remote one is there): host, remote
   // pid. A signal to the ssh client does not reach them; it is sent there.
   std::map<nb::child_process*, std::pair<std::string, int>> remote_;
@@ -131,6 +138,9 @@ class runner {
   bool killed_ = false;            // cancel() escalated to SIGKILL
   int remote_signals_pending_ = 0;  // remote `kill` commands under way
   asio::steady_timer escalate_;    // 5 s after the first cancel(): kill_all()
+  asio::steady_timer pause_;       // the settle pause between runs, which cancel() ends
+  int stop_signal_ = 0;
+  double stop_wall_s_ = 0;         // when the stop came (epoch seconds)
   int order_ = 0;  // of the runs in raw/, as they ran
   std::map<std::string, double> clock_offset_ms_;  // per host, as check_all measured it
   // The live view: the plan's progress, and on a terminal the block redrawn in place.
