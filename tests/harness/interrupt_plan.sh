@@ -3,8 +3,8 @@
 # was measured until then is kept and reported (report.html written, the run marked interrupted with the
 # seconds measured, exit status 128 + signal).
 # Arguments: harness, build folder, WHEN (between | inside), INSTANCES (1 .. 8).
-# Between: the signal comes after run 1's traffic ended (its instances' raw files are written), during
-# the servers' stop and the settle pause. Inside: 1 s into run 1's traffic. Afterwards every process the
+# Between: the signal comes after run 1 ended (its instances' raw files are written, its netserve has
+# exited), in the settle pause before run 2. Inside: 1 s into run 1's traffic. Afterwards every process the
 # harness ran is checked by its start time (/proc/PID/stat): none may have started after the signal.
 set -eu
 harness=$1
@@ -56,7 +56,8 @@ for i in $(seq 300); do
     if [ "$when" = inside ]; then
       [ -s "$run1/run.json" ] && break  # written once T0 is chosen; traffic starts at T0 (lead 0.5 s)
     else
-      [ "$(ls "$run1" | grep -vc '^run.json$')" -ge "$n" ] && break  # every instance's raw file: traffic over
+      # Every instance's raw file written and run 1's netserve gone: the settle pause before run 2.
+      [ "$(ls "$run1" | grep -vc '^run.json$')" -ge "$n" ] && ! pgrep -P $hpid -f netserve > /dev/null && break
     fi
   fi
   sleep 0.05
