@@ -150,7 +150,10 @@ int check_plan(const run_request& req) {
   if (failure) std::rethrow_exception(failure);
   fmt::print("{}", check_table(checks));
   const bool ok = std::all_of(checks.begin(), checks.end(), [](const host_check& c) { return c.errors.empty(); });
-  fmt::print("{}\n", ok ? "every host ok" : "a host has an error: `harness run` would refuse this plan");
+  std::size_t warnings = 0;
+  for (const auto& c : checks) warnings += c.warnings.size();
+  fmt::print("{}{}\n", ok ? "every host ok" : "a host has an error: `harness run` would refuse this plan",
+             warnings ? fmt::format(" ({} warning(s) above)", warnings) : "");
   return ok ? 0 : 1;
 }
 

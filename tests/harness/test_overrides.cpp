@@ -120,7 +120,7 @@ TEST_CASE("overrides: --only of a test the plan does not have names the plan's t
   CHECK_THROWS_WITH(apply_overrides(p, o), Catch::Contains("an empty test name"));
 }
 
-TEST_CASE("overrides: a plan without [defaults] gets one; no overrides leave the text alone", "[harness][overrides]") {
+TEST_CASE("overrides: a plan without a defaults table gets one, and no overrides leave the text alone", "[harness][overrides]") {
   const std::string bare = R"([hosts]
 dev = { address = "127.0.0.1" }
 [[tests]]
