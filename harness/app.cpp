@@ -1,6 +1,7 @@
 #include "harness/app.hpp"
 
 #include "harness/default_plan.hpp"
+#include "harness/lab/lab.hpp"
 #include "harness/run/dry_run.hpp"
 #include "harness/run/host_check.hpp"
 #include "harness/run/launcher.hpp"
@@ -26,16 +27,41 @@ namespace harness {
 
 namespace {
 
+// The plan with the command line's overrides applied, each said on stderr (stdout may be a dry run's).
 plan load(const run_request& req) {
-  if (req.plan_path.empty()) return parse_plan(default_plan_text, "configs/loopback.toml (embedded)");
-  return load_plan(req.plan_path);
+  plan p = req.plan_path.empty() ? parse_plan(default_plan_text, "configs/loopback.toml (embedded)") : load_plan(req.plan_path);
+  for (const auto& change : apply_overrides(p, req.overrides)) fmt::print(stderr, "harness: {}\n", change);
+  return p;
+}
+
+// A plan with a [lab] table runs in the lab's namespaces: before `harness lab up` every host would fail
+// its check, one error each, after a results folder was made. One line instead, before anything starts.
+void require_lab_up(const plan& p) {
+  if (!p.has_lab) return;
+  const lab::lab_spec s = lab::load_lab(p.source_path);
+  std::vector<std::string> missing;
+  for (const std::string* ns : {&s.circuit_netns, &s.device.netns})
+    if (!netns_exists(*ns)) missing.push_back(*ns);
+  for (const auto& h : s.instances)
+    if (!netns_exists(h.netns)) missing.push_back(h.netns);
+  if (missing.empty()) return;
+  throw std::runtime_error(fmt::format("the lab of {} is not up (namespace '{}'{} missing): run `harness lab up {}` first",
+                                       p.source_path, missing.front(),
+                                       missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "",
+                                       p.source_path));
 }
 
 // 0 when every run of the plan is there and ok; 3, with what is wrong on stderr, when one failed or is
-// missing, or there is none.
-int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& runs) {
+// missing, or there is none. `said_while_running`: after `harness run`, whose runner said each run that
+// failed to run (its run.json has the error) as it failed; the stdout summary says it again, stderr not.
+int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& runs, bool said_while_running = false) {
   const auto problems = folder_problems(dir, runs);
-  for (const auto& p : problems) fmt::print(stderr, "harness: {}\n", p);
+  for (const auto& p : problems) {
+    const bool said = said_while_running && std::any_of(runs.begin(), runs.end(), [&](const run_summary& s) {
+      return !s.run.error.empty() && p.starts_with(fmt::format("run {} failed: ", s.run.id));
+    });
+    if (!said) fmt::print(stderr, "harness: {}\n", p);
+  }
   return problems.empty() ? 0 : 3;
 }
 
@@ -66,6 +92,7 @@ int run_plan(const run_request& req) {
     fmt::print("{}", dry_run(p, bin_dir));
     return 0;
   }
+  require_lab_up(p);
   asio::io_context io;
   runner r(io, p, {req.results_root, bin_dir, req.live, req.allow_offset});
   bool signalled = false;
@@ -104,7 +131,7 @@ int run_plan(const run_request& req) {
                sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig), dir.string());
     return 128 + sig;
   }
-  return status_of(dir, s);
+  return status_of(dir, s, true);
 }
 
 int check_plan(const run_request& req) {
@@ -129,7 +156,10 @@ int check_plan(const run_request& req) {
   if (failure) std::rethrow_exception(failure);
   fmt::print("{}", check_table(checks));
   const bool ok = std::all_of(checks.begin(), checks.end(), [](const host_check& c) { return c.errors.empty(); });
-  fmt::print("{}\n", ok ? "every host ok" : "a host has an error: `harness run` would refuse this plan");
+  std::size_t warnings = 0;
+  for (const auto& c : checks) warnings += c.warnings.size();
+  fmt::print("{}{}\n", ok ? "every host ok" : "a host has an error: `harness run` would refuse this plan",
+             warnings ? fmt::format(" ({} warning(s) above)", warnings) : "");
   return ok ? 0 : 1;
 }
 

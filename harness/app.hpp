@@ -1,5 +1,7 @@
 #pragma once
 // The harness commands, for main.cpp: run a plan (or dry-run it), check its hosts, rebuild reports.
+#include "harness/plan/overrides.hpp"
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@ struct run_request {
   std::string self_exe;
   bool live = true;
   bool allow_offset = false;  // --allow-offset: correct each host's start instant by its clock offset
+  plan_overrides overrides;   // --duration, --repeats, --only
 };
 
 // Each returns the process exit status; errors are thrown to main.

@@ -35,10 +35,23 @@ int main(int argc, char** argv) {
   run->add_flag("!--no-live", req.live, "No per-second progress lines");
   run->add_flag("--allow-offset", req.allow_offset,
                 "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
+  run->add_option("--duration", req.overrides.duration,
+                  "Seconds per test instead of the plan's (every test; a rate search's final trials)")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->option_text("S");
+  run->add_option("--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's")
+      ->check(CLI::Range(1, 1000))
+      ->option_text("N");
+  run->add_option("--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)")
+      ->option_text("TEST")
+      ->allow_extra_args(false);
   auto* check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
   check->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
   check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
   check->add_flag("--allow-offset", req.allow_offset, "Judge as `run --allow-offset` would: an offset is a note");
+  check->add_option("--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)")
+      ->option_text("TEST")
+      ->allow_extra_args(false);
   std::string report_dir;
   auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv, report.md and report.html from raw/");
   report->add_option("dir", report_dir, "A results folder")->required()->option_text("DIR");
@@ -72,6 +85,7 @@ int main(int argc, char** argv) {
       "  harness run                                  the embedded plan (configs/loopback.toml)\n"
       "  harness run configs/express-connect-lab.toml --dry-run   each host's commands; nothing runs\n"
       "  harness run plan.toml --results /tmp/r       run a plan, results under /tmp/r\n"
+      "  harness run plan.toml --duration 5 --only pps   only the test pps, 5 s a run (plan.toml in the results says so)\n"
       "  harness check plan.toml                      every host: reachable, versions, clock offset, kernel, MTU\n"
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
       "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no difference\n"

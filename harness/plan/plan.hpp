@@ -127,6 +127,10 @@ struct plan {
   std::map<std::string, std::vector<std::string>> groups;
   std::vector<test_spec> tests;
   bool has_lab = false;     // the file also has a [lab] table: runs read the emulated circuit's counters
+  // What the command line changed (overrides.hpp): its options, and each change in words; environment.json
+  // records them beside the rewritten plan.toml.
+  std::string override_options;
+  std::vector<std::string> overrides;
 };
 
 // Parses and checks a plan; throws plan_error naming file:line:col.

@@ -126,6 +126,10 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
   c.host = name;
   c.address = l.target().address;
   c.launcher = to_string(l.target().launcher);
+  if (const std::string why = l.unreachable(); !why.empty()) {
+    c.errors.push_back(plan_.has_lab ? fmt::format("{}: run `harness lab up {}`", why, plan_.source_path) : why);
+    co_return c;
+  }
   if (auto open = l.open_argv(); !open.empty()) {
     record_command(name, open);
     const auto o = co_await run_tracked(open, std::chrono::seconds(l.target().ssh.connect_timeout + 10));
@@ -174,8 +178,10 @@ asio::awaitable<std::vector<host_check>> runner::check_all() {
     });
   while (pending > 0) co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
   if (failure) std::rethrow_exception(failure);
+  const auto payloads = udp_payloads_per_host(plan_, runs);
   for (auto& c : checks) {
     judge(c, plan_.skew_bound_ms, opt_.allow_offset);
+    if (const auto it = payloads.find(c.host); it != payloads.end()) judge_payloads(c, it->second);
     auto& env = environment_["hosts"][c.host];
     env["address"] = c.address;
     env["launcher"] = c.launcher;

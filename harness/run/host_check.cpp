@@ -146,6 +146,7 @@ std::string check_table(const std::vector<host_check>& checks) {
   }
   for (const auto& c : checks) {
     for (const auto& e : c.errors) out += fmt::format("error: host '{}' ({}): {}\n", c.host, c.address, e);
+    for (const auto& w : c.warnings) out += fmt::format("warning: host '{}': {}\n", c.host, w);
     for (const auto& n : c.notes) out += fmt::format("note: host '{}': {}\n", c.host, n);
   }
   return out;
@@ -154,7 +155,7 @@ std::string check_table(const std::vector<host_check>& checks) {
 json to_json(const host_check& c) {
   json j = {{"host", c.host},         {"address", c.address},   {"launcher", c.launcher},
             {"reachable", c.reachable}, {"netload_version", c.netload_version},
-            {"netserve_version", c.netserve_version}, {"facts", c.facts}, {"errors", c.errors}, {"notes", c.notes}};
+            {"netserve_version", c.netserve_version}, {"facts", c.facts}, {"errors", c.errors}, {"notes", c.notes}, {"warnings", c.warnings}};
   if (c.clock)
     j["clock"] = {{"offset_ms", c.clock->offset_ms}, {"bound_ms", c.clock->bound_ms}, {"exchanges", c.clock->exchanges}};
   return j;
@@ -171,10 +172,51 @@ host_check host_check_from_json(const json& j) {
   c.facts = j.value("facts", json());
   c.errors = j.value("errors", std::vector<std::string>{});
   c.notes = j.value("notes", std::vector<std::string>{});
+  c.warnings = j.value("warnings", std::vector<std::string>{});
   if (j.contains("clock"))
     c.clock = clock_offset{j["clock"].value("offset_ms", 0.0), j["clock"].value("bound_ms", 0.0),
                            j["clock"].value("exchanges", 0)};
   return c;
+}
+
+std::map<std::string, std::map<std::string, udp_payload>> udp_payloads_per_host(const plan& p,
+                                                                                 const std::vector<run_spec>& runs) {
+  std::map<std::string, std::map<std::string, udp_payload>> out;
+  auto sends = [&](const std::string& from, const std::string& to, std::uint32_t bytes, const std::string& test) {
+    udp_payload& most = out[from][p.hosts.at(to).address];
+    if (bytes > most.bytes) most = {bytes, test};
+  };
+  for (const auto& r : runs) {
+    const bool udp = r.kind == nb::test_kind::udp_stream || r.kind == nb::test_kind::udp_rr;
+    for (const auto& i : r.instances) {
+      if (i.probe && r.spec && r.spec->probe) {  // UDP_RR of its own size, both ways
+        sends(i.client, i.server, r.spec->probe->size, r.test);
+        sends(i.server, i.client, r.spec->probe->size, r.test);
+        continue;
+      }
+      if (!udp) continue;
+      const std::string& from = i.reverse ? i.server : i.client;
+      const std::string& to = i.reverse ? i.client : i.server;
+      sends(from, to, r.message_size, r.test);
+      if (r.kind == nb::test_kind::udp_rr && r.spec) sends(to, from, r.spec->response_size, r.test);
+    }
+  }
+  return out;
+}
+
+void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& payloads) {
+  if (!facts_problem(c.facts).empty()) return;
+  for (const auto& [peer, m] : member(c.facts, "mtu").items()) {
+    const auto it = payloads.find(peer);
+    if (it == payloads.end() || !m.contains("mtu")) continue;
+    const int headers = peer.find(':') == std::string::npos ? 28 : 48;
+    const int largest = m.value("mtu", 0) - headers;
+    if (static_cast<long>(it->second.bytes) > largest)
+      c.warnings.push_back(fmt::format("test '{}' sends {}-byte UDP datagrams to {}, but the path MTU there is {} (via {}): "
+                                       "at most {} bytes fit ({} of headers); netload sends with DF, so that run fails",
+                                       it->second.test, it->second.bytes, peer, m.value("mtu", 0), m.value("dev", "?"),
+                                       largest, headers));
+  }
 }
 
 std::map<std::string, std::set<std::string>> peers_per_host(const plan& p, const std::vector<run_spec>& runs) {

@@ -50,12 +50,26 @@ struct host_check {
   std::optional<clock_offset> clock;
   std::vector<std::string> errors;  // any one stops the run before a test starts
   std::vector<std::string> notes;   // said, not fatal
+  std::vector<std::string> warnings;  // said louder, not fatal: a test's datagrams too large for a path
 };
 
 // The rules: our programs of the harness's version; a clock no further off than the start-skew bound
 // (with allow_offset that is a note: the start instant is corrected per host instead), a bound too wide
 // to tell is a note; a data-plane feature the kernel lacks, and a path MTU under 1500, are notes.
 void judge(host_check& c, double skew_bound_ms, bool allow_offset);
+
+// The largest UDP payload a host sends to one peer address, and the test that sends it.
+struct udp_payload {
+  std::uint32_t bytes = 0;
+  std::string test;
+};
+// Per host name, per peer address: the largest UDP payload it sends there (UDP_STREAM either way,
+// UDP_RR requests and responses, latency probes).
+std::map<std::string, std::map<std::string, udp_payload>> udp_payloads_per_host(const plan& p,
+                                                                                 const std::vector<run_spec>& runs);
+// A warning for each payload that cannot cross the path MTU the host measured to that peer (with 28
+// bytes of IPv4 and UDP headers, 48 of IPv6): netload sends with DF, so that run fails.
+void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& payloads);
 
 // The table `harness check` prints and the report shows, one row per host, then its errors and notes.
 std::string check_table(const std::vector<host_check>& checks);

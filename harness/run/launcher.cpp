@@ -27,6 +27,10 @@ class netns_launcher final : public launcher {
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   }
+  std::string unreachable() const override {
+    if (netns_exists(host_.netns)) return {};
+    return fmt::format("network namespace '{}' does not exist (`ip netns list` does not show it)", host_.netns);
+  }
 };
 
 class ssh_launcher final : public launcher {
@@ -93,6 +97,11 @@ std::string launcher::program(const std::string& name) const {
   // The build tree keeps each program in its own folder; an install keeps them side by side.
   if (host_.bin_dir.empty() && fs::exists(fs::path(dir) / name / name)) return (fs::path(dir) / name / name).string();
   return (fs::path(dir) / name).string();
+}
+
+bool netns_exists(const std::string& name, const std::string& run_dir) {
+  std::error_code ec;
+  return !name.empty() && fs::exists(fs::path(run_dir) / name, ec);
 }
 
 std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_bin_dir, const std::string& control_dir) {

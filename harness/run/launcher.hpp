@@ -35,6 +35,9 @@ class launcher {
   }
   // Like wrap, but the program's standard input is ours (harness deploy copies a file through it).
   virtual std::vector<std::string> wrap_with_stdin(const std::vector<std::string>& command) const { return wrap(command); }
+  // Why the host cannot be reached before anything runs ("" when nothing is known against it): a netns
+  // host whose namespace does not exist.
+  virtual std::string unreachable() const { return {}; }
   // Commands to run once before / after all others (the ssh master connection), possibly empty.
   virtual std::vector<std::string> open_argv() const { return {}; }
   virtual std::vector<std::string> close_argv() const { return {}; }
@@ -45,6 +48,10 @@ class launcher {
   host host_;
   std::string default_bin_dir_;
 };
+
+// Whether the network namespace `name` exists where `ip netns exec` opens it: /run/netns/NAME (the folder
+// `ip netns list` lists). `run_dir` for tests.
+bool netns_exists(const std::string& name, const std::string& run_dir = "/run/netns");
 
 // control_dir: where ssh keeps its multiplexing sockets (one per host); local_bin_dir: where netserve
 // and netload are found for local and netns hosts without a bin_dir of their own.

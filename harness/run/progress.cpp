@@ -72,12 +72,40 @@ std::string plan_line(const std::string& plan, std::size_t index, std::size_t co
   return head + fmt::format("ETA {} (ends ~{})", format_duration(left), format_time_of_day(now_epoch_s + left, utc_offset_s));
 }
 
+live_totals live_aggregate(const std::vector<instance_progress>& instances) {
+  live_totals t;
+  t.instances = static_cast<int>(instances.size());
+  std::size_t latest = 0;  // of every running instance; with none running, of any
+  bool any_running = false;
+  for (const auto& i : instances) {
+    const std::size_t n = i.intervals ? i.intervals->size() : 0;
+    t.running += i.running;
+    t.failed += i.failed;
+    if (i.running) latest = any_running ? std::min(latest, n) : n;
+    else if (!any_running) latest = std::max(latest, n);
+    any_running = any_running || i.running;
+  }
+  t.known = latest > 0;
+  t.interval = static_cast<int>(latest);
+  for (const auto& i : instances) {
+    if (!i.intervals || i.intervals->size() < latest || latest == 0) continue;
+    const interval_rates& r = (*i.intervals)[latest - 1];
+    t.sent_pps += r.sent_pps;
+    t.sent_bps += r.sent_bps;
+    t.recv_pps += r.recv_pps;
+    t.recv_bps += r.recv_bps;
+  }
+  return t;
+}
+
 std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t) {
+  // Unknown rates are a dash (—): a 0 would say that nothing was sent.
+  auto pps = [&](double v) { return t.known ? nb::format_si(v) : std::string("—"); };
+  auto mbit = [&](double v) { return t.known ? fmt::format("{:.2f}", v / 1e6) : std::string("—"); };
   return fmt::format(
-      "  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  sent {} pps {:.2f} Mbit/s  "
-      "received {} pps {:.2f} Mbit/s",
+      "  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  sent {} pps {} Mbit/s  received {} pps {} Mbit/s",
       id, std::min(elapsed_s, duration_s), duration_s, std::max(0.0, duration_s - elapsed_s), t.running, t.instances,
-      t.failed, nb::format_si(t.sent_pps), t.sent_bps / 1e6, nb::format_si(t.recv_pps), t.recv_bps / 1e6);
+      t.failed, pps(t.sent_pps), mbit(t.sent_bps), pps(t.recv_pps), mbit(t.recv_bps));
 }
 
 std::string fit_width(const std::string& line, unsigned columns) {

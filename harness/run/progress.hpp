@@ -62,7 +62,24 @@ std::string plan_line(const std::string& plan, std::size_t index, std::size_t co
 struct live_totals {
   int running = 0, instances = 0, failed = 0;
   double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;
+  bool known = true;  // false: the rates are not known yet, and the line shows "—" for them
+  int interval = 0;   // which interval the rates are of (1 = the first), when from live_aggregate
 };
+
+// One interval of one instance, as its netload reported it.
+struct interval_rates {
+  double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;
+};
+// What the live view knows of one instance: whether it runs, whether it failed, every interval so far.
+struct instance_progress {
+  bool running = false, failed = false;
+  const std::vector<interval_rates>* intervals = nullptr;
+};
+// The rates of the latest interval every running instance has reported, summed over every instance that
+// reported it (one that ended counts for what it sent until then). An instance's report of an interval
+// comes a little after the interval ends: until each running instance has reported one, the rates are
+// not known (`known` false), never 0.
+live_totals live_aggregate(const std::vector<instance_progress>& instances);
 std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t);
 
 // At most `columns - 1` characters (a full-width line would make some terminals wrap, and the block's

@@ -126,8 +126,9 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
   // on the harness's clock (aggregate.cpp).
   if (opt_.allow_offset) spec["clock_offsets_ms"] = clock_offset_ms_;
   write_json(run_dir / "run.json", spec);
-  // The run coroutine itself is the live display: wake every second, or when the last instance ends.
-  tick.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3)) + 1s);
+  // The run coroutine itself is the live display: wake every second, or when the last instance ends; a
+  // little after each second, so that the interval just ended has mostly been reported.
+  tick.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3)) + 1s + 200ms);
   while (pending > 0) {
     co_await tick.async_wait(asio::as_tuple(use_awaitable));
     if (pending == 0) break;
@@ -204,10 +205,10 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
     } else if (j.value("type", "") == "interval") {
       samples.push_back(j);
       const double secs = static_cast<double>(j.value("end_ns", 0LL) - j.value("start_ns", 0LL)) / 1e9;
-      live.sent_pps = nb::per_second(j.value("sent_packets", 0ULL), secs);
-      live.sent_bps = nb::bits_per_second(j.value("sent_bytes", 0ULL), secs);
-      live.recv_pps = nb::per_second(j.value("received_packets", 0ULL), secs);
-      live.recv_bps = nb::bits_per_second(j.value("received_bytes", 0ULL), secs);
+      live.intervals.push_back({nb::per_second(j.value("sent_packets", 0ULL), secs),
+                                nb::bits_per_second(j.value("sent_bytes", 0ULL), secs),
+                                nb::per_second(j.value("received_packets", 0ULL), secs),
+                                nb::bits_per_second(j.value("received_bytes", 0ULL), secs)});
     } else if (j.value("type", "") == "result") {
       j.erase("type");
       result_line = std::move(j);
@@ -245,7 +246,6 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   if (!rec.result || !rec.result->ok || rec.result->intervals.size() < samples.size()) rec.samples = std::move(samples);
   live.running = false;
   wake.cancel();
-  live.sent_pps = live.sent_bps = live.recv_pps = live.recv_bps = 0;
   live.failed = !rec.error.empty() || !rec.result || !rec.result->ok;
   write_json(run_dir / (spec.name + ".json"), to_json(rec));  // measured data hits the disk first
 }

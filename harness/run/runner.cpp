@@ -139,7 +139,12 @@ void runner::record_command(const std::string& host, const std::vector<std::stri
   environment_["hosts"][host]["commands"].push_back(nb::quote_argv(argv));
 }
 
-void runner::write_environment() { write_json(dir_ / "environment.json", environment_); }
+void runner::write_environment() {
+  // The command line's overrides of the plan: plan.toml in the folder is the plan as it ran, and says so.
+  if (!plan_.overrides.empty())
+    environment_["overrides"] = {{"options", plan_.override_options}, {"changes", plan_.overrides}};
+  write_json(dir_ / "environment.json", environment_);
+}
 
 asio::awaitable<void> runner::close_launchers() {
   // A `kill` still on its way goes over the master connection: closing it first would lose the kill
@@ -313,16 +318,9 @@ nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json&
 
 void runner::print_live(const run_spec& r, const std::vector<live_instance>& live, double t0) {
   if (!opt_.live) return;
-  live_totals t;
-  t.instances = static_cast<int>(live.size());
-  for (const auto& l : live) {
-    t.running += l.running;
-    t.failed += l.failed;
-    t.sent_pps += l.sent_pps;
-    t.sent_bps += l.sent_bps;
-    t.recv_pps += l.recv_pps;
-    t.recv_bps += l.recv_bps;
-  }
+  std::vector<instance_progress> each;
+  for (const auto& l : live) each.push_back({l.running, l.failed, &l.intervals});
+  const live_totals t = live_aggregate(each);
   const double now = nb::ns_to_s(nb::wall_ns());
   last_live_ = aggregate_line(r.id, std::max(0.0, now - t0), r.duration, t);
   if (!terminal_ || cancelled_ || !progress_) {

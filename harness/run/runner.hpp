@@ -52,7 +52,7 @@ struct live_instance {
   bool running = true, failed = false;
   bool armed = false;              // connected, waiting for its start instant
   nb::child_process* proc = nullptr;  // while it runs: where its start instant goes
-  double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;  // last interval
+  std::vector<interval_rates> intervals;  // every interval it reported, in order
 };
 
 

@@ -3,7 +3,10 @@
 // (arrays, inline tables) but not that of keys: a dotted key of 50 000 parts ("a.a.a...", 100 KB) builds
 // a chain of tables 50 000 deep whose recursive destruction overflows the stack. A plan needs a depth of
 // four or five; the limits below leave ample room and keep every recursion shallow.
+#include <cerrno>
 #include <cstddef>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -43,13 +46,19 @@ toml::table parse_toml_bounded(const std::string& text, const std::string& path)
   }
 }
 
-// The whole of the file `path`; Error "path: cannot read <what>" when it cannot be opened.
+// The whole of the file `path`; Error "path: cannot read <what>: <the system's reason>" when it cannot
+// be opened or read ("No such file or directory", "Permission denied", "Is a directory").
 template <class Error>
 std::string read_file_text(const std::string& path, std::string_view what) {
+  auto fail = [&](int err) { return Error(fmt::format("{}: cannot read {}: {}", path, what, std::strerror(err))); };
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw fail(EISDIR);
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw Error(fmt::format("{}: cannot read {}", path, what));
+  if (!in) throw fail(errno != 0 ? errno : ENOENT);
   std::ostringstream text;
   text << in.rdbuf();
+  if (in.bad()) throw fail(errno != 0 ? errno : EIO);
   return text.str();
 }
 

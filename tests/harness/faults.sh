@@ -3,7 +3,7 @@
 #   stopped     a netload stopped with SIGSTOP ignores SIGTERM: 5 s after Ctrl-C everything is killed
 #   twice       a second Ctrl-C kills everything at once
 #   preflight   Ctrl-C while ssh waits for a server that never answers stops at once, not at ConnectTimeout
-#   clash       a netserve that cannot bind fails its run, the next run still goes, `harness report`
+#   clash       a netserve that cannot bind fails its run (said once), the next run still goes, `harness report`
 #               exits non-zero naming the failed run, a missing run and an empty raw/
 #   junk        `harness report` on a run.json of the wrong shape names the file
 #   fsize       results that cannot be written (a file size limit): the first error, no *.tmp left
@@ -135,6 +135,8 @@ PLAN
   status=0
   "$harness" run "$tmp/two.toml" --results "$tmp/results" --bin-dir "$build" --no-live > "$tmp/out" 2> "$tmp/err" || status=$?
   [ "$status" = 3 ] || fail "expected exit status 3 (a run failed), got $status"
+  said=$(grep -c "run t-m64 failed" "$tmp/err" || true)
+  [ "$said" = 1 ] || fail "the failed run is said $said times on stderr, not once"
   dir=$(ls -d "$tmp"/results/two-*)
   python3 - "$dir/summary.json" <<'PY' || fail "summary.json does not record both runs"
 import json, sys

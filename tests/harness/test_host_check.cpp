@@ -1,6 +1,8 @@
 // The host check's judgement: the NTP-style offset from clock readings, the rules that stop a run, the
 // table, and the start-instant correction the reports undo (aggregate.cpp).
 #include "core/version.hpp"
+#include "harness/plan/expand.hpp"
+#include "harness/plan/plan.hpp"
 #include "harness/report/aggregate.hpp"
 #include "harness/run/host_check.hpp"
 
@@ -115,4 +117,60 @@ TEST_CASE("host check: facts of the wrong shape are named, never an exception", 
   c.facts = f;
   harness::judge(c, 20, false);  // no exception, and the table still prints
   CHECK_NOTHROW(harness::check_table({c}));
+}
+
+TEST_CASE("host check: a test's datagrams too large for the path MTU measured there are a warning", "[host_check]") {
+  const std::string text = R"([defaults]
+ports = [0]
+[hosts]
+dev = { address = "198.18.0.2" }
+i1 = { address = "198.19.0.2" }
+v6 = { address = "fd00::2" }
+[[tests]]
+name = "bps"
+message_size = [64, 1473]
+topology = "fan-in"
+server = "dev"
+clients = ["i1"]
+[[tests]]
+name = "rev"
+message_size = 1453
+reverse = true
+topology = "fan-in"
+server = "i1"
+clients = ["v6"]
+[[tests]]
+name = "tcp"
+kind = "TCP_STREAM"
+message_size = 9000
+topology = "fan-in"
+server = "dev"
+clients = ["v6"]
+)";
+  const auto p = harness::parse_plan(text, "mtu.toml");
+  const auto payloads = harness::udp_payloads_per_host(p, harness::expand(p));
+  CHECK(payloads.at("i1").at("198.18.0.2").bytes == 1473);
+  CHECK(payloads.at("i1").at("198.18.0.2").test == "bps");
+  CHECK(payloads.at("i1").at("fd00::2").bytes == 1453);  // reverse: the server sends
+  CHECK_FALSE(payloads.count("dev"));                       // TCP segments by the MSS: nothing to judge
+
+  auto c = reachable_host(0.1);
+  c.facts["mtu"] = {{"198.18.0.2", {{"mtu", 1500}, {"dev", "ec-e0"}}}};
+  harness::judge_payloads(c, payloads.at("i1"));
+  REQUIRE(c.warnings.size() == 1);
+  CHECK_THAT(c.warnings[0], Catch::Contains("test 'bps' sends 1473-byte UDP datagrams to 198.18.0.2") &&
+                                Catch::Contains("path MTU there is 1500") && Catch::Contains("at most 1472 bytes"));
+  CHECK_THAT(harness::check_table({c}), Catch::Contains("warning: host 'i1': test 'bps'"));
+  CHECK(harness::host_check_from_json(harness::to_json(c)).warnings == c.warnings);
+
+  auto fits = reachable_host(0.1);
+  fits.facts["mtu"] = {{"198.18.0.2", {{"mtu", 1501}, {"dev", "ec-e0"}}}};
+  harness::judge_payloads(fits, payloads.at("i1"));
+  CHECK(fits.warnings.empty());
+
+  auto v6 = reachable_host(0.1);  // IPv6 headers are 48 bytes: 1453 + 48 = 1501
+  v6.facts["mtu"] = {{"198.18.0.2", {{"mtu", 1501}, {"dev", "eth0"}}}, {"fd00::2", {{"mtu", 1500}, {"dev", "eth0"}}}};
+  harness::judge_payloads(v6, payloads.at("i1"));
+  REQUIRE(v6.warnings.size() == 1);
+  CHECK_THAT(v6.warnings[0], Catch::Contains("test 'rev'") && Catch::Contains("48 of headers"));
 }

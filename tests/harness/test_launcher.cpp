@@ -7,8 +7,13 @@
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 using namespace std::chrono_literals;
 
@@ -93,4 +98,24 @@ TEST_CASE("harness process: input longer than a pipe's buffer reaches the child'
   CHECK(o.stdout_text == input);
   // A child that never reads it: an error for the writer, not a SIGPIPE, and no hang past the deadline.
   CHECK(nb::run_blocking({"true"}, 5s, input).exit_code == 0);
+}
+
+TEST_CASE("harness launcher: a netns host whose namespace does not exist is unreachable before anything runs",
+          "[harness][launcher]") {
+  const auto run_dir = std::filesystem::temp_directory_path() / fmt::format("netns-{}", ::getpid());
+  std::filesystem::create_directories(run_dir);
+  std::ofstream(run_dir / "there").put('\n');
+  CHECK(harness::netns_exists("there", run_dir.string()));
+  CHECK_FALSE(harness::netns_exists("gone", run_dir.string()));
+  CHECK_FALSE(harness::netns_exists("", run_dir.string()));
+  std::filesystem::remove_all(run_dir);
+  harness::host h;
+  h.name = "dev";
+  h.address = "198.18.0.2";
+  h.launcher = harness::launcher_kind::netns;
+  h.netns = fmt::format("nb-no-such-ns-{}", ::getpid());
+  CHECK_THAT(harness::make_launcher(h, "", "/tmp/ctl")->unreachable(),
+             Catch::Contains("network namespace '" + h.netns + "' does not exist"));
+  h.launcher = harness::launcher_kind::local;
+  CHECK(harness::make_launcher(h, "", "/tmp/ctl")->unreachable().empty());
 }

@@ -117,3 +117,45 @@ TEST_CASE("the block: drawn, redrawn over itself, cleared", "[harness][progress]
   b.forget();  // left on the screen as scrollback: the next drawing starts below it
   CHECK(b.draw({"y"}, 0) == "y\n");
 }
+
+TEST_CASE("the live aggregate: no rate is claimed for an interval a running instance has not reported",
+          "[harness][progress]") {
+  // Eight instances at 5 000 pps each: the first interval's reports arrive a little after it ends.
+  const interval_rates r{5000, 5000 * 64 * 8, 4999, 4999 * 64 * 8};
+  std::vector<std::vector<interval_rates>> got(8);
+  auto totals = [&] {
+    std::vector<instance_progress> each;
+    for (const auto& g : got) each.push_back({true, false, &g});
+    return live_aggregate(each);
+  };
+  auto t = totals();
+  CHECK_FALSE(t.known);
+  CHECK(aggregate_line("pps-m64", 1.0, 10, t) ==
+        "  pps-m64   1.0/10 s (9 s left)  running 8/8 failed 0  sent — pps — Mbit/s  received — pps — Mbit/s");
+  for (std::size_t i = 0; i < 7; ++i) got[i].push_back(r);
+  CHECK_FALSE(totals().known);  // seven of eight: the sum would be 35 k, not the 40 k sent
+  got[7].push_back(r);
+  t = totals();
+  CHECK(t.known);
+  CHECK(t.interval == 1);
+  CHECK(t.sent_pps == 40000);
+  CHECK_THAT(aggregate_line("pps-m64", 1.2, 10, t), Catch::Contains("sent 40.00 k pps 20.48 Mbit/s"));
+  // One instance a report ahead: the line stays on the interval every instance has reported.
+  got[0].push_back({1, 1, 1, 1});
+  t = totals();
+  CHECK(t.interval == 1);
+  CHECK(t.sent_pps == 40000);
+}
+
+TEST_CASE("the live aggregate: an instance that ended counts for the intervals it reported", "[harness][progress]") {
+  const interval_rates r{1000, 8e6, 1000, 8e6};
+  std::vector<interval_rates> ended{r}, running{r, r};
+  auto t = live_aggregate({{false, true, &ended}, {true, false, &running}});
+  CHECK(t.running == 1);
+  CHECK(t.failed == 1);
+  CHECK(t.interval == 2);
+  CHECK(t.sent_pps == 1000);  // the failed one sent nothing in interval 2
+  t = live_aggregate({{false, false, &ended}, {false, false, &running}});  // none running: the latest there is
+  CHECK(t.interval == 2);
+  CHECK(live_aggregate({}).known == false);
+}

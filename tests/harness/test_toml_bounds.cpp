@@ -137,3 +137,11 @@ TEST_CASE("harness toml bounds: a line crowded with dots or brackets is refused 
         "plan.toml:1:519: TOML syntax: more than 256 of '.', '[' and '{' on one line");
   CHECK(depth_of("s = \"" + repeat("a", 250, ".") + "\"\n") == 1);
 }
+
+TEST_CASE("harness plan file: one that cannot be read says the system's reason", "[harness][plan]") {
+  CHECK_THROWS_WITH(harness::load_plan("/nonexistent/foo.toml"),
+                    "/nonexistent/foo.toml: cannot read the plan file: No such file or directory");
+  const auto dir = std::filesystem::temp_directory_path();
+  CHECK_THROWS_WITH(harness::load_plan(dir.string()), Catch::EndsWith("cannot read the plan file: Is a directory"));
+  CHECK_THROWS_WITH(lab::load_lab("/nonexistent/lab.toml"), Catch::EndsWith(": No such file or directory"));
+}
