@@ -176,8 +176,9 @@ MEASURE = """<script id="render-check">(function () {
   document.querySelectorAll("figure.chart").forEach(function (f) {
     out.charts++;
     var g = f.querySelector("svg, img"), r = g ? g.getBoundingClientRect() : null;
-    if (!g || g.getClientRects().length === 0 || r.width < 200 || r.height < 100 ||
-        getComputedStyle(g).visibility !== "visible")
+    // A closed <details> keeps its content laid out but not rendered: checkVisibility() tells.
+    if (!g || g.getClientRects().length === 0 || r.width < 200 || r.height < 100 || f.closest("details:not([open])") ||
+        (g.checkVisibility && !g.checkVisibility({opacityProperty: true, visibilityProperty: true})))
       out.hidden.push(f.getAttribute("data-chart"));
   });
   document.querySelectorAll("div.table, pre").forEach(function (e) {
