@@ -45,8 +45,8 @@ chart draw(std::string name, std::string caption, const std::string& script, int
 bool spans_decades(double lo, double hi) { return lo > 0 && hi / lo > 30; }
 
 // What a reader of a log axis must be told, in the caption.
-std::string log_note(double lo, double hi) {
-  return spans_decades(lo, hi) ? fmt::format(" Log scale: the figures span {:.0f} to 1.", hi / lo) : "";
+std::string log_note(double lo, double hi, std::string_view where = "") {
+  return spans_decades(lo, hi) ? fmt::format(" Log scale{}: the figures span {:.0f} to 1.", where, hi / lo) : "";
 }
 
 // The smallest positive and the largest of the figures a chart plots.
@@ -215,9 +215,12 @@ std::optional<chart> latency_chart(const run_summary& s, const std::string& id) 
 std::optional<chart> instance_chart(const run_summary& s, const std::string& id) {
   rows counts;
   bool any_loss = false;
+  extent span;
   for (const auto& i : s.run.instances) {
     if (!i.problems.empty() || !i.result) continue;  // a failed instance has no figures, never zeros
     const auto& t = *i.result;
+    span.add(static_cast<double>(t.sender.packets));
+    span.add(static_cast<double>(t.receiver.packets));
     counts.push_back({label_cell(i.name), std::to_string(t.sender.packets), std::to_string(t.receiver.packets),
                       std::to_string(t.loss.path), std::to_string(drops_known(t) ? t.loss.receiver_kernel_drops : 0)});
     any_loss = any_loss || t.loss.packets > 0;
@@ -227,14 +230,17 @@ std::optional<chart> instance_chart(const run_summary& s, const std::string& id)
   std::string script = std::string(common) + gp_datablock("D", counts);
   script += fmt::format(
       "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
-      "set boxwidth 0.9\nset xtics rotate by -30\nset format y '%.1s %c'\nset multiplot layout 2,1\n"
-      "set ylabel 'packets'\nset yrange [0:*]\n"
+      "set boxwidth 0.9\nset xtics rotate by -30\nset multiplot layout 2,1\n"
+      "set ylabel 'packets'\n{}"
       "plot $D using 2:xtic(1) {} title 'sent', '' using 3 {} title 'received'\n"
-      "set ylabel 'packets lost'\n{}"
+      "unset logscale y\nset format y '%.1s %c'\nset ylabel 'packets lost'\n{}"
       "plot $D using 4:xtic(1) {} title {}, '' using 5 {} title {}\nunset multiplot\n",
-      color(1), color(0), any_loss ? "set yrange [0:*]\n" : "set yrange [0:1]\n", color(3),
+      y_scale(span.lo, span.hi), color(1), color(0), any_loss ? "set yrange [0:*]\n" : "set yrange [0:1]\n", color(3),
       gp_quote(s.drops_known ? "path loss" : "path loss (at most)"), color(4), gp_quote(drops_title));
-  return draw("instances", "Per instance: packets sent and received (top), and where the lost ones went (bottom).", script,
+  return draw("instances",
+              "Per instance: packets sent and received (top), and where the lost ones went (bottom)." +
+                  log_note(span.lo, span.hi, " (top)"),
+              script,
               900, 460, id);
 }
 

@@ -209,3 +209,26 @@ TEST_CASE("a rate search whose unpaced trial is decades above its paced ones is 
   // The log axis has its decades as tics: 10 k, 100 k and 1 M; a linear one up to 640 k has no 1 M.
   CHECK_THAT(c->svg, Catch::Contains(">10 k<") && Catch::Contains(">100 k<"));
 }
+
+TEST_CASE("instances that sent decades more than they received are drawn on a log axis, and it says so",
+          "[report][charts]") {
+  // Receive livelock on the wire-like path: 1.9 M pps sent, 34 k delivered.
+  harness::run_summary s;
+  s.ok = true;
+  for (const char* name : {"i1", "i2"}) {
+    harness::instance_record i;
+    i.name = name;
+    nb::test_result r;
+    r.ok = true;
+    r.sender.packets = 1'900'000;
+    r.receiver.packets = 34'000;
+    nb::reconcile(r, 0, 0);
+    i.result = r;
+    s.run.instances.push_back(i);
+  }
+  const auto c = harness::instance_chart(s, "c1");
+  REQUIRE(c);
+  REQUIRE(c->error.empty());
+  CHECK_THAT(c->caption, Catch::Contains("Log scale (top): the figures span 56 to 1."));
+  CHECK_THAT(c->svg, Catch::Contains(">100 k<") && Catch::Contains(">1 M<"));
+}
