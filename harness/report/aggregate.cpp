@@ -282,6 +282,15 @@ E named(const json& spec, const char* key, std::optional<E> (*parse)(std::string
 
 }  // namespace
 
+void read_result(instance_record& i, json result) {
+  // netload's partial result after a signal says "interrupted": kept beside the result it qualifies.
+  if (const auto stop = result.find("interrupted"); stop != result.end()) {
+    i.interrupted = stop->is_boolean() && stop->get<bool>();
+    result.erase(stop);
+  }
+  i.result = nb::result_from_json(result);
+}
+
 instance_record instance_from_json(const json& j) {
   instance_record i;
   read_strings(j, i, {{"instance", &instance_record::name}, {"client", &instance_record::client},
@@ -290,14 +299,7 @@ instance_record instance_from_json(const json& j) {
                       {"error", &instance_record::error}, {"stderr", &instance_record::stderr_text}});
   i.exit_code = j.at("exit_code").get<int>();
   i.timed_out = j.at("timed_out").get<bool>();
-  if (json result = j.at("result"); !result.is_null()) {
-    // netload's partial result after a signal says "interrupted": kept here, beside the result it qualifies.
-    if (const auto stop = result.find("interrupted"); stop != result.end()) {
-      i.interrupted = stop->is_boolean() && stop->get<bool>();
-      result.erase(stop);
-    }
-    i.result = nb::result_from_json(result);
-  }
+  if (const json& result = j.at("result"); !result.is_null()) read_result(i, result);
   i.samples = j.value("samples", json::array());
   return i;
 }

@@ -119,6 +119,9 @@ bool drops_known(const nb::test_result& t);
 // direction of a bidirectional run (results.cpp), where netload on the client receives.
 std::pair<std::string, std::string> data_route(const run_record& r, const instance_record& i);
 
+// netload's result object into i.result; its "interrupted" (a partial result after a signal) into
+// i.interrupted, so that the strict result reader never sees it. Throws as nb::result_from_json does.
+void read_result(instance_record& i, nlohmann::json result);
 nlohmann::json to_json(const instance_record& i);
 instance_record instance_from_json(const nlohmann::json& j);
 run_record run_from_json(const nlohmann::json& spec);

@@ -232,3 +232,18 @@ TEST_CASE("instances that sent decades more than they received are drawn on a lo
   CHECK_THAT(c->caption, Catch::Contains("Log scale (top): the figures span 56 to 1."));
   CHECK_THAT(c->svg, Catch::Contains(">100 k<") && Catch::Contains(">1 M<"));
 }
+
+TEST_CASE("a partial result's \"interrupted\" is read beside the result and written back with it", "[report][interrupted]") {
+  harness::instance_record i;
+  harness::read_result(i, partial_result(10000, 8000, 12.5));
+  REQUIRE(i.result);
+  CHECK(i.interrupted);
+  CHECK(i.result->sender.packets == 10000);
+  const json written = harness::to_json(i);
+  CHECK(written.at("result").at("interrupted") == true);
+  CHECK(harness::instance_from_json(written).interrupted);
+  harness::instance_record whole;
+  harness::read_result(whole, nb::to_json(nb::test_result{}));
+  CHECK_FALSE(whole.interrupted);
+  CHECK_FALSE(harness::to_json(whole).at("result").contains("interrupted"));
+}
