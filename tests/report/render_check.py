@@ -20,10 +20,12 @@ Exit status 0 when all hold, 1 with each failure on stdout otherwise.
 import html
 import html.parser
 import json
+import os
 import re
 import struct
 import subprocess
 import sys
+import tempfile
 import zlib
 
 
@@ -199,12 +201,16 @@ def layout_problems(chromium, page):
     """The page laid out at WINDOW_PX: what a reader at that width, or of the printed page, would miss."""
     text = open(page).read()
     at = text.rfind("</body>")
-    measured = page + ".layout.html"
-    open(measured, "w").write(text[:at] + MEASURE + text[at:])
+    # The measured copy goes to a file of its own (the page is self-contained: nothing it refers to moves).
+    with tempfile.NamedTemporaryFile("w", suffix=".html", prefix="render-check-", delete=False) as measured:
+        measured.write(text[:at] + MEASURE + text[at:])
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
              "--disable-background-networking", f"--window-size={WINDOW_PX},2400", "--force-device-scale-factor=1"]
-    run = subprocess.run([chromium, *flags, "--dump-dom", "file://" + measured], capture_output=True, text=True,
-                         timeout=120)
+    try:
+        run = subprocess.run([chromium, *flags, "--dump-dom", "file://" + measured.name], capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        os.unlink(measured.name)
     found = re.search(r'<pre id="render-check-result">(.*?)</pre>', run.stdout, re.S)
     if not found:
         return ["the layout check printed nothing (did the page load?)"]
