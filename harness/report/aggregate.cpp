@@ -156,6 +156,7 @@ void judge_run(run_summary& s) {
   for (const auto& i : s.run.instances)
     if (i.result && i.result->verdict && i.result->verdict->limit == best) {
       s.limit = *i.result->verdict;
+      s.limit_instance = i.name;
       break;
     }
   s.limit_votes = votes[best];
@@ -224,7 +225,8 @@ run_summary summarize(run_record r) {
     check(i, r);
     for (const auto& p : i.problems) s.failures.push_back(fmt::format("{}: {}", i.name, p));
   }
-  s.ok = s.failures.empty() && !r.instances.empty();
+  s.ok = s.failures.empty() && !r.instances.empty() && !r.interrupted;
+  if (r.interrupted) s.measured = sum_until_stop(r.instances, s.measured_instances);
   if (s.ok) {
     double earliest = std::numeric_limits<double>::max(), latest = 0;
     for (const auto& i : r.instances) {
@@ -254,10 +256,11 @@ run_summary summarize(run_record r) {
 }
 
 json to_json(const instance_record& i) {
-  return {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"client_address", i.client_address},
+  json j = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"client_address", i.client_address},
           {"server_address", i.server_address}, {"category", i.category}, {"exit_code", i.exit_code},
           {"timed_out", i.timed_out}, {"error", i.error}, {"stderr", i.stderr_text},
           {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}, {"samples", i.samples}};
+  return j;
 }
 
 namespace {
@@ -278,6 +281,11 @@ E named(const json& spec, const char* key, std::optional<E> (*parse)(std::string
 
 }  // namespace
 
+void read_result(instance_record& i, const json& result) {
+  i.result = nb::result_from_json(result);
+  i.interrupted = i.result->interrupted.has_value();  // netload's partial result after a signal
+}
+
 instance_record instance_from_json(const json& j) {
   instance_record i;
   read_strings(j, i, {{"instance", &instance_record::name}, {"client", &instance_record::client},
@@ -286,7 +294,7 @@ instance_record instance_from_json(const json& j) {
                       {"error", &instance_record::error}, {"stderr", &instance_record::stderr_text}});
   i.exit_code = j.at("exit_code").get<int>();
   i.timed_out = j.at("timed_out").get<bool>();
-  if (!j.at("result").is_null()) i.result = nb::result_from_json(j.at("result"));
+  if (const json& result = j.at("result"); !result.is_null()) read_result(i, result);
   i.samples = j.value("samples", json::array());
   return i;
 }
@@ -304,6 +312,9 @@ run_record run_from_json(const json& spec) {
   r.kind = named<nb::test_kind>(spec, "kind", nb::parse_test_kind);
   r.message_size = spec.at("message_size").get<std::uint32_t>();
   r.error = spec.value("error", std::string());
+  r.interrupted = spec.value("interrupted", false);
+  if (const auto m = spec.find("measured_s"); m != spec.end() && m->is_number()) r.measured_s = m->get<double>();
+  if (const auto d = spec.find("duration"); d != spec.end() && d->is_number()) r.duration = d->get<double>();
   // A run that failed before its start instant has no T0.
   r.t0 = r.error.empty() || spec.contains("t0") ? spec.at("t0").get<double>() : 0.0;
   r.warmup = spec.at("warmup").get<double>();
@@ -315,6 +326,9 @@ run_record run_from_json(const json& spec) {
 namespace {
 json rates_json(const rates& r) {
   return {{"packets", r.packets}, {"bytes", r.bytes}, {"pps", r.pps}, {"bits_per_second", r.bps}};
+}
+json until_stop_json(const measured_part& m) {
+  return {{"seconds", m.seconds}, {"sender", rates_json(m.sender)}, {"receiver", rates_json(m.receiver)}};
 }
 }  // namespace
 
@@ -336,8 +350,17 @@ json to_json(const run_summary& s) {
                      {"receiver_kernel_drops", drops_known(t) ? json(t.loss.receiver_kernel_drops) : json()}};
       row["start_offset_ms"] = (t.actual_start - s.run.t0) * 1e3;
       if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
+    } else if (i.interrupted) {
+      row["interrupted"] = true;
+      if (const auto m = measured_until_stop(i)) row["until_stop"] = until_stop_json(*m);
     }
     j["instances"].push_back(row);
+  }
+  if (s.run.interrupted) {  // never "ok": what was counted until the stop, marked as such
+    j["interrupted"] = true;
+    j["measured_s"] = s.run.measured_s;
+    j["until_stop"] = s.measured ? until_stop_json(*s.measured) : json();
+    if (s.measured) j["until_stop"]["instances"] = s.measured_instances;
   }
   if (s.probe) j["probe"] = to_json(*s.probe);
   if (!s.ok) return j;
@@ -353,7 +376,8 @@ json to_json(const run_summary& s) {
   if (const auto want = requested_pps(s.run))
     j["target"] = {{"requested_pps_per_instance", *want}, {"met", s.target_misses.empty()}, {"misses", s.target_misses}};
   if (s.limit)
-    j["limit"] = {{"limit", s.limit->limit}, {"text", s.limit->text}, {"instances", s.limit_votes}};
+    j["limit"] = {{"limit", s.limit->limit}, {"text", s.limit->text}, {"instances", s.limit_votes},
+                  {"text_of_instance", s.limit_instance}};
   j["start_skew_ms"] = s.start_skew_ms;
   j["max_start_offset_ms"] = s.max_start_offset_ms;
   return j;

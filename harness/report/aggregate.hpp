@@ -26,6 +26,9 @@ struct instance_record {
   // or failed when its netserve did): what was measured up to the failure. Empty otherwise.
   nlohmann::json samples = nlohmann::json::array();
   std::vector<std::string> problems;  // filled by check(): why this instance does not count
+  // Stopped by a signal: its result (when there is one) is netload's partial one (its "interrupted"
+  // object), or the run it belongs to was interrupted.
+  bool interrupted = false;
 };
 
 struct run_record {
@@ -36,6 +39,9 @@ struct run_record {
   std::uint32_t message_size = 0;
   double t0 = 0, warmup = 0, interval = 1, skew_bound_ms = 20;
   std::string error;  // the run itself failed (a netserve that did not start): why
+  // Stopped by a signal (run.json "interrupted"), after measured_s seconds of its duration.
+  bool interrupted = false;
+  double measured_s = 0, duration = 0;
   std::vector<instance_record> instances;
   std::optional<instance_record> probe;  // the latency probe beside the load, when the plan asked for one
 };
@@ -44,6 +50,16 @@ struct rates {
   std::uint64_t packets = 0, bytes = 0;
   double pps = 0, bps = 0;
 };
+
+// What an instance counted before a stop: its partial result's totals, or else the sum of its per-second
+// samples (its result's intervals, or the ones the harness received live).
+struct measured_part {
+  rates sender, receiver;
+  double seconds = 0;  // the time the counts cover
+};
+std::optional<measured_part> measured_until_stop(const instance_record& i);
+// The instance's per-second samples: its result's, or else those the harness received live.
+std::vector<nb::interval_figures> intervals_of(const instance_record& i);
 
 struct steady_state {
   std::int64_t start_ns = 0, end_ns = 0;  // wall clock, the window every instance was sending in
@@ -66,11 +82,23 @@ struct run_summary {
   std::vector<std::string> target_misses;  // "instance: sent X of Y pps requested (-Z %)": paced, missed by > 1 %
   std::optional<nb::limit_verdict> limit;  // where the limit was: the verdict of most instances
   int limit_votes = 0;                     // how many instances gave it
+  std::string limit_instance;              // the instance whose verdict `limit` is: its text holds that
+                                           // instance's own figures, never the run's
   double start_skew_ms = 0;           // latest - earliest actual start
   double max_start_offset_ms = 0;     // latest actual start - T0
   std::optional<rr_summary> rr;       // request/response runs: the instances' round trips merged
   std::optional<probe_summary> probe; // a latency probe's round trips, idle and under the load
+  // An interrupted run (never ok): what its instances counted until the stop, summed over the
+  // `measured_instances` that counted anything; none when no instance did.
+  std::optional<measured_part> measured;
+  int measured_instances = 0;
 };
+
+// An interrupted run's instances, each marked so: what they counted until the stop, summed over the
+// `counted` that counted anything; nothing when none did.
+std::optional<measured_part> sum_until_stop(std::vector<instance_record>& instances, int& counted);
+// "INTERRUPTED after 12.3 s of the run's 30 s", "FAILED", or "" for an ok run.
+std::string run_state(const run_summary& s);
 
 // Marks the instance's problems: no result, failed, counts not reconciled, started late.
 void check(instance_record& i, const run_record& r);
@@ -91,6 +119,9 @@ bool drops_known(const nb::test_result& t);
 // direction of a bidirectional run (results.cpp), where netload on the client receives.
 std::pair<std::string, std::string> data_route(const run_record& r, const instance_record& i);
 
+// netload's result object into i.result, and i.interrupted when it is a partial result after a signal
+// ("interrupted": {signal, measured_s, planned_s}). Throws as nb::result_from_json does.
+void read_result(instance_record& i, const nlohmann::json& result);
 nlohmann::json to_json(const instance_record& i);
 instance_record instance_from_json(const nlohmann::json& j);
 run_record run_from_json(const nlohmann::json& spec);

@@ -42,8 +42,24 @@ chart draw(std::string name, std::string caption, const std::string& script, int
 
 // Log scale where the figures span more than a decade and a half, as pps over message sizes do;
 // tics with a unit prefix (12.5 M) for rates, plain for Mbit/s.
+bool spans_decades(double lo, double hi) { return lo > 0 && hi / lo > 30; }
+
+// What a reader of a log axis must be told, in the caption.
+std::string log_note(double lo, double hi, std::string_view where = "") {
+  return spans_decades(lo, hi) ? fmt::format(" Log scale{}: the figures span {:.0f} to 1.", where, hi / lo) : "";
+}
+
+// The smallest positive and the largest of the figures a chart plots.
+struct extent {
+  double lo = 0, hi = 0;
+  void add(double v) {
+    if (v > 0) lo = lo == 0 ? v : std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+};
+
 std::string y_scale(double lo, double hi, bool prefixed = true) {
-  const bool log = lo > 0 && hi / lo > 30;
+  const bool log = spans_decades(lo, hi);
   return fmt::format("{}set format y '{}'\n", log ? "set logscale y 10\n" : "set yrange [0:*]\n",
                      !prefixed ? (log ? "%.0f" : "%g") : log ? "%.0s %c" : "%.1s %c");
 }
@@ -111,8 +127,8 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
                         tics, gp_quote(pps ? "packets per second" : "Mbit/s"), y_scale(lo, hi, pps), plot);
   return draw(pps ? "sweep-pps" : "sweep-mbps",
               fmt::format("{} against message size, summed over the instances: received (solid; error bars: the 95 % "
-                          "interval of the mean over the repeats) and sent (dashed).",
-                          pps ? "Packets per second" : "Mbit/s"),
+                          "interval of the mean over the repeats) and sent (dashed).{}",
+                          pps ? "Packets per second" : "Mbit/s", log_note(lo, hi)),
               script + "\n", 900, 420, id);
 }
 
@@ -126,10 +142,12 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
   std::map<std::uint32_t, std::array<double, 3>> sum;  // slot -> mid time, received, sent
   std::string script = common, plot;
   int drawn = 0;
+  extent span;
   for (const auto& i : r.instances) {
-    if (!i.result || i.result->intervals.empty()) continue;
+    // An instance stopped early (an interrupted run) has the samples the harness received live.
+    const auto intervals = intervals_of(i);
     rows data;
-    for (const auto& iv : i.result->intervals) {
+    for (const auto& iv : intervals) {
       const double secs = static_cast<double>(iv.end_ns - iv.start_ns) / 1e9;
       if (secs <= 0) continue;
       const double mid = static_cast<double>(iv.start_ns + iv.end_ns) / 2e9 - r.t0;
@@ -148,7 +166,11 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
   }
   if (sum.empty()) return std::nullopt;  // no instance had an interval of any length
   rows total;
-  for (const auto& [k, v] : sum) total.push_back({num(v[0]), num(v[1]), num(v[2])});
+  for (const auto& [k, v] : sum) {
+    total.push_back({num(v[0]), num(v[1]), num(v[2])});
+    span.add(v[1]);
+    span.add(v[2]);
+  }
   script += gp_datablock("S", total);
   if (s.steady)
     script += fmt::format("set object 1 rect from {}, graph 0 to {}, graph 1 behind fillcolor rgb '#e6f4ea' "
@@ -157,14 +179,14 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
                           num(static_cast<double>(s.steady->end_ns) / 1e9 - r.t0),
                           num(static_cast<double>(s.steady->start_ns) / 1e9 - r.t0 + 0.05));
   script += fmt::format("set xrange [0:{}]\n", num(std::max(r.spec.is_object() ? r.spec.value("duration", 0.0) : 0.0, sum.rbegin()->second[0] + r.interval / 2)));
-  script += fmt::format("set xlabel 'seconds after the common start T0'\nset ylabel {}\nset yrange [0:*]\nset format y '%.1s %c'\n"
+  script += fmt::format("set xlabel 'seconds after the common start T0'\nset ylabel {}\n{}"
                         "plot {}$S using 1:2 with linespoints lw 2.5 pt 7 ps 0.5 {} title 'all instances, received', "
                         "$S using 1:3 with lines lw 2 dt 2 {} title 'all instances, sent'\n",
-                        gp_quote(tcp ? "Mbit/s" : "packets per second"), plot, color(0), color(1));
+                        gp_quote(tcp ? "Mbit/s" : "packets per second"), y_scale(span.lo, span.hi), plot, color(0), color(1));
   return draw("timeline",
               fmt::format("Per interval of {:g} s: the sum over the instances received (solid) and sent (dashed), each "
-                          "instance received (grey){}.",
-                          r.interval, s.steady ? "; shaded: the steady-state window" : ""),
+                          "instance received (grey){}.{}",
+                          r.interval, s.steady ? "; shaded: the steady-state window" : "", log_note(span.lo, span.hi)),
               script, 900, 340, id);
 }
 
@@ -193,9 +215,12 @@ std::optional<chart> latency_chart(const run_summary& s, const std::string& id) 
 std::optional<chart> instance_chart(const run_summary& s, const std::string& id) {
   rows counts;
   bool any_loss = false;
+  extent span;
   for (const auto& i : s.run.instances) {
     if (!i.problems.empty() || !i.result) continue;  // a failed instance has no figures, never zeros
     const auto& t = *i.result;
+    span.add(static_cast<double>(t.sender.packets));
+    span.add(static_cast<double>(t.receiver.packets));
     counts.push_back({label_cell(i.name), std::to_string(t.sender.packets), std::to_string(t.receiver.packets),
                       std::to_string(t.loss.path), std::to_string(drops_known(t) ? t.loss.receiver_kernel_drops : 0)});
     any_loss = any_loss || t.loss.packets > 0;
@@ -205,14 +230,17 @@ std::optional<chart> instance_chart(const run_summary& s, const std::string& id)
   std::string script = std::string(common) + gp_datablock("D", counts);
   script += fmt::format(
       "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
-      "set boxwidth 0.9\nset xtics rotate by -30\nset format y '%.1s %c'\nset multiplot layout 2,1\n"
-      "set ylabel 'packets'\nset yrange [0:*]\n"
+      "set boxwidth 0.9\nset xtics rotate by -30\nset multiplot layout 2,1\n"
+      "set ylabel 'packets'\n{}"
       "plot $D using 2:xtic(1) {} title 'sent', '' using 3 {} title 'received'\n"
-      "set ylabel 'packets lost'\n{}"
+      "unset logscale y\nset format y '%.1s %c'\nset ylabel 'packets lost'\n{}"
       "plot $D using 4:xtic(1) {} title {}, '' using 5 {} title {}\nunset multiplot\n",
-      color(1), color(0), any_loss ? "set yrange [0:*]\n" : "set yrange [0:1]\n", color(3),
+      y_scale(span.lo, span.hi), color(1), color(0), any_loss ? "set yrange [0:*]\n" : "set yrange [0:1]\n", color(3),
       gp_quote(s.drops_known ? "path loss" : "path loss (at most)"), color(4), gp_quote(drops_title));
-  return draw("instances", "Per instance: packets sent and received (top), and where the lost ones went (bottom).", script,
+  return draw("instances",
+              "Per instance: packets sent and received (top), and where the lost ones went (bottom)." +
+                  log_note(span.lo, span.hi, " (top)"),
+              script,
               900, 460, id);
 }
 
@@ -249,18 +277,18 @@ std::optional<chart> search_chart(const json& search, const std::string& id) {
   const json& sr = search.at("search");
   rows offered, received;
   int k = 0;
-  double lo = 0, hi = 0;
+  extent span;
   for (const json& t : sr.at("trials")) {
     ++k;
     if (!t.at("ok").get<bool>()) continue;
-    const double off = t.at("offered_pps").get<double>();
+    const double paced = t.at("offered_pps").get<double>();
+    // The unpaced trial (MRR) offered what its senders could: their sent rate, on the axis like the rest.
+    const double off = paced > 0 ? paced : t.at("sent_pps").get<double>();
     const double rx = t.at("received_pps").get<double>();
-    // The unpaced trial (MRR) offered what its senders could: their sent rate.
-    offered.push_back({std::to_string(k), num(off > 0 ? off : t.at("sent_pps").get<double>())});
+    offered.push_back({std::to_string(k), num(off)});
     received.push_back({std::to_string(k), num(rx)});
-    for (double v : {off, rx})
-      if (v > 0) lo = lo == 0 ? v : std::min(lo, v);
-    hi = std::max({hi, off, rx});
+    span.add(off);
+    span.add(rx);
   }
   if (received.empty()) return std::nullopt;
   std::string script = std::string(common) + gp_datablock("O", offered) + gp_datablock("R", received);
@@ -284,9 +312,10 @@ std::optional<chart> search_chart(const json& search, const std::string& id) {
   script += fmt::format("set xlabel 'trial'\nset ylabel 'packets per second (all instances)'\nset xrange [0.5:{}.5]\n"
                         "set xtics 1\n{}plot $O using 1:2 with points pt 6 ps 1.2 {} title 'offered', "
                         "$R using 1:2 with points pt 7 ps 0.9 {} title 'received'\n",
-                        k, y_scale(lo, hi), color(1), color(0));
-  return draw("search", "Each trial of the search in the order it ran: the aggregate rate offered (circles) and received "
-                        "(dots); dashed: the rates found.",
+                        k, y_scale(span.lo, span.hi), color(1), color(0));
+  return draw("search",
+              "Each trial of the search in the order it ran: the aggregate rate offered (circles) and received (dots); "
+              "dashed: the rates found." + log_note(span.lo, span.hi),
               script, 900, 380, id);
 }
 

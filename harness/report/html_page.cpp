@@ -19,22 +19,32 @@ constexpr const char* style = R"(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #202124;
        max-width: 1180px; margin: 2em auto; padding: 0 1.5em; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { margin-top: 2em; border-bottom: 1px solid #dadce0; }
-h3 { margin-top: 1.6em; }
+h3 { margin-top: 1.6em; font-size: 1.1em; }
+section.run { margin: 1.2em 0 2em; }
 .lede { color: #5f6368; }
+.banner { border: 2px solid #d93025; background: #fce8e6; padding: 0.6em 1em; }
 div.table { overflow-x: auto; margin: 0.8em 0; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e8eaed; vertical-align: top; white-space: nowrap; }
-td.text { white-space: normal; min-width: 16em; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 13px; }
+th, td { padding: 0.25em 0.5em; border-bottom: 1px solid #e8eaed; vertical-align: top; }
 th { background: #f1f3f4; text-align: left; font-weight: 600; }
-td.n, th.n { text-align: right; white-space: nowrap; }
+td.text { min-width: 16em; }
+td.n, th.n { text-align: right; }
 tr.total td { font-weight: 600; border-top: 1px solid #9aa0a6; }
 .bad { color: #d93025; font-weight: 600; } .good { color: #188038; font-weight: 600; } .note { color: #5f6368; }
 figure.chart { margin: 1em 0 1.5em; } figure.chart svg { width: 100%; height: auto; display: block; }
 figcaption { color: #5f6368; font-size: 0.92em; }
-details { margin: 0.6em 0; } summary { cursor: pointer; font-weight: 600; }
-pre { background: #f8f9fa; border: 1px solid #e8eaed; padding: 0.8em; overflow-x: auto; font-size: 12px; }
+pre { background: #f8f9fa; border: 1px solid #e8eaed; padding: 0.8em; font-size: 12px; white-space: pre-wrap;
+      overflow-wrap: anywhere; }
 ul.problems li { color: #d93025; }
-@media print { details { page-break-inside: avoid; } body { max-width: none; } }
+@page { margin: 12mm; }
+@media print {
+  body { max-width: none; margin: 0; padding: 0; font-size: 11px; }
+  table { font-size: 10px; }
+  div.table, pre { overflow: visible; }
+  pre { font-size: 9px; }
+  figure.chart, tr, .banner { break-inside: avoid; page-break-inside: avoid; }
+  h2, h3 { break-after: avoid; page-break-after: avoid; }
+}
 )";
 
 }  // namespace
@@ -122,7 +132,7 @@ std::string table(const std::vector<std::string>& headers, const std::vector<std
     out += fmt::format("<th{}>{}</th>", figures[c] ? " class=\"n\"" : "", escape(headers[c]));
   out += "</tr>\n";
   for (const auto& row : rows) {
-    const bool total = !row.empty() && (row[0] == "SUM" || row[0] == "STEADY");
+    const bool total = !row.empty() && (row[0] == "SUM" || row[0] == "STEADY" || row[0] == "UNTIL STOP");
     out += total ? "<tr class=\"total\">" : "<tr>";
     for (std::size_t c = 0; c < row.size(); ++c) {
       // A note is prose: it wraps, where a figure never does.

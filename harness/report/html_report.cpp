@@ -46,20 +46,33 @@ struct chart_ids {
 std::string percent(double v) { return fmt::format("{:.3f}{}%", v, "\u00a0"); }
 std::string count(std::uint64_t v) { return h::grouped(static_cast<double>(v)); }
 
+// "1 run", "2 runs": a count says what it counts.
+std::string counted(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 std::string page_header(const std::vector<run_summary>& runs, std::size_t searches, const std::filesystem::path& dir,
                    const json& env) {
-  std::size_t shown = 0, failed = 0;
+  std::size_t shown = 0, failed = 0, interrupted = 0;
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) {
       ++shown;
-      failed += !s.ok;
+      interrupted += s.run.interrupted;
+      failed += !s.ok && !s.run.interrupted;
     }
-  std::string out = fmt::format("<h1>Results: {}</h1>\n<p class=\"lede\">Plan <b>{}</b>, harness {}, {} run(s){}, {}.</p>\n",
-                                h::escape(h::folder_name(dir)), h::escape(env.value("plan", std::string("?"))),
-                                h::escape(env.value("harness_version", std::string("?"))), shown,
-                                searches ? fmt::format(" and {} rate search(es)", searches) : "",
-                                failed ? fmt::format("<span class=\"bad\">{} failed</span>", failed)
-                                       : std::string("<span class=\"good\">every one ok</span>"));
+  std::vector<std::string> what;
+  if (shown || !searches) what.push_back(counted(shown, "run", "runs"));
+  if (searches) what.push_back(counted(searches, "rate search", "rate searches"));
+  std::string state;
+  if (interrupted) state += fmt::format("<span class=\"bad\">{} interrupted</span>", interrupted);
+  if (failed) state += fmt::format("{}<span class=\"bad\">{} failed</span>", state.empty() ? "" : ", ", failed);
+  if (state.empty()) state = shown ? (shown == 1 ? "<span class=\"good\">ok</span>" : "<span class=\"good\">every one ok</span>") : "";
+  std::string out = fmt::format("<h1>Results: {}</h1>\n", h::escape(h::folder_name(dir)));
+  if (const std::string banner = interrupted_banner(dir); !banner.empty())
+    out += fmt::format("<p class=\"banner\"><b>Interrupted</b>: {}</p>\n", h::escape(banner));
+  out += fmt::format("<p class=\"lede\">Plan <b>{}</b>, harness {}, {}{}.</p>\n", h::escape(env.value("plan", std::string("?"))),
+                     h::escape(env.value("harness_version", std::string("?"))), fmt::join(what, " and "),
+                     state.empty() ? "" : ": " + state);
   const auto problems = folder_problems(dir, runs);
   if (!problems.empty()) {
     out += "<ul class=\"problems\">\n";
@@ -71,16 +84,23 @@ std::string page_header(const std::vector<run_summary>& runs, std::size_t search
                "± the half-width of its 95 % confidence interval (Student's t).</p>\n";
 }
 
+// The group's runs that did not count: "1 failed", "1 interrupted", "2 failed, 1 interrupted".
+std::string not_ok(const repeat_group& g) {
+  const int failed = g.failed - g.interrupted;
+  if (!g.interrupted) return fmt::format("{} failed", failed);
+  return failed ? fmt::format("{} failed, {} interrupted", failed, g.interrupted) : fmt::format("{} interrupted", g.interrupted);
+}
+
 std::string sweep_section(const std::vector<repeat_group>& groups, chart_ids& ids) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : groups) {
     if (g.topo == topology::pairs) continue;
     std::vector<std::string> row{h::escape(g.role), h::escape(g.test), std::string(nb::to_string(g.kind)),
                                  std::to_string(g.message_size), h::escape(g.load.empty() ? "unpaced" : g.load),
-                                 g.failed ? fmt::format("{} <span class=\"bad\">({} failed)</span>", g.received_pps.n, g.failed)
+                                 g.failed ? fmt::format("{} <span class=\"bad\">({})</span>", g.received_pps.n, not_ok(g))
                                           : std::to_string(g.received_pps.n)};
     if (g.received_pps.n == 0) {
-      row.push_back("<span class=\"bad\">FAILED</span>");
+      row.push_back(g.interrupted == g.failed ? "<span class=\"bad\">interrupted</span>" : "<span class=\"bad\">FAILED</span>");
     } else {
       row.insert(row.end(), {h::with_interval(g.received_pps, h::pps), h::with_interval(g.received_bps, h::mbps),
                              h::with_interval(g.sent_pps, h::pps), h::with_interval(g.sent_bps, h::mbps),
@@ -181,6 +201,14 @@ std::string pairs_section(const std::vector<run_summary>& runs, const std::vecto
 
 std::vector<std::string> instance_row(const instance_record& i, double t0) {
   const std::string route = h::escape(i.client + " → " + i.server);
+  if (i.interrupted && (!i.problems.empty() || !i.result)) {  // what it counted until the stop, if anything
+    const auto m = measured_until_stop(i);
+    if (!m) return {h::escape(i.name), route, "<span class=\"bad\">interrupted</span>", "", "", "", "", "", "",
+                    h::escape(i.problems.empty() ? "" : i.problems.front())};
+    return {h::escape(i.name), route, h::pps(m->sender.pps), h::pps(m->receiver.pps), h::mbps(m->sender.bps),
+            h::mbps(m->receiver.bps), percent(loss_percent(*m)), "", "",
+            fmt::format("<span class=\"bad\">until stop: {:.1f}{}s</span>", m->seconds, "\u00a0")};
+  }
   if (!i.problems.empty() || !i.result)
     return {h::escape(i.name), route, "<span class=\"bad\">FAILED</span>", "", "", "", "", "", "",
             h::escape(i.problems.empty() ? "" : i.problems.front())};
@@ -194,9 +222,10 @@ std::vector<std::string> instance_row(const instance_record& i, double t0) {
 std::string run_section(const run_summary& s, chart_ids& ids) {
   const auto& r = s.run;
   const std::string figures = s.ok ? fmt::format("received {}, {}; loss {}", h::pps(s.receiver.pps), h::mbps(s.receiver.bps), percent(s.loss_percent))
-                                   : "<span class=\"bad\">FAILED</span>";
-  std::string out = fmt::format("<details{}><summary>{} — {}, {} -m {}: {}</summary>\n", s.ok ? "" : " open", h::escape(r.id),
-                                h::escape(r.role), nb::to_string(r.kind), r.message_size, figures);
+                                   : fmt::format("<span class=\"bad\">{}</span>", h::escape(run_state(s)));
+  // Open on the page and on paper: a section a click away is one a reader of the printed page never sees.
+  std::string out = fmt::format("<section class=\"run\" id=\"run-{}\">\n<h3>{} — {}, {} -m {}: {}</h3>\n", h::escape(r.id),
+                                h::escape(r.id), h::escape(r.role), nb::to_string(r.kind), r.message_size, figures);
   std::vector<std::vector<std::string>> rows;
   const bool tcp = is_tcp(s);  // TCP runs: the connections' retransmits, RTT, MSS and path MTU too
   for (const auto& i : r.instances) {
@@ -213,6 +242,14 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
       rows.push_back({"STEADY", fmt::format("{:g} s window", s.steady->slots * r.interval), h::pps(s.steady->sender.pps),
                       h::pps(s.steady->receiver.pps), h::mbps(s.steady->sender.bps), h::mbps(s.steady->receiver.bps), "", "", "", ""});
   }
+  if (r.interrupted) {
+    const auto cells = until_stop_cells(s);
+    if (s.measured) {
+      const measured_part& m = *s.measured;
+      rows.push_back({"UNTIL STOP", h::escape(cells[1]), h::pps(m.sender.pps), h::pps(m.receiver.pps), h::mbps(m.sender.bps),
+                      h::mbps(m.receiver.bps), percent(loss_percent(m)), "", "", fmt::format("{:.1f}{}s", m.seconds, "\u00a0")});
+    }
+  }
   std::vector<std::string> headers{"instance", "client → server", "sent pps", "received pps", "sent", "received", "loss",
                                    "path loss", "kernel drops", "start +ms"};
   if (tcp) append(headers, tcp_html_headers());
@@ -221,10 +258,12 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   if (const auto with = r.spec.find("together_with"); with != r.spec.end())
     notes += fmt::format("<li>Both ways at once: these rows ran at the same instant as run {} (one T0)</li>\n",
                          h::escape(with->get<std::string>()));
+  if (r.interrupted) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(until_stop_words(s)));
   for (const auto& f : s.failures) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(f));
+  if (const auto circuit = circuit_words(s); !circuit.empty()) notes += fmt::format("<li>{}</li>\n", h::escape(circuit));
   for (const auto& m : s.target_misses) notes += fmt::format("<li class=\"bad\">target missed: {}</li>\n", h::escape(m));
   if (s.limit)
-    notes += fmt::format("<li><b>Limit</b> ({} of {} instances): {}</li>\n", s.limit_votes, r.instances.size(), h::escape(s.limit->text));
+    notes += fmt::format("<li><b>Limit</b>: {}</li>\n", h::escape(limit_words(s)));
   if (!s.steady && s.ok) notes += fmt::format("<li class=\"note\">No steady-state figure: {}</li>\n", h::escape(s.steady_note));
   if (s.rr)
     notes += fmt::format("<li>Transactions: {} ({:.1f}/s, all instances), {} given up; round trips, every instance merged: "
@@ -238,7 +277,7 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   if (!notes.empty()) out += "<ul>\n" + notes + "</ul>\n";
   for (auto make : {timeline_chart, latency_chart, instance_chart, cpu_chart})
     if (auto c = make(s, ids())) out += ids.place(*c);
-  return out + "</details>\n";
+  return out + "</section>\n";
 }
 
 std::string hosts_section(const json& env) {
@@ -268,8 +307,9 @@ std::string report_html(const std::vector<run_summary>& runs, const std::vector<
     if (!is_search_trial(s.run)) run_sections += run_section(s, ids);
   if (!run_sections.empty()) body += "<h2>Runs</h2>\n" + run_sections;
   body += hosts_section(env);
-  body += "<h2>Environment</h2>\n<details><summary>environment.json</summary>\n<pre>" + h::escape(env.dump(2, ' ', false, json::error_handler_t::replace)) + "</pre>\n</details>\n";
-  body += "<h2>Plan</h2>\n<details><summary>plan.toml</summary>\n<pre>" + h::escape(read_text(dir / "plan.toml")) + "</pre>\n</details>\n";
+  body += "<h2>Environment</h2>\n<p class=\"note\">environment.json</p>\n<pre>" +
+          h::escape(env.dump(2, ' ', false, json::error_handler_t::replace)) + "</pre>\n";
+  body += "<h2>Plan</h2>\n<p class=\"note\">plan.toml</p>\n<pre>" + h::escape(read_text(dir / "plan.toml")) + "</pre>\n";
   if (chart_errors) *chart_errors = std::move(ids.errors);
   return h::page(fmt::format("Results: {}", h::folder_name(dir)), body);
 }

@@ -117,6 +117,13 @@ std::vector<std::string> tcp_sum_cells(const run_summary& s) {
 
 std::vector<std::string> instance_cells(const instance_record& i, double t0) {
   const std::string route = i.client + " -> " + i.server;
+  if (i.interrupted && (!i.problems.empty() || !i.result)) {
+    const auto m = measured_until_stop(i);
+    if (!m) return {i.name, route, "INTERRUPTED", "", "", "", "", "", "", i.problems.empty() ? "" : i.problems.front()};
+    return {i.name, route, fmt_pps(m->sender.pps), fmt_pps(m->receiver.pps), fmt_mbps(m->sender.bps),
+            fmt_mbps(m->receiver.bps), fmt::format("{:.3f}", loss_percent(*m)), "", "",
+            fmt::format("until stop: {:.1f} s", m->seconds)};
+  }
   if (!i.problems.empty() || !i.result)
     return {i.name, route, "FAILED", "", "", "", "", "", "", i.problems.empty() ? "" : i.problems.front()};
   const auto& t = *i.result;
@@ -130,6 +137,19 @@ std::vector<std::string> sum_cells(const run_summary& s) {
           fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps), fmt::format("{:.3f}", s.loss_percent),
           path_text(s.path_loss, s.drops_known), drops_text(s.kernel_drops, s.drops_known),
           fmt::format("skew {:.3f}", s.start_skew_ms)};
+}
+
+double loss_percent(const measured_part& m) {
+  const auto sent = static_cast<double>(m.sender.packets), received = static_cast<double>(m.receiver.packets);
+  return sent > 0 && sent >= received ? 100.0 * (sent - received) / sent : 0;
+}
+
+std::vector<std::string> until_stop_cells(const run_summary& s) {
+  if (!s.measured) return {"UNTIL STOP", "no instance counted anything"};
+  const measured_part& m = *s.measured;
+  return {"UNTIL STOP", fmt::format("{} of {} instances", s.measured_instances, s.run.instances.size()), fmt_pps(m.sender.pps),
+          fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), fmt::format("{:.3f}", loss_percent(m)),
+          "", "", fmt::format("{:.1f} s", m.seconds)};
 }
 
 std::vector<std::string> steady_cells(const run_summary& s) {
@@ -151,7 +171,49 @@ text_table run_table(const run_summary& s) {
     t.add(with_tcp(sum_cells(s), tcp_sum_cells(s)));
     t.add(steady_cells(s));
   }
+  if (s.run.interrupted) t.add(until_stop_cells(s));
   return t;
+}
+
+std::string limit_words(const run_summary& s) {
+  if (!s.limit) return {};
+  const std::string run_loss =
+      s.lost == 0 ? fmt::format("no loss of {} sent", s.sender.packets)
+                  : fmt::format("{} of {} sent lost ({:.2f} %: {} on the path, {} by the receiving sockets)", s.lost,
+                                s.sender.packets, s.loss_percent, path_text(s.path_loss, s.drops_known),
+                                s.drops_known ? std::to_string(s.kernel_drops) : std::string("unknown"));
+  return fmt::format("{} ({} of {} instances); the run, summed over its instances: {}; instance {}'s own verdict: {}",
+                     s.limit->limit, s.limit_votes, s.run.instances.size(), run_loss, s.limit_instance, s.limit->text);
+}
+
+std::string until_stop_words(const run_summary& s) {
+  if (!s.run.interrupted) return {};
+  std::string out = s.run.duration > 0
+                        ? fmt::format("Interrupted after {:.1f} s of the run's {:g} s.", s.run.measured_s, s.run.duration)
+                        : fmt::format("Interrupted after {:.1f} s.", s.run.measured_s);
+  if (!s.measured) return out + " No instance had counted anything by then.";
+  const measured_part& m = *s.measured;
+  return out + fmt::format(" Until the stop, {} of {} instances counted {} packets sent and {} received ({} pps and {} "
+                           "pps, {} and {} Mbit/s, summed over them; {:.3f} % not received, which includes what was in "
+                           "flight at the stop). Partial figures: this run has no sum, steady state or limit.",
+                           s.measured_instances, s.run.instances.size(), m.sender.packets, m.receiver.packets,
+                           fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps),
+                           loss_percent(m));
+}
+
+std::string circuit_words(const run_summary& s) {
+  const auto c = s.run.spec.find("circuit");
+  if (c == s.run.spec.end() || !c->is_object()) return {};
+  const auto count = [&](const char* key) { return c->value(key, std::uint64_t{0}); };
+  std::string out = fmt::format("Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; "
+                                "the receiving hosts' kernels delivered {} UDP datagrams.",
+                                count("limit_dropped"), count("shaper_dropped"), count("udp_delivered"));
+  // Only a whole run's sums compare with the circuit's counts over the whole run.
+  if (s.ok && s.sender.packets >= s.receiver.packets)
+    out += fmt::format(" Sent - received = {}: those are the circuit's drops (its counts also include the tests' "
+                       "control packets).",
+                       s.sender.packets - s.receiver.packets);
+  return out;
 }
 
 std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches) {
@@ -159,24 +221,32 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
   for (const auto& s : runs) {
     if (is_search_trial(s.run)) continue;
     out += fmt::format("\n{}  [{} {} -m {}, {}]{}\n", s.run.id, s.run.role, nb::to_string(s.run.kind),
-                       s.run.message_size, to_string(s.run.topo), s.ok ? "" : "  FAILED");
+                       s.run.message_size, to_string(s.run.topo), s.ok ? "" : "  " + run_state(s));
     out += run_table(s).text();
     for (const auto& f : s.failures) out += fmt::format("  failure: {}\n", f);
     for (const auto& m : s.target_misses) out += fmt::format("  TARGET MISSED {}\n", m);
-    if (s.limit) out += fmt::format("  limit ({} of {} instances): {}\n", s.limit_votes, s.run.instances.size(), s.limit->text);
+    if (s.limit) out += fmt::format("  limit: {}\n", limit_words(s));
   }
   text_table overview({"run", "role", "m", "sent pps", "recv pps", "sent Mbit/s", "recv Mbit/s", "steady recv pps",
-                       "steady recv Mbit/s", "loss %", "skew ms"});
+                       "steady recv Mbit/s", "loss %", "skew ms", "state"});
   for (const auto& s : runs) {
     if (is_search_trial(s.run)) continue;
+    if (s.run.interrupted && s.measured) {  // what was measured until the stop: the state says so
+      const measured_part& m = *s.measured;
+      overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps),
+                    fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a", "n/a", fmt::format("{:.3f}", loss_percent(m)), "n/a",
+                    run_state(s)});
+      continue;
+    }
     if (!s.ok) {
-      overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), "FAILED"});
+      overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), "FAILED", "", "", "", "", "", "", "",
+                    run_state(s)});
       continue;
     }
     overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
                   fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
                   s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
-                  fmt::format("{:.3f}", s.loss_percent), fmt::format("{:.3f}", s.start_skew_ms)});
+                  fmt::format("{:.3f}", s.loss_percent), fmt::format("{:.3f}", s.start_skew_ms), "ok"});
   }
   if (!overview.empty())
     out += "\nSummary (sum over instances; steady = every instance sending, after warm-up)\n" + overview.text();

@@ -53,6 +53,10 @@ std::string csv_quote(const std::string& s);
 std::vector<std::string> instance_cells(const instance_record& i, double t0);
 std::vector<std::string> sum_cells(const run_summary& s);
 std::vector<std::string> steady_cells(const run_summary& s);
+// An interrupted run's row: what its instances counted until the stop, summed.
+std::vector<std::string> until_stop_cells(const run_summary& s);
+// Sent - received over sent, of counts taken until a stop (in flight at the stop counts as lost).
+double loss_percent(const measured_part& m);
 std::vector<std::string> detail_headers();
 // TCP runs' extra columns: the sending connections at their end (TCP_INFO): retransmits, RTT, MSS and the
 // path MTU; the sum row's are the instances' total retransmits, mean RTT, and smallest MSS and MTU.
@@ -62,5 +66,16 @@ std::vector<std::string> tcp_cells(const instance_record& i);
 std::vector<std::string> tcp_sum_cells(const run_summary& s);
 // A run's table of instances, SUM and STEADY, with the TCP columns for a TCP run.
 text_table run_table(const run_summary& s);
+
+// The run's limit, as every report says it (after "limit: "): the kind most instances voted for, the
+// run's own loss summed over its instances, and the text of one instance's verdict, named as that
+// instance's (its figures are its own). Empty when the run has no verdict.
+std::string limit_words(const run_summary& s);
+// An interrupted run in words: when it stopped, and what its instances had counted by then; empty for
+// a run that was not interrupted.
+std::string until_stop_words(const run_summary& s);
+// An emulated circuit's counters (run.json "circuit", from a plan with a [lab] table) against the run's
+// loss; empty when the run has none.
+std::string circuit_words(const run_summary& s);
 
 }  // namespace harness

@@ -1,6 +1,7 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
 #include "harness/report/report.hpp"
+#include "harness/report/results.hpp"
 #include "harness/run/host_check.hpp"
 
 #include <fmt/format.h>
@@ -17,9 +18,16 @@ std::string overview(const std::vector<run_summary>& runs) {
                 "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms", "limit"});
   for (const auto& s : runs) {
     if (s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
+    if (s.run.interrupted && s.measured) {  // the figures until the stop, marked as such
+      const measured_part& m = *s.measured;
+      t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size),
+             fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a", "n/a",
+             fmt::format("{:.3f}", loss_percent(m)), "n/a", fmt::format("**{}**", run_state(s))});
+      continue;
+    }
     if (!s.ok) {
-      t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), "**FAILED**", "", "", "", "", "",
-             "", ""});
+      t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size),
+             fmt::format("**{}**", run_state(s)), "", "", "", "", "", "", ""});
       continue;
     }
     t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
@@ -52,8 +60,9 @@ std::string by_role(const std::vector<run_summary>& runs) {
       for (const auto& s : runs) {
         if (s.run.role != role || s.run.message_size != m || s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
         const std::string sep = pps.empty() ? "" : "; ";
-        pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps), s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a") : "FAILED");
-        bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps), s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a") : "FAILED");
+        const char* state = s.run.interrupted ? "interrupted" : "FAILED";
+        pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps), s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a") : state);
+        bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps), s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a") : state);
       }
       pps_cells.push_back(pps);
       bps_cells.push_back(bps);
@@ -130,7 +139,7 @@ std::string latency_notes(const run_summary& s) {
 
 std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
-                                nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : " — **FAILED**");
+                                nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : fmt::format(" — **{}**", run_state(s)));
   out += run_table(s).markdown() + "\n";
   if (const auto with = s.run.spec.find("together_with"); with != s.run.spec.end())
     out += fmt::format("- both ways at once: these rows ran at the same instant as run {} (one T0)\n", with->get<std::string>());
@@ -140,6 +149,7 @@ std::string run_section(const run_summary& s) {
     if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);
   out += engine_note(s);
   out += latency_notes(s);
+  if (s.run.interrupted) out += until_stop_words(s) + "\n";
   if (s.ok) {
     out += fmt::format(
         "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,
@@ -151,14 +161,8 @@ std::string run_section(const run_summary& s) {
       out += fmt::format("Loss: {} packets; how many the receiving socket dropped is unknown (its kernel has no "
                          "SO_MEMINFO), so at most {} on the path.\n",
                          s.lost, s.path_loss);
-    if (const auto c = s.run.spec.find("circuit"); c != s.run.spec.end())
-      out += fmt::format("Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; the "
-                         "receiving hosts' kernels delivered {} UDP datagrams. Sent - received = {}: those are the "
-                         "circuit's drops (its counts also include the tests' control packets).\n",
-                         c->at("limit_dropped").get<std::uint64_t>(), c->at("shaper_dropped").get<std::uint64_t>(),
-                         c->at("udp_delivered").get<std::uint64_t>(), s.sender.packets - s.receiver.packets);
-    if (s.limit)
-      out += fmt::format("**Limit** ({} of {} instances): {}\n", s.limit_votes, s.run.instances.size(), s.limit->text);
+    if (const auto circuit = circuit_words(s); !circuit.empty()) out += circuit + "\n";
+    if (s.limit) out += fmt::format("**Limit**: {}\n", limit_words(s));
     if (s.steady)
       out += fmt::format("Steady state: {} per-second samples per instance in which every instance was sending, "
                          "after the warm-up.\n",
@@ -185,6 +189,7 @@ std::string hosts_markdown(const std::filesystem::path& dir) {
 std::string report_markdown(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
                             const std::filesystem::path& dir) {
   std::string out = fmt::format("# Results: {}\n\n", dir.filename().string());
+  if (const std::string banner = interrupted_banner(dir); !banner.empty()) out += "**Interrupted**: " + banner + "\n\n";
   out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
          "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
          "wall-clock window in which every instance was sending, after the warm-up.\n\n";

@@ -179,10 +179,29 @@ std::vector<run_record> load_raw(const fs::path& dir) {
   return out;
 }
 
+namespace {
+bool env_interrupted(const fs::path& dir) {
+  const fs::path env_file = dir / "environment.json";
+  if (!fs::exists(env_file)) return false;
+  const json env = read_json(env_file);
+  // The harness writes {"signal": N, "at_utc": T}; true is accepted as well.
+  if (!env.is_object()) return false;
+  const auto it = env.find("interrupted");
+  return it != env.end() && (it->is_object() || (it->is_boolean() && it->get<bool>()));
+}
+}  // namespace
+
+std::string interrupted_banner(const fs::path& dir) {
+  if (!env_interrupted(dir)) return {};
+  return "the plan was stopped by a signal before its end. An interrupted run shows what its instances had "
+         "measured until the stop (partial figures, marked so); runs after it did not run.";
+}
+
 std::vector<std::string> folder_problems(const fs::path& dir, const std::vector<run_summary>& runs) {
   std::vector<std::string> out;
   const fs::path raw = dir / "raw";
   const fs::path env_file = dir / "environment.json";
+  const bool stopped = env_interrupted(dir);
   if (fs::exists(env_file)) {
     const json env = read_json(env_file);
     const json planned = env.value("planned_runs", json::array());
@@ -190,13 +209,16 @@ std::vector<std::string> folder_problems(const fs::path& dir, const std::vector<
       for (const auto& id : planned) {
         const fs::path run = raw / id.get<std::string>();
         if (!fs::exists(run / "run.json") && !fs::exists(run / "search.json"))
-          out.push_back(fmt::format("run {} is missing from raw/", id.get<std::string>()));
+          out.push_back(fmt::format("run {} {}", id.get<std::string>(),
+                                    stopped ? "did not run: the plan was interrupted" : "is missing from raw/"));
       }
       return 0;
     });
   }
   for (const auto& s : runs)
-    if (!s.ok)
+    if (s.run.interrupted)
+      out.push_back(fmt::format("run {}: {}", s.run.id, until_stop_words(s)));
+    else if (!s.ok)
       out.push_back(fmt::format("run {} failed: {}", s.run.id, s.failures.empty() ? "no instances" : s.failures.front()));
   if (runs.empty() && load_searches(dir).empty()) out.push_back(fmt::format("{} holds no runs", raw.string()));
   return out;

@@ -34,6 +34,9 @@ std::vector<run_record> load_raw(const std::filesystem::path& dir);
 // What is wrong with a results folder, one line each: a run of the plan with no folder in raw/
 // (environment.json lists the planned runs), a failed run with its first reason, raw/ with no run.
 std::vector<std::string> folder_problems(const std::filesystem::path& dir, const std::vector<run_summary>& runs);
+// The plan was stopped by a signal (environment.json "interrupted"): what the reports say about it, in
+// one sentence; empty when it was not.
+std::string interrupted_banner(const std::filesystem::path& dir);
 // summary.json, summary.csv and report.md from raw/; returns the summaries. After every run.
 std::vector<run_summary> write_reports(const std::filesystem::path& dir);
 // report.html, with its charts (a gnuplot per chart): once, at the end of a plan and by `harness report`.

@@ -138,6 +138,7 @@ std::vector<repeat_group> group_repeats(const std::vector<run_summary>& runs) {
     it->runs.push_back(k);
     it->run_ids.push_back(r.id);
     if (!runs[k].ok) ++it->failed;
+    if (r.interrupted) ++it->interrupted;
   }
   for (auto& g : groups) describe_group(g, runs);
   return groups;

@@ -36,6 +36,7 @@ struct repeat_group {
   std::vector<std::size_t> runs;     // indexes into the summaries given, in repeat order (failed ones too)
   std::vector<std::string> run_ids;  // the same runs' ids, for summary.json (indexes mean nothing there)
   int failed = 0;                    // runs of the group that failed: not in the figures
+  int interrupted = 0;               // of those, the ones stopped by a signal
   // Over the ok runs, of the run's plain sums (packets / duration per instance, added up).
   spread sent_pps, received_pps, sent_bps, received_bps, loss_percent;
   int ok_runs() const { return received_pps.n; }

@@ -236,7 +236,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
     rec.exit_code = o.exit_code;
     rec.timed_out = o.timed_out;
     rec.stderr_text = std::move(o.stderr_text);
-    if (result_line) rec.result = nb::result_from_json(*result_line);
+    if (result_line) read_result(rec, *result_line);
     else rec.error = fmt::format("no result line (exit status {}): {}", o.exit_code, rec.stderr_text.substr(0, 300));
   } catch (const std::exception& e) {
     rec.error = e.what();

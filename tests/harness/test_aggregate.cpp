@@ -5,6 +5,7 @@
 #include "harness/report/report.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 namespace {
 
@@ -195,4 +196,34 @@ TEST_CASE("harness report: a bidirectional run's reverse rows say where the data
   CHECK(harness::data_route(r, i) == std::pair<std::string, std::string>{"b", "a"});
   r.spec = nlohmann::json();  // an older run.json, or none: as before
   CHECK(harness::data_route(r, i) == std::pair<std::string, std::string>{"a", "b"});
+}
+
+TEST_CASE("harness reports: the limit line gives the run's loss summed over its instances, and names whose verdict "
+          "text it quotes",
+          "[harness][aggregate][limit]") {
+  // Two instances ran into the path, losing very different shares: 12 of 4000 and 3000 of 4000.
+  auto lossy = [](std::uint64_t lost) {
+    nb::test_result r = result(1000, 0.001, 1000, 4);
+    r.receiver.packets -= lost;
+    r.receiver.bytes = r.receiver.packets * 100;
+    nb::compute_rates(r.receiver);
+    nb::reconcile(r, 0, 0);
+    r.verdict = nb::limit_verdict{"path", fmt::format("path loss: {} of {} ({:.2f} %) lost between the sockets", lost,
+                                                      r.sender.packets, r.loss.percent)};
+    return r;
+  };
+  auto run = run_of({lossy(12), lossy(3000)});
+  run.spec = nlohmann::json::object();
+  const auto s = harness::summarize(run);
+  REQUIRE(s.ok);
+  CHECK(s.lost == 3012);
+  const std::string words = harness::limit_words(s);
+  CHECK(words == "path (2 of 2 instances); the run, summed over its instances: 3012 of 8000 sent lost (37.65 %: 3012 on "
+                 "the path, 0 by the receiving sockets); instance i1's own verdict: path loss: 12 of 4000 (0.30 %) lost "
+                 "between the sockets");
+  const std::string line = "path (2 of 2 instances); the run, summed over its instances: 3012 of 8000 sent lost (37.65 %";
+  CHECK_THAT(harness::console_summary({s}), Catch::Contains("  limit: " + line));
+  CHECK_THAT(harness::report_markdown({s}, {}, "/nonexistent"), Catch::Contains("**Limit**: " + line));
+  CHECK_THAT(harness::report_html({s}, {}, "/nonexistent"), Catch::Contains("<b>Limit</b>: " + line));
+  CHECK(harness::to_json(s)["limit"]["text_of_instance"] == "i1");
 }

@@ -3,20 +3,29 @@
 
     render_check.py CHROMIUM PAGE.html SCREENSHOT.png CHART_NAME...   (the DOM is kept as SCREENSHOT.dom.html)
     render_check.py --dom DOM.html CHART_NAME...                      (the DOM checks alone, on a kept DOM)
+    render_check.py --layout CHROMIUM PAGE.html                        (the layout checks alone)
 
 - Chromium loads the file (no network: the page must not need one) and prints the DOM it built: every
   chart named on the command line is there as <figure class="chart" data-chart=NAME>, not marked
   missing, with one <svg> whose first gnuplot plot group, and half of them at least, drew data off
   their key rows (two points of a line or a bar, or a point marker);
 - the page has no script and fetches nothing (no http(s) address in a src or href);
-- the screenshot Chromium takes is not blank: enough of it is not white, in enough colours.
+- the screenshot Chromium takes is not blank: enough of it is not white, in enough colours;
+- laid out in a window 1280 px wide (a copy of the page with a measuring script added; the page itself has
+  none): nothing scrolls sideways, neither the page (document.documentElement.scrollWidth <= 1280) nor a
+  table or <pre> in it; no <details> is closed; every chart's <svg> or <img> is rendered, at least 200 px
+  wide and 100 px high; and the page has a print stylesheet (@media print), so it also reads on paper.
 Exit status 0 when all hold, 1 with each failure on stdout otherwise.
 """
+import html
 import html.parser
+import json
+import os
 import re
 import struct
 import subprocess
 import sys
+import tempfile
 import zlib
 
 
@@ -159,9 +168,74 @@ def dom_problems(dom, expected):
     return problems + [f"no chart {n} on the page" for n in expected if n not in names]
 
 
+WINDOW_PX = 1280
+
+# Measures the page as laid out and writes what it found into the DOM, which Chromium then prints.
+MEASURE = """<script id="render-check">(function () {
+  var doc = document.documentElement, out = {innerWidth: window.innerWidth, scrollWidth: doc.scrollWidth,
+    closed: [], hidden: [], charts: 0, overflowing: [], print: false};
+  document.querySelectorAll("details").forEach(function (d) { if (!d.open) out.closed.push(d.textContent.slice(0, 60)); });
+  document.querySelectorAll("figure.chart").forEach(function (f) {
+    out.charts++;
+    var g = f.querySelector("svg, img"), r = g ? g.getBoundingClientRect() : null;
+    // A closed <details> keeps its content laid out but not rendered: checkVisibility() tells.
+    if (!g || g.getClientRects().length === 0 || r.width < 200 || r.height < 100 || f.closest("details:not([open])") ||
+        (g.checkVisibility && !g.checkVisibility({opacityProperty: true, visibilityProperty: true})))
+      out.hidden.push(f.getAttribute("data-chart"));
+  });
+  document.querySelectorAll("div.table, pre").forEach(function (e) {
+    if (e.scrollWidth > e.clientWidth + 1) out.overflowing.push(e.tagName.toLowerCase() + " " +
+      e.scrollWidth + " px in " + e.clientWidth + ": " + e.textContent.replace(/\\s+/g, " ").slice(0, 60));
+  });
+  for (var k = 0; k < document.styleSheets.length; k++)
+    for (var rules = document.styleSheets[k].cssRules, i = 0; i < rules.length; i++)
+      if (rules[i].media && rules[i].media.mediaText.indexOf("print") >= 0) out.print = true;
+  var p = document.createElement("pre");
+  p.id = "render-check-result";
+  p.textContent = JSON.stringify(out);
+  document.body.appendChild(p);
+})();</script>"""
+
+
+def layout_problems(chromium, page):
+    """The page laid out at WINDOW_PX: what a reader at that width, or of the printed page, would miss."""
+    text = open(page).read()
+    at = text.rfind("</body>")
+    # The measured copy goes to a file of its own (the page is self-contained: nothing it refers to moves).
+    with tempfile.NamedTemporaryFile("w", suffix=".html", prefix="render-check-", delete=False) as measured:
+        measured.write(text[:at] + MEASURE + text[at:])
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+             "--disable-background-networking", f"--window-size={WINDOW_PX},2400", "--force-device-scale-factor=1"]
+    try:
+        run = subprocess.run([chromium, *flags, "--dump-dom", "file://" + measured.name], capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        os.unlink(measured.name)
+    found = re.search(r'<pre id="render-check-result">(.*?)</pre>', run.stdout, re.S)
+    if not found:
+        return ["the layout check printed nothing (did the page load?)"]
+    out = json.loads(html.unescape(found.group(1)))
+    print(f"layout at {out['innerWidth']} px: scroll width {out['scrollWidth']} px, {out['charts']} chart(s), "
+          f"{len(out['hidden'])} not shown, {len(out['closed'])} closed <details>, "
+          f"{len(out['overflowing'])} scrolling table(s), print stylesheet: {out['print']}")
+    problems = []
+    if out["innerWidth"] != WINDOW_PX:
+        problems.append(f"the window is {out['innerWidth']} px wide, not {WINDOW_PX}: the check measured nothing")
+    if out["scrollWidth"] > WINDOW_PX:
+        problems.append(f"the page scrolls sideways: {out['scrollWidth']} px wide in a {WINDOW_PX} px window")
+    problems += [f"a closed <details> hides: {c!r}" for c in out["closed"]]
+    problems += [f"chart {c} is not shown" for c in out["hidden"]]
+    problems += [f"scrolls sideways: {o}" for o in out["overflowing"]]
+    if not out["print"]:
+        problems.append("the page has no print stylesheet (@media print)")
+    return problems
+
+
 def main():
     if sys.argv[1] == "--dom":
         problems = dom_problems(open(sys.argv[2]).read(), sys.argv[3:])
+    elif sys.argv[1] == "--layout":
+        problems = layout_problems(sys.argv[2], sys.argv[3])
     else:
         chromium, page, shot, *expected = sys.argv[1:]
         # One Chromium both prints the DOM it built and takes the screenshot (each start costs seconds).
@@ -171,7 +245,7 @@ def main():
         run = subprocess.run([chromium, *flags, f"--screenshot={shot}", "--dump-dom", "file://" + page],
                              capture_output=True, text=True, timeout=120)
         open(shot + ".dom.html", "w").write(run.stdout)
-        problems = dom_problems(run.stdout, expected) + screenshot_problems(shot)
+        problems = dom_problems(run.stdout, expected) + screenshot_problems(shot) + layout_problems(chromium, page)
     for p in problems:
         print("FAIL:", p)
     return 1 if problems else 0

@@ -2,7 +2,9 @@
 # report.html and compare.html as a reader sees them: two short runs of one plan on 127.0.0.x (two sizes,
 # two repeats, paced; the first also with a small rate search), `harness compare` of the two, and both
 # pages rendered in headless Chromium (render_check.py: every chart there with plotted data, no script,
-# nothing fetched, a screenshot that is not blank). A page with its plots taken out must fail the check.
+# nothing fetched, a screenshot that is not blank, and laid out at 1280 px: no sideways scroll, no closed
+# section, every chart shown, a print stylesheet). A page with its plots taken out, or one with a closed
+# section and a table wider than the window, must fail the check.
 #   report_html.sh HARNESS BIN_DIR OUT_DIR
 set -eu
 harness=$1 bin=$2 out=$3
@@ -80,5 +82,21 @@ fi
 if python3 "$here/render_check.py" --dom "$tmp/key-only.html" sweep-pps > "$tmp/key-only.out"; then
   echo "FAIL: render_check.py passed a chart that drew only its key"; status=1
 fi
+# The layout check must catch what a reader would miss: a section collapsed under a click, a table and a
+# page wider than the window.
+python3 - "$a/report.html" "$tmp/collapsed.html" <<'BREAK'
+import sys
+page = open(sys.argv[1]).read()
+wide = "<div class=\"table\"><table><tr><td style=\"white-space: nowrap\">" + "wide " * 400 + "</td></tr></table></div>"
+hidden = ("<details><summary>closed</summary><figure class=\"chart\" data-chart=\"hidden\">"
+          "<svg width=\"600\" height=\"300\"></svg></figure></details><div style=\"width: 1600px\">x</div>")
+at = page.index("<h2>Runs</h2>")
+open(sys.argv[2], "w").write(page[:at] + wide + hidden + page[at:])
+BREAK
+python3 "$here/render_check.py" --layout "$chromium" "$tmp/collapsed.html" > "$tmp/collapsed.out" &&
+  { echo "FAIL: render_check.py passed a page with a closed section and a page-wide table"; status=1; }
+for want in "closed <details> hides" "chart hidden is not shown" "scrolls sideways: div" "the page scrolls sideways"; do
+  grep -q "$want" "$tmp/collapsed.out" || { cat "$tmp/collapsed.out"; echo "FAIL: the layout check missed: $want"; status=1; }
+done
 [ $status -eq 0 ] && echo "ok: both pages rendered; screenshots in $out"
 exit $status
