@@ -200,7 +200,8 @@ std::string footer() {
          wrap(refused_list(unsupported_global), 100, "  ") + "after --:\n" + wrap(refused_list(unsupported_test), 100, "  ") +
          "\nExit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"
          "3 ran but does not reconcile; 4 ran and reconciles, but the paced target (--pps, --rate) was\n"
-         "missed by more than 1 %. With --bidir, the worse of the two directions'.\n"
+         "missed by more than 1 % (TCP: the rate is a ceiling, as iperf's -b: 4 only above it). With\n"
+         "--bidir, the worse of the two directions'.\n"
          "\nOld kernels: without UDP GSO (Linux 4.18) netload sends with sendmmsg, without UDP GRO (5.0) it\n"
          "receives with recvmmsg, without SO_MEMINFO (4.12) the receiver's drops are unknown; a line on\n"
          "stderr and the result's batching say which. NETBENCH_DISABLE=gso,gro,meminfo (any of them)\n"

@@ -220,4 +220,6 @@ TEST_CASE("report: thousands separated by a space", "[harness][stats]") {
   CHECK(harness::fmt_thousands(1000) == "1 000");
   CHECK(harness::fmt_thousands(1234567.4) == "1 234 567");
   CHECK(harness::fmt_thousands(-12345) == "-12 345");
+  // The run tables' pps as the repeats' and compare's: never "99991" beside "99 994".
+  CHECK(harness::fmt_pps(99991.2) == "99 991");
 }

@@ -81,7 +81,7 @@ TEST_CASE("iperf2's -r runs the test forward, then reversed", "[integration][ipe
   CHECK(server.wait_logged(server.port(), 2).size() == 2);
 }
 
-TEST_CASE("iperf3 -O runs the left-out seconds first and leaves them out of the figures; -f sets the units",
+TEST_CASE("iperf3 -O runs the left-out seconds first and leaves them out of the figures - -f sets the units",
           "[integration][iperf]") {
   netserve_process server(1);
   const std::string port = std::to_string(server.port());

@@ -136,7 +136,7 @@ TEST_CASE("netload -T takes whole CPU numbers only", "[cli]") {
     CHECK_THROWS_WITH(parse_command_line({"-T", junk}), Catch::Contains("bad CPU list"));
 }
 
-TEST_CASE("the MSS is --mss; -M and --recv-size are one setting", "[cli]") {
+TEST_CASE("the MSS is --mss - -M and --recv-size are one setting", "[cli]") {
   auto o = parse({"-t", "TCP_STREAM", "--", "--mss", "1200", "-M", "64K"});
   CHECK(o.mss == 1200);
   CHECK(o.recv_size == 65536);
@@ -152,14 +152,14 @@ TEST_CASE("an option given twice takes its last value, as netperf's getopt does"
   CHECK(parse({"--host-info", "--mtu-to", "a", "--mtu-to", "b"}).mtu_peers == std::vector<std::string>{"a", "b"});
 }
 
-TEST_CASE("-f: the units of the printed rates, netperf's letters", "[cli]") {
+TEST_CASE("netload -f: the units of the printed rates, netperf's letters", "[cli]") {
   CHECK(parse({}).rate_units == 0);
   for (char c : std::string("kmgKMG")) CHECK(parse({"-f", std::string(1, c)}).rate_units == c);
   CHECK_THROWS_WITH(parse_command_line({"-f", "x"}), Catch::Contains("-f x: the units are k, m or g"));
   CHECK_THROWS_WITH(parse_command_line({"-f", "mm"}), Catch::Contains("-f mm"));
 }
 
-TEST_CASE("--omit: the test runs that much longer, the left-out part ends at an interval's end", "[cli]") {
+TEST_CASE("netload --omit: the test runs that much longer, the left-out part ends at an interval's end", "[cli]") {
   auto o = parse({"-l", "5", "--omit", "2"});
   CHECK(o.duration_s == 7);
   CHECK(o.interval_s == 2);  // no --interval: the left-out part is the first interval

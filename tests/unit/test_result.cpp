@@ -213,7 +213,7 @@ TEST_CASE("the target's ceiling reads back - and results from before it read as 
   CHECK_FALSE(result_from_json(old).target->ceiling);
 }
 
-TEST_CASE("--omit's whole-run counts read back - absent without it", "[result]") {
+TEST_CASE("result: --omit's whole-run counts read back - absent without it", "[result]") {
   test_result r;
   r.kind = test_kind::udp_stream;
   r.ok = true;

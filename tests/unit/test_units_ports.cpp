@@ -17,7 +17,7 @@ TEST_CASE("rates read k/M/G decimal suffixes as iperf and netperf do", "[units]"
   CHECK_THROWS_AS(parse_rate("-5"), std::invalid_argument);
 }
 
-TEST_CASE("-f units: k m g bits in powers of 1000, K M G bytes in powers of 1024", "[units]") {
+TEST_CASE("rate units of -f: k m g bits in powers of 1000, K M G bytes in powers of 1024", "[units]") {
   CHECK(nb::rate_units{'k'}.of(12.5e6) == Approx(12500));
   CHECK(nb::rate_units{'m'}.of(12.5e6) == Approx(12.5));
   CHECK(nb::rate_units{'g'}.of(12.5e9) == Approx(12.5));
