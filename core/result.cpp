@@ -112,15 +112,16 @@ void reconcile_tcp(test_result& r) {
 
 }  // namespace
 
-target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender) {
+target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender, bool ceiling) {
   target_figures t;
+  t.ceiling = ceiling;
   t.requested_pps = requested_pps;
   t.achieved_pps = sender.pps;
   t.requested_bits_per_second = requested_pps * static_cast<double>(message_size) * 8.0;
   t.achieved_bits_per_second = sender.bits_per_second;
   if (t.requested_bits_per_second > 0)
     t.error_percent = 100.0 * (t.achieved_bits_per_second - t.requested_bits_per_second) / t.requested_bits_per_second;
-  t.met = std::fabs(t.error_percent) <= target_tolerance_percent;
+  t.met = ceiling ? t.error_percent <= target_tolerance_percent : std::fabs(t.error_percent) <= target_tolerance_percent;
   return t;
 }
 
@@ -226,6 +227,7 @@ json to_json(const test_result& r) {
   if (r.tcp) j["tcp"] = to_json(*r.tcp);
   else if (r.kind == test_kind::tcp_stream) j["tcp"] = nullptr;
   if (r.target) j["target"] = write_described(*r.target);  // paced tests only
+  if (r.omit) j["omit"] = write_described(*r.omit);        // with --omit only
   if (r.rr) j["rr"] = rr_json(*r.rr);  // request/response tests only
   j["hosts"] = hosts_json(r.hosts);
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
@@ -274,7 +276,13 @@ test_result result_from_json(const json& j) {
   if (auto t = f.get_or<json>("tcp", nullptr); !t.is_null()) r.tcp = tcp_figures_from_json(t);
   // Only paced tests have a target (and results written before it existed have none); when present it
   // must be a whole target object, null included.
-  if (j.contains("target")) r.target = fields::read_object<target_figures>(f.get<json>("target"), "target");
+  if (j.contains("target")) {
+    json t = f.get<json>("target");
+    // Results written before TCP rates became ceilings have no "ceiling": every rate was a target then.
+    if (t.is_object() && !t.contains("ceiling")) t["ceiling"] = false;
+    r.target = fields::read_object<target_figures>(t, "target");
+  }
+  if (j.contains("omit")) r.omit = fields::read_object<omit_figures>(f.get<json>("omit"), "omit");
   if (is_rr(r.kind)) r.rr = rr_from(f.get<json>("rr"));
   // Results written before hosts and verdict existed have neither.
   if (auto h = f.get_or<json>("hosts", nullptr); !h.is_null()) r.hosts = hosts_from(h);

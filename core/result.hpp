@@ -99,12 +99,24 @@ struct target_figures {
   double requested_bits_per_second = 0;      // payload: requested_pps x message_size x 8
   double achieved_bits_per_second = 0;
   double error_percent = 0;                  // (achieved - requested) / requested x 100
-  bool met = false;                          // |error_percent| <= target_tolerance_percent
+  bool met = false;                          // |error_percent| <= target_tolerance_percent; a ceiling: not above it
+  // TCP: the rate is a ceiling, as iperf's TCP -b: TCP's congestion control may hold a test under it,
+  // which is no miss; only a sender above it is.
+  bool ceiling = false;
 };
 // Its JSON fields, named as the members (core/json_fields.hpp).
 BOOST_DESCRIBE_STRUCT(target_figures, (), (requested_pps, achieved_pps, requested_bits_per_second,
-                                           achieved_bits_per_second, error_percent, met))
+                                           achieved_bits_per_second, error_percent, met, ceiling))
 inline constexpr double target_tolerance_percent = 1.0;
+
+// --omit (iperf3's -O): the test's first seconds ran but are left out of the sender's and the receiver's
+// figures (counts, seconds, rates, the target). The loss and the reconciliation stay the whole run's: at
+// the window's start the two sides differ by what was in flight, so its counts do not reconcile exactly.
+struct omit_figures {
+  double seconds = 0;
+  std::uint64_t sent_packets = 0, sent_bytes = 0, received_packets = 0, received_bytes = 0;  // the whole run's
+};
+BOOST_DESCRIBE_STRUCT(omit_figures, (), (seconds, sent_packets, sent_bytes, received_packets, received_bytes))
 
 // A request/response test (UDP_RR, TCP_RR): its transactions as the client timed them. A transaction is
 // a request and its answer; requests reconcile as a stream's datagrams do (sender, receiver and loss are
@@ -153,6 +165,7 @@ struct test_result {
   std::optional<tcp_figures> tcp;             // TCP: the sending streams' connections at their end (TCP_INFO);
                                               // "tcp": null when unknown, absent for UDP
   std::optional<target_figures> target;       // paced tests only
+  std::optional<omit_figures> omit;           // with --omit only
   std::optional<rr_figures> rr;               // request/response tests only
   host_figures hosts;
   std::optional<limit_verdict> verdict;
@@ -169,7 +182,8 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
 // `server` are the two sides' counts; a mismatch clears loss.reconciles and says why in loss.note.
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server);
 // The target check of a paced test from its sender's figures (rates computed); requested_pps > 0.
-target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender);
+target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender,
+                            bool ceiling = false);
 // Rates from counts and seconds.
 void compute_rates(flow_figures& f);
 

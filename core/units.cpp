@@ -42,6 +42,41 @@ double parse_rate(std::string_view text) {
   }
 }
 
+bool rate_units::valid(char c) { return std::string_view("kmgKMG").find(c) != std::string_view::npos && c != 0; }
+
+double rate_units::of(double bits_per_second) const {
+  switch (letter) {
+    case 'k': return bits_per_second / 1e3;
+    case 'g': return bits_per_second / 1e9;
+    case 'K': return bits_per_second / 8 / 1024;
+    case 'M': return bits_per_second / 8 / (1024.0 * 1024);
+    case 'G': return bits_per_second / 8 / (1024.0 * 1024 * 1024);
+    default: return bits_per_second / 1e6;
+  }
+}
+
+const char* rate_units::name() const {
+  switch (letter) {
+    case 'k': return "kbit/s";
+    case 'g': return "Gbit/s";
+    case 'K': return "KiB/s";
+    case 'M': return "MiB/s";
+    case 'G': return "GiB/s";
+    default: return "Mbit/s";
+  }
+}
+
+const char* rate_units::column() const {
+  switch (letter) {
+    case 'k': return "10^3bits/sec";
+    case 'g': return "10^9bits/sec";
+    case 'K': return "KBytes/sec";
+    case 'M': return "MBytes/sec";
+    case 'G': return "GBytes/sec";
+    default: return "10^6bits/sec";
+  }
+}
+
 std::uint64_t parse_size(std::string_view text) {
   auto [n, suffix] = split_number(text, "size");
   double mult = 1;

@@ -15,6 +15,16 @@ std::string format_size(std::uint64_t bytes);
 // 1234567.0 -> "1.23 M"; for console figures.
 std::string format_si(double value, int precision = 2);
 
+// The units of printed rates, by -f's letter, on which netperf, iperf2 and iperf3 agree: k m g are
+// 10^3, 10^6, 10^9 bits per second; K M G are 2^10, 2^20, 2^30 bytes per second.
+struct rate_units {
+  char letter = 'm';  // netperf's default
+  static bool valid(char c);
+  double of(double bits_per_second) const;  // in these units
+  const char* name() const;                 // "Mbit/s", "MiB/s"
+  const char* column() const;               // netperf's table heading: "10^6bits/sec", "MBytes/sec"
+};
+
 inline double bits_per_second(std::uint64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) * 8.0 / seconds : 0.0;
 }

@@ -192,7 +192,9 @@ limit_verdict judge_limit(const test_result& r, const pacing_outcome& pacing) {
 
 limit_verdict judge_limit(const test_result& r) {
   pacing_outcome p;
-  if (r.target) p = {true, !r.target->met && r.target->error_percent < 0, r.target->error_percent};
+  // A TCP test under its ceiling was not held by the pacing: it is judged as an unpaced one.
+  const bool under_ceiling = r.target && r.target->ceiling && r.target->error_percent < -target_tolerance_percent;
+  if (r.target && !under_ceiling) p = {true, !r.target->met && r.target->error_percent < 0, r.target->error_percent};
   return judge_limit(r, p);
 }
 

@@ -1,6 +1,7 @@
 #include "netload/bidir.hpp"
 
 #include "core/clock.hpp"
+#include "core/units.hpp"
 #include "core/version.hpp"
 #include "netload/client.hpp"
 #include "netload/outcome.hpp"
@@ -98,12 +99,13 @@ void run_both(asio::io_context& io, std::array<direction, 2>& dirs, start_barrie
 }
 
 // The two directions together: what went each way, and the total.
-std::string sum_line(const test_result& f, const test_result& r) {
-  auto mbit = [](double bps) { return bps / 1e6; };
-  return fmt::format("Both ways   sent {:.2f} Mbit/s (forward {:.2f} + reverse {:.2f}), received {:.2f} Mbit/s "
+std::string sum_line(const test_result& f, const test_result& r, char units) {
+  const rate_units u{units ? units : 'm'};
+  auto mbit = [&](double bps) { return u.of(bps); };
+  return fmt::format("Both ways   sent {:.2f} {} (forward {:.2f} + reverse {:.2f}), received {:.2f} {} "
                      "(forward {:.2f} + reverse {:.2f}); lost {} of {}\n",
-                     mbit(f.sender.bits_per_second + r.sender.bits_per_second), mbit(f.sender.bits_per_second),
-                     mbit(r.sender.bits_per_second), mbit(f.receiver.bits_per_second + r.receiver.bits_per_second),
+                     mbit(f.sender.bits_per_second + r.sender.bits_per_second), u.name(), mbit(f.sender.bits_per_second),
+                     mbit(r.sender.bits_per_second), mbit(f.receiver.bits_per_second + r.receiver.bits_per_second), u.name(),
                      mbit(f.receiver.bits_per_second), mbit(r.receiver.bits_per_second), f.loss.packets + r.loss.packets,
                      f.sender.packets + r.sender.packets);
 }
@@ -126,8 +128,8 @@ void print_results(const client_options& o, const std::array<test_result, 2>& re
     for (std::size_t k = 0; k < 2; ++k)
       if (results[k].ok)
         fmt::print("{}\n{}{}\n", heads[k], interrupted_line(results[k]),
-                   format_table(results[k], o.local_cpu_util, o.remote_cpu_util));
-    if (results[0].ok && results[1].ok) fmt::print("{}", sum_line(results[0], results[1]));
+                   format_table(results[k], o.local_cpu_util, o.remote_cpu_util, o.rate_units));
+    if (results[0].ok && results[1].ok) fmt::print("{}", sum_line(results[0], results[1], o.rate_units));
   }
 }
 
@@ -151,7 +153,7 @@ int run_bidir(const client_options& o) {
         j["direction"] = name;
         fmt::print("{}\n", j.dump());
       } else if (!o.json) {
-        fmt::print("{} {}", name, format_interval_line(i, first_start));
+        fmt::print("{} {}", name, format_interval_line(i, first_start, o.rate_units, o.omit_s));
       }
       std::fflush(stdout);
     };

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace nb::load {
@@ -21,7 +22,7 @@ namespace {
 // netperf options netload does not take, with what they do, so the error says more than "unknown".
 const std::map<std::string, std::string> unsupported_global = {
     {"-a", "send/recv buffer alignment"}, {"-A", "remote buffer alignment"}, {"-b", "burst size"},
-    {"-B", "result banner text"}, {"-d", "debug output"}, {"-D", "demo mode (use --interval)"}, {"-f", "output units"},
+    {"-B", "result banner text"}, {"-d", "debug output"}, {"-D", "demo mode (use --interval)"},
     {"-F", "fill file"}, {"-i", "confidence iterations"}, {"-I", "confidence interval"},
     {"-j", "latency statistics"}, {"-n", "CPU count"}, {"-N", "no control connection"},
     {"-o", "remote offset"}, {"-O", "output selectors"}, {"-P", "banner on/off"}, {"-v", "verbosity"},
@@ -63,7 +64,7 @@ std::int32_t buffer_size(const std::string& text, const char* opt) {
 }
 
 struct raw_options {
-  std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size, rr_sizes;
+  std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size, remote_recv_size, rr_sizes, units;
   std::optional<std::uint32_t> burst, test_burst;  // --burst and -- -b: the same setting, given once
   int routing = 1;
 };
@@ -91,6 +92,8 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
       ->option_text("SECONDS")->check(positive("-l", "seconds"))->group(test);
   app.add_option("--streams", o.streams, "Parallel streams, one thread each (default 1)")
       ->option_text("N")->check(whole_in("--streams", 1, max_streams_per_test))->group(test);
+  app.add_option("--omit", o.omit_s, "Run this many seconds before -l's and leave them out of the figures (iperf3 -O)")
+      ->option_text("SECONDS")->check(non_negative("--omit", "seconds"))->group(test);
   app.add_flag("--reverse", o.reverse, "The server sends, netload receives")->group(test);
   app.add_flag("--bidir", o.bidir,
                "Both directions at once (iperf3 --bidir): a second test in reverse on its own connection, one start "
@@ -103,6 +106,8 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
       ->option_text("N")->check(whole_in("--burst", 0, max_rr_burst))->group(test);
   app.add_option("--pps", o.pps, "Target packets (TCP: messages; RR: transactions) per second, all streams")
       ->option_text("N")->check(non_negative("--pps", "packets per second"))->group(pace);
+  app.add_option("-f", raw.units, "Units of the printed rates: k m g = 10^3 10^6 10^9 bit/s, K M G = 2^10 2^20 2^30 byte/s (default m)")
+      ->option_text("UNITS")->group(out);
   app.add_flag("-c", o.local_cpu_util, "Print the local host's CPU utilisation and service demand")->group(out);
   app.add_flag("-C", o.remote_cpu_util, "Print the remote host's CPU utilisation and service demand")->group(out);
   app.add_option("--interval", o.interval_s, "Report every so many seconds (0 = off)")
@@ -124,7 +129,7 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
                "Run no test: print this host's facts (JSON line), then answer each line on stdin with the wall clock")
       ->group(check);
   app.add_option("--mtu-to", o.mtu_peers, "With --host-info: give the path MTU to this peer (repeatable)")
-      ->option_text("ADDRESS")->group(check);
+      ->option_text("ADDRESS")->group(check)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 void add_test(CLI::App& app, raw_options& raw, client_options& o) {
@@ -134,7 +139,10 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
       ->option_text("SIZE")->group(group);
   app.add_option("-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
   app.add_option("-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
-  app.add_option("-M", o.mss, "TCP maximum segment size")->option_text("MSS")->check(whole_in("-M", min_mss, max_mss))->group(group);
+  app.add_option("-M", raw.remote_recv_size, "TCP: the receiver's bytes per recv(), as netperf's remote receive size (--recv-size)")
+      ->option_text("BYTES")->group(group);
+  app.add_option("--mss", o.mss, "TCP maximum segment size (iperf's -M)")
+      ->option_text("BYTES")->check(whole_in("--mss", min_mss, max_mss))->group(group);
   app.add_option("-K", o.congestion, "TCP congestion control, both ends (cubic, bbr, reno...; default: each host's)")
       ->option_text("ALGO")->group(group);
   app.add_option("--recv-size", raw.recv_size, "TCP: the receiver's bytes per recv() (default 64K under bbr, else 256K)")
@@ -192,9 +200,9 @@ std::string footer() {
          wrap(refused_list(unsupported_global), 100, "  ") + "after --:\n" + wrap(refused_list(unsupported_test), 100, "  ") +
          "\nExit status: 0 ran and reconciles; 1 failed (one line on stderr says why); 2 bad command line;\n"
          "3 ran but does not reconcile; 4 ran and reconciles, but the paced target (--pps, --rate) was\n"
-         "missed by more than 1 %; 130 / 143 stopped by SIGINT / SIGTERM: the figures measured until the stop\n"
-         "are printed, marked INTERRUPTED (nothing is sent after it). With --bidir, the worse of the two\n"
-         "directions'.\n"
+         "missed by more than 1 % (TCP: the rate is a ceiling, as iperf's -b: 4 only above it); 130 / 143\n"
+         "stopped by SIGINT / SIGTERM: the figures measured until the stop are printed, marked INTERRUPTED\n"
+         "(nothing is sent after it). With --bidir, the worse of the two directions'.\n"
          "\nOld kernels: without UDP GSO (Linux 4.18) netload sends with sendmmsg, without UDP GRO (5.0) it\n"
          "receives with recvmmsg, without SO_MEMINFO (4.12) the receiver's drops are unknown; a line on\n"
          "stderr and the result's batching say which. NETBENCH_DISABLE=gso,gro,meminfo (any of them)\n"
@@ -220,11 +228,20 @@ void finish_tcp(client_options& o, const raw_options& raw) {
   if (o.send_copy && !tcp) throw usage_error("--send-copy applies to TCP_STREAM only");
   if (o.recv_copy && !tcp) throw usage_error("--recv-copy applies to TCP_STREAM only");
   if (o.send_copy && o.zerocopy) throw usage_error("--send-copy and --zerocopy: one way of sending, not both");
-  if (raw.recv_size.empty()) return;
-  if (!tcp) throw usage_error("--recv-size applies to TCP_STREAM only");
-  auto size = buffer_size(raw.recv_size, "--recv-size");
+  // netperf's -M (the remote receive size; in TCP_MAERTS, netload's --reverse, the local one) is the
+  // receiver's bytes per recv(): --recv-size under netperf's letter.
+  const bool by_letter = !raw.remote_recv_size.empty();
+  if (by_letter && !raw.recv_size.empty() && raw.remote_recv_size != raw.recv_size)
+    throw usage_error("-M and --recv-size are one setting (the receiver's bytes per recv()): give one");
+  const std::string& text = by_letter ? raw.remote_recv_size : raw.recv_size;
+  const char* name = by_letter ? "-M" : "--recv-size";
+  if (text.empty()) return;
+  if (!tcp)
+    throw usage_error(fmt::format("{} (the receiver's bytes per recv()) applies to TCP_STREAM only{}", name,
+                                  by_letter ? "; the MSS is --mss" : ""));
+  auto size = buffer_size(text, name);
   if (size < 1 || static_cast<std::uint32_t>(size) > max_tcp_message_size)
-    throw usage_error(fmt::format("--recv-size must be between 1 byte and {} MiB", max_tcp_message_size >> 20));
+    throw usage_error(fmt::format("{} must be between 1 byte and {} MiB", name, max_tcp_message_size >> 20));
   o.recv_size = static_cast<std::uint32_t>(size);
 }
 
@@ -265,6 +282,20 @@ void finish_rr(client_options& o, const raw_options& raw) {
                                   o.message_size, o.response_size));
 }
 
+// --omit: the left-out part ends where both sides sample their counts, at an interval's end; the test runs
+// that much longer, as iperf3's -O does.
+void finish_omit(client_options& o) {
+  if (o.omit_s == 0) return;
+  if (is_rr(o.kind)) throw usage_error("--omit applies to UDP_STREAM and TCP_STREAM");
+  if (o.omit_s < min_interval_s) throw usage_error(fmt::format("--omit must be 0 or at least {:g} s", min_interval_s));
+  if (o.interval_s == 0) o.interval_s = o.omit_s;
+  const double intervals = o.omit_s / o.interval_s;
+  if (std::fabs(intervals - std::round(intervals)) > 1e-9)
+    throw usage_error(fmt::format("--omit {:g} is not a whole number of --interval {:g} s: the left-out part ends at an "
+                                  "interval's end, where both sides count", o.omit_s, o.interval_s));
+  o.duration_s += o.omit_s;
+}
+
 void finish(client_options& o, const raw_options& raw) {
   auto kind = parse_test_kind(raw.test);
   if (!kind) throw usage_error(fmt::format("test '{}' is not supported (UDP_STREAM, TCP_STREAM, UDP_RR, TCP_RR)", raw.test));
@@ -282,6 +313,12 @@ void finish(client_options& o, const raw_options& raw) {
     }
   }
   if (o.rate_bps > 0 && o.pps > 0) throw usage_error("give --rate or --pps, not both");
+  if (!raw.units.empty()) {
+    if (raw.units.size() != 1 || !rate_units::valid(raw.units[0]))
+      throw usage_error(fmt::format("-f {}: the units are k, m or g (10^3, 10^6, 10^9 bit/s) or K, M or G (2^10, 2^20, "
+                                    "2^30 byte/s)", raw.units));
+    o.rate_units = raw.units[0];
+  }
   finish_rr(o, raw);
   if (!raw.message.empty()) {
     auto m = buffer_size(raw.message, "-m");
@@ -295,7 +332,7 @@ void finish(client_options& o, const raw_options& raw) {
   if (o.kind == test_kind::tcp_stream && o.message_size > max_tcp_message_size)
     throw usage_error(fmt::format("-m {}: a TCP message is at most {} MiB (netserve holds one per stream)", o.message_size,
                                   max_tcp_message_size >> 20));
-  if (o.mss && !is_tcp(o.kind)) throw usage_error("-M (MSS) applies to TCP tests only");
+  if (o.mss && !is_tcp(o.kind)) throw usage_error("--mss applies to TCP tests only");
   finish_tcp(o, raw);
   if (o.interval_s > 0 && (o.interval_s < min_interval_s || o.interval_s > o.duration_s))
     throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));
@@ -304,6 +341,7 @@ void finish(client_options& o, const raw_options& raw) {
   if (o.start_at && o.start_on_stdin) throw usage_error("give --start-at or --start-on-stdin, not both");
   if (!o.mtu_peers.empty() && !o.host_info) throw usage_error("--mtu-to goes with --host-info");
   if (o.json_stream && o.interval_s == 0) o.interval_s = std::min(1.0, o.duration_s);
+  finish_omit(o);
 }
 
 }  // namespace
@@ -325,12 +363,15 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   raw_options raw;
   o.argv = args;
   CLI::App app{"netload: netperf-style UDP_STREAM / TCP_STREAM load generator"};
+  // An option given twice takes its last value, as netperf's getopt loop does ("-l 1 -l 2" runs 2 s).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_global(app, o, raw);
   nb::cli::set_help(app, "netload", "netload [OPTIONS] [-- TEST-OPTIONS]");
   app.set_version_flag("-V,--version", version, "Print the version and exit")->group("Other");
   CLI::App test_app;
   test_app.formatter(std::make_shared<nb::cli::help_formatter>("", false));
   test_app.set_help_flag();
+  test_app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_test(test_app, raw, o);
   test_app.footer(footer());  // printed last, after both option lists
   try {

@@ -25,7 +25,9 @@ struct client_options {
   std::int32_t local_cpu = -1, remote_cpu = -1;
   bool local_cpu_util = false;            // -c: print this host's CPU use and service demand
   bool remote_cpu_util = false;           // -C: the same for the server's host
-  std::uint32_t mss = 0;                  // -M (TCP)
+  std::uint32_t mss = 0;                  // --mss (TCP); netperf's -M is the receive size, recv_size
+  char rate_units = 0;                    // -f: k m g bit/s, K M G byte/s (core/units.hpp); 0 = netload's own
+  double omit_s = 0;                      // --omit: the first seconds, before -l's, left out of the rates
   std::string congestion;                 // -K (TCP): the congestion-control algorithm, both ends
   std::uint32_t recv_size = 0;            // --recv-size (TCP): the receiver's bytes per recv(), 0 = its default
   bool zerocopy = false;                  // --zerocopy (TCP): the sender uses MSG_ZEROCOPY

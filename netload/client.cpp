@@ -66,7 +66,12 @@ void client_test::bind_local(tcp::socket& s, const tcp::endpoint& to) const {
   if (ec) throw std::runtime_error(fmt::format("cannot send from local address {}: {}", o_.local_address, ec.message()));
 }
 
+std::chrono::steady_clock::duration client_test::handshake_left() const {
+  return std::max(handshake_deadline_ - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration::zero());
+}
+
 asio::awaitable<void> client_test::connect_control() {
+  handshake_deadline_ = std::chrono::steady_clock::now() + seconds(o_.connect_timeout_s);
   server_ = endpoint::resolve(o_.host, o_.port, o_.family);
   tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
   bind_local(control_, to);
@@ -77,8 +82,7 @@ asio::awaitable<void> client_test::connect_control() {
 
 asio::awaitable<frame_mac> client_test::authenticate(tcp::socket& s) {
   if (psk_.empty()) co_return frame_mac{};
-  co_return co_await answer_challenge(s, psk_, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                   std::chrono::duration<double>(o_.connect_timeout_s)));
+  co_return co_await answer_challenge(s, psk_, std::chrono::duration_cast<std::chrono::nanoseconds>(handshake_left()));
 }
 
 void client_test::open_udp_sockets() {
@@ -235,7 +239,14 @@ asio::awaitable<void> client_test::run() {
   if (is_udp(o_.kind)) open_udp_sockets();
   const message request = make_request();
   co_await write_message(control_, control_mac_, request);
-  ready_ = co_await expect_message<ready_msg>(control_, control_mac_, 10s);
+  try {
+    ready_ = co_await expect_message<ready_msg>(control_, control_mac_, handshake_left());
+  } catch (const protocol_error&) {
+    if (handshake_left() == std::chrono::steady_clock::duration::zero())  // the deadline, not a bad message
+      throw std::runtime_error(fmt::format("{} port {} accepted the connection but did not answer within --connect-timeout {:g} s: "
+                                           "is a netserve listening there?", server_.address(), o_.port, o_.connect_timeout_s));
+    throw;
+  }
   check_server_version(ready_.server_version);
   if (is_tcp(o_.kind)) co_await open_tcp_streams();
 

@@ -55,6 +55,9 @@ class client_test {
   asio::awaitable<void> connect_control();
   // Answers the server's challenge when we have a key; the connection's MAC state (unkeyed without one).
   asio::awaitable<frame_mac> authenticate(tcp::socket& s);
+  // What is left of --connect-timeout, which bounds the connection and the whole handshake (a listener
+  // that accepts and says nothing is found out in that time, not in the protocol's own 10 s).
+  std::chrono::steady_clock::duration handshake_left() const;
   void open_udp_sockets();
   asio::awaitable<void> open_tcp_streams();
   asio::awaitable<std::int64_t> read_start_instant();  // --start-on-stdin
@@ -71,6 +74,8 @@ class client_test {
   void sample_host_end();  // once: the end of this side's data
   void sample_latency();   // request/response: the round trips since the last sample, for the interval
   void emit_intervals(bool final);
+  // --omit: the sender's and receiver's figures from the end of the left-out part on.
+  void leave_out_start(test_result& r) const;
   bool sends_tcp() const noexcept { return o_.kind == test_kind::tcp_stream && !o_.reverse; }
   // TCP: the sending streams' connections at the end of interval k (ours forward, the server's in
   // reverse), empty when unknown; and the interval's figures from them.
@@ -87,6 +92,7 @@ class client_test {
   frame_mac control_mac_;
   endpoint server_;
   ready_msg ready_;
+  std::chrono::steady_clock::time_point handshake_deadline_{};
   std::int64_t start_wall_ns_ = 0;
   std::int64_t requested_start_ns_ = 0;
   std::int64_t server_start_ns_ = 0;  // the start instant on the server's clock, when the harness gave one

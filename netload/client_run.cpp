@@ -13,6 +13,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace nb::load {
 
 using namespace std::chrono_literals;
@@ -265,7 +267,9 @@ test_result client_test::result() const {
     r.rr->transactions_per_second = per_second(local_final_.responses, secs);
     reconcile_rr(r, local_final_, server_final_.counts);
   }
-  if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender);  // after reconcile: TCP messages
+  if (o_.omit_s > 0) leave_out_start(r);  // after the reconciliation, which counts the whole run
+  // After reconcile (TCP messages); TCP's rate is a ceiling, as iperf's -b is for TCP.
+  if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream);
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
     r.out_of_order = rcv.out_of_order;
     if (rcv.jitter_ns >= 0) r.jitter_ms = rcv.jitter_ns / 1e6;
@@ -284,6 +288,26 @@ test_result client_test::result() const {
   if (stopping())
     r.interrupted = interruption{stop_signal_, std::max(0.0, ns_to_s(stop_wall_ns_ - start_wall_ns_)), o_.duration_s};
   return r;
+}
+
+void client_test::leave_out_start(test_result& r) const {
+  // Both sides' cumulative counts at the end of the left-out part (an interval boundary, cli.cpp).
+  const auto k = static_cast<std::uint32_t>(std::lround(o_.omit_s / o_.interval_s)) - 1;
+  const auto server = server_samples_.find(k);
+  if (k >= own_samples_.size() || server == server_samples_.end()) return;  // ended before it: whole-run figures
+  const std::pair<std::uint64_t, std::uint64_t> own = own_samples_[k], srv{server->second.packets, server->second.bytes};
+  const auto& sent_at = o_.reverse ? srv : own;
+  const auto& received_at = o_.reverse ? own : srv;
+  r.omit = omit_figures{o_.omit_s, r.sender.packets, r.sender.bytes, r.receiver.packets, r.receiver.bytes};
+  auto window = [&](flow_figures& f, std::pair<std::uint64_t, std::uint64_t> at) {
+    f.bytes -= std::min(at.second, f.bytes);
+    // TCP counts messages as bytes / message size (reconcile), UDP datagrams as sent.
+    f.packets = o_.kind == test_kind::tcp_stream ? f.bytes / o_.message_size : f.packets - std::min(at.first, f.packets);
+    f.seconds = std::max(0.0, f.seconds - o_.omit_s);
+    compute_rates(f);
+  };
+  window(r.sender, sent_at);
+  window(r.receiver, received_at);
 }
 
 // One line for a failure; when both halves of a parallel wait failed, the first one is the cause.

@@ -62,7 +62,7 @@ void add_test_options(std::vector<std::string>& g, const iperf::request& r, iper
     g.insert(g.end(), {"-s", w});
     if (v3 || reverse_half || r.bidir) g.insert(g.end(), {"-S", w});
   }
-  if (r.mss) g.insert(g.end(), {"-M", std::to_string(*r.mss)});
+  if (r.mss) g.insert(g.end(), {"--mss", std::to_string(*r.mss)});
   if (!r.congestion.empty()) g.insert(g.end(), {"-K", r.congestion});
 }
 
@@ -77,7 +77,7 @@ std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, 
   if (r.streams > 1) g.insert(g.end(), {"--streams", std::to_string(r.streams)});
   if (r.reverse || reverse_half) g.push_back("--reverse");
   // iperf's -b is per stream (iperf3's man page; each iperf2 thread paces itself); netload's --rate and
-  // --pps are for all streams together.
+  // --pps are for all streams together. A TCP rate is a ceiling in iperf and in netload alike.
   const double per_stream = r.rate.value_or(r.udp ? d.udp_rate_per_stream : 0);
   if (per_stream > 0 && r.rate_in_pps) g.insert(g.end(), {"--pps", number_text(per_stream * r.streams)});
   if (per_stream > 0 && !r.rate_in_pps) g.insert(g.end(), {"--rate", rate_text(per_stream * r.streams)});
@@ -89,6 +89,8 @@ std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, 
   if (r.json_stream) g.push_back("--json-stream");  // iperf3's --json-stream implies -J
   else if (r.json) g.push_back("--json");
   if (r.dscp) g.insert(g.end(), {"--dscp", std::to_string(*r.dscp)});
+  if (r.format) g.insert(g.end(), {"-f", std::string(1, r.format)});
+  if (r.omit_s) g.insert(g.end(), {"--omit", number_text(*r.omit_s)});
   add_test_options(g, r, f, reverse_half);
   return g;
 }
@@ -125,11 +127,13 @@ std::string help_text(iperf_flavour f) {
       "  -u                    -t UDP_STREAM (else TCP_STREAM)\n"
       "  -t SECONDS            -l SECONDS (default 10)\n"
       "  -l LENGTH             -- -m LENGTH (default TCP 128K, UDP {2})\n"
-      "  -b RATE               --rate: RATE per stream times -P (UDP default 1048576 bit/s per stream){3}\n"
+      "  -b RATE               --rate: RATE per stream times -P (UDP default 1048576 bit/s per stream;\n"
+      "                        for TCP a ceiling in both, under it is no miss){3}\n"
       "  -P N                  --streams N\n"
       "  -i SECONDS            --interval SECONDS{4}\n"
       "  -w SIZE               -- -s SIZE{5}\n"
-      "  -M MSS                -- -M MSS\n"
+      "  -M MSS                -- --mss MSS\n"
+      "  -f k|m|g|K|M|G        -f (the units of the printed rates)\n"
       "  -R                    --reverse\n"
       "{6}"
       "  -4, -6, -B ADDR       -4, -6, -L ADDR\n"
@@ -142,8 +146,10 @@ std::string help_text(iperf_flavour f) {
            "  -J, --json-stream     --json, --json-stream\n  --dscp N              --dscp N\n"
            "  --dont-fragment, --udp-counters-64bit: accepted, netload always does both\n"
            "  -Z                    accepted: netload's TCP sender uses sendfile() already\n"
+           "  -O N                  --omit N (the test runs N + -t seconds; the first N are left out)\n"
          : "  -d                    --bidir (both ways at once)\n  -r                    two runs: forward, then --reverse\n"
-           "  -Z ALGO               -- -K ALGO\n  -m                    accepted: netload always reports the MSS\n",
+           "  -Z ALGO               -- -K ALGO\n  -m                    accepted: netload always reports the MSS\n"
+           "  -e                    accepted: netload's report always has pps, loss, jitter, retransmits, cwnd, RTT\n",
       v3 ? "sizes (-l, -w) K M G = 1024^n and rates (-b) k m g = 1000^n, in either case"
          : "K M G = 1024^n, k m g = 1000^n, for every option (-b 9G is 9 * 2^30 bit/s)",
       v3 ? "IPERF3" : "IPERF2");

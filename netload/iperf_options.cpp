@@ -166,6 +166,20 @@ void mss2(request& r, const arg& a) {
   if (m && *m > max_mss) a.fail(fmt::format("an MSS is at most {}", max_mss));
   r.mss = m ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(*m)) : std::nullopt;
 }
+// -f: iperf2 and iperf3 read k m g as 10^3n bits and K M G as 2^10n bytes per second, as netperf and
+// netload's -f do (iperf3 src/units.c unit_snprintf, iperf2 src/stdio.c byte_snprintf).
+void format(request& r, const arg& a) {
+  if (a.value.size() != 1 || std::string_view("kmgKMG").find(a.value[0]) == std::string_view::npos)
+    a.fail("netload prints k, m, g (10^3, 10^6, 10^9 bit/s) or K, M, G (2^10, 2^20, 2^30 byte/s); not adaptive, "
+           "tera or plain bits/bytes");
+  r.format = a.value[0];
+}
+// iperf3 -O N (atoi, 0 to 600 in 3.12): the first N seconds run but are left out of the result.
+void omit3(request& r, const arg& a) {
+  const double v = std::floor(plain_number(a));
+  if (v > 600) a.fail("iperf3 takes at most 600 seconds");
+  r.omit_s = v > 0 ? std::optional<double>(v) : std::nullopt;
+}
 // iperf3 -A n[,m]: this host's CPU n, and with ",m" the server's CPU m for this test (0 to 1024 each).
 void affinity3(request& r, const arg& a) {
   const auto comma = a.value.find(',');
@@ -225,8 +239,8 @@ const std::vector<option_spec>& iperf3_options() {
       {'s', "server", false, nullptr, "server mode: run netserve there"}, {'D', "daemon", false, nullptr, "server mode"},
       {'1', "one-off", false, nullptr, "server mode"}, {'n', "bytes", true, nullptr, "a byte count instead of a duration"},
       {'k', "blockcount", true, nullptr, "a block count instead of a duration"},
-      {'O', "omit", true, nullptr, "the first seconds left out of the result"},
-      {'T', "title", true, nullptr, "a title on every output line"}, {'f', "format", true, nullptr, "report units"},
+      {'O', "omit", true, omit3},
+      {'T', "title", true, nullptr, "a title on every output line"}, {'f', "format", true, format},
       {'V', "verbose", false, nullptr, "verbose output"},
       {'d', "debug", false, nullptr, "debug output; both directions at once is --bidir"},
       {'Z', "zerocopy", false, sendfile3},
@@ -258,8 +272,7 @@ const std::vector<option_spec>& iperf2_options() {
       {'s', "server", false, nullptr, "server mode: run netserve there"}, {'D', "daemon", false, nullptr, "server mode"},
       {'1', "singleclient", false, nullptr, "server mode"}, {'U', "single_udp", false, nullptr, "server mode"},
       {'n', "num", true, nullptr, "a byte count instead of a duration"},
-      {'e', "enhanced", false, nullptr, "enhanced reports; netload's report always has packets/s, loss and TCP figures"},
-      {'f', "format", true, nullptr, "report units"}, {'o', "output", true, nullptr, "output to a file"},
+      {'e', "enhanced", false, always}, {'f', "format", true, format}, {'o', "output", true, nullptr, "output to a file"},
       {'x', "reportexclude", true, nullptr, "report selection"}, {'y', "reportstyle", true, nullptr, "CSV reports"},
       {'z', "realtime", false, nullptr, "real-time scheduling"}, {'C', "compatibility", false, nullptr, "compatibility mode"},
       {'F', "file_input", true, nullptr, "a file as the data"}, {'I', "stdin_input", false, nullptr, "stdin as the data"},

@@ -22,7 +22,9 @@ struct request {
   std::optional<double> interval_s;          // -i
   std::uint32_t streams = 1;                 // -P
   std::optional<std::uint64_t> window;       // -w, bytes
-  std::optional<std::uint32_t> mss;          // -M
+  std::optional<std::uint32_t> mss;          // -M (netload's --mss)
+  char format = 0;                           // -f: k m g K M G (netload's -f), 0 = not given
+  std::optional<double> omit_s;              // iperf3 -O: seconds left out at the start
   bool reverse = false;                      // -R
   bool bidir = false;                        // iperf3 --bidir, iperf2 -d: both ways at once
   bool tradeoff = false;                     // iperf2 -r: forward, then reverse

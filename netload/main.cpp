@@ -31,7 +31,7 @@ int run(const nb::load::client_options& o) {
     if (o.json_stream)
       fmt::print("{}\n", nb::load::interval_event(i).dump());
     else if (!o.json)
-      fmt::print("{}", nb::load::format_interval_line(i, first_start));
+      fmt::print("{}", nb::load::format_interval_line(i, first_start, o.rate_units, o.omit_s));
     std::fflush(stdout);
   };
   auto armed = [&] {
@@ -51,7 +51,8 @@ int run(const nb::load::client_options& o) {
   } else if (o.json) {
     fmt::print("{}\n", j.dump(2));
   } else if (r.ok) {
-    fmt::print("{}{}", nb::load::interrupted_line(r), nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util));
+    fmt::print("{}{}", nb::load::interrupted_line(r),
+               nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util, o.rate_units));
   }
   return nb::load::exit_status(r);
 }

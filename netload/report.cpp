@@ -11,16 +11,25 @@
 namespace nb::load {
 namespace {
 
+rate_units units_of(char letter) { return rate_units{letter ? letter : 'm'}; }
+
 std::string header(const test_result& r) {
   return fmt::format("{} TEST to {} port {}: message {} bytes, {} stream{}{}, batching {} / {}\n", to_string(r.kind),
                      r.host, r.port, r.message_size, r.streams, r.streams == 1 ? "" : "s", r.reverse ? ", reverse" : "",
                      r.sender.batching, r.receiver.batching);
 }
 
+// --omit: which figures leave out the start, and which count the whole run.
+std::string omit_line(const test_result& r) {
+  if (!r.omit) return {};
+  return fmt::format("Omitted     the first {:g} s (--omit): the figures above are from there to the end; the loss and the "
+                     "reconciliation below count the whole run\n", r.omit->seconds);
+}
+
 std::string loss_line(const test_result& r) {
   const loss_figures& l = r.loss;
   if (!l.note.empty() && !l.reconciles) return fmt::format("Loss        does not reconcile: {}\n", l.note);
-  std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets, r.sender.packets, l.percent);
+  std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets, r.omit ? r.omit->sent_packets : r.sender.packets, l.percent);
   if (l.packets && drops_unknown(r.receiver.batching))
     s += ": the receiver's kernel cannot count its socket drops (no SO_MEMINFO): how many the socket dropped and "
          "how many the path lost is unknown (the verdict below uses the host's counters)";
@@ -33,17 +42,25 @@ std::string loss_line(const test_result& r) {
 }
 
 // A paced test against its target; nothing for an unpaced one.
-std::string target_line(const test_result& r) {
+std::string target_line(const test_result& r, char units) {
   if (!r.target) return {};
   const target_figures& t = *r.target;
   const char* unit = is_rr(r.kind) ? "transactions/s" : r.kind == test_kind::tcp_stream ? "messages/s" : "pps";
   const char* sender = r.reverse ? "the sender (netserve)" : "the sender";
+  if (t.ceiling) {  // TCP: a cap, as iperf's TCP -b; under it is TCP's own rate, no miss
+    std::string verdict = !t.met ? fmt::format("CEILING EXCEEDED by {}", sender)
+                          : t.error_percent < -target_tolerance_percent ? std::string("under the ceiling (TCP's own rate)")
+                                                                        : std::string("at the ceiling");
+    return fmt::format("Ceiling     {:.1f} {} ({}), sent {:.1f} ({}) ({:+.2f} %): {}\n", t.requested_pps, unit,
+                       rate_text(t.requested_bits_per_second, units), t.achieved_pps,
+                       rate_text(t.achieved_bits_per_second, units), t.error_percent, verdict);
+  }
   std::string verdict = t.met ? "met"
                         : t.error_percent < 0 ? fmt::format("TARGET MISSED, {} could not keep the rate", sender)
                                               : fmt::format("TARGET MISSED, {} exceeded the rate", sender);
-  return fmt::format("Target      {:.1f} {} ({:.2f} Mbit/s) requested, {:.1f} ({:.2f} Mbit/s) sent ({:+.2f} %): {}\n",
-                     t.requested_pps, unit, t.requested_bits_per_second / 1e6, t.achieved_pps,
-                     t.achieved_bits_per_second / 1e6, t.error_percent, verdict);
+  return fmt::format("Target      {:.1f} {} ({}) requested, {:.1f} ({}) sent ({:+.2f} %): {}\n", t.requested_pps, unit,
+                     rate_text(t.requested_bits_per_second, units), t.achieved_pps,
+                     rate_text(t.achieved_bits_per_second, units), t.error_percent, verdict);
 }
 
 // A receiver that counted at its driver (netserve --engine xdp): the received figures are the driver's,
@@ -55,17 +72,19 @@ std::string engine_line(const test_result& r) {
                      r.receive_engine, r.socket_received->first, r.socket_received->second, gaps);
 }
 
-std::string udp_table(const test_result& r) {
+std::string udp_table(const test_result& r, char units) {
+  const rate_units u = units_of(units);
   std::string s = header(r);
-  s += "Socket  Message  Elapsed      Messages\n"
-       "Size    Size     Time         Okay Errors   Throughput\n"
-       "bytes   bytes    secs            #      #   10^6bits/sec\n\n";
+  s += fmt::format("Socket  Message  Elapsed      Messages\n"
+                   "Size    Size     Time         Okay Errors   Throughput\n"
+                   "bytes   bytes    secs            #      #   {}\n\n", u.column());
   s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n", r.sender.socket_buffer, r.message_size, r.sender.seconds,
-                   r.sender.packets, r.sender.errors, r.sender.bits_per_second / 1e6);
+                   r.sender.packets, r.sender.errors, u.of(r.sender.bits_per_second));
   s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", r.receiver.socket_buffer, "", r.receiver.seconds,
-                   r.receiver.packets, "", r.receiver.bits_per_second / 1e6);
+                   r.receiver.packets, "", u.of(r.receiver.bits_per_second));
   s += fmt::format("Packets/s   sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
-  s += target_line(r);
+  s += target_line(r, units);
+  s += omit_line(r);
   s += loss_line(r);
   s += engine_line(r);
   if (r.jitter_ms || r.out_of_order)  // the XDP engine counts order but keeps no transit times
@@ -77,7 +96,9 @@ std::string udp_table(const test_result& r) {
 
 // What the sending streams' connections said at their end (TCP_INFO); the figures the kernel did not
 // give are left out.
-std::string tcp_info_line(const test_result& r) {
+std::string tcp_info_line(const test_result& r, char units) {
+  // Without -f, each rate in the units that suit it (TCP_INFO's pacing can be far from the delivery).
+  auto rate = [&](double bps) { return units ? rate_text(bps, units) : format_si(bps) + "bit/s"; };
   if (!r.tcp) return r.ok ? "TCP info    not sampled\n" : "";
   const tcp_figures& t = *r.tcp;
   std::string s = fmt::format("TCP info    {}", t.congestion && !t.congestion->empty() ? *t.congestion : "congestion control unknown");
@@ -92,28 +113,31 @@ std::string tcp_info_line(const test_result& r) {
     if (t.streams.size() > 1 && t.rtt_max_us) s += fmt::format(" (max {})", *t.rtt_max_us);
   }
   const bool unpaced = std::any_of(t.streams.begin(), t.streams.end(), [](const tcp_sample& x) { return x.pacing_unlimited; });
-  if (t.pacing_rate) s += fmt::format(", pacing {}bit/s{}", format_si(*t.pacing_rate), unpaced ? " (some unlimited)" : "");
+  if (t.pacing_rate) s += fmt::format(", pacing {}{}", rate(*t.pacing_rate), unpaced ? " (some unlimited)" : "");
   else if (unpaced) s += ", pacing unlimited";
-  if (t.delivery_rate) s += fmt::format(", delivery {}bit/s", format_si(*t.delivery_rate));
+  if (t.delivery_rate) s += fmt::format(", delivery {}", rate(*t.delivery_rate));
   if (t.snd_mss) s += fmt::format(", MSS {}", *t.snd_mss);
   if (t.pmtu) s += fmt::format(", PMTU {}", *t.pmtu);
   return s + "\n";
 }
 
-std::string tcp_table(const test_result& r) {
+std::string tcp_table(const test_result& r, char units) {
+  const rate_units u = units_of(units);
   std::string s = header(r);
-  s += "Recv   Send    Send\n"
-       "Socket Socket  Message  Elapsed\n"
-       "Size   Size    Size     Time     Throughput\n"
-       "bytes  bytes   bytes    secs.    10^6bits/sec\n\n";
+  s += fmt::format("Recv   Send    Send\n"
+                   "Socket Socket  Message  Elapsed\n"
+                   "Size   Size    Size     Time     Throughput\n"
+                   "bytes  bytes   bytes    secs.    {}\n\n", u.column());
   s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", r.receiver.socket_buffer, r.sender.socket_buffer, r.message_size,
-                   r.sender.seconds, r.receiver.bits_per_second / 1e6);
+                   r.sender.seconds, u.of(r.receiver.bits_per_second));
   s += fmt::format("Messages/s  sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
-  s += target_line(r);
-  s += fmt::format("Bytes       sent {}   received {}{}\n", r.sender.bytes, r.receiver.bytes,
-                   r.loss.reconciles ? "" : "   DOES NOT RECONCILE");
-  s += fmt::format("MSS         {}   path MTU {}\n", r.mss, r.path_mtu);
-  s += tcp_info_line(r);
+  s += target_line(r, units);
+  s += omit_line(r);
+  s += fmt::format("Bytes       sent {}   received {}{}\n", r.omit ? r.omit->sent_bytes : r.sender.bytes,
+                   r.omit ? r.omit->received_bytes : r.receiver.bytes, r.loss.reconciles ? "" : "   DOES NOT RECONCILE");
+  // One MSS: the sending side's at the end (TCP_INFO) when sampled, else this socket's at connect.
+  if (!r.tcp || !r.tcp->snd_mss) s += fmt::format("MSS         {} (at connect)   path MTU {}\n", r.mss, r.path_mtu);
+  s += tcp_info_line(r, units);
   return s;
 }
 
@@ -143,7 +167,7 @@ std::string rr_table(const test_result& r) {
     s += fmt::format("Unanswered  {} transactions given up ({} answered late), {} answers matched none\n", rr.timeouts,
                      rr.late, rr.unmatched);
   if (!r.loss.reconciles) s += fmt::format("Counts      DO NOT RECONCILE: {}\n", r.loss.note);
-  s += target_line(r);
+  s += target_line(r, 0);
   return s;
 }
 
@@ -180,12 +204,17 @@ std::string host_lines(const test_result& r, bool local_cpu, bool remote_cpu) {
 
 }  // namespace
 
-std::string format_table(const test_result& r, bool local_cpu, bool remote_cpu) {
-  if (r.rr) return rr_table(r) + host_lines(r, local_cpu, remote_cpu);
-  return (r.kind == test_kind::udp_stream ? udp_table(r) : tcp_table(r)) + host_lines(r, local_cpu, remote_cpu);
+std::string rate_text(double bits_per_second, char units) {
+  const rate_units u = units_of(units);
+  return fmt::format("{:.2f} {}", u.of(bits_per_second), u.name());
 }
 
-std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns) {
+std::string format_table(const test_result& r, bool local_cpu, bool remote_cpu, char units) {
+  if (r.rr) return rr_table(r) + host_lines(r, local_cpu, remote_cpu);
+  return (r.kind == test_kind::udp_stream ? udp_table(r, units) : tcp_table(r, units)) + host_lines(r, local_cpu, remote_cpu);
+}
+
+std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns, char units, double omit_s) {
   double secs = ns_to_s(i.end_ns - i.start_ns), from = ns_to_s(i.start_ns - test_start_ns);
   std::string tcp;  // TCP: the interval's retransmits and the connections at its end, as iperf3 shows them
   if (i.tcp && i.tcp->retransmits) tcp += fmt::format("  retr {}", *i.tcp->retransmits);
@@ -198,10 +227,12 @@ std::string format_interval_line(const interval_figures& i, std::int64_t test_st
                        l.value("p50_us", 0.0), l.value("p99_us", 0.0), l.value("max_us", 0.0),
                        i.complete ? "" : "  (one side only)");
   }
-  return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  sent {:>11.1f} pps {:>9.2f} Mbit/s   received {:>11.1f} pps {:>9.2f} Mbit/s{}{}\n",
-                     i.index, from, from + secs, per_second(i.sent_packets, secs), bits_per_second(i.sent_bytes, secs) / 1e6,
-                     per_second(i.received_packets, secs), bits_per_second(i.received_bytes, secs) / 1e6, tcp,
-                     i.complete ? "" : "  (one side only)");
+  const rate_units u = units_of(units);
+  const bool omitted = from + secs <= omit_s + 1e-6;
+  return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  sent {:>11.1f} pps {:>9.2f} {}   received {:>11.1f} pps {:>9.2f} {}{}{}{}\n",
+                     i.index, from, from + secs, per_second(i.sent_packets, secs), u.of(bits_per_second(i.sent_bytes, secs)),
+                     u.name(), per_second(i.received_packets, secs), u.of(bits_per_second(i.received_bytes, secs)), u.name(), tcp,
+                     i.complete ? "" : "  (one side only)", omitted ? "  (omitted)" : "");
 }
 
 nlohmann::json options_json(const client_options& o) {
@@ -209,7 +240,8 @@ nlohmann::json options_json(const client_options& o) {
           {"duration_s", o.duration_s}, {"message_size", o.message_size}, {"local_buffer", o.local_buffer},
           {"remote_buffer", o.remote_buffer}, {"local_cpu", o.local_cpu}, {"remote_cpu", o.remote_cpu},
           {"local_cpu_util", o.local_cpu_util}, {"remote_cpu_util", o.remote_cpu_util},
-          {"mss", o.mss},             {"rate_bps", o.rate_bps},   {"pps", o.pps},
+          {"mss", o.mss},             {"recv_size", o.recv_size}, {"omit_s", o.omit_s},
+          {"rate_bps", o.rate_bps},   {"pps", o.pps},
           {"target_pps", o.target_pps()}, {"interval_s", o.interval_s}, {"streams", o.streams},
           {"reverse", o.reverse},     {"bidir", o.bidir},         {"response_size", o.response_size},
           {"burst", o.burst},         {"dscp", o.dscp},           {"gso", o.gso},

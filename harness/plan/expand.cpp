@@ -166,7 +166,7 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
   }
   if (!t.send_buffer.empty()) argv.insert(argv.end(), {"-s", t.send_buffer});
   if (!t.recv_buffer.empty()) argv.insert(argv.end(), {"-S", t.recv_buffer});
-  if (t.mss) argv.insert(argv.end(), {"-M", std::to_string(t.mss)});
+  if (t.mss) argv.insert(argv.end(), {"--mss", std::to_string(t.mss)});
   if (!t.congestion.empty()) argv.insert(argv.end(), {"-K", t.congestion});
   if (!t.recv_size.empty()) argv.insert(argv.end(), {"--recv-size", t.recv_size});
   if (t.zerocopy) argv.push_back("--zerocopy");

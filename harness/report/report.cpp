@@ -69,7 +69,8 @@ std::string fmt_mean_interval(const spread& s, std::string (*format)(double), st
   return fmt::format("{}{}{}", format(s.mean), between, format((s.ci_high - s.ci_low) / 2));
 }
 
-std::string fmt_pps(double pps) { return fmt::format("{:.0f}", pps); }
+// Grouped as the repeats' and compare's figures are, so one table never shows "99991" beside "99 994".
+std::string fmt_pps(double pps) { return fmt_thousands(pps); }
 std::string fmt_mbps(double bps) { return fmt::format("{:.2f}", bps / 1e6); }
 
 std::vector<std::string> detail_headers() {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -72,12 +74,20 @@ std::string common_id(const run_record& r) {
   return id + route + direction;
 }
 
+// The plan's rate with its unit apart, as every other figure: "12.5M" is "12.5 Mbit/s" (decimal suffixes
+// in either case, as netload's --rate reads them).
+std::string rate_words(const std::string& rate) {
+  if (rate.empty() || !std::isalpha(static_cast<unsigned char>(rate.back()))) return rate + " bit/s";
+  const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(rate.back())));
+  return fmt::format("{} {}bit/s", rate.substr(0, rate.size() - 1), c == 'k' ? 'k' : static_cast<char>(std::toupper(c)));
+}
+
 std::string load_of(const run_record& r) {
   if (!r.spec.is_object()) return "";
   if (const auto pps = r.spec.find("requested_pps"); pps != r.spec.end() && pps->is_number())
     return fmt::format("{:g} pps", pps->get<double>());
   if (const auto rate = r.spec.find("requested_rate"); rate != r.spec.end() && rate->is_string())
-    return fmt::format("{}bit/s", rate->get<std::string>());
+    return rate_words(rate->get<std::string>());
   return "";
 }
 

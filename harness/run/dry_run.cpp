@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
@@ -21,6 +22,20 @@ namespace {
 using lines = std::map<std::string, std::vector<std::string>>;  // host -> what it runs, in order
 using needs = std::map<std::string, std::set<std::string>>;       // host -> programs it runs
 
+// What netperf cannot say on its command line, said beside it: it runs one stream per process, paces
+// nothing, and sets no MSS.
+std::string netperf_notes(const run_spec& r) {
+  const test_spec& t = *r.spec;
+  std::vector<std::string> notes;
+  if (t.streams > 1) notes.push_back(fmt::format("--streams {}: {} such netperf processes at once, one stream each", t.streams, t.streams));
+  if (r.load.rate)
+    notes.push_back(fmt::format("--rate {}: netperf cannot pace it{}", *r.load.rate,
+                                r.kind == nb::test_kind::tcp_stream ? " (for TCP a ceiling, as iperf's -b)" : ""));
+  if (r.load.pps) notes.push_back(fmt::format("--pps {:g}: netperf cannot pace it", *r.load.pps));
+  if (t.mss) notes.push_back(fmt::format("--mss {}: netperf cannot set the MSS", t.mss));
+  return notes.empty() ? "" : fmt::format("   ({})", fmt::join(notes, "; "));
+}
+
 std::string netperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool probe) {
   const test_spec& t = *r.spec;
   if (probe)  // netperf paces no transactions: its demo mode is the nearest
@@ -30,32 +45,59 @@ std::string netperf_equivalent(const run_spec& r, const std::string& address, st
     std::string cmd = fmt::format("netperf -H {} -p {} -t {} -l {:g} -- -r {},{}", address, port, nb::to_string(r.kind),
                                   r.duration, r.message_size, t.response_size);
     if (t.burst) cmd += fmt::format(" -b {}", t.burst);
-    return cmd;
+    return cmd + netperf_notes(r);
   }
   std::string cmd = fmt::format("netperf -H {} -p {} -t {} -l {:g} -- -m {}", address, port, nb::to_string(r.kind), r.duration,
                                 r.message_size);
-  if (t.mss) cmd += fmt::format(" -M {}", t.mss);
   if (!t.send_buffer.empty()) cmd += " -s " + t.send_buffer;
   if (!t.recv_buffer.empty()) cmd += " -S " + t.recv_buffer;
+  if (!t.recv_size.empty()) cmd += " -M " + t.recv_size;  // netperf's -M: the receiver's bytes per recv()
   if (!t.congestion.empty()) cmd += " -K " + t.congestion;
-  return cmd;
+  return cmd + netperf_notes(r);
+}
+
+// A per-stream bit rate as iperf2 reads -b back exactly: upper-case K M G are powers of 1024, lower-case
+// k m g of 1000 (its man page, NOTES); "9G" is 9 x 2^30 bit/s.
+std::string iperf2_rate(double bps) {
+  if (bps != std::floor(bps) || bps >= 1e18) return fmt::format("{:.0f}", bps);
+  const auto n = static_cast<std::uint64_t>(bps);
+  const std::pair<std::uint64_t, char> units[] = {{1ull << 30, 'G'}, {1'000'000'000, 'g'}, {1ull << 20, 'M'},
+                                                  {1'000'000, 'm'},   {1ull << 10, 'K'},     {1'000, 'k'}};
+  for (const auto& [size, letter] : units)
+    if (n >= size && n % size == 0) return fmt::format("{}{}", n / size, letter);
+  return fmt::format("{}", n);
+}
+
+// The same for iperf3, whose -b suffixes are powers of 1000 in either case (src/units.c).
+std::string iperf3_rate(double bps) {
+  if (bps != std::floor(bps) || bps >= 1e18) return fmt::format("{:.0f}", bps);
+  const auto n = static_cast<std::uint64_t>(bps);
+  const std::pair<std::uint64_t, char> units[] = {{1'000'000'000, 'G'}, {1'000'000, 'M'}, {1'000, 'K'}};
+  for (const auto& [size, letter] : units)
+    if (n >= size && n % size == 0) return fmt::format("{}{}", n / size, letter);
+  return fmt::format("{}", n);
 }
 
 // A bidirectional run's forward instance stands for iperf3 --bidir / iperf -d, both directions at once.
+// iperf's -b is per stream, netload's --rate and --pps for all streams together; for TCP both are ceilings.
 std::string iperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool reverse, bool probe) {
   const test_spec& t = *r.spec;
   if (probe || nb::is_rr(r.kind)) return "iperf3 and iperf2 have no request/response test (ping or sockperf ping-pong come nearest)";
   const load_level& load = r.load;
-  std::string rate = load.rate ? *load.rate : load.pps ? fmt::format("{:g}", *load.pps * r.message_size * 8) : "0";
-  if (r.kind == nb::test_kind::udp_stream)  // 16 bytes is iperf3's smallest UDP payload
-    return fmt::format("iperf3 -u -l {} -b {} -t {:g} -c {} -i 1 -p {}{}", std::max<std::uint32_t>(16, r.message_size),
-                       rate, r.duration, address, port, r.bidirectional ? " --bidir" : reverse ? " -R" : "");
-  // iperf's -b is per stream; netload's --rate is for all streams together.
-  if (load.rate) rate = fmt::format("{:g}M", nb::parse_rate(*load.rate) / t.streams / 1e6);
-  std::string cmd = fmt::format("iperf -c {} -p {} -t {:g} -b {} -P {}", address, port, r.duration, rate, t.streams);
+  const double total = load.rate ? nb::parse_rate(*load.rate) : load.pps ? *load.pps * r.message_size * 8 : 0;
+  const double per_stream = total / t.streams;
+  const std::string streams = t.streams > 1 ? fmt::format(" -P {}", t.streams) : "";
+  if (r.kind == nb::test_kind::udp_stream)  // 16 bytes is iperf3's smallest UDP payload; -b 0 is unlimited
+    return fmt::format("iperf3 -u -l {} -b {} -t {:g} -c {} -i 1 -p {}{}{}", std::max<std::uint32_t>(16, r.message_size),
+                       iperf3_rate(per_stream), r.duration, address, port, streams,
+                       r.bidirectional ? " --bidir" : reverse ? " -R" : "");
+  std::string cmd = fmt::format("iperf -c {} -p {} -t {:g}", address, port, r.duration);
+  if (total > 0) cmd += " -b " + iperf2_rate(per_stream);
+  cmd += streams;
   if (t.mss) cmd += fmt::format(" -M {}", t.mss);
   if (!t.congestion.empty()) cmd += " -Z " + t.congestion;
   if (r.bidirectional) cmd += " -d";
+  else if (reverse) cmd += " -R";
   return cmd;
 }
 
@@ -100,13 +142,16 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
   needs progs;
   auto peers = peers_per_host(p, runs);
   for (const auto& r : runs) {
-    add_run(per_host, progs, p, r, ls);
-    if (const auto& s = r.spec->search)  // the trials' rates are found at run time
+    const auto& s = r.spec->search;
+    // A search runs trials, not the run's own length: its commands are shown as the first trial runs them
+    // (unpaced, the trial's length); the trials' rates are found at run time.
+    add_run(per_host, progs, p, s ? trial_of(r, r.id, 0, s->trial, nullptr) : r, ls);
+    if (s)
       for (const auto& i : r.instances)
         per_host[i.client].push_back(fmt::format(
-            "    rate search: one unpaced trial (MRR), then up to {} trials of {:g} s with --pps RATE/{} and a "
-            "{:g}-s final trial per loss target ({}%)",
-            s->max_trials, s->trial, r.instances.size(), s->final_s, fmt::join(s->loss_pct, "%, ")));
+            "    rate search: this unpaced trial (MRR, -l {:g}), then up to {} trials of -l {:g} s or longer (up to "
+            "{:g}) with --pps RATE/{}, and final trials of -l {:g} per loss target ({}%)",
+            s->trial, s->max_trials, s->trial, s->final_s, r.instances.size(), s->final_s, fmt::join(s->loss_pct, "%, ")));
   }
   std::string out = fmt::format("# dry run of plan '{}' ({}): {} run(s); each netload connects, prints 'armed' and waits; "
                                 "once all of a run are armed, each gets T0 = that moment + {:g} s (lead) on its stdin\n",

@@ -311,7 +311,7 @@ TEST_CASE("harness plan: bidirectional runs each instance both ways in one run, 
   CHECK(harness::to_json(r, p).at("instances").at(2).at("reverse") == true);
   // The dry run's equivalents: iperf3 --bidir and iperf -d stand for both instances of a client.
   const std::string dry = harness::dry_run(p, "/opt/bin");
-  CHECK_THAT(dry, Catch::Contains("iperf3 -u -l 16 -b 8000 -t 2 -c 127.0.0.1 -i 1 -p 0 --bidir"));
+  CHECK_THAT(dry, Catch::Contains("iperf3 -u -l 16 -b 8K -t 2 -c 127.0.0.1 -i 1 -p 0 --bidir"));
   CHECK_THAT(dry, Catch::Contains("both ways at once: the reverse half of the iperf3 --bidir / iperf -d line above"));
 
   // pairs: "a-to-b" is joined by "b-to-a", run by a's netload in reverse.
@@ -356,4 +356,39 @@ TEST_CASE("harness plan: a reverse test's instances run netload --reverse, and n
                Catch::Contains("--reverse"));
   }
   CHECK(harness::to_json(runs[0], p).at("instances").size() == 2);
+}
+
+// The text with its first `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+TEST_CASE("harness dry run: the replaced iperf and netperf lines say the same test - units, streams, ceiling, MSS",
+          "[harness][plan][dry]") {
+  // The OCI tutorial's iperf -c SERVER -b 9G -P 5 -M 1200: iperf2 reads 9G as 9 x 2^30 bit/s per stream.
+  const auto p = parse_plan(replaced(fan_in("kind = \"TCP_STREAM\"\nmessage_size = 131072\nrate = \"48318382080\"\n"
+                                            "streams = 5\nmss = 1200\nrecv_size = \"64K\"\n"),
+                                     "message_size = 1\n", ""),
+                            "plan.toml");
+  const std::string dry = harness::dry_run(p, "/opt/bin");
+  CHECK_THAT(dry, Catch::Contains("--mss 1200") && !Catch::Contains("-- -m 131072 -M 1200"));
+  CHECK_THAT(dry, Catch::Contains("replaces: iperf -c 127.0.0.1 -p 0 -t 2 -b 9G -P 5 -M 1200"));
+  CHECK_THAT(dry, Catch::Contains("replaces: netperf -H 127.0.0.1 -p 0 -t TCP_STREAM -l 2 -- -m 131072 -M 64K   (--streams 5: "
+                                  "5 such netperf processes at once, one stream each; --rate 48318382080: netperf cannot "
+                                  "pace it (for TCP a ceiling, as iperf's -b); --mss 1200: netperf cannot set the MSS)"));
+  // A decimal rate stays decimal in iperf2's lower case; iperf3's suffixes are decimal in either case.
+  const auto dec = parse_plan(fan_in("kind = \"TCP_STREAM\"\nrate = \"45G\"\nstreams = 5\n"), "plan.toml");
+  CHECK_THAT(harness::dry_run(dec, "/opt/bin"), Catch::Contains("-b 9g -P 5"));
+  const auto udp = parse_plan(fan_in("rate = \"200M\"\nstreams = 2\n"), "plan.toml");
+  CHECK_THAT(harness::dry_run(udp, "/opt/bin"), Catch::Contains("iperf3 -u -l 16 -b 100M -t 2 -c 127.0.0.1 -i 1 -p 0 -P 2"));
+}
+
+TEST_CASE("harness dry run: a search's commands are its trials', with their lengths", "[harness][plan][dry]") {
+  const auto p = parse_plan(replaced(fan_in("search = { trial = 1, final = 4 }\n"), "duration = 2", "duration = 5"), "plan.toml");
+  const std::string dry = harness::dry_run(p, "/opt/bin");
+  CHECK_THAT(dry, Catch::Contains(" -l 1 ") && !Catch::Contains(" -l 5 "));
+  CHECK_THAT(dry, Catch::Contains("this unpaced trial (MRR, -l 1)"));
+  CHECK_THAT(dry, Catch::Contains("final trials of -l 4"));
 }

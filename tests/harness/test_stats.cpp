@@ -106,6 +106,12 @@ TEST_CASE("stats: repeats grouped, failed runs counted, search trials and other 
   CHECK((g[2].runs == std::vector<std::size_t>{5, 7}));
   CHECK(g[3].load == "20 pps");
   CHECK(g[3].runs == std::vector<std::size_t>{6});
+  // A rate load reads as every other figure: the unit apart ("12.5 Mbit/s", never "12.5Mbit/s").
+  for (auto [rate, words] : {std::pair{"12.5M", "12.5 Mbit/s"}, {"100m", "100 Mbit/s"}, {"9G", "9 Gbit/s"},
+                             {"48318382080", "48318382080 bit/s"}, {"500k", "500 kbit/s"}}) {
+    std::vector<harness::run_summary> rated{run("rated", 64, 1, 10, true, {{"requested_rate", rate}})};
+    CHECK(harness::group_repeats(rated).at(0).load == words);
+  }
 
   const auto j = harness::to_json(g[0]);
   CHECK((j.at("runs") == nlohmann::json{"pps-m64-r1", "pps-m64-r2", "pps-m64-r3"}));
@@ -214,4 +220,6 @@ TEST_CASE("report: thousands separated by a space", "[harness][stats]") {
   CHECK(harness::fmt_thousands(1000) == "1 000");
   CHECK(harness::fmt_thousands(1234567.4) == "1 234 567");
   CHECK(harness::fmt_thousands(-12345) == "-12 345");
+  // The run tables' pps as the repeats' and compare's: never "99991" beside "99 994".
+  CHECK(harness::fmt_pps(99991.2) == "99 991");
 }

@@ -52,15 +52,18 @@ refused "$netload" "-l must be a positive number of seconds" -l -300
 refused "$netload" "--streams must be a whole number from 1 to 64" --streams 0
 refused "$netload" "-p must be a whole number from 1 to 65535" -p 70000
 refused "$netload" "--send-copy and --zerocopy: one way of sending, not both" -- --send-copy --zerocopy
-refused "$netload" "-M must be a whole number from 88 to 32767" -t TCP_STREAM -- -M 20
-refused "$netload" "-M must be a whole number from 88 to 32767" -t TCP_STREAM -- -M 40000
+refused "$netload" "--mss must be a whole number from 88 to 32767" -t TCP_STREAM -- --mss 20
+refused "$netload" "--mss must be a whole number from 88 to 32767" -t TCP_STREAM -- --mss 40000
 refused "$netload" "a TCP message is at most 16 MiB" -t TCP_STREAM -- -m 32M
 refused "$netload" "needs a value" -t UDP_STREAM -l
 refused "$netload" "unexpected argument 'stray'" -t UDP_STREAM stray
 refused "$netload" "may not run on CPU $one_past_last_cpu" -T "$one_past_last_cpu"
 refused "$netload" "netperf option -b (burst size) is not supported" -b 4
 refused "$netload" "iperf3 option --logfile (output to a file)" --iperf3 -c 127.0.0.1 --logfile x
-refused "$netload" "iperf2 option -e (enhanced reports" --iperf2 -c 127.0.0.1 -e
+refused "$netload" "iperf3 -f t: netload prints k, m, g" --iperf3 -c 127.0.0.1 -f t
+refused "$netload" "-f x: the units are k, m or g" -f x
+refused "$netload" "-M (the receiver's bytes per recv()) applies to TCP_STREAM only; the MSS is --mss" -t UDP_STREAM -- -M 1200
+refused "$netload" "--omit 1.5 is not a whole number of --interval 1 s" --omit 1.5 --interval 1
 refused "$netload" "--iperf3 goes first" -t UDP_STREAM --iperf3 -c 127.0.0.1
 help "$netload"
 grep -q -- '-b burst size' "$tmp/out" || { echo "FAIL: netload --help does not name the refused netperf options"; fails=1; }

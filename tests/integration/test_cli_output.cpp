@@ -5,6 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <sstream>
 
 using nb::test::netload_argv;
@@ -97,6 +103,24 @@ TEST_CASE("netload errors are one clear line with a non-zero status", "[integrat
     auto c = nb::test::run(netload_argv(port, "UDP_STREAM", 1, {}, {"-m", "1"}));
     CHECK(c.status == 1);
     CHECK_THAT(c.err, Catch::Contains("Connection refused"));
+  }
+  SECTION("a listener that is not netserve: --connect-timeout bounds the connection and the handshake") {
+    // Accepted by the kernel (the backlog), and never a word back.
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd, 4) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    const auto started = std::chrono::steady_clock::now();
+    auto c = nb::test::run(netload_argv(ntohs(a.sin_port), "UDP_STREAM", 1, {"--connect-timeout", "1"}, {"-m", "1"}));
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ::close(fd);
+    CHECK(c.status == 1);
+    CHECK_THAT(c.err, Catch::Contains("accepted the connection but did not answer within --connect-timeout 1 s"));
+    CHECK(took < 3);  // not the protocol's 10 s
   }
   SECTION("a test the server refuses") {
     netserve_process server(1, {"--max-duration", "1"});

@@ -79,11 +79,16 @@ TEST_CASE("TCP_STREAM delivers every byte", "[integration][tcp]") {
   CHECK(r["path_mtu"].get<int>() > 0);
 }
 
-TEST_CASE("TCP_STREAM honours -M (MSS)", "[integration][tcp]") {
+TEST_CASE("TCP_STREAM honours --mss, and netperf's -M (the receiver's bytes per recv())", "[integration][tcp]") {
   netserve_process server(1);
-  json r = run_json(server.port(), "TCP_STREAM", 1, {"--rate", "200M"}, {"-m", "16K", "-M", "1200"});
+  json r = run_json(server.port(), "TCP_STREAM", 1, {"--rate", "200M"}, {"-m", "16K", "--mss", "1200"});
   require_reconciles(r);
   CHECK(r["mss"].get<int>() <= 1200);
+  // -M as netperf means it: the receiver reads 4 KiB a recv(); the MSS is the kernel's (loopback: far above 1200).
+  r = run_json(server.port(), "TCP_STREAM", 0.5, {"--rate", "200M"}, {"-m", "16K", "-M", "4K"});
+  require_reconciles(r);
+  CHECK(r["mss"].get<int>() > 1200);
+  CHECK_THAT(r["receiver"]["batching"].get<std::string>(), Catch::Contains("recv 4K"));
 }
 
 // reno: every Linux has it, and every user may choose it (net.ipv4.tcp_allowed_congestion_control).

@@ -30,7 +30,9 @@ TEST_CASE("netperf's -T - -s - -S - -M and -R parse", "[cli]") {
   CHECK(o.remote_cpu == 1);
   CHECK(o.local_buffer == 131072);
   CHECK(o.remote_buffer == 262144);
-  CHECK(o.mss == 1200);
+  // netperf's -M is the remote receive size (bytes per recv()), not the MSS.
+  CHECK(o.recv_size == 1200);
+  CHECK(o.mss == 0);
   CHECK(parse({"-T", "1"}).remote_cpu == 1);
   CHECK(parse({"-T", ",1"}).local_cpu == -1);
 }
@@ -96,7 +98,9 @@ TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
   CHECK_THROWS_WITH(parse_command_line({"-t", "SCTP_STREAM"}), Catch::Contains("UDP_RR, TCP_RR"));
   CHECK_THROWS_WITH(parse_command_line({"--rate", "1M", "--pps", "5"}), Catch::Contains("not both"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-m", "70000"}), Catch::Contains("65507"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-M", "1200"}), Catch::Contains("TCP tests only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--mss", "1200"}), Catch::Contains("TCP tests only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-M", "1200"}),
+                    Catch::Contains("-M (the receiver's bytes per recv()) applies to TCP_STREAM only; the MSS is --mss"));
   CHECK_THROWS_WITH(parse_command_line({"--", "-R", "0"}), Catch::Contains("SO_DONTROUTE"));
   CHECK_THROWS_AS(parse_command_line({"-l", "0"}), usage_error);
   CHECK_THROWS_AS(parse_command_line({"--rate", "lots"}), usage_error);
@@ -130,4 +134,37 @@ TEST_CASE("TCP options: -K (netperf's congestion control), --recv-size, --zeroco
 TEST_CASE("netload -T takes whole CPU numbers only", "[cli]") {
   for (const char* junk : {"24x", "+0", " 0", "0,1x", "0,+1", "-1"})
     CHECK_THROWS_WITH(parse_command_line({"-T", junk}), Catch::Contains("bad CPU list"));
+}
+
+TEST_CASE("the MSS is --mss - -M and --recv-size are one setting", "[cli]") {
+  auto o = parse({"-t", "TCP_STREAM", "--", "--mss", "1200", "-M", "64K"});
+  CHECK(o.mss == 1200);
+  CHECK(o.recv_size == 65536);
+  CHECK(parse({"--", "-M", "64K", "--recv-size", "64K"}).recv_size == 65536);
+  CHECK_THROWS_WITH(parse_command_line({"--", "-M", "64K", "--recv-size", "32K"}), Catch::Contains("one setting"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "--mss", "20"}), Catch::Contains("--mss must be a whole number from 88"));
+}
+
+TEST_CASE("an option given twice takes its last value, as netperf's getopt does", "[cli]") {
+  CHECK(parse({"-l", "1", "-l", "2"}).duration_s == 2);
+  CHECK(parse({"-t", "UDP_STREAM", "-t", "TCP_STREAM"}).kind == test_kind::tcp_stream);
+  CHECK(parse({"--", "-m", "1K", "-m", "2K"}).message_size == 2048);
+  CHECK(parse({"--host-info", "--mtu-to", "a", "--mtu-to", "b"}).mtu_peers == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("netload -f: the units of the printed rates, netperf's letters", "[cli]") {
+  CHECK(parse({}).rate_units == 0);
+  for (char c : std::string("kmgKMG")) CHECK(parse({"-f", std::string(1, c)}).rate_units == c);
+  CHECK_THROWS_WITH(parse_command_line({"-f", "x"}), Catch::Contains("-f x: the units are k, m or g"));
+  CHECK_THROWS_WITH(parse_command_line({"-f", "mm"}), Catch::Contains("-f mm"));
+}
+
+TEST_CASE("netload --omit: the test runs that much longer, the left-out part ends at an interval's end", "[cli]") {
+  auto o = parse({"-l", "5", "--omit", "2"});
+  CHECK(o.duration_s == 7);
+  CHECK(o.interval_s == 2);  // no --interval: the left-out part is the first interval
+  CHECK(parse({"-l", "5", "--omit", "2", "--interval", "1"}).interval_s == 1);
+  CHECK_THROWS_WITH(parse_command_line({"-l", "5", "--omit", "1.5", "--interval", "1"}),
+                    Catch::Contains("not a whole number of --interval"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--omit", "1"}), Catch::Contains("--omit applies to UDP_STREAM"));
 }

@@ -23,7 +23,8 @@ iperf_translation translate(std::vector<std::string> args) {
 auto fields(const client_options& o) {
   return std::make_tuple(o.host, o.port, o.local_address, o.family, o.kind, o.duration_s, o.message_size, o.local_buffer,
                          o.remote_buffer, o.local_cpu, o.remote_cpu, o.mss, o.congestion, o.rate_bps, o.pps, o.interval_s,
-                         o.json, o.json_stream, o.streams, o.reverse, o.dscp, o.gso, o.gro, o.batch);
+                         o.json, o.json_stream, o.streams, o.reverse, o.dscp, o.gso, o.gro, o.batch, o.recv_size,
+                         o.rate_units, o.omit_s);
 }
 
 // A POSIX shell's words, for the plain and single-quoted words netload_command() writes.
@@ -148,6 +149,8 @@ TEST_CASE("the OCI tutorial's other iperf2 lines", "[iperf]") {
   SECTION("-M 1200") {
     auto t = translate({"--iperf2", "-c", "172.16.1.93", "-b", "9G", "-P", "5", "-M", "1200"});
     CHECK(t.runs[0].mss == 1200);
+    CHECK(t.runs[0].recv_size == 0);  // iperf's -M is the MSS: netload's --mss, not netperf's -M (receive size)
+    CHECK_THAT(t.netload_command(), Catch::Contains("--mss 1200") && !Catch::Contains("-M"));
     check_printed_line_runs_the_same(t);
   }
   SECTION("UDP at rising rates: 10m to 100000m, lower case is decimal") {
@@ -300,12 +303,13 @@ TEST_CASE("an iperf option with no netload equivalent is an error naming it", "[
     CHECK_THROWS_WITH(translate_iperf(args), Catch::Contains(text));
   };
   refused({"--iperf3", "-c", "h", "--logfile", "x"}, "iperf3 option --logfile (output to a file) has no netload equivalent");
-  refused({"--iperf3", "-c", "h", "-O", "2"}, "option -O");
+  refused({"--iperf3", "-c", "h", "-O", "601"}, "iperf3 -O 601: iperf3 takes at most 600 seconds");
+  refused({"--iperf3", "-c", "h", "-f", "t"}, "iperf3 -f t: netload prints k, m, g");
+  refused({"--iperf2", "-c", "h", "-f", "a"}, "iperf2 -f a: netload prints k, m, g");
   refused({"--iperf3", "-c", "h", "-T", "x"}, "option -T");
   refused({"--iperf3", "-c", "h", "-d"}, "iperf3 option -d (debug output");
   refused({"--iperf3", "-s"}, "run netserve there");
   refused({"--iperf3", "-c", "h", "--frobnicate"}, "iperf3 option --frobnicate is not one netload translates");
-  refused({"--iperf2", "-c", "h", "-e"}, "iperf2 option -e (enhanced reports");
   refused({"--iperf2", "-c", "h", "-J"}, "iperf2 has no option -J");
   refused({"--iperf2", "-c", "h", "--full-duplex"}, "option --full-duplex");
   refused({"--iperf3", "-c", "h", "-b", "100m/10"}, "iperf3 -b 100m/10: burst mode");
@@ -324,8 +328,30 @@ TEST_CASE("an iperf option with no netload equivalent is an error naming it", "[
   refused({"--iperf2", "-c", "h", "-d", "-r"}, "one of -d, -r and -R");
   refused({"--iperf2", "-c", "h", "-b", "1m"}, "give -l 125000 or less");  // iperf2's own refusal
   CHECK(translate({"--iperf2", "-c", "h", "-b", "1m", "-l", "125000"}).runs[0].rate_bps == 1e6);
-  refused({"--iperf3", "-c", "h", "-u", "-M", "1200"}, "-M (MSS) applies to TCP tests only (the translation of iperf3");
+  refused({"--iperf3", "-c", "h", "-u", "-M", "1200"}, "--mss applies to TCP tests only (the translation of iperf3");
   CHECK_THROWS_WITH(is_iperf_command({"-H", "h", "--iperf3"}), Catch::Contains("--iperf3 goes first"));
   CHECK_FALSE(is_iperf_command({"-H", "h"}));
   CHECK(is_iperf_command({"--iperf2-translate"}));
+}
+
+TEST_CASE("pasted display options: -f (both tools), iperf3 -O (omit), iperf2 -e", "[iperf]") {
+  // -f: k m g bits (10^3n), K M G bytes (2^10n) in iperf2, iperf3 and netperf alike: netload's -f.
+  for (const char* tool : {"--iperf2", "--iperf3"}) {
+    for (const char* f : {"k", "m", "g", "K", "M", "G"}) {
+      auto t = translate({tool, "-c", "h", "-f", f});
+      CHECK(t.runs[0].rate_units == f[0]);
+      check_printed_line_runs_the_same(t);
+    }
+  }
+  // -O N: the test runs N + -t seconds and leaves the first N out; iperf3 reports every second.
+  auto omit = translate({"--iperf3", "-c", "h", "-t", "5", "-O", "2"});
+  CHECK(omit.runs[0].omit_s == 2);
+  CHECK(omit.runs[0].duration_s == 7);
+  CHECK(omit.runs[0].interval_s == 1);
+  CHECK_THAT(omit.netload_command(), Catch::Contains("-l 5 ") && Catch::Contains("--omit 2"));
+  check_printed_line_runs_the_same(omit);
+  CHECK(translate({"--iperf3", "-c", "h", "-O", "0"}).runs[0].omit_s == 0);
+  // iperf2 -e: enhanced reports, which netload's report always is: accepted, nothing added.
+  auto enhanced = translate({"--iperf2", "-c", "h", "-e", "-f", "m"});
+  CHECK(fields(enhanced.runs[0]) == fields(translate({"--iperf2", "-c", "h", "-f", "m"}).runs[0]));
 }

@@ -187,6 +187,43 @@ TEST_CASE("a paced test's target: met within 1 % of the payload rate - either wa
   auto t = check_target(100, 100'000, tcp);
   CHECK(t.error_percent == Approx(-0.5));
   CHECK(t.met);
+
+  // A ceiling (TCP, as iperf's TCP -b): under it is met however far; only above it by more than 1 % is not.
+  auto under = check_target(100'000, 100, sent(62'000, 100), true);
+  CHECK(under.ceiling);
+  CHECK(under.error_percent == Approx(-38.0));
+  CHECK(under.met);
+  CHECK(check_target(100'000, 100, sent(100'900, 100), true).met);
+  CHECK_FALSE(check_target(100'000, 100, sent(101'100, 100), true).met);
+  CHECK_FALSE(check_target(100'000, 100, sent(62'000, 100)).ceiling);
+}
+
+TEST_CASE("the target's ceiling reads back - and results from before it read as targets", "[result][target]") {
+  test_result r;
+  r.kind = test_kind::tcp_stream;
+  r.ok = true;
+  r.sender.bytes = r.receiver.bytes = 1000;
+  r.sender.seconds = r.receiver.seconds = 1;
+  compute_rates(r.sender);
+  reconcile(r, 0, 0);
+  r.target = check_target(10, 100, r.sender, true);
+  CHECK(result_from_json(to_json(r)).target->ceiling);
+  auto old = to_json(r);
+  old["target"].erase("ceiling");
+  CHECK_FALSE(result_from_json(old).target->ceiling);
+}
+
+TEST_CASE("result: --omit's whole-run counts read back - absent without it", "[result]") {
+  test_result r;
+  r.kind = test_kind::udp_stream;
+  r.ok = true;
+  CHECK_FALSE(to_json(r).contains("omit"));
+  r.omit = omit_figures{2, 100, 140000, 99, 138600};
+  auto back = result_from_json(to_json(r));
+  REQUIRE(back.omit);
+  CHECK(back.omit->seconds == 2);
+  CHECK(back.omit->sent_packets == 100);
+  CHECK(back.omit->received_bytes == 138600);
 }
 
 TEST_CASE("the target is in the JSON of paced tests only - strictly parsed", "[result][target]") {

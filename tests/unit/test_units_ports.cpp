@@ -17,6 +17,20 @@ TEST_CASE("rates read k/M/G decimal suffixes as iperf and netperf do", "[units]"
   CHECK_THROWS_AS(parse_rate("-5"), std::invalid_argument);
 }
 
+TEST_CASE("rate units of -f: k m g bits in powers of 1000, K M G bytes in powers of 1024", "[units]") {
+  CHECK(nb::rate_units{'k'}.of(12.5e6) == Approx(12500));
+  CHECK(nb::rate_units{'m'}.of(12.5e6) == Approx(12.5));
+  CHECK(nb::rate_units{'g'}.of(12.5e9) == Approx(12.5));
+  CHECK(nb::rate_units{'K'}.of(8 * 1024 * 3) == Approx(3));
+  CHECK(nb::rate_units{'M'}.of(8.0 * (1 << 20)) == Approx(1));
+  CHECK(nb::rate_units{'G'}.of(8.0 * (1 << 30)) == Approx(1));
+  CHECK(std::string(nb::rate_units{'M'}.column()) == "MBytes/sec");
+  CHECK(std::string(nb::rate_units{}.column()) == "10^6bits/sec");
+  CHECK(nb::rate_units::valid('g'));
+  CHECK_FALSE(nb::rate_units::valid('x'));
+  CHECK_FALSE(nb::rate_units::valid(0));
+}
+
 TEST_CASE("sizes read K/M binary suffixes as netperf's -s/-S", "[units]") {
   CHECK(parse_size("128K") == 131072);
   CHECK(parse_size("4M") == 4 * 1024 * 1024);

@@ -161,6 +161,14 @@ TEST_CASE("verdict: the pacing comes from the result's target", "[verdict]") {
   CHECK(judge_limit(r).text == "no host limit seen: the paced target was carried without loss");
   r.target.reset();  // unpaced: the same busy sender is at its maximum
   CHECK(judge_limit(r).limit == "sender-cpu");
+  // TCP under its ceiling was not held by the pacing: judged as unpaced, never "carried".
+  r.kind = test_kind::tcp_stream;
+  t.ceiling = true;
+  t.met = true;
+  t.error_percent = -37;
+  r.target = t;
+  CHECK(judge_limit(r).limit == "sender-cpu");
+  CHECK_THAT(judge_limit(r).text, Catch::Contains("unpaced"));
 }
 
 TEST_CASE("verdict: none when the hosts had room - and none for a test without figures", "[verdict]") {
