@@ -10,6 +10,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <regex>
 #include <stdexcept>
 #include <tuple>
 
@@ -19,13 +20,13 @@ namespace harness::store {
 
 namespace {
 
-using series_key = std::tuple<std::string, std::string, std::string, std::int64_t, std::string>;
+using series_key = std::tuple<std::string, std::string, std::string, std::string, std::int64_t, std::string>;
 
 struct builder {
   std::map<series_key, series> all;
   history_point& point(const series_key& k, SQLite::Statement& st) {  // columns 0..3: the folder
     auto& s = all[k];
-    std::tie(s.plan, s.test, s.role, s.message_size, s.route) = k;
+    std::tie(s.plan, s.measurement, s.test, s.role, s.message_size, s.route) = k;
     const std::string folder = st.getColumn(0).getString();
     for (auto& p : s.points)
       if (p.folder == folder) return p;
@@ -50,12 +51,13 @@ void read_runs(database& db, const history_filter& f, builder& b) {
   SQLite::Statement st(db.sql(), std::string(
       "SELECT f.name, f.path, f.status, f.started_utc, f.plan, r.test, r.role, r.message_size, r.route, r.load,"
       " r.run, r.ok, r.interrupted, r.error, r.failures, r.sent_pps, r.sent_bps, r.received_pps, r.received_bps,"
-      " r.loss_percent FROM runs r JOIN folders f ON f.id = r.folder_id") + filter_sql +
+      " r.loss_percent, r.measurement FROM runs r JOIN folders f ON f.id = r.folder_id") + filter_sql +
       " AND (?2 = '' OR r.test = ?2) AND r.search_trial = 0 ORDER BY f.id, r.seq");
   bind_filter(st, f);
   while (st.executeStep()) {
-    auto& p = b.point({st.getColumn(4).getString(), st.getColumn(5).getString(), st.getColumn(6).getString(),
-                       st.getColumn(7).getInt64(), st.getColumn(8).getString()}, st);
+    auto& p = b.point({st.getColumn(4).getString(), st.getColumn(20).getString(), st.getColumn(5).getString(),
+                       st.getColumn(6).getString(), st.getColumn(7).getInt64(), st.getColumn(8).getString()},
+                      st);
     p.load = st.getColumn(9).getString();
     stored_run r;
     r.run = st.getColumn(10).getString();
@@ -77,12 +79,14 @@ void read_runs(database& db, const history_filter& f, builder& b) {
 void read_searches(database& db, const history_filter& f, builder& b) {
   SQLite::Statement st(db.sql(), std::string(
       "SELECT f.name, f.path, f.status, f.started_utc, f.plan, s.test, s.role, s.message_size, s.loss_target_pct,"
-      " s.rate_pps, s.mrr_received_pps FROM searches s JOIN folders f ON f.id = s.folder_id") + filter_sql +
+      " s.rate_pps, s.mrr_received_pps, s.run FROM searches s JOIN folders f ON f.id = s.folder_id") + filter_sql +
       " AND (?2 = '' OR s.test = ?2) ORDER BY f.id, s.loss_target_pct");
   bind_filter(st, f);
   while (st.executeStep()) {
-    auto& p = b.point({st.getColumn(4).getString(), st.getColumn(5).getString(), st.getColumn(6).getString(),
-                       st.getColumn(7).getInt64(), ""}, st);
+    static const std::regex repeat_number("-r[0-9]+$");
+    auto& p = b.point({st.getColumn(4).getString(), std::regex_replace(st.getColumn(11).getString(), repeat_number, ""),
+                       st.getColumn(5).getString(), st.getColumn(6).getString(), st.getColumn(7).getInt64(), ""},
+                      st);
     const double target = st.getColumn(8).getDouble();
     const auto rate = column_double(st, 9);
     p.mrr_pps = column_double(st, 10);
@@ -167,8 +171,8 @@ std::string history_text(const std::vector<series>& all) {
   if (all.empty()) return "no runs in the store match\n";
   std::string out;
   for (const auto& s : all) {
-    out += fmt::format("plan {}, test {}, {}, {} B{}: {} point(s)\n", s.plan, s.test, s.role, s.message_size,
-                       s.route.empty() ? "" : ", " + s.route, s.points.size());
+    out += fmt::format("plan {}, {}: test {}, {}, {} B{}: {} point(s)\n", s.plan, s.measurement, s.test, s.role,
+                       s.message_size, s.route.empty() ? "" : ", " + s.route, s.points.size());
     text_table t({"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps"});
     for (const auto& p : s.points)
       t.add({utc_text(p.started_utc), p.folder, point_status(p), figure(p.received_pps, 1, "{:.1f}"),
@@ -182,7 +186,7 @@ std::string history_text(const std::vector<series>& all) {
 json history_json(const std::vector<series>& all) {
   json out = {{"schema", "harness.history/1"}, {"series", json::array()}};
   for (const auto& s : all) {
-    json js = {{"plan", s.plan}, {"test", s.test}, {"role", s.role}, {"message_size", s.message_size},
+    json js = {{"plan", s.plan}, {"measurement", s.measurement}, {"test", s.test}, {"role", s.role}, {"message_size", s.message_size},
                {"route", s.route}, {"points", json::array()}};
     for (const auto& p : s.points) {
       json jp = {{"folder", p.folder}, {"path", p.path}, {"status", p.status}, {"load", p.load},
@@ -206,14 +210,14 @@ json history_json(const std::vector<series>& all) {
 
 std::string history_csv(const std::vector<series>& all) {
   std::string out =
-      "plan,test,role,message_size,route,date_utc,folder,status,runs,ok_runs,received_pps,received_pps_ci95_low,"
+      "plan,measurement,test,role,message_size,route,date_utc,folder,status,runs,ok_runs,received_pps,received_pps_ci95_low,"
       "received_pps_ci95_high,received_bits_per_second,loss_percent,ndr_pps,pdr_pps,pdr_loss_target_pct\n";
   const auto num = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& s : all)
     for (const auto& p : s.points) {
       const auto& r = p.received_pps;
       const auto mean = [](const spread& x) { return x.n ? std::optional<double>(x.mean) : std::nullopt; };
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.plan, s.test, s.role, s.message_size,
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.plan, s.measurement, s.test, s.role, s.message_size,
                          s.route, utc_text(p.started_utc), p.folder, p.status, p.runs.size(), r.n, num(mean(r)),
                          r.has_interval() ? num(r.ci_low) : "", r.has_interval() ? num(r.ci_high) : "",
                          num(mean(p.received_bps)), num(mean(p.loss_percent)), num(p.ndr_pps), num(p.pdr_pps),

@@ -1,5 +1,5 @@
 #pragma once
-// A measurement followed over time: per plan, test, role, message size and route, one point per results
+// A measurement followed over time: per plan and measurement (test, role, message size, sweep load, route), one point per results
 // folder: its runs' received pps and bit/s and loss, their mean and 95 % interval when the folder had
 // repeats, and the search's NDR / PDR where one ran.
 #include "harness/report/stats.hpp"
@@ -29,7 +29,9 @@ struct history_point {
 };
 
 struct series {
-  std::string plan, test, role, route;
+  // measurement: the runs' id without the repeat number ("pps-m64", "sweep-m64-100m", "tcp-m1400-a-to-b"),
+  // the reports' grouping of repeats: a sweep's loads are series of their own.
+  std::string plan, measurement, test, role, route;
   std::int64_t message_size = 0;
   std::vector<history_point> points;  // oldest first
 };

@@ -53,13 +53,13 @@ std::optional<judged> judge_series(const series& s, const std::string& folder, c
                                    const regression_options& o, std::vector<std::string>& without) {
   const auto it = std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.folder == folder; });
   if (it == s.points.end() || it->received_pps.n == 0) return std::nullopt;
-  const std::string name = fmt::format("{} ({}, {} B{})", s.test, s.role, s.message_size, s.route.empty() ? "" : ", " + s.route);
+  const std::string name = fmt::format("{} ({})", s.measurement, s.role);
   const auto base = baseline_points(s, static_cast<std::size_t>(it - s.points.begin()), marked, o.baseline_runs);
   if (base.empty()) {
     without.push_back(name);
     return std::nullopt;
   }
-  judged j{s.test, s.role, s.route, s.message_size, it->received_pps, {}, {}, 0, false};
+  judged j{s.measurement, s.test, s.role, s.route, s.message_size, it->received_pps, {}, {}, 0, false};
   std::vector<double> values;
   for (const auto* p : base) {
     j.baseline_folders.push_back(p->folder);
@@ -113,9 +113,8 @@ std::string judgement_text(const judgement& j) {
     const std::string interval = m.baseline.has_interval()
                                      ? fmt::format(", 95 % {:.1f} to {:.1f}", m.baseline.ci_low, m.baseline.ci_high)
                                      : std::string();
-    out += fmt::format("{}: {} ({}, {} B{}): received {:.1f} pps against {:.1f} ({} run(s) in {} folder(s), {}{}): {:+.1f} %\n",
-                       m.regression ? "REGRESSION" : "no regression", m.test, m.role, m.message_size,
-                       m.route.empty() ? "" : ", " + m.route, m.current.mean, m.baseline.mean, m.baseline.n,
+    out += fmt::format("{}: {} ({}): received {:.1f} pps against {:.1f} ({} run(s) in {} folder(s), {}{}): {:+.1f} %\n",
+                       m.regression ? "REGRESSION" : "no regression", m.measurement, m.role, m.current.mean, m.baseline.mean, m.baseline.n,
                        m.baseline_folders.size(), j.baseline_kind, interval, m.change_percent);
   }
   for (const auto& w : j.without_baseline) out += fmt::format("no baseline yet: {}\n", w);
@@ -128,7 +127,7 @@ json to_json(const judgement& j, const regression_options& o) {
               {"min_change_percent", o.min_change_percent}, {"regression", j.any_regression()},
               {"measurements", json::array()}, {"without_baseline", j.without_baseline}};
   for (const auto& m : j.measurements)
-    out["measurements"].push_back({{"test", m.test}, {"role", m.role}, {"message_size", m.message_size},
+    out["measurements"].push_back({{"measurement", m.measurement}, {"test", m.test}, {"role", m.role}, {"message_size", m.message_size},
                                    {"route", m.route}, {"received_pps", to_json(m.current)},
                                    {"baseline_received_pps", to_json(m.baseline)},
                                    {"baseline_folders", m.baseline_folders}, {"change_percent", m.change_percent},

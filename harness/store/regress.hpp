@@ -19,7 +19,7 @@ struct regression_options {
 };
 
 struct judged {
-  std::string test, role, route;
+  std::string measurement, test, role, route;
   std::int64_t message_size = 0;
   spread current, baseline;           // received pps over the ok runs
   std::vector<std::string> baseline_folders;

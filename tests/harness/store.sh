@@ -67,7 +67,7 @@ for p, d in zip(s["points"], dirs):
 print("ok: three points equal to summary.json:", [p["runs"][0]["received_pps"] for p in s["points"]])
 PY
   "$harness" history --db "$db" --csv > "$tmp/h.csv"
-  [ "$(grep -c '^lb,t,' "$tmp/h.csv")" = 3 ] || { cat "$tmp/h.csv"; fail "csv: not three rows"; }
+  [ "$(grep -c '^lb,t-m64,t,' "$tmp/h.csv")" = 3 ] || { cat "$tmp/h.csv"; fail "csv: not three rows"; }
   "$harness" history --db "$db" --plan lb --test t > "$tmp/h.txt"
   grep -q "3 point(s)" "$tmp/h.txt" || { cat "$tmp/h.txt"; fail "text: not three points"; }
   [ "$("$harness" history --db "$db" --test other)" = "no runs in the store match" ] || fail "--test filter"
@@ -177,7 +177,7 @@ regression)
   sed -i 's/^pps = 1000$/pps = 700/' "$tmp/reg.toml"
   run reg --fail-on-regression
   [ $status -eq 4 ] || { cat "$tmp/out"; fail "a 30 % drop exited $status, not 4"; }
-  grep "^REGRESSION: t " "$tmp/out" || fail "no REGRESSION line: $(cat "$tmp/out")"
+  grep "^REGRESSION: t-m64 " "$tmp/out" || fail "no REGRESSION line: $(cat "$tmp/out")"
   grep -q "1 regression(s)" "$tmp/err" || fail "stderr does not say it"
   dir=$(ls -d "$tmp"/results/reg-* | tail -n 1)
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["regression"] and j["measurements"][0]["change_percent"] < -25, j' \
@@ -185,7 +185,7 @@ regression)
   sed -i 's/^pps = 700$/pps = 1000/' "$tmp/reg.toml"
   run reg --fail-on-regression
   [ $status -eq 0 ] || { cat "$tmp/out"; fail "back at the first rate exited $status"; }
-  grep -q "^no regression: t " "$tmp/out" || fail "third run: $(cat "$tmp/out")"
+  grep -q "^no regression: t-m64 " "$tmp/out" || fail "third run: $(cat "$tmp/out")"
   echo "ok: a 30 % lower rate is a regression (exit 4), the first rate again is not"
   ;;
 *)

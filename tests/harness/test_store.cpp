@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -213,4 +214,34 @@ TEST_CASE("harness store: a drop beyond the baseline's interval and the minimum 
     record(db, folder("p-20261204T000000Z", 4, {run("t-m64", 1, 700)}));
     CHECK(judge_folder(db, "p-20261204T000000Z", o).measurements[0].baseline.n == 4);
   }
+}
+
+TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as series of their own", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "s.sqlite");
+  auto f = folder("p-20261201T000000Z", 1, {});
+  const nlohmann::json result0 = {{"loss_target_pct", 0.0}, {"rate_pps", 5000.0}, {"rate_bits_per_second", 2.56e6}, {"converged", true}};
+  const nlohmann::json result1 = {{"loss_target_pct", 0.5}, {"rate_pps", 6000.0}, {"rate_bits_per_second", 3.072e6}, {"converged", true}};
+  f.searches.push_back({{"id", "s-m64"}, {"test", "s"}, {"role", "device as server"}, {"topology", "fan-in"},
+                        {"kind", "UDP_STREAM"}, {"message_size", 64},
+                        {"search", {{"mrr", {{"received_pps", 7000.5}}}, {"results", {result0, result1}}}}});
+  for (auto [label, pps] : {std::pair{"100m", 900.0}, std::pair{"200m", 1800.0}}) {
+    auto r = run(fmt::format("t-m64-{}", label), 1, pps);
+    r.run.spec["requested_rate"] = label;
+    f.runs.push_back(r);
+  }
+  record(db, f);
+  const auto h = read_history(db, {});
+  REQUIRE(h.size() == 3);
+  const auto search = std::find_if(h.begin(), h.end(), [](const series& s) { return s.test == "s"; });
+  REQUIRE(search != h.end());
+  REQUIRE(search->points.size() == 1);
+  CHECK(search->points[0].ndr_pps == 5000.0);
+  CHECK(search->points[0].pdr_pps == 6000.0);
+  CHECK(search->points[0].pdr_loss_target_pct == 0.5);
+  CHECK(search->points[0].mrr_pps == 7000.5);
+  std::vector<std::string> sweep;
+  for (const auto& s : h)
+    if (s.test == "t") sweep.push_back(fmt::format("{} {}", s.measurement, *s.points.at(0).runs.at(0).received_pps));
+  CHECK(sweep == std::vector<std::string>{"t-m64-100m 900", "t-m64-200m 1800"});
 }
