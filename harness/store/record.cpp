@@ -145,7 +145,8 @@ void insert_hosts(SQLite::Database& db, std::int64_t folder, const json& env) {
   for (const auto& [name, h] : hosts.items()) {
     const json check = h.value("check", json::object());
     insert(db, "hosts", {{"folder_id", folder}, {"name", name}, {"address", h.value("address", "")},
-                         {"launcher", h.value("launcher", "")}, {"kernel", check.value("kernel", "")},
+                         {"launcher", h.value("launcher", "")},
+                         {"kernel", check.value("facts", json::object()).value("kernel", "")},
                          {"check_json", check.dump()}});
   }
 }

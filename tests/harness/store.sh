@@ -86,6 +86,8 @@ PY
   sql "$tmp/second.sqlite" "$rows" > "$tmp/rows2"
   [ "$(wc -l < "$tmp/rows1")" = 6 ] || fail "not six instance rows: $(cat "$tmp/rows1")"
   cmp "$tmp/rows1" "$tmp/rows2" || fail "imported rows differ"
+  [ "$(sql "$db" "SELECT count(*) FROM hosts WHERE kernel LIKE 'Linux %' AND address LIKE '127.0.0.%'")" = 6 ] ||
+    fail "hosts: $(sql "$db" "SELECT * FROM hosts")"
   for t in folders runs instances hosts; do
     [ "$(sql "$db" "SELECT count(*) FROM $t")" = "$(sql "$tmp/second.sqlite" "SELECT count(*) FROM $t")" ] ||
       fail "table $t: counts differ after a double import"
