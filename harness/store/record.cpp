@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -177,7 +178,9 @@ folder_content read_folder(const fs::path& dir, std::vector<run_summary> runs, s
   f.name = folder_name(f.path.string());
   f.plan = plan_of_folder(f.name);
   f.environment = fs::exists(dir / "environment.json") ? json::parse(read_text(dir / "environment.json")) : json::object();
-  if (f.environment.contains("started_utc")) f.started_utc = std::stod(f.environment.at("started_utc").get<std::string>());
+  // Written as a string with milliseconds ("1764750588.123"); a number is taken too.
+  if (const json t = f.environment.value("started_utc", json()); t.is_string()) f.started_utc = std::strtod(t.get<std::string>().c_str(), nullptr);
+  else if (t.is_number()) f.started_utc = t.get<double>();
   f.plan_toml = read_text(dir / "plan.toml");
   f.interrupted = f.environment.contains("interrupted");
   f.problems = folder_problems(dir, runs);
