@@ -9,7 +9,7 @@
 #                unchanged, one line names the file and `harness db import`; an import into a new file repairs it
 #   interrupted  a run stopped by SIGINT is recorded as interrupted, with no figures (not zeros)
 #   regression   the same plan at a packet rate lowered by 30 % is flagged and --fail-on-regression exits 4;
-#                back at the first rate it is not
+#                back at the first rate, judged against the first folder marked with `db baseline`, it is not
 # Runs are 1 s on 127.0.0.1 / 127.0.0.2 with free ports; nothing leaves loopback.
 set -eu
 case_name=$1
@@ -77,6 +77,13 @@ PY
   "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-*/ > "$tmp/out" || fail "db import"
   "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-* >> "$tmp/out" || fail "db import again"
   [ "$(grep -c '^imported lb-' "$tmp/out")" = 6 ] || { cat "$tmp/out"; fail "import output"; }
+  # A folder that is not a results folder is named; the others are imported all the same.
+  mkdir "$tmp/notresults"
+  status=0
+  "$harness" db import --db "$tmp/third.sqlite" "$tmp/notresults" "$tmp"/results/lb-* > "$tmp/out" 2> "$tmp/err" || status=$?
+  [ $status -eq 1 ] && grep -q "notresults: not imported: .*no raw/ folder" "$tmp/err" || fail "a bad folder: exit $status"
+  [ "$(sql "$tmp/third.sqlite" "SELECT count(*) FROM folders")" = 3 ] || fail "a bad folder stopped the import"
+  rm -f "$tmp/err"
   "$harness" history --db "$tmp/second.sqlite" --json > "$tmp/h2.json"
   cmp "$tmp/h1.json" "$tmp/h2.json" || { diff "$tmp/h1.json" "$tmp/h2.json" | head; fail "imported history differs"; }
   rows="SELECT f.name, f.status, r.run, r.ok, r.sent_pps, r.received_pps, r.received_bps, r.loss_percent, r.summary,
@@ -185,9 +192,13 @@ regression)
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["regression"] and j["measurements"][0]["change_percent"] < -25, j' \
     "$dir/regressions.json" || fail "regressions.json"
   sed -i 's/^pps = 700$/pps = 1000/' "$tmp/reg.toml"
+  first=$(ls -d "$tmp"/results/reg-* | head -n 1)
+  "$harness" db baseline "$first/" --db "$tmp/results/netbench.sqlite" > "$tmp/mark" || fail "db baseline"
+  grep -q "^baseline of plan reg: $(basename "$first")$" "$tmp/mark" || fail "db baseline said: $(cat "$tmp/mark")"
   run reg --fail-on-regression
   [ $status -eq 0 ] || { cat "$tmp/out"; fail "back at the first rate exited $status"; }
-  grep -q "^no regression: t-m64 " "$tmp/out" || fail "third run: $(cat "$tmp/out")"
+  grep -q "^no regression: t-m64 .*1 folder(s), the marked baseline $(basename "$first")" "$tmp/out" ||
+    fail "third run, against the marked baseline: $(cat "$tmp/out")"
   echo "ok: a 30 % lower rate is a regression (exit 4), the first rate again is not"
   ;;
 *)
