@@ -10,6 +10,7 @@
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
+#include "harness/store/commands.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -125,13 +126,18 @@ int run_plan(const run_request& req) {
   write_html(dir, s, searches);
   fmt::print("{}\nresults: {}\nreport: {}\n", console_summary(s, searches), dir.string(),
              (dir / "report.html").string());
+  int status = 0;
   if (const int sig = r.stop_signal()) {
     // What was measured until the stop is in the reports; the status says the plan did not run its course.
     fmt::print(stderr, "harness: interrupted by {}: no run started after it; what was measured is in {}\n",
                sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig), dir.string());
-    return 128 + sig;
+    status = 128 + sig;
+  } else {
+    status = status_of(dir, s, true);
   }
-  return status_of(dir, s, true);
+  // After the reports: the store indexes the files just written, and cannot lose them.
+  const store::store_options o{req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}};
+  return store::record_run(o, req.results_root, dir, std::move(s), searches, status);
 }
 
 int check_plan(const run_request& req) {

@@ -17,6 +17,13 @@ struct run_request {
   bool live = true;
   bool allow_offset = false;  // --allow-offset: correct each host's start instant by its clock offset
   plan_overrides overrides;   // --duration, --repeats, --only
+  // The results database (harness/store, called by app.cpp after the reports): --db (empty: under
+  // results_root), --no-db, --fail-on-regression, --baseline-runs, --min-change.
+  std::filesystem::path db;
+  bool record = true;
+  bool fail_on_regression = false;
+  int baseline_runs = 5;
+  double min_change_percent = 5;
 };
 
 // Each returns the process exit status; errors are thrown to main.

@@ -5,6 +5,7 @@
 #include "harness/lab/lab.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/run/deploy.hpp"
+#include "harness/store/commands.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -45,6 +46,18 @@ int main(int argc, char** argv) {
   run->add_option("--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)")
       ->option_text("TEST")
       ->allow_extra_args(false);
+  run->add_option("--db", req.db, "Results database (default: RESULTS/netbench.sqlite)")->option_text("PATH");
+  auto* no_db = run->add_flag("!--no-db", req.record, "Record nothing in the results database");
+  run->add_flag("--fail-on-regression", req.fail_on_regression,
+                "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
+      ->excludes(no_db);
+  run->add_option("--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against")
+      ->check(CLI::Range(1, 1000))
+      ->option_text("N");
+  run->add_option("--min-change", req.min_change_percent,
+                  "Smallest drop (% of the baseline's mean) that counts as a regression")
+      ->check(CLI::Range(0.0, 100.0))
+      ->option_text("PCT");
   auto* check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
   check->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
   check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
@@ -70,6 +83,26 @@ int main(int argc, char** argv) {
       "lies wholly above or below zero: each side needs at least two ok runs (repeats = N in the plan). Measurements are\n"
       "matched by test, role, message size, load and route; ones on one side only are listed, not an error.\n"
       "Exit status: 0 (whatever the verdicts); 1 a folder cannot be read; 2 bad command line.");
+  harness::store::history_request hist;
+  auto* history = app.add_subcommand("history", "Each measurement over time, from the results database");
+  history->add_option("--db", hist.db, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
+  history->add_option("--plan", hist.plan, "Only this plan")->option_text("NAME");
+  history->add_option("--test", hist.test, "Only this test")->option_text("NAME");
+  history->add_option("--since", hist.since, "Only results folders started on or after (UTC)")
+      ->option_text("YYYY-MM-DD[THH:MM[:SS]]");
+  auto* hist_json = history->add_flag("--json", hist.json, "JSON on stdout");
+  history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
+  std::filesystem::path db_path = std::filesystem::path("results") / harness::store::default_db_name;
+  auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
+  db->require_subcommand(1);
+  std::vector<std::filesystem::path> import_dirs;
+  auto* db_import = db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
+  db_import->add_option("dirs", import_dirs, "Results folders")->required()->option_text("DIR...");
+  db_import->add_option("--db", db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
+  std::string baseline_folder;
+  auto* db_baseline = db->add_subcommand("baseline", "Judge the plan's later runs against this results folder");
+  db_baseline->add_option("run", baseline_folder, "A results folder (its name or path)")->required()->option_text("RUN");
+  db_baseline->add_option("--db", db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
   harness::deploy_request dep;
   dep.self_exe = "/proc/self/exe";
   auto* deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
@@ -89,10 +122,13 @@ int main(int argc, char** argv) {
       "  harness check plan.toml                      every host: reachable, versions, clock offset, kernel, MTU\n"
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
       "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no difference\n"
+      "  harness history --plan loopback --json       each measurement over the runs recorded in results/netbench.sqlite\n"
+      "  harness db import results/*/                 (re)build the results database from results folders\n"
       "  harness deploy plan.toml                     netload and netserve to the plan's ssh hosts\n"
       "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"
       "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
-      "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 1 an error\n"
+      "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 4 (run\n"
+      "--fail-on-regression) a measurement fell below its baseline; 1 an error\n"
       "(plan, a host check error, ssh, a file that cannot be read or written); 2 bad command line; 130 / 143 / 129\n"
       "run stopped by SIGINT / SIGTERM / SIGHUP (no run starts after it; what was measured is reported).\n"
       "deploy: 0 every host current or copied; 1 a host failed (each named on stderr) or another error.");
@@ -100,14 +136,14 @@ int main(int argc, char** argv) {
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
-    fmt::print(stderr, "harness: unknown command '{}' (run, check, report, compare, deploy or lab)\n", argv[1]);
+    fmt::print(stderr, "harness: unknown command '{}' (run, check, report, compare, history, db, deploy or lab)\n", argv[1]);
     return nb::cli::usage_status;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      fmt::print(stderr, "harness: a command is required (run, check, report, compare, deploy or lab)\n");
+      fmt::print(stderr, "harness: a command is required (run, check, report, compare, history, db, deploy or lab)\n");
       return nb::cli::usage_status;
     }
     return nb::cli::report(app, e, "harness");
@@ -119,6 +155,9 @@ int main(int argc, char** argv) {
     if (*check) return harness::check_plan(req);
     if (*deploy) return harness::deploy(dep);
     if (*compare) return harness::compare_results(compare_dirs, compare_out);
+    if (*history) return harness::store::history(hist);
+    if (*db_import) return harness::store::db_import(db_path, import_dirs);
+    if (*db_baseline) return harness::store::db_baseline(db_path, baseline_folder);
     return harness::rebuild_reports(report_dir);
   } catch (const std::exception& e) {
     fmt::print(stderr, "harness: {}\n", e.what());

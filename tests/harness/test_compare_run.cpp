@@ -53,7 +53,8 @@ fs::path run_plan(const fs::path& root, const char* name) {
   REQUIRE(o.exit_code == 0);
   CHECK(o.stdout_text.find("Repeats (spread of the run sums)") != std::string::npos);
   fs::path dir;
-  for (const auto& e : fs::directory_iterator(results)) dir = e.path();
+  for (const auto& e : fs::directory_iterator(results))
+    if (e.is_directory()) dir = e.path();  // beside it: the results database
   return dir;
 }
 

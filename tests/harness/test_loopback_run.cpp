@@ -66,7 +66,8 @@ fs::path run_plan(const fs::path& root, const std::string& file, const std::stri
   INFO(o.stderr_text << o.stdout_text);
   REQUIRE(o.exit_code == 0);
   fs::path dir;
-  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+  for (const auto& e : fs::directory_iterator(root / "results"))
+    if (e.is_directory()) dir = e.path();  // beside it: the results database
   return dir;
 }
 
@@ -84,7 +85,8 @@ TEST_CASE("harness integration: eight instances on loopback add up, start togeth
   CHECK(o.stdout_text.find("STEADY") != std::string::npos);
 
   fs::path dir;
-  for (const auto& e : fs::directory_iterator(root / "results")) dir = e.path();
+  for (const auto& e : fs::directory_iterator(root / "results"))
+    if (e.is_directory()) dir = e.path();  // beside it: the results database
   REQUIRE(fs::exists(dir / "raw" / "pps-m16" / "run.json"));
   for (const char* f : {"plan.toml", "environment.json", "summary.json", "summary.csv", "report.md"})
     CHECK(fs::exists(dir / f));

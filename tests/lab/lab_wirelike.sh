@@ -107,7 +107,7 @@ attempt() {  # N K
 import glob, json, sys
 d, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 lo, hi, bound, why, figures = float(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7], sys.argv[8]
-res = glob.glob(f"{d}/results/*")[0]
+res = glob.glob(f"{d}/results/*/")[0]
 runs = json.load(open(f"{res}/summary.json"))["runs"]
 ok = True
 for run in runs:

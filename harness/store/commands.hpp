@@ -1,0 +1,45 @@
+#pragma once
+// The store's commands, for the app layer: a run recorded (and judged against its baseline) after its
+// reports, `harness db import`, `harness db baseline` and `harness history`.
+#include "harness/report/aggregate.hpp"
+#include "harness/store/history.hpp"
+#include "harness/store/regress.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace harness::store {
+
+// The store of `harness run`'s --results root when no --db is given.
+inline constexpr const char* default_db_name = "netbench.sqlite";
+inline constexpr int regression_status = 4;
+
+struct store_options {
+  std::filesystem::path db;  // empty: <results root>/netbench.sqlite
+  bool enabled = true;       // --no-db
+  bool fail_on_regression = false;
+  regression_options regress;
+};
+
+// After a run's reports are written: the folder recorded and judged against its baseline (the console
+// and regressions.json in the folder). A store that cannot be written is one line on stderr and leaves
+// `status` as it is; a regression with fail_on_regression turns an ok status into 4.
+int record_run(const store_options& o, const std::filesystem::path& results_root, const std::filesystem::path& dir,
+               std::vector<run_summary> runs, std::vector<nlohmann::json> searches, int status);
+
+// Each folder read from its files and recorded, replacing an earlier record of it. 0, or 1 when a folder
+// could not be read (each named on stderr; the others are imported).
+int db_import(const std::filesystem::path& db, const std::vector<std::filesystem::path>& dirs);
+int db_baseline(const std::filesystem::path& db, const std::string& folder);
+
+struct history_request {
+  std::filesystem::path db = std::filesystem::path("results") / default_db_name;
+  std::string plan, test, since;
+  bool json = false, csv = false;
+};
+int history(const history_request& r);
+
+}  // namespace harness::store

@@ -1,0 +1,54 @@
+#pragma once
+// A measurement followed over time: per plan and measurement (test, role, message size, sweep load, route), one point per results
+// folder: its runs' received pps and bit/s and loss, their mean and 95 % interval when the folder had
+// repeats, and the search's NDR / PDR where one ran.
+#include "harness/report/stats.hpp"
+#include "harness/store/database.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness::store {
+
+struct stored_run {
+  std::string run;
+  bool ok = false, interrupted = false;
+  std::string error;  // the run's error, else its first failure
+  std::optional<double> sent_pps, sent_bps, received_pps, received_bps, loss_percent;
+};
+
+struct history_point {
+  std::string folder, path, status, load;
+  double started_utc = 0;
+  std::vector<stored_run> runs;
+  spread received_pps, received_bps, loss_percent;  // over the ok runs
+  std::optional<double> mrr_pps, ndr_pps, pdr_pps, pdr_loss_target_pct;
+};
+
+struct series {
+  // measurement: the runs' id without the repeat number ("pps-m64", "sweep-m64-100m", "tcp-m1400-a-to-b"),
+  // the reports' grouping of repeats: a sweep's loads are series of their own.
+  std::string plan, measurement, test, role, route;
+  std::int64_t message_size = 0;
+  std::vector<history_point> points;  // oldest first
+};
+
+struct history_filter {
+  std::string plan, test;
+  std::optional<double> since_utc;  // folders started at or after
+};
+
+std::vector<series> read_history(database& db, const history_filter& f);
+// "2026-12-03", "2026-12-03T08:00", "2026-12-03T08:00:00Z" (UTC) as seconds since the epoch; throws
+// std::invalid_argument naming the text otherwise.
+double parse_since(const std::string& text);
+std::string utc_text(double epoch_s);
+
+std::string history_text(const std::vector<series>& s);
+nlohmann::json history_json(const std::vector<series>& s);
+std::string history_csv(const std::vector<series>& s);
+
+}  // namespace harness::store

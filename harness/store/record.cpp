@@ -1,0 +1,222 @@
+#include "harness/store/record.hpp"
+
+#include "harness/report/results.hpp"
+#include "harness/report/stats.hpp"
+#include "harness/store/sql.hpp"
+
+#include <SQLiteCpp/Transaction.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace harness::store {
+
+namespace {
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double now_utc() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Which measurement each run is (the repeats' grouping of the reports): runs that differ only by their
+// repeat number share it, and history follows it across folders.
+struct measurement {
+  std::string key, load, route;
+};
+
+std::vector<measurement> measurements(const std::vector<run_summary>& runs) {
+  std::vector<measurement> out(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) out[i].key = runs[i].run.id;  // search trials: their own
+  for (const auto& g : group_repeats(runs))
+    for (std::size_t i : g.runs) out[i] = {g.key, g.load, g.route};
+  return out;
+}
+
+values rates_of(const char* prefix, const rates& r) {
+  const std::string p = prefix;
+  return {{p + "_packets", static_cast<std::int64_t>(r.packets)}, {p + "_pps", r.pps}, {p + "_bps", r.bps}};
+}
+
+values latency_of(const run_summary& s) {
+  const nb::latency_histogram* h = nullptr;
+  if (s.rr && s.rr->latency.count()) h = &s.rr->latency;
+  else if (s.probe && s.probe->error.empty() && s.probe->loaded.count()) h = &s.probe->loaded;
+  if (!h) return {};
+  const json p = h->summary_json();
+  return {{"latency_p50_us", p.at("p50_us").get<double>()}, {"latency_p90_us", p.at("p90_us").get<double>()},
+          {"latency_p99_us", p.at("p99_us").get<double>()}, {"latency_p999_us", p.at("p999_us").get<double>()},
+          {"latency_max_us", p.at("max_us").get<double>()}};
+}
+
+// The figures of an ok run; a failed one has none (NULL), never zeros.
+values figures_of(const run_summary& s) {
+  if (!s.ok) return {};
+  values v = rates_of("sent", s.sender);
+  append(v, rates_of("received", s.receiver));
+  append(v, {{"lost", static_cast<std::int64_t>(s.lost)}, {"path_loss", static_cast<std::int64_t>(s.path_loss)},
+             {"kernel_drops", s.drops_known ? value(static_cast<std::int64_t>(s.kernel_drops)) : value(nullptr)},
+             {"loss_percent", s.loss_percent}, {"start_skew_ms", s.start_skew_ms}});
+  if (s.steady)
+    append(v, {{"steady_sent_pps", s.steady->sender.pps}, {"steady_received_pps", s.steady->receiver.pps},
+               {"steady_received_bps", s.steady->receiver.bps}});
+  if (s.limit) append(v, {{"limit_kind", s.limit->limit}, {"limit_text", s.limit->text}});
+  append(v, latency_of(s));
+  return v;
+}
+
+void insert_instances(SQLite::Database& db, std::int64_t run_row, const run_summary& s) {
+  for (const auto& i : s.run.instances) {
+    values v = {{"run_id", run_row}, {"name", i.name}, {"client", i.client}, {"server", i.server},
+                {"category", i.category}, {"ok", static_cast<std::int64_t>(i.problems.empty())},
+                {"problems", json(i.problems).dump()}};
+    if (i.result && i.result->ok) {
+      const auto& t = *i.result;
+      append(v, {{"sent_packets", static_cast<std::int64_t>(t.sender.packets)}, {"sent_pps", t.sender.pps},
+                 {"sent_bps", t.sender.bits_per_second},
+                 {"received_packets", static_cast<std::int64_t>(t.receiver.packets)}, {"received_pps", t.receiver.pps},
+                 {"received_bps", t.receiver.bits_per_second}, {"lost", static_cast<std::int64_t>(t.loss.packets)},
+                 {"path_loss", static_cast<std::int64_t>(t.loss.path)},
+                 {"kernel_drops", drops_known(t) ? value(static_cast<std::int64_t>(t.loss.receiver_kernel_drops)) : value(nullptr)},
+                 {"loss_percent", t.loss.percent}, {"start_offset_ms", (t.actual_start - s.run.t0) * 1e3}});
+      if (t.verdict) append(v, {{"verdict_limit", t.verdict->limit}, {"verdict_text", t.verdict->text}});
+    }
+    insert(db, "instances", v);
+  }
+}
+
+void insert_runs(SQLite::Database& db, std::int64_t folder, const std::vector<run_summary>& runs) {
+  const auto m = measurements(runs);
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const auto& s = runs[k];
+    values v = {{"folder_id", folder}, {"seq", static_cast<std::int64_t>(k)}, {"run", s.run.id},
+                {"measurement", m[k].key}, {"test", s.run.test}, {"role", s.run.role},
+                {"kind", std::string(nb::to_string(s.run.kind))}, {"topology", std::string(to_string(s.run.topo))},
+                {"message_size", static_cast<std::int64_t>(s.run.message_size)}, {"load", m[k].load},
+                {"route", m[k].route}, {"search_trial", static_cast<std::int64_t>(is_search_trial(s.run))},
+                {"ok", static_cast<std::int64_t>(s.ok)},
+                {"interrupted", static_cast<std::int64_t>(s.run.spec.value("interrupted", false))},
+                {"error", s.run.error.empty() ? value(nullptr) : value(s.run.error)},
+                {"failures", json(s.failures).dump()}, {"t0", s.run.t0}, {"summary", to_json(s).dump()}};
+    append(v, figures_of(s));
+    const std::int64_t row = insert(db, "runs", v);
+    insert_instances(db, row, s);
+  }
+}
+
+std::optional<double> number_at(const json& j, const char* a, const char* b = nullptr) {
+  const json* x = j.contains(a) ? &j.at(a) : nullptr;
+  if (x && b) x = x->is_object() && x->contains(b) ? &x->at(b) : nullptr;
+  if (!x || !x->is_number()) return std::nullopt;
+  return x->get<double>();
+}
+
+void insert_searches(SQLite::Database& db, std::int64_t folder, const std::vector<json>& searches) {
+  for (const auto& s : searches) {
+    const json& search = s.at("search");
+    const auto mrr = search.contains("mrr") ? number_at(search.at("mrr"), "received_pps") : std::nullopt;
+    const json results = search.value("results", json::array());
+    for (const auto& r : results) {
+      const auto pps = number_at(r, "rate_pps"), bps = number_at(r, "rate_bits_per_second");
+      insert(db, "searches",
+             {{"folder_id", folder}, {"run", s.at("id").get<std::string>()}, {"test", s.at("test").get<std::string>()},
+              {"role", s.at("role").get<std::string>()}, {"message_size", s.at("message_size").get<std::int64_t>()},
+              {"loss_target_pct", r.at("loss_target_pct").get<double>()}, {"rate_pps", optional(pps)},
+              {"rate_bps", optional(bps)}, {"converged", static_cast<std::int64_t>(r.value("converged", false))},
+              {"mrr_received_pps", optional(mrr)}});
+    }
+  }
+}
+
+void insert_hosts(SQLite::Database& db, std::int64_t folder, const json& env) {
+  const json hosts = env.value("hosts", json::object());
+  for (const auto& [name, h] : hosts.items()) {
+    const json check = h.value("check", json::object());
+    insert(db, "hosts", {{"folder_id", folder}, {"name", name}, {"address", h.value("address", "")},
+                         {"launcher", h.value("launcher", "")},
+                         {"kernel", check.value("facts", json::object()).value("kernel", "")},
+                         {"check_json", check.dump()}});
+  }
+}
+
+std::string status_of(const folder_content& f) {
+  if (f.interrupted) return "interrupted";
+  return f.problems.empty() ? "ok" : "failed";
+}
+
+}  // namespace
+
+std::string folder_name(const std::string& dir_or_name) {
+  fs::path p = fs::path(dir_or_name).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  return p.filename().string();
+}
+
+std::string plan_of_folder(const std::string& name) {
+  static const std::regex shape(R"(^(.+)-\d{8}T\d{6}Z(-\d+)?$)");
+  std::smatch m;
+  return std::regex_match(name, m, shape) ? m[1].str() : name;
+}
+
+folder_content read_folder(const fs::path& dir, std::vector<run_summary> runs, std::vector<json> searches) {
+  folder_content f;
+  f.path = fs::absolute(dir).lexically_normal();
+  if (!f.path.has_filename()) f.path = f.path.parent_path();
+  f.name = folder_name(f.path.string());
+  f.plan = plan_of_folder(f.name);
+  f.environment = fs::exists(dir / "environment.json") ? json::parse(read_text(dir / "environment.json")) : json::object();
+  // Written as a string with milliseconds ("1764750588.123"); a number is taken too.
+  if (const json t = f.environment.value("started_utc", json()); t.is_string()) f.started_utc = std::strtod(t.get<std::string>().c_str(), nullptr);
+  else if (t.is_number()) f.started_utc = t.get<double>();
+  f.plan_toml = read_text(dir / "plan.toml");
+  f.interrupted = f.environment.contains("interrupted");
+  f.problems = folder_problems(dir, runs);
+  f.runs = std::move(runs);
+  f.searches = std::move(searches);
+  return f;
+}
+
+folder_content read_folder(const fs::path& dir) {
+  std::vector<run_summary> runs;
+  for (auto r : load_raw(dir)) runs.push_back(summarize(std::move(r)));
+  auto searches = load_searches(dir);
+  return read_folder(dir, std::move(runs), std::move(searches));
+}
+
+void record(database& db, const folder_content& f) {
+  db.guarded([&] {
+    SQLite::Transaction t(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement gone(db.sql(), "DELETE FROM folders WHERE name = ?");
+    gone.bind(1, f.name);
+    gone.exec();
+    const std::string error = f.interrupted ? fmt::format("interrupted by signal {}", f.environment.at("interrupted").value("signal", 0))
+                              : f.problems.empty() ? std::string() : f.problems.front();
+    const std::int64_t folder = insert(
+        db.sql(), "folders",
+        {{"name", f.name}, {"path", f.path.string()}, {"plan", f.plan},
+         {"started_utc", f.started_utc > 0 ? value(f.started_utc) : value(nullptr)},
+         {"harness_version", f.environment.value("harness_version", "")}, {"status", status_of(f)},
+         {"error", error.empty() ? value(nullptr) : value(error)},
+         {"runs_failed", static_cast<std::int64_t>(std::count_if(f.runs.begin(), f.runs.end(), [](const run_summary& s) { return !s.ok; }))},
+         {"environment", f.environment.dump()}, {"plan_toml", f.plan_toml}, {"imported_utc", now_utc()}});
+    insert_hosts(db.sql(), folder, f.environment);
+    insert_runs(db.sql(), folder, f.runs);
+    insert_searches(db.sql(), folder, f.searches);
+    t.commit();
+  });
+}
+
+}  // namespace harness::store

@@ -1,0 +1,138 @@
+#include "harness/store/regress.hpp"
+
+#include "harness/store/history.hpp"
+#include "harness/store/record.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+using nlohmann::json;
+
+namespace harness::store {
+
+namespace {
+
+std::string plan_of(database& db, const std::string& folder) {
+  SQLite::Statement st(db.sql(), "SELECT plan FROM folders WHERE name = ?");
+  st.bind(1, folder);
+  if (!st.executeStep()) throw store_error(fmt::format("results folder {} is not in {}", folder, db.path().string()));
+  return st.getColumn(0).getString();
+}
+
+std::string marked_baseline(database& db, const std::string& plan) {
+  SQLite::Statement st(db.sql(), "SELECT folder FROM baselines WHERE plan = ?");
+  st.bind(1, plan);
+  return st.executeStep() ? st.getColumn(0).getString() : std::string();
+}
+
+std::vector<double> received(const history_point& p) {
+  std::vector<double> v;
+  for (const auto& r : p.runs)
+    if (r.ok && r.received_pps) v.push_back(*r.received_pps);
+  return v;
+}
+
+// The baseline's points of one series: the marked folder's, else the last N before `at` with figures.
+std::vector<const history_point*> baseline_points(const series& s, std::size_t at, const std::string& marked,
+                                                  int last_n) {
+  std::vector<const history_point*> out;
+  if (!marked.empty()) {
+    for (const auto& p : s.points)
+      if (p.folder == marked && &p != &s.points[at] && p.received_pps.n > 0) out.push_back(&p);
+    return out;
+  }
+  for (std::size_t k = at; k-- > 0 && static_cast<int>(out.size()) < last_n;)
+    if (s.points[k].received_pps.n > 0) out.push_back(&s.points[k]);
+  return out;
+}
+
+std::optional<judged> judge_series(const series& s, const std::string& folder, const std::string& marked,
+                                   const regression_options& o, std::vector<std::string>& without) {
+  const auto it = std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.folder == folder; });
+  if (it == s.points.end() || it->received_pps.n == 0) return std::nullopt;
+  const std::string name = fmt::format("{} ({})", s.measurement, s.role);
+  const auto base = baseline_points(s, static_cast<std::size_t>(it - s.points.begin()), marked, o.baseline_runs);
+  if (base.empty()) {
+    without.push_back(name);
+    return std::nullopt;
+  }
+  judged j{s.measurement, s.test, s.role, s.route, s.message_size, it->received_pps, {}, {}, 0, false};
+  std::vector<double> values;
+  for (const auto* p : base) {
+    j.baseline_folders.push_back(p->folder);
+    for (double v : received(*p)) values.push_back(v);
+  }
+  j.baseline = describe(values);
+  if (j.baseline.mean > 0) j.change_percent = (j.current.mean - j.baseline.mean) / j.baseline.mean * 100;
+  const double floor = j.baseline.has_interval() ? j.baseline.ci_low : j.baseline.mean;
+  j.regression = j.current.mean < floor && -j.change_percent >= o.min_change_percent;
+  return j;
+}
+
+}  // namespace
+
+bool judgement::any_regression() const {
+  return std::any_of(measurements.begin(), measurements.end(), [](const judged& m) { return m.regression; });
+}
+
+judgement judge_folder(database& db, const std::string& folder, const regression_options& o) {
+  return db.guarded([&] {
+    judgement out;
+    out.folder = folder;
+    out.plan = plan_of(db, folder);
+    const std::string marked = marked_baseline(db, out.plan);
+    out.baseline_kind = marked.empty() || marked == folder
+                            ? fmt::format("up to {} earlier results folders of the plan", o.baseline_runs)
+                            : fmt::format("the marked baseline {}", marked);
+    for (const auto& s : read_history(db, {out.plan, "", std::nullopt}))
+      if (auto j = judge_series(s, folder, marked == folder ? std::string() : marked, o, out.without_baseline))
+        out.measurements.push_back(std::move(*j));
+    return out;
+  });
+}
+
+std::string mark_baseline(database& db, const std::string& folder) {
+  const std::string name = folder_name(folder);
+  return db.guarded([&] {
+    const std::string plan = plan_of(db, name);
+    SQLite::Statement st(db.sql(), "INSERT OR REPLACE INTO baselines (plan, folder, marked_utc) VALUES (?, ?, ?)");
+    st.bind(1, plan);
+    st.bind(2, name);
+    st.bind(3, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+    st.exec();
+    return plan;
+  });
+}
+
+std::string judgement_text(const judgement& j) {
+  std::string out;
+  for (const auto& m : j.measurements) {
+    const std::string interval = m.baseline.has_interval()
+                                     ? fmt::format(", 95 % {:.1f} to {:.1f}", m.baseline.ci_low, m.baseline.ci_high)
+                                     : std::string();
+    out += fmt::format("{}: {} ({}): received {:.1f} pps against {:.1f} ({} run(s) in {} folder(s), {}{}): {:+.1f} %\n",
+                       m.regression ? "REGRESSION" : "no regression", m.measurement, m.role, m.current.mean, m.baseline.mean, m.baseline.n,
+                       m.baseline_folders.size(), j.baseline_kind, interval, m.change_percent);
+  }
+  for (const auto& w : j.without_baseline) out += fmt::format("no baseline yet: {}\n", w);
+  return out;
+}
+
+json to_json(const judgement& j, const regression_options& o) {
+  json out = {{"schema", "harness.regressions/1"}, {"folder", j.folder}, {"plan", j.plan},
+              {"baseline", j.baseline_kind}, {"baseline_runs", o.baseline_runs},
+              {"min_change_percent", o.min_change_percent}, {"regression", j.any_regression()},
+              {"measurements", json::array()}, {"without_baseline", j.without_baseline}};
+  for (const auto& m : j.measurements)
+    out["measurements"].push_back({{"measurement", m.measurement}, {"test", m.test}, {"role", m.role}, {"message_size", m.message_size},
+                                   {"route", m.route}, {"received_pps", to_json(m.current)},
+                                   {"baseline_received_pps", to_json(m.baseline)},
+                                   {"baseline_folders", m.baseline_folders}, {"change_percent", m.change_percent},
+                                   {"regression", m.regression}});
+  return out;
+}
+
+}  // namespace harness::store

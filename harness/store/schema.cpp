@@ -1,0 +1,84 @@
+#include "harness/store/schema.hpp"
+
+#include "harness/store/database.hpp"
+
+#include <fmt/format.h>
+
+namespace harness::store {
+
+namespace {
+
+// Version 1. A results folder, its hosts, its runs (one row per run_summary: figures NULL, never 0, when
+// the run failed) with their instances, and its rate searches. Figures are the reports' own: the run's
+// plain sums (summary.json "sum"), steady state, loss split, verdicts, latency percentiles.
+const std::vector<const char*> v1 = {
+    R"(CREATE TABLE folders (
+         id INTEGER PRIMARY KEY,
+         name TEXT NOT NULL UNIQUE,        -- the results folder's name: <plan>-<UTC time>[-n]
+         path TEXT NOT NULL,
+         plan TEXT NOT NULL,
+         started_utc REAL,                 -- seconds since the epoch (environment.json)
+         harness_version TEXT,
+         status TEXT NOT NULL,             -- ok | failed | interrupted
+         error TEXT,                       -- the first problem of a failed or interrupted folder
+         runs_failed INTEGER NOT NULL,
+         environment TEXT NOT NULL,        -- environment.json
+         plan_toml TEXT NOT NULL,
+         imported_utc REAL NOT NULL))",
+    R"(CREATE TABLE hosts (
+         folder_id INTEGER NOT NULL REFERENCES folders(id) ON DELETE CASCADE,
+         name TEXT NOT NULL, address TEXT, launcher TEXT, kernel TEXT, check_json TEXT,
+         PRIMARY KEY (folder_id, name)))",
+    R"(CREATE TABLE runs (
+         id INTEGER PRIMARY KEY,
+         folder_id INTEGER NOT NULL REFERENCES folders(id) ON DELETE CASCADE,
+         seq INTEGER NOT NULL,             -- order in the folder's summary.json
+         run TEXT NOT NULL, measurement TEXT NOT NULL, test TEXT NOT NULL, role TEXT NOT NULL,
+         kind TEXT NOT NULL, topology TEXT NOT NULL, message_size INTEGER NOT NULL,
+         load TEXT NOT NULL, route TEXT NOT NULL, search_trial INTEGER NOT NULL,
+         ok INTEGER NOT NULL, interrupted INTEGER NOT NULL, error TEXT, failures TEXT NOT NULL, t0 REAL,
+         sent_packets INTEGER, sent_pps REAL, sent_bps REAL,
+         received_packets INTEGER, received_pps REAL, received_bps REAL,
+         lost INTEGER, path_loss INTEGER, kernel_drops INTEGER, loss_percent REAL,
+         steady_sent_pps REAL, steady_received_pps REAL, steady_received_bps REAL,
+         start_skew_ms REAL, limit_kind TEXT, limit_text TEXT,
+         latency_p50_us REAL, latency_p90_us REAL, latency_p99_us REAL, latency_p999_us REAL, latency_max_us REAL,
+         summary TEXT NOT NULL,            -- the run's summary.json entry
+         UNIQUE (folder_id, seq)))",
+    R"(CREATE TABLE instances (
+         run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+         name TEXT NOT NULL, client TEXT, server TEXT, category TEXT,
+         ok INTEGER NOT NULL, problems TEXT NOT NULL,
+         sent_packets INTEGER, sent_pps REAL, sent_bps REAL,
+         received_packets INTEGER, received_pps REAL, received_bps REAL,
+         lost INTEGER, path_loss INTEGER, kernel_drops INTEGER, loss_percent REAL,
+         verdict_limit TEXT, verdict_text TEXT, start_offset_ms REAL,
+         PRIMARY KEY (run_id, name)))",
+    R"(CREATE TABLE searches (
+         folder_id INTEGER NOT NULL REFERENCES folders(id) ON DELETE CASCADE,
+         run TEXT NOT NULL, test TEXT NOT NULL, role TEXT NOT NULL, message_size INTEGER NOT NULL,
+         loss_target_pct REAL NOT NULL, rate_pps REAL, rate_bps REAL, converged INTEGER NOT NULL,
+         mrr_received_pps REAL,
+         PRIMARY KEY (folder_id, run, loss_target_pct)))",
+    "CREATE INDEX runs_by_test ON runs (test, role, message_size)",
+};
+
+// Version 2: a folder marked as its plan's baseline (`harness db baseline`), judged against instead of
+// the last runs.
+const std::vector<const char*> v2 = {
+    R"(CREATE TABLE baselines (
+         plan TEXT PRIMARY KEY,
+         folder TEXT NOT NULL,             -- by name: a re-import of the folder keeps the mark
+         marked_utc REAL NOT NULL))",
+};
+
+}  // namespace
+
+const std::vector<const char*>& migration_to(int to) {
+  static const std::vector<const std::vector<const char*>*> steps = {&v1, &v2};
+  if (to < 1 || to > static_cast<int>(steps.size()))
+    throw store_error(fmt::format("no schema migration to version {}", to));
+  return *steps[static_cast<std::size_t>(to - 1)];
+}
+
+}  // namespace harness::store

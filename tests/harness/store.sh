@@ -1,0 +1,206 @@
+#!/bin/sh
+# The results store with the real harness, one case per ctest entry:
+#   history      three loopback runs into a fresh store: `harness history --json` has three points whose
+#                figures equal each run's summary.json; `db import` of the folders (twice) into a second
+#                store gives the same rows and the same history
+#   concurrent   two harnesses recording into one store at once, then importers racing: every folder
+#                recorded once, PRAGMA integrity_check ok
+#   corrupt      a store of junk bytes: --no-db leaves it alone; a run's files are written, its status is
+#                unchanged, one line names the file and `harness db import`; an import into a new file repairs it
+#   interrupted  a run stopped by SIGINT is recorded as interrupted, with no figures (not zeros)
+#   regression   the same plan at a packet rate lowered by 30 % is flagged and --fail-on-regression exits 4;
+#                back at the first rate, judged against the first folder marked with `db baseline`, it is not
+# Runs are 1 s on 127.0.0.1 / 127.0.0.2 with free ports; nothing leaves loopback.
+set -eu
+case_name=$1
+harness=$2
+build=$3
+tmp=$(mktemp -d /tmp/harness-store.XXXXXX)
+pids_to_clean=""
+cleanup() {
+  for p in $pids_to_clean; do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; [ -f "$tmp/err" ] && cat "$tmp/err"; exit 1; }
+. "$(dirname "$0")/common.sh"
+
+# run PLAN [ARGS...]: the harness on $tmp/PLAN.toml, results under $tmp/results; sets $status.
+run() {
+  plan=$1
+  shift
+  status=0
+  "$harness" run "$tmp/$plan.toml" --results "$tmp/results" --bin-dir "$build" --no-live "$@" > "$tmp/out" 2> "$tmp/err" ||
+    status=$?
+}
+sql() { sqlite3 "$1" "$2"; }
+
+case $case_name in
+history)
+  fan_in_plan lb 1
+  for i in 1 2 3; do
+    run lb
+    [ $status -eq 0 ] || fail "run $i exited $status"
+  done
+  db=$tmp/results/netbench.sqlite
+  [ -f "$db" ] || fail "no store at the default place $db"
+  "$harness" history --db "$db" --json > "$tmp/h1.json" || fail "history --json"
+  python3 - "$tmp/h1.json" "$tmp/results" <<'PY' || fail "history does not equal summary.json"
+import glob, json, os, sys
+h = json.load(open(sys.argv[1]))
+dirs = sorted(d for d in glob.glob(sys.argv[2] + "/lb-*") if os.path.isdir(d))
+assert len(dirs) == 3, dirs
+[s] = h["series"]
+assert (s["plan"], s["test"], s["message_size"]) == ("lb", "t", 64), s
+assert [p["folder"] for p in s["points"]] == [os.path.basename(d) for d in dirs], s["points"]
+for p, d in zip(s["points"], dirs):
+    [run] = json.load(open(d + "/summary.json"))["runs"]
+    [r] = p["runs"]
+    assert r["run"] == run["run"] and r["ok"] and p["status"] == "ok", (r, run["run"])
+    for ours, theirs in [(r["received_pps"], run["sum"]["receiver"]["pps"]), (r["sent_pps"], run["sum"]["sender"]["pps"]),
+                         (r["received_bits_per_second"], run["sum"]["receiver"]["bits_per_second"]),
+                         (r["sent_bits_per_second"], run["sum"]["sender"]["bits_per_second"]),
+                         (r["loss_percent"], run["sum"]["loss"]["percent"]),
+                         (p["received_pps"]["mean"], run["sum"]["receiver"]["pps"])]:
+        assert ours == theirs, (p["folder"], ours, theirs)
+    assert run["sum"]["receiver"]["pps"] > 1500, run["sum"]
+print("ok: three points equal to summary.json:", [p["runs"][0]["received_pps"] for p in s["points"]])
+PY
+  "$harness" history --db "$db" --csv > "$tmp/h.csv"
+  [ "$(grep -c '^lb,t-m64,t,' "$tmp/h.csv")" = 3 ] || { cat "$tmp/h.csv"; fail "csv: not three rows"; }
+  "$harness" history --db "$db" --plan lb --test t > "$tmp/h.txt"
+  grep -q "3 point(s)" "$tmp/h.txt" || { cat "$tmp/h.txt"; fail "text: not three points"; }
+  [ "$("$harness" history --db "$db" --test other)" = "no runs in the store match" ] || fail "--test filter"
+  "$harness" history --db "$db" --since 2000-01-01 --json | grep -q '"folder"' || fail "--since 2000 left runs out"
+  "$harness" history --db "$db" --since 2999-01-01 | grep -q "no runs" || fail "--since 2999 kept runs"
+  # The files are the source of truth: the same folders imported (twice) give the same store.
+  "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-*/ > "$tmp/out" || fail "db import"
+  "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-* >> "$tmp/out" || fail "db import again"
+  [ "$(grep -c '^imported lb-' "$tmp/out")" = 6 ] || { cat "$tmp/out"; fail "import output"; }
+  # A folder that is not a results folder is named; the others are imported all the same.
+  mkdir "$tmp/notresults"
+  status=0
+  "$harness" db import --db "$tmp/third.sqlite" "$tmp/notresults" "$tmp"/results/lb-* > "$tmp/out" 2> "$tmp/err" || status=$?
+  [ $status -eq 1 ] && grep -q "notresults: not imported: .*no raw/ folder" "$tmp/err" || fail "a bad folder: exit $status"
+  [ "$(sql "$tmp/third.sqlite" "SELECT count(*) FROM folders")" = 3 ] || fail "a bad folder stopped the import"
+  rm -f "$tmp/err"
+  "$harness" history --db "$tmp/second.sqlite" --json > "$tmp/h2.json"
+  cmp "$tmp/h1.json" "$tmp/h2.json" || { diff "$tmp/h1.json" "$tmp/h2.json" | head; fail "imported history differs"; }
+  rows="SELECT f.name, f.status, r.run, r.ok, r.sent_pps, r.received_pps, r.received_bps, r.loss_percent, r.summary,
+        i.name, i.received_pps, i.kernel_drops FROM runs r JOIN folders f ON f.id = r.folder_id
+        JOIN instances i ON i.run_id = r.id ORDER BY f.name, r.seq, i.name"
+  sql "$db" "$rows" > "$tmp/rows1"
+  sql "$tmp/second.sqlite" "$rows" > "$tmp/rows2"
+  [ "$(wc -l < "$tmp/rows1")" = 6 ] || fail "not six instance rows: $(cat "$tmp/rows1")"
+  cmp "$tmp/rows1" "$tmp/rows2" || fail "imported rows differ"
+  [ "$(sql "$db" "SELECT count(*) FROM hosts WHERE kernel LIKE 'Linux %' AND address LIKE '127.0.0.%'")" = 6 ] ||
+    fail "hosts: $(sql "$db" "SELECT * FROM hosts")"
+  for t in folders runs instances hosts; do
+    [ "$(sql "$db" "SELECT count(*) FROM $t")" = "$(sql "$tmp/second.sqlite" "SELECT count(*) FROM $t")" ] ||
+      fail "table $t: counts differ after a double import"
+  done
+  echo "ok: history equals summary.json; a double import gives the same rows"
+  ;;
+concurrent)
+  fan_in_plan one 1
+  fan_in_plan two 1
+  db=$tmp/shared.sqlite
+  "$harness" run "$tmp/one.toml" --results "$tmp/r1" --db "$db" --bin-dir "$build" --no-live > "$tmp/out1" 2> "$tmp/err1" &
+  p1=$!
+  "$harness" run "$tmp/two.toml" --results "$tmp/r2" --db "$db" --bin-dir "$build" --no-live > "$tmp/out2" 2> "$tmp/err2" &
+  p2=$!
+  pids_to_clean="$p1 $p2"
+  s1=0; s2=0
+  wait $p1 || s1=$?
+  wait $p2 || s2=$?
+  [ $s1 -eq 0 ] && [ $s2 -eq 0 ] || { cat "$tmp/err1" "$tmp/err2"; fail "runs exited $s1 and $s2"; }
+  ! grep -h "not recorded" "$tmp/err1" "$tmp/err2" || fail "a run was not recorded"
+  # Importers racing on the same store: each waits its turn (busy timeout, IMMEDIATE transactions).
+  pids=""
+  for k in 1 2 3 4; do
+    ( for n in 1 2 3; do "$harness" db import --db "$db" "$tmp"/r1/one-* "$tmp"/r2/two-* > /dev/null || exit 1; done ) 2> "$tmp/imp$k" &
+    pids="$pids $!"
+  done
+  for p in $pids; do wait "$p" || { cat "$tmp"/imp*; fail "a concurrent import failed"; }; done
+  [ "$(sql "$db" "SELECT group_concat(plan, ',') FROM (SELECT plan FROM folders ORDER BY plan)")" = "one,two" ] ||
+    fail "folders: $(sql "$db" "SELECT name FROM folders")"
+  [ "$(sql "$db" "SELECT count(*) FROM runs")" = 2 ] || fail "runs duplicated"
+  [ "$(sql "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check: $(sql "$db" "PRAGMA integrity_check")"
+  echo "ok: two harnesses and four importers on one store: both runs once each, integrity ok"
+  ;;
+corrupt)
+  fan_in_plan lb 1
+  mkdir -p "$tmp/results"
+  head -c 8192 /dev/urandom > "$tmp/results/netbench.sqlite"
+  cp "$tmp/results/netbench.sqlite" "$tmp/junk"
+  run lb --no-db
+  [ $status -eq 0 ] || fail "--no-db: exit $status"
+  ! grep -q "results database" "$tmp/err" || fail "--no-db still opened the database"
+  ! grep -q "^store:" "$tmp/out" || fail "--no-db still recorded"
+  run lb
+  [ $status -eq 0 ] || fail "a damaged store changed the run's status to $status"
+  dir=$(ls -d "$tmp"/results/lb-* | tail -n 1)
+  for f in summary.json summary.csv report.md report.html environment.json; do
+    [ -s "$dir/$f" ] || fail "$f not written"
+  done
+  grep "results database" "$tmp/err" > "$tmp/line" || fail "no store error on stderr"
+  [ "$(wc -l < "$tmp/line")" = 1 ] || fail "more than one line: $(cat "$tmp/line")"
+  grep -q "$tmp/results/netbench.sqlite" "$tmp/line" && grep -q "harness db import" "$tmp/line" ||
+    fail "the line does not name the file and the repair: $(cat "$tmp/line")"
+  cmp -s "$tmp/junk" "$tmp/results/netbench.sqlite" || fail "the damaged file was changed"
+  cat "$tmp/line"
+  status=0
+  "$harness" history --db "$tmp/results/netbench.sqlite" > "$tmp/out" 2> "$tmp/err" || status=$?
+  [ $status -eq 1 ] && grep -q "harness db import" "$tmp/err" || fail "history on the damaged store: $status"
+  mv "$tmp/results/netbench.sqlite" "$tmp/aside"
+  "$harness" db import "$dir" --db "$tmp/results/netbench.sqlite" > /dev/null || fail "the repair import"
+  "$harness" history --db "$tmp/results/netbench.sqlite" | grep -q "1 point(s)" || fail "the repaired store"
+  echo "ok: a damaged store is named with its repair; the run's files and status are untouched"
+  ;;
+interrupted)
+  fan_in_plan long 20
+  "$harness" run "$tmp/long.toml" --results "$tmp/results" --bin-dir "$build" --no-live > "$tmp/out" 2> "$tmp/err" &
+  pid=$!
+  pids_to_clean=$pid
+  for i in $(seq 100); do
+    [ "$(pgrep -P $pid | wc -l)" -ge 3 ] && break
+    sleep 0.1
+  done
+  sleep 1
+  kill -INT $pid
+  status=0
+  wait $pid || status=$?
+  [ $status -eq 130 ] || fail "exit $status, not 130"
+  db=$tmp/results/netbench.sqlite
+  [ "$(sql "$db" "SELECT status FROM folders")" = interrupted ] || fail "folder: $(sql "$db" "SELECT status, error FROM folders")"
+  [ "$(sql "$db" "SELECT ok, interrupted, received_pps IS NULL, sent_pps IS NULL FROM runs")" = "0|1|1|1" ] ||
+    fail "run: $(sql "$db" "SELECT ok, interrupted, received_pps, sent_pps, error FROM runs")"
+  "$harness" history --db "$db" | grep -q "1 of 1 failed (interrupted)" || fail "history: $("$harness" history --db "$db")"
+  echo "ok: an interrupted run is recorded as interrupted, without figures"
+  ;;
+regression)
+  fan_in_plan reg 1
+  run reg
+  run reg
+  grep -q "no regression" "$tmp/out" || fail "second run: $(cat "$tmp/out")"
+  sed -i 's/^pps = 1000$/pps = 700/' "$tmp/reg.toml"
+  run reg --fail-on-regression
+  [ $status -eq 4 ] || { cat "$tmp/out"; fail "a 30 % drop exited $status, not 4"; }
+  grep "^REGRESSION: t-m64 " "$tmp/out" || fail "no REGRESSION line: $(cat "$tmp/out")"
+  grep -q "1 regression(s)" "$tmp/err" || fail "stderr does not say it"
+  dir=$(ls -d "$tmp"/results/reg-* | tail -n 1)
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["regression"] and j["measurements"][0]["change_percent"] < -25, j' \
+    "$dir/regressions.json" || fail "regressions.json"
+  sed -i 's/^pps = 700$/pps = 1000/' "$tmp/reg.toml"
+  first=$(ls -d "$tmp"/results/reg-* | head -n 1)
+  "$harness" db baseline "$first/" --db "$tmp/results/netbench.sqlite" > "$tmp/mark" || fail "db baseline"
+  grep -q "^baseline of plan reg: $(basename "$first")$" "$tmp/mark" || fail "db baseline said: $(cat "$tmp/mark")"
+  run reg --fail-on-regression
+  [ $status -eq 0 ] || { cat "$tmp/out"; fail "back at the first rate exited $status"; }
+  grep -q "^no regression: t-m64 .*1 folder(s), the marked baseline $(basename "$first")" "$tmp/out" ||
+    fail "third run, against the marked baseline: $(cat "$tmp/out")"
+  echo "ok: a 30 % lower rate is a regression (exit 4), the first rate again is not"
+  ;;
+*)
+  echo "unknown case $case_name"; exit 2 ;;
+esac
