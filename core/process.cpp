@@ -25,6 +25,7 @@
 #include <system_error>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -84,6 +85,22 @@ void signal_child(int pid, int sig) {
   if (::kill(pid, sig) != 0 && errno != ESRCH) throw fmt::system_error(errno, "kill({}, {})", pid, sig);
 }
 
+// Every child in a process group of its own, ending with its parent. A terminal's Ctrl-C (and `timeout`,
+// and a hang-up) signals the whole foreground process group: sharing it, every netload and netserve would
+// get the signal at the instant the harness does, and a netserve gone before its netloads' end exchange
+// loses their figures. The parent stops its children, in order. PR_SET_PDEATHSIG: a parent killed
+// outright (SIGKILL) still stops them (SIGTERM, which netload takes as a stop that keeps its figures).
+struct own_group {
+  pid_t parent;
+  template <class Launcher>
+  boost::system::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) const {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before the line above: no orphan
+    return {};
+  }
+};
+
 }  // namespace
 
 child_process::child_process(asio::any_io_executor ex, const std::vector<std::string>& argv, bool to_stdin)
@@ -97,9 +114,9 @@ child_process::child_process(asio::any_io_executor ex, const std::vector<std::st
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   try {
     if (to_stdin)
-      s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{in_r, out_w, err_w});
+      s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{in_r, out_w, err_w}, own_group{::getpid()});
     else
-      s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{nullptr, out_w, err_w});
+      s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{nullptr, out_w, err_w}, own_group{::getpid()});
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("cannot start '{}': {}", argv[0], e.what()));
   }

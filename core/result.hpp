@@ -181,9 +181,11 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
 // Request/response: the answers' reconciliation, after reconcile() did the requests'. `client` and
 // `server` are the two sides' counts; a mismatch clears loss.reconciles and says why in loss.note.
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server);
-// The target check of a paced test from its sender's figures (rates computed); requested_pps > 0.
+// The target check of a paced test from its sender's figures (rates computed); requested_pps > 0. A
+// ceiling (TCP) is met at or under the rate, allowing the tolerance and one message in progress on each of
+// `streams` streams.
 target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender,
-                            bool ceiling = false);
+                            bool ceiling = false, std::uint32_t streams = 1);
 // Rates from counts and seconds.
 void compute_rates(flow_figures& f);
 

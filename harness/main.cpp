@@ -8,6 +8,9 @@
 #include "harness/store/commands.hpp"
 
 #include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,8 +39,13 @@ int main(int argc, char** argv) {
   run->add_flag("!--no-live", req.live, "No per-second progress lines");
   run->add_flag("--allow-offset", req.allow_offset,
                 "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
+  // CLI11's Range lets NaN through: every comparison with it is false.
+  const CLI::Validator finite(
+      [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
+      "", "finite");
   run->add_option("--duration", req.overrides.duration,
                   "Seconds per test instead of the plan's (every test; a rate search's final trials)")
+      ->check(finite)
       ->check(CLI::Range(0.1, 86400.0))
       ->option_text("S");
   run->add_option("--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's")

@@ -269,7 +269,7 @@ test_result client_test::result() const {
   }
   if (o_.omit_s > 0) leave_out_start(r);  // after the reconciliation, which counts the whole run
   // After reconcile (TCP messages); TCP's rate is a ceiling, as iperf's -b is for TCP.
-  if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream);
+  if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream, o_.streams);
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
     r.out_of_order = rcv.out_of_order;
     if (rcv.jitter_ns >= 0) r.jitter_ms = rcv.jitter_ns / 1e6;
@@ -285,8 +285,15 @@ test_result client_test::result() const {
   (o_.reverse ? r.hosts.receiver : r.hosts.sender) = std::move(local);
   (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
   r.verdict = judge_limit(r);  // after the target and both hosts
-  if (stopping())
+  if (stopping()) {
     r.interrupted = interruption{stop_signal_, std::max(0.0, ns_to_s(stop_wall_ns_ - start_wall_ns_)), o_.duration_s};
+    if (stop_wall_ns_ <= start_wall_ns_) {  // the senders never began: no figures, and nothing to judge
+      r.ok = false;
+      r.error = fmt::format("interrupted by {} before the start instant: nothing was sent", stop_signal_);
+      r.verdict.reset();
+      r.target.reset();
+    }
+  }
   return r;
 }
 

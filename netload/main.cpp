@@ -99,7 +99,9 @@ int main(int argc, char** argv) {
     for (const auto& o : runs) {
       const int s = o.bidir ? nb::load::run_bidir(o) : run(o);
       status = worse(status, s);
-      if (s == failed) break;  // iperf2 -r: a forward run that failed leaves nothing for the reverse one
+      // iperf2 -r: a forward run that failed leaves nothing for the reverse one, and one the user stopped
+      // ends the command: no test starts after a stop.
+      if (s == failed || is_interrupted_status(s)) break;
     }
     return status;
   } catch (const nb::load::usage_error& e) {

@@ -33,14 +33,21 @@ int exit_status(const test_result& r, std::string_view label) {
 
 std::string interrupted_line(const test_result& r) {
   if (!r.interrupted) return {};
-  return fmt::format("INTERRUPTED by {} after {:.2f} s of {:.2f} s: the figures below cover the time measured\n",
-                     r.interrupted->signal, r.interrupted->measured_s, r.interrupted->planned_s);
+  const interruption& i = *r.interrupted;
+  const double omit_asked = r.options.is_object() ? r.options.value("omit_s", 0.0) : 0.0;
+  std::string covers = "the figures below cover the time measured";
+  if (r.omit)
+    covers = fmt::format("the figures below cover the {:.2f} s after the omitted first {:g} s", i.measured_s - r.omit->seconds,
+                         r.omit->seconds);
+  else if (omit_asked > 0)
+    covers = fmt::format("stopped inside the first {:g} s that --omit leaves out: the figures below include them", omit_asked);
+  return fmt::format("INTERRUPTED by {} after {:.2f} s of {:.2f} s: {}\n", i.signal, i.measured_s, i.planned_s, covers);
 }
 
 int worse(int a, int b) {
   // A stop outranks every other outcome: the user must see that the figures are partial.
   auto rank = [](int s) {
-    return s > 128 ? 5 : s == failed ? 4 : s == usage ? 3 : s == unreconciled ? 2 : s == target_missed ? 1 : 0;
+    return is_interrupted_status(s) ? 5 : s == failed ? 4 : s == usage ? 3 : s == unreconciled ? 2 : s == target_missed ? 1 : 0;
   };
   return rank(a) >= rank(b) ? a : b;
 }

@@ -18,6 +18,8 @@ enum exit_code { ok = 0, failed = 1, usage = 2, unreconciled = 3, target_missed 
 // JSON).
 // The status of one result; prints why on stderr when it is not 0, after `label` ("" or "forward: ").
 int exit_status(const test_result& r, std::string_view label = {});
+// True for 128 + a signal's number: the user stopped the test.
+constexpr bool is_interrupted_status(int status) noexcept { return status > 128; }
 // Above an interrupted test's table: what its figures cover; "" for a test that ran its course.
 std::string interrupted_line(const test_result& r);
 // The worse of two statuses: failed, then unreconciled, then target missed, then ok.

@@ -54,7 +54,7 @@ void keep_only(plan& p, const std::vector<std::string>& only, std::vector<std::s
 }
 
 void set_duration(plan& p, double d, std::vector<std::string>& changes) {
-  if (d < 0.1 || d > 86400) throw plan_error(fmt::format("--duration {:g}: 0.1 to 86400 seconds", d));
+  if (!(d >= 0.1 && d <= 86400)) throw plan_error(fmt::format("--duration {:g}: 0.1 to 86400 seconds", d));
   const std::string durations = values_of(p.tests, &test_spec::duration);
   const std::string warmups = values_of(p.tests, &test_spec::warmup);
   p.duration = d;

@@ -133,7 +133,10 @@ std::string search_section(const std::vector<json>& searches, chart_ids& ids) {
       const double target = r.at("loss_target_pct").get<double>();
       const std::string name = target == 0 ? "NDR (loss 0 %)" : target == 0.5 ? "PDR (loss ≤ 0.5 %)" : fmt::format("loss ≤ {:g} %", target);
       if (r.at("rate_pps").is_null()) {
-        rows.push_back({name, "<span class=\"bad\">none</span>", "", "", h::escape(r.value("note", std::string()))});
+        rows.push_back({name,
+                        r.value("interrupted", false) ? "<span class=\"bad\">not established (interrupted)</span>"
+                                                      : "<span class=\"bad\">none</span>",
+                        "", "", h::escape(r.value("note", std::string()))});
         continue;
       }
       const json& fin = r.at("final");

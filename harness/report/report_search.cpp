@@ -43,7 +43,7 @@ void add_rows(text_table& t, const json& s) {
     const std::string name = measure_name(r.at("loss_target_pct").get<double>());
     const std::string note = r.at("note").get<std::string>();
     if (r.at("rate_pps").is_null()) {
-      row({name, "none", "", "", note});
+      row({name, r.value("interrupted", false) ? "not established (interrupted)" : "none", "", "", note});
       continue;
     }
     row({name, fmt_pps(r.at("rate_pps").get<double>()), fmt_mbps(r.at("rate_bits_per_second").get<double>()),

@@ -58,11 +58,19 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
     search.record(std::move(outcome));
     write_json(dir / "search.json", search_record(r, order, search));
   }
-  write_json(dir / "search.json", search_record(r, order, search));
+  json record = search_record(r, order, search);
+  // A stop leaves rates the search had not yet established: said so, never read as "no rate passed".
+  if (cancelled_) {
+    record["interrupted"] = true;
+    for (json& res : record["search"]["results"])
+      if (res["rate_pps"].is_null()) res["interrupted"] = true;
+  }
+  write_json(dir / "search.json", record);
   for (const auto& res : search.results())
     fmt::print(stderr, "harness: search {}: loss <= {:g} %: {}{}\n", r.id, res.loss_target_pct,
                res.rate_pps ? fmt::format("{} pps ({:.2f} Mbit/s)", nb::format_si(*res.rate_pps),
                                           *res.rate_pps * r.message_size * 8 / 1e6)
+               : cancelled_ ? "not established: the search was interrupted"
                             : "none",
                res.note.empty() ? "" : " - " + res.note);
   write_reports(dir_);

@@ -36,7 +36,9 @@ topology = "fan-in"
 server = "device"
 clients = $clients
 PLAN
-"$harness" run "$tmp/p.toml" --results "$tmp/results" --bin-dir "$build" > "$tmp/out" 2> "$tmp/err" &
+# In a process group of its own, which the signal then goes to as a terminal's Ctrl-C does: the harness
+# and every process of that group get it at once (a child sharing the group would get it directly).
+setsid "$harness" run "$tmp/p.toml" --results "$tmp/results" --bin-dir "$build" > "$tmp/out" 2> "$tmp/err" &
 hpid=$!
 # Every descendant process of the harness, with its start time in clock ticks since boot, as seen.
 (
@@ -67,7 +69,7 @@ done
 ticks=$(getconf CLK_TCK)
 signalled=$(awk -v t="$ticks" '{printf "%d", $1 * t}' /proc/uptime)  # now, in the same ticks as /proc/PID/stat
 started=$(date +%s.%N)
-kill -INT $hpid
+kill -INT -$hpid
 status=0
 wait $hpid || status=$?
 took=$(python3 -c "import time; print(f'{time.time() - $started:.1f}')")

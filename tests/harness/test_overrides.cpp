@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <string>
 
 using harness::apply_overrides;
@@ -84,6 +86,15 @@ TEST_CASE("overrides: --duration sets every test, halves a long warmup, and a se
                                 Catch::Contains("The values below are rewritten to match"));
   CHECK(p.overrides == changes);
   CHECK(p.override_options == "--duration 4");
+}
+
+TEST_CASE("overrides: a duration that is not a finite number in range is refused", "[harness][overrides]") {
+  for (double d : {std::nan(""), 0.05, 1e9}) {
+    auto p = parse_plan(two_tests, "ov.toml");
+    plan_overrides o;
+    o.duration = d;
+    CHECK_THROWS_WITH(apply_overrides(p, o), Catch::Contains("0.1 to 86400 seconds"));
+  }
 }
 
 TEST_CASE("overrides: --repeats and --only keep the tests named, the copy comments the others out", "[harness][overrides]") {

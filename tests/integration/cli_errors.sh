@@ -89,6 +89,7 @@ if [ -n "$harness" ]; then
   refused "$harness" "a command is required"
   refused "$harness" "unknown command 'frob'" frob
   refused "$harness" "needs a value" run --results
+  refused "$harness" "not a finite number" run plan.toml --duration nan
   refused "$harness" "dir is required" report
   refused "$harness" "unexpected argument 'two'" run one two
   help "$harness"

@@ -23,7 +23,10 @@ port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ports"][
 stop() {
   name=$1 sig=$2 after=$3
   shift 3
-  "$netload" -H 127.0.0.1 -p "$port" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" &
+  case $1 in
+  --iperf*) "$netload" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" & ;;  # iperf's line names the server
+  *) "$netload" -H 127.0.0.1 -p "$port" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err" & ;;
+  esac
   pid=$!
   sleep "$after"
   signalled=$(date +%s.%N)
@@ -70,6 +73,27 @@ stop tcp INT 1.5 -t TCP_STREAM -l 10 --rate 50M --json -- -m 16K
 check tcp 130 1.0 2.5
 stop bidir INT 1.5 -t UDP_STREAM -l 10 --pps 1000 --bidir --json -- -m 64
 check bidir 130 1.0 2.5
+
+# iperf2 -r runs two tests, one after the other: a stop in the first ends the command, no second test.
+stop dual INT 1.2 --iperf2 -c 127.0.0.1 -p "$port" -u -b 1000pps -t 4 -r
+[ "$status" -eq 130 ] || fail "iperf2 -r: exit status $status, want 130"
+[ "$(grep -c '^INTERRUPTED' "$tmp/dual.out")" -eq 1 ] && [ "$(grep -c '^Packets/s' "$tmp/dual.out")" -eq 1 ] ||
+  { fail "iperf2 -r: a second test ran after the stop"; cat "$tmp/dual.out"; }
+
+# Stopped after connecting, before the start instant: the sender threads never began; a failure, no figures.
+stop early INT 1 -t TCP_STREAM -l 5 --start-at "$(( $(date +%s) + 4 ))" --json -- -m 64K
+[ "$status" -eq 130 ] || fail "before the instant: exit status $status, want 130"
+python3 - "$tmp/early.out" <<'PY' || fail "before the instant: result"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["ok"] and "before the start instant: nothing was sent" in r["error"], r["error"]
+assert r["interrupted"]["measured_s"] == 0 and r["verdict"] is None and r["sender"]["bytes"] == 0, r
+print("  stopped before the instant:", r["error"])
+PY
+
+# TCP's rate is a ceiling: a short run, one 1-MiB message under way at its end, is no excess (iperf exits 0).
+"$netload" -H 127.0.0.1 -p "$port" -t TCP_STREAM -l 1 --rate 10M -- -m 1M > "$tmp/ceiling.out" 2>&1 ||
+  { fail "TCP ceiling: exit status $? for a run under its ceiling"; cat "$tmp/ceiling.out"; }
 
 # The table says what its figures cover.
 stop table INT 1.2 -t UDP_STREAM -l 10 --pps 1000 -- -m 64

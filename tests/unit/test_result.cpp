@@ -196,6 +196,21 @@ TEST_CASE("a paced test's target: met within 1 % of the payload rate - either wa
   CHECK(check_target(100'000, 100, sent(100'900, 100), true).met);
   CHECK_FALSE(check_target(100'000, 100, sent(101'100, 100), true).met);
   CHECK_FALSE(check_target(100'000, 100, sent(62'000, 100)).ceiling);
+
+  // The message each stream's pacer begins while it is due is no excess: 10 Mbit/s of 1-MiB messages for
+  // 1 s is 1.19 messages; the second one, under way at the end, puts the rate 68 % above the ceiling.
+  flow_figures big;
+  big.seconds = 1;
+  big.bytes = 2u << 20;
+  big.packets = 2;
+  compute_rates(big);
+  const double one_mib_pps = 10e6 / 8 / (1u << 20);
+  CHECK(check_target(one_mib_pps, 1u << 20, big, true, 1).error_percent > 60);
+  CHECK(check_target(one_mib_pps, 1u << 20, big, true, 1).met);
+  big.bytes = 3u << 20;  // a whole message beyond the one in progress: over the ceiling
+  compute_rates(big);
+  CHECK_FALSE(check_target(one_mib_pps, 1u << 20, big, true, 1).met);
+  CHECK(check_target(one_mib_pps, 1u << 20, big, true, 2).met);  // two streams, a message in progress each
 }
 
 TEST_CASE("the target's ceiling reads back - and results from before it read as targets", "[result][target]") {
