@@ -17,6 +17,10 @@
 
 namespace nb::serve {
 
+// Throws protocol_error ("rejected: ...") for a request this server will not run: out of the operator's
+// limits, or not meaningful.
+void validate_request(const test_request& r, const server_options& o);
+
 class control_connection {
  public:
   // `unit`: the connection's own unit of the budget, held until it ends.
