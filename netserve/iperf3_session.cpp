@@ -21,8 +21,6 @@ namespace {
 
 constexpr auto step_timeout = 30s;      // each exchange of the protocol: parameters, streams, results
 constexpr auto end_grace = 60s;         // the client's TEST_END this long after the test's end at most
-constexpr std::uint32_t tcp_default_len = 128u << 10;  // iperf3's defaults when the client gives none
-constexpr std::uint32_t udp_default_len = 1460;
 
 double cpu_seconds(bool user) {
   rusage u{};
@@ -125,69 +123,6 @@ asio::awaitable<std::string> iperf3_session::read_json(const char* what) {
   co_return body;
 }
 
-std::optional<iperf3_session::refusal> iperf3_session::check(const i3::params& p) const {
-  const server_options& o = shared_->options;
-  using st = i3::state;
-  using er = i3::error;
-  auto no = [](er code, std::string why) { return refusal{st::server_error, code, std::move(why)}; };
-  const bool sends = p.reverse || p.bidirectional;  // netserve sends data
-  if (p.sctp || p.tcp == p.udp) return no(er::protocol, "SCTP, or neither TCP nor UDP");
-  if (!p.authtoken.empty()) return no(er::auth_test, "iperf3 authentication (netserve has --psk-file for netload)");
-  if (!p.unknown.empty()) return no(er::unimplemented, fmt::format("unknown parameter '{}'", p.unknown.front()));
-  if (p.reverse && p.bidirectional) return no(er::reverse_bidir, "--reverse with --bidir");
-  if (p.omit != 0) return no(er::unimplemented, "--omit");
-  if (p.fqrate != 0) return no(er::unimplemented, "--fq-rate");
-  if (sends && (p.num != 0 || p.blockcount != 0)) return no(er::unimplemented, "-n / -k with the server sending");
-  if (sends && (p.flowlabel != 0 || p.repeating_payload)) return no(er::unimplemented, "--flowlabel / --repeating-payload with the server sending");
-  if (sends && (p.tos & 3) != 0) return no(er::unimplemented, "a TOS with ECN bits");
-  if (p.parallel < 1 || p.parallel > static_cast<std::int64_t>(o.max_streams))
-    return no(er::num_streams, fmt::format("-P {} outside 1..{}", p.parallel, o.max_streams));
-  const bool by_size = p.num != 0 || p.blockcount != 0;
-  if ((p.time <= 0 && !by_size) || p.time < 0 || static_cast<double>(p.time) > o.max_duration_s)
-    return no(er::duration, fmt::format("-t {} outside 1..{:g}", p.time, o.max_duration_s));
-  if (p.len < 0 || (p.udp && p.len > static_cast<std::int64_t>(max_udp_message_size)))
-    return no(p.udp ? er::udp_block_size : er::block_size, fmt::format("-l {}", p.len));
-  if (p.len > static_cast<std::int64_t>(max_tcp_message_size)) return no(er::block_size, fmt::format("-l {}", p.len));
-  if (p.window < 0 || p.window > max_socket_buffer_request) return no(er::buf_size, fmt::format("-w {}", p.window));
-  if (p.mss < 0 || p.mss > static_cast<std::int64_t>(max_mss)) return no(er::mss, fmt::format("-M {}", p.mss));
-  if (p.server_affinity < -1 || p.server_affinity > 4095) return no(er::unimplemented, "-A outside 0..4095");
-  return std::nullopt;
-}
-
-// One test per direction: the client's sending streams' (netserve receives), then its receiving ones'.
-std::optional<iperf3_session::refusal> iperf3_session::plan_tests() {
-  const i3::params& p = params_;
-  const server_options& o = shared_->options;
-  test_request base;
-  base.kind = p.udp ? test_kind::udp_stream : test_kind::tcp_stream;
-  base.message_size = p.len > 0 ? static_cast<std::uint32_t>(p.len) : (p.udp ? udp_default_len : tcp_default_len);
-  base.duration_s = p.time > 0 ? static_cast<double>(p.time) : o.max_duration_s;
-  base.streams = static_cast<std::uint32_t>(p.parallel);
-  base.rcvbuf = base.sndbuf = static_cast<std::int32_t>(std::min<std::int64_t>(p.window, o.max_socket_buffer));
-  base.cpu = static_cast<std::int32_t>(p.server_affinity);
-  base.congestion = p.congestion;
-  base.client_version = "iperf3 " + p.client_version;
-  if (base.kind == test_kind::udp_stream) base.data_ports.assign(base.streams, 1);  // the hellos give the real ones
-  if (!p.reverse) requests_.push_back(base);
-  if (p.reverse || p.bidirectional) {
-    test_request r = base;
-    r.reverse = true;
-    // The server paces what it sends: -b is per stream, as iperf3's own sender applies it.
-    r.pps = p.bandwidth ? static_cast<double>(p.bandwidth) * base.streams / (8.0 * base.message_size) : 0;
-    r.dscp = p.tos ? static_cast<std::int32_t>(p.tos >> 2) : -1;
-    requests_.push_back(r);
-  }
-  for (const test_request& r : requests_) {
-    try {
-      validate_request(r, o);
-    } catch (const protocol_error& e) {
-      const bool congestion = !r.congestion.empty() && std::string_view(e.what()).find("congestion") != std::string_view::npos;
-      return refusal{i3::state::server_error, congestion ? i3::error::set_congestion : i3::error::unimplemented, e.what()};
-    }
-  }
-  return std::nullopt;
-}
-
 // As netload's tests: a slot on the port within the client's share, and the test's whole cost from the
 // budget; a refusal is iperf3's ACCESS_DENIED ("the server is busy running a test").
 std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
@@ -236,9 +171,13 @@ asio::awaitable<void> iperf3_session::run() {
     const std::int64_t start_mono = mono_ns(), start = wall_ns();
     for (const auto& t : tests_) t->start(start);
     const double user0 = cpu_seconds(true), system0 = cpu_seconds(false);
-    if (!co_await await_test_end()) co_return;
+    const bool ended = co_await await_test_end();
     const double seconds = ns_to_s(mono_ns() - start_mono);
     co_await settle();
+    if (!ended) {  // the client stopped (CLIENT_TERMINATE): what was counted is still logged
+      for (std::size_t k = 0; k < tests_.size(); ++k) fmt::print(stderr, "{} (ended by the client)\n", result_line(k, seconds));
+      co_return;
+    }
     cpu_user_s_ = cpu_seconds(true) - user0;
     cpu_system_s_ = cpu_seconds(false) - system0;
     co_await exchange_results(seconds);
@@ -338,6 +277,19 @@ asio::awaitable<void> iperf3_session::settle() {
   }
 }
 
+// Test k's log line, with the counts from the figures the client gets, so that it says exactly those.
+std::string iperf3_session::result_line(std::size_t k, double seconds) const {
+  const served_test& t = *tests_[k];
+  side_counts c = counts_[k];
+  c.packets = c.bytes = 0;
+  for (const flow_totals& f : totals_[k]) {
+    c.packets += f.packets;
+    c.bytes += f.bytes;
+  }
+  if (is_tcp(t.request().kind)) c.packets = tcp_messages(c.bytes, t.request().message_size);
+  return test_result_line(port_->number, t, c, t.unattributed_since_start(), seconds, "iperf3 " + params_.client_version);
+}
+
 // The client's results first, then ours (iperf_exchange_results), then DISPLAY_RESULTS; its IPERF_DONE is
 // waited for briefly, as a courtesy: the test is over either way.
 asio::awaitable<void> iperf3_session::exchange_results(double seconds) {
@@ -356,8 +308,6 @@ asio::awaitable<void> iperf3_session::exchange_results(double seconds) {
     const served_test& t = *tests_[k];
     const bool reverse = t.request().reverse;
     const std::vector<tcp_sample> samples = reverse && tcp ? t.tcp_end_samples() : std::vector<tcp_sample>{};
-    side_counts c = counts_[k];
-    c.packets = c.bytes = 0;  // from the figures the client gets, so the log says exactly those
     for (std::size_t s = 0; s < totals_[k].size(); ++s, ++overall) {
       const flow_totals& f = totals_[k][s];
       i3::stream_result r;
@@ -375,13 +325,10 @@ asio::awaitable<void> iperf3_session::exchange_results(double seconds) {
         for (const i3::stream_result& x : theirs.streams)
           if (x.id == r.id && x.packets > f.packets) r.errors = x.packets - f.packets;
       }
-      c.packets += tcp ? 0 : f.packets;
-      c.bytes += f.bytes;
       ours.streams.push_back(r);
     }
-    if (tcp) c.packets = tcp_messages(c.bytes, t.request().message_size);
     if (reverse && tcp) ours.congestion_used = t.congestion();
-    const std::string line = test_result_line(port_->number, t, c, t.unattributed_since_start(), seconds, "iperf3 " + params_.client_version);
+    const std::string line = result_line(k, seconds);
     fmt::print(stderr, "{}\n", line);
     lines += line + "\n";
   }

@@ -57,6 +57,7 @@ class iperf3_session {
   asio::awaitable<bool> await_test_end();
   asio::awaitable<void> settle();
   asio::awaitable<void> exchange_results(double seconds);
+  std::string result_line(std::size_t k, double seconds) const;
   asio::awaitable<void> send_state(iperf3::state s);
   asio::awaitable<void> refuse(const refusal& r);
   asio::awaitable<std::string> read_json(const char* what);
