@@ -215,13 +215,14 @@ asio::awaitable<void> iperf3_session::collect_hellos() {
   p.iperf3_collecting_hellos.insert(peer_);
   p.udp->watch_hellos(+1);
   hello_claim claim{p, peer_};
+  const std::int64_t told = wall_ns();  // hellos older than this are not this client's streams'
   co_await send_state(i3::state::create_streams);
   const endpoint peer = endpoint::peer_of(socket_.native_handle()), local = endpoint::local_of(socket_.native_handle());
   for (const auto& t : tests_) {
     std::vector<std::uint16_t> ports;
     while (ports.size() < t->request().streams) {
       std::optional<endpoint> hello;
-      for (int i = 0; !(hello = p.udp->take_hello(peer)); ++i) {
+      for (int i = 0; !(hello = p.udp->take_hello(peer, told)); ++i) {
         if (i == 5000) throw protocol_error("an iperf3 UDP stream did not announce itself within 10 s");
         co_await sleep_for(2ms);
       }

@@ -136,20 +136,29 @@ constexpr std::uint32_t iperf3_udp_hello = 0x36373839;
 constexpr std::size_t max_hellos = 256;
 }  // namespace
 
-void udp_port::keep_hello(const sockaddr* source) {
+void udp_port::keep_hello(const sockaddr* source, std::int64_t arrival_ns) {
   std::lock_guard lock(mu_);
   if (hello_watchers_ == 0) return;
   if (hellos_.size() >= max_hellos) hellos_.erase(hellos_.begin());
-  hellos_.emplace_back(source, source->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+  hellos_.emplace_back(endpoint(source, source->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in)),
+                       arrival_ns);
 }
 
-std::optional<endpoint> udp_port::take_hello(const endpoint& address) {
+std::optional<endpoint> udp_port::take_hello(const endpoint& address, std::int64_t not_before_ns) {
   std::lock_guard lock(mu_);
-  auto it = std::find_if(hellos_.begin(), hellos_.end(), [&](const endpoint& e) { return e.address() == address.address(); });
-  if (it == hellos_.end()) return std::nullopt;
-  endpoint e = *it;
-  hellos_.erase(it);
-  return e;
+  const std::string wanted = address.address();
+  for (auto it = hellos_.begin(); it != hellos_.end();) {
+    if (it->first.address() != wanted) {
+      ++it;
+    } else if (it->second < not_before_ns) {
+      it = hellos_.erase(it);
+    } else {
+      endpoint e = it->first;
+      hellos_.erase(it);
+      return e;
+    }
+  }
+  return std::nullopt;
 }
 
 void udp_port::detach(const std::shared_ptr<udp_flows>& flows) {
@@ -280,7 +289,7 @@ void udp_port::run(std::size_t lane) {
             if (it == local.end() && watching && r.len == 4 && r.copied == 4) {
               std::uint32_t word;
               std::memcpy(&word, r.data, 4);
-              if (word == iperf3_udp_hello) return keep_hello(r.source);
+              if (word == iperf3_udp_hello) return keep_hello(r.source, r.arrival_ns);
             }
             if (it == local.end()) {
               self.unattributed.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);
