@@ -163,9 +163,10 @@ asio::awaitable<void> iperf3_session::run() {
     }
     port_->iperf3_sessions[cookie_] = this;
     registered_session_ = true;
-    co_await create_streams();
-    for (const auto& t : tests_)
-      if (is_udp(t->request().kind) && !t->request().reverse) t->attach_udp();
+    if (std::optional<refusal> failed = co_await set_up_streams()) {
+      co_await refuse(*failed);
+      co_return;
+    }
     co_await send_state(i3::state::test_start);
     co_await send_state(i3::state::test_running);
     const std::int64_t start_mono = mono_ns(), start = wall_ns();
@@ -188,6 +189,25 @@ asio::awaitable<void> iperf3_session::run() {
   } catch (const std::exception& e) {
     fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port_->number, peer_, printable(e.what()));
   }
+}
+
+// The streams connected (TCP) or announced (UDP), and forward UDP counted by the port; a failure is told to
+// the client as iperf3's server tells it ("unable to accept stream connection"), not left to a timeout.
+asio::awaitable<std::optional<iperf3_session::refusal>> iperf3_session::set_up_streams() {
+  std::string why;
+  try {
+    co_await create_streams();
+    for (const auto& t : tests_)
+      if (is_udp(t->request().kind) && !t->request().reverse) t->attach_udp();
+    co_return std::nullopt;
+  } catch (const protocol_error& e) {
+    why = e.what();
+  } catch (const boost::system::system_error&) {  // the client is gone: nobody to tell
+    throw;
+  } catch (const std::runtime_error& e) {  // the XDP engine cannot count the test's flows
+    why = e.what();
+  }
+  co_return refusal{i3::state::server_error, i3::error::stream_accept, why};
 }
 
 asio::awaitable<void> iperf3_session::create_streams() {

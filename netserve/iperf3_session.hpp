@@ -52,6 +52,7 @@ class iperf3_session {
   std::optional<refusal> check(const iperf3::params& p) const;
   std::optional<refusal> plan_tests();
   std::optional<refusal> register_tests();
+  asio::awaitable<std::optional<refusal>> set_up_streams();
   asio::awaitable<void> create_streams();
   asio::awaitable<void> collect_hellos();
   asio::awaitable<bool> await_test_end();

@@ -8,6 +8,7 @@
 #   reverse   -R, TCP then UDP: what the client says the server sent
 #   bidir     --bidir, TCP: both directions
 #   refused   an option netserve does not serve (-O): iperf3's own error, at once; netserve serves on
+#   limits    netserve's limits apply: with one test slot per port a second client is told the server is busy
 #   eight     eight clients at once on one port, UDP 10 Mbit/s for 3 s: every one completes and reconciles
 #   stock     the same eight against a stock iperf3 -s: it refuses all but one ("the server is busy")
 # Exit 77 (skipped) when no iperf3 is installed.
@@ -23,7 +24,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 
 start_netserve() {
-  "$netserve" -p 0 --bind 127.0.0.1 > "$tmp/ready" 2> "$tmp/serve.log" &
+  "$netserve" -p 0 --bind 127.0.0.1 "$@" > "$tmp/ready" 2> "$tmp/serve.log" &
   server=$!
   for _ in $(seq 50); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
   port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ports"][0])' "$tmp/ready") ||
@@ -110,6 +111,19 @@ refused)
   grep -q 'iperf3 test from 127.0.0.1 refused: --omit' "$tmp/serve.log" || fail "netserve did not log the refusal"
   client after -t 1
   compare after 1 "j['end']['sum_received']['bytes'] == l['bytes']"
+  ;;
+limits)
+  start_netserve --max-tests-per-port 1
+  timeout 30 "$iperf3" -c 127.0.0.1 -p "$port" -u -b 1m -t 3 -J > "$tmp/first.json" 2>&1 &
+  first=$!
+  sleep 1
+  timeout 30 "$iperf3" -c 127.0.0.1 -p "$port" -t 1 -J > "$tmp/second.json" 2>&1
+  grep -q '"error":.*"the server is busy running a test. try again later"' "$tmp/second.json" ||
+    fail "the second client was not told the server is busy"
+  grep -q "iperf3 test from 127.0.0.1 refused: port $port already runs 1 tests" "$tmp/serve.log" ||
+    fail "netserve did not log why"
+  wait $first || fail "the first client failed"
+  compare first 1 "j['end']['sum_received']['packets'] == l['packets']"
   ;;
 eight | stock)
   if [ "$case_name" = stock ]; then
