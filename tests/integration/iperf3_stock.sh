@@ -9,12 +9,14 @@
 #   bidir     --bidir, TCP: both directions
 #   refused   an option netserve does not serve (-O): iperf3's own error, at once; netserve serves on
 #   limits    netserve's limits apply: with one test slot per port a second client is told the server is busy
+#   mixed     an iperf3 client and netload (the third argument) at once on one port, both UDP: each counts apart
 #   eight     eight clients at once on one port, UDP 10 Mbit/s for 3 s: every one completes and reconciles
 #   stock     the same eight against a stock iperf3 -s: it refuses all but one ("the server is busy")
 # Exit 77 (skipped) when no iperf3 is installed.
 set -u
 netserve=$1
 case_name=$2
+netload=${3:-}
 iperf3=${IPERF3_BIN:-/usr/bin/iperf3}
 [ -x "$iperf3" ] || { echo "SKIP: no iperf3 at $iperf3 (Debian package iperf3)"; exit 77; }
 tmp=$(mktemp -d /tmp/netserve-iperf3.XXXXXX)
@@ -124,6 +126,25 @@ limits)
     fail "netserve did not log why"
   wait $first || fail "the first client failed"
   compare first 1 "j['end']['sum_received']['packets'] == l['packets']"
+  ;;
+mixed)
+  start_netserve
+  "$netload" -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 3 --rate 20M --json -- -m 1400 > "$tmp/netload.json" 2> "$tmp/netload.err" &
+  netload_pid=$!
+  client mixed -u -b 20m -l 1400 -t 2
+  status=0
+  wait $netload_pid || status=$?
+  [ "$status" -eq 0 ] || { fail "netload: exit status $status"; cat "$tmp/netload.err"; }
+  compare mixed 1 "j['end']['sum_received']['packets'] == l['packets']"
+  # netload's test is the other line: its own JSON's receiver count is netserve's.
+  python3 - "$tmp/netload.json" "$tmp/serve.log" <<'EOF' || fail "netload's count is not netserve's"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+lines = [l for l in open(sys.argv[2]) if ' test ' in l and 'client=' not in l]
+got = [int(x) for x in re.findall(r'received packets=(\d+)', ''.join(lines))]
+print("netload's receiver:", r['receiver']['packets'], "netserve:", got)
+sys.exit(got != [r['receiver']['packets']])
+EOF
   ;;
 eight | stock)
   if [ "$case_name" = stock ]; then
