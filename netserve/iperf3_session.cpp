@@ -2,12 +2,10 @@
 
 #include "core/clock.hpp"
 #include "core/frame_io.hpp"
-#include "core/limits.hpp"
 #include "core/rr.hpp"
 #include "core/text.hpp"
 #include "netserve/control_connection.hpp"
 
-#include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
 #include <sys/resource.h>
