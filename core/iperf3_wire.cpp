@@ -76,6 +76,7 @@ void read_param(params& p, const std::string& key, const json& v) {
   if (key == "tcp") p.tcp = true;
   else if (key == "udp") p.udp = true;
   else if (key == "sctp") p.sctp = true;
+  else if (key == "mptcp") p.mptcp = true;
   else if (key == "nodelay") p.nodelay = true;
   else if (key == "reverse") p.reverse = true;
   else if (key == "bidirectional") p.bidirectional = true;
@@ -99,6 +100,7 @@ void read_param(params& p, const std::string& key, const json& v) {
   else if (key == "flowlabel") p.flowlabel = whole<std::int64_t>(v, w, key);
   else if (key == "zerocopy") p.zerocopy = whole<std::int64_t>(v, w, key);
   else if (key == "dont_fragment") p.dont_fragment = whole<std::int64_t>(v, w, key);
+  else if (key == "skip_rx_copy") p.skip_rx_copy = whole<std::int64_t>(v, w, key);
   else if (key == "title") p.title = text(v, w, key);
   else if (key == "extra_data") p.extra_data = text(v, w, key);
   else if (key == "congestion") p.congestion = text(v, w, key);
@@ -170,6 +172,7 @@ std::string encode_params(const params& p) {
   if (p.tcp) j["tcp"] = true;
   if (p.udp) j["udp"] = true;
   if (p.sctp) j["sctp"] = true;
+  if (p.mptcp) j["mptcp"] = true;
   j["omit"] = p.omit;
   if (p.server_affinity != -1) j["server_affinity"] = p.server_affinity;
   j["time"] = p.time;
@@ -197,6 +200,7 @@ std::string encode_params(const params& p) {
   if (p.repeating_payload) j["repeating_payload"] = 1;
   if (p.zerocopy) j["zerocopy"] = p.zerocopy;
   if (p.dont_fragment) j["dont_fragment"] = p.dont_fragment;
+  if (p.skip_rx_copy) j["skip_rx_copy"] = p.skip_rx_copy;
   if (!p.authtoken.empty()) j["authtoken"] = p.authtoken;
   j["client_version"] = p.client_version;
   return j.dump();

@@ -67,7 +67,7 @@ inline constexpr std::size_t max_json_size = 64 * 1024;
 
 // What a client asks for (send_parameters). Numbers travel as JSON numbers; flags as present keys.
 struct params {
-  bool tcp = false, udp = false, sctp = false;
+  bool tcp = false, udp = false, sctp = false, mptcp = false;
   std::int64_t omit = 0;
   std::int64_t server_affinity = -1;
   std::int64_t time = 0;        // seconds; 0 with num or blockcount
@@ -91,6 +91,7 @@ struct params {
   bool repeating_payload = false;
   std::int64_t zerocopy = 0;
   std::int64_t dont_fragment = 0;
+  std::int64_t skip_rx_copy = 0;  // 3.17 and later: the receiver discards in the kernel (MSG_TRUNC)
   std::string authtoken;
   std::string client_version;
   std::vector<std::string> unknown;  // keys this parser does not know, for the refusal

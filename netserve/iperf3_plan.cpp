@@ -22,6 +22,7 @@ std::optional<iperf3_session::refusal> iperf3_session::check(const i3::params& p
   auto no = [](er code, std::string why) { return refusal{st::server_error, code, std::move(why)}; };
   const bool sends = p.reverse || p.bidirectional;  // netserve sends data
   if (p.sctp || p.tcp == p.udp) return no(er::protocol, "SCTP, or neither TCP nor UDP");
+  if (p.mptcp) return no(er::unimplemented, "--mptcp");
   if (!p.authtoken.empty()) return no(er::auth_test, "iperf3 authentication (netserve has --psk-file for netload)");
   if (!p.unknown.empty()) return no(er::unimplemented, fmt::format("unknown parameter '{}'", p.unknown.front()));
   if (p.reverse && p.bidirectional) return no(er::reverse_bidir, "--reverse with --bidir");

@@ -61,6 +61,11 @@ TEST_CASE("iperf3: malformed parameters are refused naming the field, unknown on
   CHECK_THROWS_WITH(i3::parse_params(std::string(6000, '[') + std::string(6000, ']')), Catch::Contains("nested too deep"));
   CHECK_THROWS_WITH(i3::parse_params(std::string(i3::max_json_size + 1, ' ')), Catch::Contains("more than"));
   CHECK(i3::parse_params(R"({"tcp":true,"fq_rate_new":1})").unknown == std::vector<std::string>{"fq_rate_new"});
+  // What 3.19 adds (src/iperf_api.c at tag 3.19.1) is known: --skip-rx-copy served, --mptcp refused by name.
+  const auto newer = i3::parse_params(R"({"tcp":true,"skip_rx_copy":1,"mptcp":true})");
+  CHECK(newer.unknown.empty());
+  CHECK(newer.skip_rx_copy == 1);
+  CHECK(newer.mptcp);
 }
 
 TEST_CASE("iperf3: results parse with -1 as cJSON prints it (2^64 - 1), and encode back", "[iperf3]") {
