@@ -142,6 +142,7 @@ asio::awaitable<void> control_connection::run() {
       co_await serve_iperf3(std::move(socket_), port_, shared_, std::move(unit_));
       co_return;
     }
+    if (!o.psk.empty() && co_await refused_iperf3_without_key()) co_return;
     if (!o.psk.empty()) mac_ = co_await require_auth(socket_, o.psk, timeout);
     message first = co_await read_message(socket_, mac_, timeout);
     if (auto* hello = std::get_if<data_hello>(&first)) {
@@ -154,6 +155,30 @@ asio::awaitable<void> control_connection::run() {
   } catch (...) {
     on_failure(std::current_exception());
   }
+}
+
+// With a key netserve speaks first, but an iperf3 client does not wait: it sends its cookie as soon as it is
+// connected. A connection is given a moment to show one (netload says nothing before the challenge: it
+// loses that moment, once per connection); an iperf3 client then hears iperf3's own "test authorization
+// failed" and the log says why, rather than reading the challenge as an unknown state. Returns true when it
+// was one.
+asio::awaitable<bool> control_connection::refused_iperf3_without_key() {
+  constexpr auto moment = std::chrono::milliseconds(5);  // a cookie on its way over a LAN; loopback: ~0.1 ms
+  unsigned char first = 0;
+  try {
+    first = co_await peek_byte(socket_, moment);
+  } catch (const protocol_error&) {  // nothing came: a netload waiting for its challenge
+    co_return false;
+  }
+  if (!iperf3::is_cookie_char(first)) co_return false;
+  fmt::print(stderr, "netserve: port {}: closing connection from {}: an iperf3 client, and this netserve requires a key "
+             "(--psk-file), which iperf3 cannot give\n", port_->number, peer_);
+  const char refusal[9] = {static_cast<char>(iperf3::state::server_error), 0, 0, 0,
+                           static_cast<char>(iperf3::error::auth_test), 0, 0, 0, 0};
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
+  socket_.write_some(asio::buffer(refusal), ec);
+  co_return true;
 }
 
 // The parallel waits of a test (intervals, the client's end, the host's sample) fail together when the

@@ -34,6 +34,7 @@ class control_connection {
   asio::awaitable<void> run();
 
  private:
+  asio::awaitable<bool> refused_iperf3_without_key();
   void attach_data(const data_hello& hello);
   asio::awaitable<void> run_test(test_request request);
   void register_test(test_request request);

@@ -8,6 +8,7 @@
 #   reverse   -R, TCP then UDP: what the client says the server sent
 #   bidir     --bidir, TCP: both directions
 #   refused   an option netserve does not serve (-O): iperf3's own error, at once; netserve serves on
+#   keyed     a netserve with --psk-file refuses iperf3 clients at once (they cannot answer its challenge)
 #   limits    netserve's limits apply: with one test slot per port a second client is told the server is busy
 #   mixed     an iperf3 client and netload (the third argument) at once on one port, both UDP: each counts apart
 #   eight     eight clients at once on one port, UDP 10 Mbit/s for 3 s: every one completes and reconciles
@@ -113,6 +114,18 @@ refused)
   grep -q 'iperf3 test from 127.0.0.1 refused: --omit' "$tmp/serve.log" || fail "netserve did not log the refusal"
   client after -t 1
   compare after 1 "j['end']['sum_received']['bytes'] == l['bytes']"
+  ;;
+keyed)
+  (umask 077 && openssl rand -hex 32 > "$tmp/key")
+  start_netserve --psk-file "$tmp/key"
+  begin=$(date +%s)
+  status=0
+  timeout 20 "$iperf3" -c 127.0.0.1 -p "$port" -t 1 > "$tmp/keyed.out" 2>&1 || status=$?
+  cat "$tmp/keyed.out"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "iperf3 against a keyed netserve: exit status $status"
+  [ $(($(date +%s) - begin)) -le 3 ] || fail "the refusal took more than 3 s"
+  grep -q 'test authorization failed' "$tmp/keyed.out" || fail "iperf3 did not hear its own refusal"
+  grep -q 'an iperf3 client, and this netserve requires a key' "$tmp/serve.log" || fail "netserve did not log why"
   ;;
 limits)
   start_netserve --max-tests-per-port 1
