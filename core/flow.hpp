@@ -37,6 +37,48 @@ inline void read_payload_header(const unsigned char* p, std::uint64_t& seq, std:
   send_wall_ns = static_cast<std::int64_t>(le64toh(b));
 }
 
+// Whose header a stream's datagrams carry. iperf3's (src/iperf_udp.c): big-endian seconds and
+// microseconds of the send time, then the packet count from 1, 32-bit, or 64-bit with
+// --udp-counters-64bit. netserve speaks it to stock iperf3 clients; sequence numbers are kept from 0
+// inside, as netload's.
+enum class payload_format : std::uint8_t { netload, iperf3_32, iperf3_64 };
+constexpr std::size_t header_size(payload_format f) noexcept {
+  return f == payload_format::iperf3_32 ? 12 : payload_header_size;
+}
+
+inline void write_header(payload_format f, unsigned char* p, std::uint64_t seq, std::int64_t send_wall_ns) noexcept {
+  if (f == payload_format::netload) return write_payload_header(p, seq, send_wall_ns);
+  const auto sec = htobe32(static_cast<std::uint32_t>(send_wall_ns / 1'000'000'000));
+  const auto usec = htobe32(static_cast<std::uint32_t>(send_wall_ns % 1'000'000'000 / 1000));
+  std::memcpy(p, &sec, 4);
+  std::memcpy(p + 4, &usec, 4);
+  if (f == payload_format::iperf3_64) {
+    const std::uint64_t count = htobe64(seq + 1);
+    std::memcpy(p + 8, &count, 8);
+  } else {
+    const std::uint32_t count = htobe32(static_cast<std::uint32_t>(seq + 1));
+    std::memcpy(p + 8, &count, 4);
+  }
+}
+
+inline void read_header(payload_format f, const unsigned char* p, std::uint64_t& seq, std::int64_t& send_wall_ns) noexcept {
+  if (f == payload_format::netload) return read_payload_header(p, seq, send_wall_ns);
+  std::uint32_t sec, usec;
+  std::memcpy(&sec, p, 4);
+  std::memcpy(&usec, p + 4, 4);
+  send_wall_ns = std::int64_t{be32toh(sec)} * 1'000'000'000 + std::int64_t{be32toh(usec)} * 1000;
+  std::uint64_t count;
+  if (f == payload_format::iperf3_64) {
+    std::memcpy(&count, p + 8, 8);
+    count = be64toh(count);
+  } else {
+    std::uint32_t c32;
+    std::memcpy(&c32, p + 8, 4);
+    count = be32toh(c32);
+  }
+  seq = count - 1;  // iperf3 counts from 1; a count of 0 wraps to a huge sequence, counted as one jump
+}
+
 // TCP has no messages on the wire, only a byte stream: a "message" is message_size bytes of it, counted
 // from the bytes of all streams together, on both sides, with this function and no other way. Counting
 // whole writes per stream would not do: a stream's last write can end part-way (the send timed out at
@@ -60,6 +102,7 @@ struct alignas(64) recv_counters {
   relaxed<std::uint64_t> out_of_order;   // arrived after a higher sequence number
   relaxed<std::int64_t> last_transit_ns;
   relaxed<double> jitter_ns;
+  payload_format format = payload_format::netload;  // set before the flow's first datagram, then fixed
 
   // What the socket handed over: `len` bytes of one flow, in segments of `segment` bytes when GRO
   // coalesced several datagrams (0: one datagram), of which the first `copied` bytes are in `p`.
@@ -76,10 +119,11 @@ struct alignas(64) recv_counters {
     if (first_arrival_ns.get() == 0) first_arrival_ns.set(arrival_ns);
     last_arrival_ns.set(arrival_ns);
     std::size_t first = n == 1 ? len : segment;
-    if (first < payload_header_size || copied < payload_header_size) return;  // no room for a header
+    const std::size_t header = header_size(format);
+    if (first < header || copied < header) return;  // no room for a header
     std::uint64_t seq;
     std::int64_t sent_ns;
-    read_payload_header(p, seq, sent_ns);
+    read_header(format, p, seq, sent_ns);
     if (seq >= next_seq.get())
       next_seq.set(seq + n);
     else

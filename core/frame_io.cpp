@@ -37,6 +37,19 @@ constexpr auto no_throw = asio::as_tuple(asio::use_awaitable);
 
 }  // namespace
 
+asio::awaitable<void> read_exact(tcp::socket& socket, asio::mutable_buffer buffer, std::chrono::steady_clock::duration timeout,
+                                 const char* what) {
+  co_await with_deadline(asio::async_read(socket, buffer, no_throw), timeout, what);
+}
+
+asio::awaitable<unsigned char> peek_byte(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
+  unsigned char b = 0;
+  const std::size_t n = co_await with_deadline(
+      socket.async_receive(asio::buffer(&b, 1), tcp::socket::message_peek, no_throw), timeout, "waiting for a message");
+  if (n == 0) throw boost::system::system_error(asio::error::eof);
+  co_return b;
+}
+
 asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
   asio::steady_timer t(co_await asio::this_coro::executor, d);
   co_await t.async_wait(asio::use_awaitable);

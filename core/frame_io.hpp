@@ -34,6 +34,13 @@ inline asio::awaitable<void> write_message(tcp::socket& socket, frame_mac& mac, 
   return write_frame(socket, encode_frame(m, mac), timeout);
 }
 
+// Raw bytes, for a peer that speaks another protocol (netserve/iperf3_session.hpp): reads exactly the
+// buffer's size, or throws as read_message ("timed out ... `what`").
+asio::awaitable<void> read_exact(tcp::socket& socket, asio::mutable_buffer buffer, std::chrono::steady_clock::duration timeout,
+                                 const char* what);
+// The first byte the peer sent, left in the socket for the next read; throws as read_message.
+asio::awaitable<unsigned char> peek_byte(tcp::socket& socket, std::chrono::steady_clock::duration timeout);
+
 // A coroutine pause on a timer (polling loops in the control plane: drains, data-plane completion).
 asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d);
 

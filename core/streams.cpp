@@ -58,7 +58,7 @@ void pin(data_stream& d, int cpu) {
 void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
   set_receive_timeout(plan.fd, poll_ns);
   set_send_timeout(plan.fd, poll_ns);
-  udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos);
+  udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos, plan.payload);
   std::int64_t start = 0, end = 0;
   begin_stream(stop, plan, out, start, end);
   pacer pace(plan.pps, start, sender.batch());

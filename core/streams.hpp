@@ -32,6 +32,7 @@ struct stream_plan {
   std::optional<endpoint> dest;      // UDP only, for an unconnected socket
   std::optional<endpoint> source;    // UDP on a shared socket: the local address to send from
   int tos = -1;                      // UDP on a shared socket: TOS / traffic class per datagram
+  payload_format payload = payload_format::netload;  // sending UDP: the header its datagrams carry
   std::size_t message_size = 0;
   double pps = 0;                    // this stream's datagrams (TCP: sends) per second, 0 = unlimited
   std::int64_t start_wall_ns = 0;    // the agreed start instant (wall clock)
@@ -140,6 +141,8 @@ class stream_set {
 
   // Packets and bytes so far, summed over the streams; TCP counts messages from the bytes of all streams.
   void totals(std::uint64_t& packets, std::uint64_t& bytes, const received_of& received = {}) const;
+  // One stream's receive counts (its own counters, or `received`'s), for a peer that wants them per stream.
+  flow_totals stream_received(std::size_t s, const received_of& received = {}) const { return received_by(s, received); }
   // This side's counts once its threads have ended: the totals, a sender's refusals, first start and
   // longest sending time, a receiver's arrival window, sequence analysis and (own UDP sockets) kernel
   // drops, the batching used, and the first error of any stream.

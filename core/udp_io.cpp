@@ -31,13 +31,15 @@ bool transient(int err) {
 }  // namespace
 
 udp_batch_sender::udp_batch_sender(int fd, std::size_t message_size, std::size_t batch, bool try_gso,
-                                   std::optional<endpoint> dest, std::optional<endpoint> source, int tos)
+                                   std::optional<endpoint> dest, std::optional<endpoint> source, int tos,
+                                   payload_format format)
     : fd_(fd),
       size_(message_size),
       batch_(std::max<std::size_t>(batch, 1)),
       dest_(std::move(dest)),
       source_(std::move(source)),
-      tos_(tos) {
+      tos_(tos),
+      format_(format) {
   // A kernel before 4.18 would not refuse the UDP_SEGMENT control message but skip it: each buffer would
   // leave as one oversized datagram, and the receiver would count one of its datagrams. Only the probe
   // tells; send() falls back by itself where a device refuses the offload.
@@ -88,8 +90,8 @@ std::size_t udp_batch_sender::build_control(msghdr& h, unsigned char* space, std
 void udp_batch_sender::disable_gso() noexcept { gso_segments_ = 1; }
 
 void udp_batch_sender::stamp(std::size_t count, std::uint64_t first_seq, std::int64_t now_wall_ns) noexcept {
-  if (size_ < payload_header_size) return;  // too small to carry a header: counted, not sequenced
-  for (std::size_t i = 0; i < count; ++i) write_payload_header(&buffer_[i * size_], first_seq + i, now_wall_ns);
+  if (size_ < header_size(format_)) return;  // too small to carry a header: counted, not sequenced
+  for (std::size_t i = 0; i < count; ++i) write_header(format_, &buffer_[i * size_], first_seq + i, now_wall_ns);
 }
 
 std::size_t udp_batch_sender::fill_messages(std::size_t count) noexcept {

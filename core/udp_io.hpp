@@ -12,6 +12,7 @@
 // which ran.
 // set_receive_timeout and set_send_timeout, setup calls, throw fmt::system_error.
 #include "core/endpoint.hpp"
+#include "core/flow.hpp"
 
 #include <sys/socket.h>
 
@@ -34,9 +35,10 @@ class udp_batch_sender {
   // `fd` connected (dest empty) or not (dest given). `message_size` bytes per datagram. On a socket shared
   // by several tests (netserve's port socket), `source` (the address the client talks to) and `tos`
   // (the IP TOS / traffic class byte) go with every message instead of being set on the socket.
+  // `format`: the header each datagram carries (core/flow.hpp).
   udp_batch_sender(int fd, std::size_t message_size, std::size_t batch, bool try_gso,
                    std::optional<endpoint> dest = std::nullopt, std::optional<endpoint> source = std::nullopt,
-                   int tos = -1);
+                   int tos = -1, payload_format format = payload_format::netload);
 
   // Sends `count` (<= batch()) datagrams numbered from `first_seq`, stamped with `now_wall_ns`.
   send_outcome send(std::size_t count, std::uint64_t first_seq, std::int64_t now_wall_ns);
@@ -57,6 +59,7 @@ class udp_batch_sender {
   std::optional<endpoint> dest_;
   std::optional<endpoint> source_;
   int tos_;
+  payload_format format_;
   std::vector<unsigned char> buffer_;
   std::vector<mmsghdr> msgs_;
   std::vector<iovec> iovs_;

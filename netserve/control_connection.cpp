@@ -6,6 +6,7 @@
 #include "core/text.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "netserve/iperf3_session.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -70,7 +71,9 @@ void validate_rr(const test_request& r) {
   if (r.burst > max_rr_burst) reject(fmt::format("burst {} exceeds {}", r.burst, max_rr_burst));
 }
 
-void validate(const test_request& r, const server_options& o) {
+}  // namespace
+
+void validate_request(const test_request& r, const server_options& o) {
   auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
   validate_tcp(r);
   if (!(r.duration_s > 0) || r.duration_s > o.max_duration_s)
@@ -99,6 +102,8 @@ void validate(const test_request& r, const server_options& o) {
     reject("bad socket buffer size");
   if (r.mss != 0 && (r.mss < min_mss || r.mss > max_mss)) reject(fmt::format("MSS outside {}..{}", min_mss, max_mss));
 }
+
+namespace {
 
 // The host from just before the start instant (the client's lead before it is no part of the test) to the end of
 // the data: our senders' end in reverse, the client's end forward. The drain after it is mostly idle
@@ -130,6 +135,14 @@ asio::awaitable<void> control_connection::run() {
   try {
     peer_ = socket_.remote_endpoint().address().to_string();
     auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o.first_message_timeout_s));
+    // A stock iperf3 client speaks first, its cookie; netload's frames start with a 0 byte (anything else
+    // is refused below as an oversized frame). With a key netserve speaks first (its challenge), which no
+    // iperf3 client can answer.
+    if (o.psk.empty() && iperf3::is_cookie_char(co_await peek_byte(socket_, timeout))) {
+      co_await serve_iperf3(std::move(socket_), port_, shared_, std::move(unit_));
+      co_return;
+    }
+    if (!o.psk.empty() && co_await refused_iperf3_without_key()) co_return;
     if (!o.psk.empty()) mac_ = co_await require_auth(socket_, o.psk, timeout);
     message first = co_await read_message(socket_, mac_, timeout);
     if (auto* hello = std::get_if<data_hello>(&first)) {
@@ -142,6 +155,30 @@ asio::awaitable<void> control_connection::run() {
   } catch (...) {
     on_failure(std::current_exception());
   }
+}
+
+// With a key netserve speaks first, but an iperf3 client does not wait: it sends its cookie as soon as it is
+// connected. A connection is given a moment to show one (netload says nothing before the challenge: it
+// loses that moment, once per connection); an iperf3 client then hears iperf3's own "test authorization
+// failed" and the log says why, rather than reading the challenge as an unknown state. Returns true when it
+// was one.
+asio::awaitable<bool> control_connection::refused_iperf3_without_key() {
+  constexpr auto moment = std::chrono::milliseconds(5);  // a cookie on its way over a LAN; loopback: ~0.1 ms
+  unsigned char first = 0;
+  try {
+    first = co_await peek_byte(socket_, moment);
+  } catch (const protocol_error&) {  // nothing came: a netload waiting for its challenge
+    co_return false;
+  }
+  if (!iperf3::is_cookie_char(first)) co_return false;
+  fmt::print(stderr, "netserve: port {}: closing connection from {}: an iperf3 client, and this netserve requires a key "
+             "(--psk-file), which iperf3 cannot give\n", port_->number, peer_);
+  const char refusal[9] = {static_cast<char>(iperf3::state::server_error), 0, 0, 0,
+                           static_cast<char>(iperf3::error::auth_test), 0, 0, 0, 0};
+  boost::system::error_code ec;
+  socket_.non_blocking(true, ec);
+  socket_.write_some(asio::buffer(refusal), ec);
+  co_return true;
 }
 
 // The parallel waits of a test (intervals, the client's end, the host's sample) fail together when the
@@ -201,7 +238,7 @@ asio::awaitable<void> control_connection::run_test(test_request request) {
 
 void control_connection::register_test(test_request request) {
   const server_options& o = shared_->options;
-  validate(request, o);
+  validate_request(request, o);
   request.rcvbuf = std::min(request.rcvbuf, o.max_socket_buffer);  // a wish, as setsockopt's is
   request.sndbuf = std::min(request.sndbuf, o.max_socket_buffer);
   client_ = client_of(socket_.remote_endpoint().address());
@@ -308,18 +345,7 @@ asio::awaitable<void> control_connection::drain() {
 void control_connection::log_result(const result_msg& result, const end_msg& client_end) const {
   const test_request& r = test_->request();
   const side_counts& c = result.counts;
-  double seconds = ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns);
-  fmt::print(stderr,
-             "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
-             "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}{}\n",
-             port_->number, test_->id(), to_string(r.kind), r.reverse ? "reverse" : "forward", test_->peer().address(),
-             r.message_size, r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds,
-             per_second(c.packets, seconds), bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, result.unattributed,
-             test_->lanes_used().empty() ? "" : " lanes=", test_->lanes_used(),
-             is_rr(r.kind) ? fmt::format(" answers={} answer_bytes={} answers_refused={}", c.responses, c.response_bytes,
-                                         r.kind == test_kind::udp_rr ? c.errors : 0)
-                           : std::string(),
-             c.error.empty() ? "" : " error=", printable(c.error));
+  log_test_result(port_->number, *test_, c, result.unattributed, ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns));
 }
 
 }  // namespace nb::serve

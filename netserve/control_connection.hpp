@@ -17,6 +17,10 @@
 
 namespace nb::serve {
 
+// Throws protocol_error ("rejected: ...") for a request this server will not run: out of the operator's
+// limits, or not meaningful.
+void validate_request(const test_request& r, const server_options& o);
+
 class control_connection {
  public:
   // `unit`: the connection's own unit of the budget, held until it ends.
@@ -30,6 +34,7 @@ class control_connection {
   asio::awaitable<void> run();
 
  private:
+  asio::awaitable<bool> refused_iperf3_without_key();
   void attach_data(const data_hello& hello);
   asio::awaitable<void> run_test(test_request request);
   void register_test(test_request request);

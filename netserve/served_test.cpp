@@ -1,6 +1,8 @@
 #include "netserve/served_test.hpp"
 
 #include "core/clock.hpp"
+#include "core/text.hpp"
+#include "core/units.hpp"
 
 #include <fmt/format.h>
 
@@ -55,6 +57,7 @@ int served_test::attach_udp() {
     }
   }
   udp_flows_ = std::make_shared<udp_flows>(std::move(sources), port_->lanes());
+  for (recv_counters& c : udp_flows_->counters) c.format = payload_;
   udp_flows_->cpu = request_.cpu;
   if (request_.kind == test_kind::udp_rr) udp_flows_->answer(request_.response_size, local_);
   port_->attach(udp_flows_);
@@ -112,6 +115,12 @@ void served_test::start_tcp_stream(std::uint32_t stream) {
   streams_.start(stream, plan);
 }
 
+std::string served_test::attach_next_tcp(fd_handle fd) {
+  for (std::uint32_t s = 0; s < request_.streams; ++s)
+    if (!streams_[s].fd) return attach_tcp(s, std::move(fd));
+  return "every stream of the test is connected already";
+}
+
 bool served_test::all_data_attached() const {
   if (!is_tcp(request_.kind)) return true;
   for (std::uint32_t s = 0; s < request_.streams; ++s)
@@ -151,6 +160,7 @@ void served_test::start_sender(std::uint32_t stream) {
     // each datagram, so the client's connected socket accepts them and no other test is marked.
     plan.source = local_;
     plan.tos = request_.dscp >= 0 ? request_.dscp << 2 : -1;
+    plan.payload = payload_;
   } else {
     plan.fd = streams_[stream].fd.get();
     if (request_.dscp >= 0) set_dscp(plan.fd, peer_.family(), request_.dscp);
@@ -209,6 +219,20 @@ void served_test::stop_sending() noexcept {
   if (request_.reverse) streams_.request_stop();
 }
 
+std::vector<flow_totals> served_test::stream_totals() const {
+  std::vector<flow_totals> out(request_.streams);
+  const auto received = received_from_port();
+  for (std::uint32_t s = 0; s < request_.streams; ++s) {
+    if (streams_.sending()) {
+      out[s].packets = streams_[s].sent.packets.get();
+      out[s].bytes = streams_[s].sent.bytes.get();
+    } else {
+      out[s] = streams_.stream_received(s, received);
+    }
+  }
+  return out;
+}
+
 side_counts served_test::finish() {
   streams_.stop();
   side_counts c = streams_.counts(received_from_port());
@@ -246,5 +270,26 @@ std::vector<tcp_sample> served_test::tcp_end_samples() const {
 }
 
 std::string served_test::congestion() const { return sends_tcp() ? streams_.congestion() : std::string(); }
+
+void log_test_result(std::uint16_t port, const served_test& test, const side_counts& c, std::uint64_t unattributed,
+                     double seconds, const std::string& client) {
+  fmt::print(stderr, "{}\n", test_result_line(port, test, c, unattributed, seconds, client));
+}
+
+std::string test_result_line(std::uint16_t port, const served_test& test, const side_counts& c, std::uint64_t unattributed,
+                             double seconds, const std::string& client) {
+  const test_request& r = test.request();
+  return fmt::format(
+             "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
+             "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}{}{}{}{}",
+             port, test.id(), to_string(r.kind), r.reverse ? "reverse" : "forward", test.peer().address(), r.message_size,
+             r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds, per_second(c.packets, seconds),
+             bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, unattributed, test.lanes_used().empty() ? "" : " lanes=",
+             test.lanes_used(),
+             is_rr(r.kind) ? fmt::format(" answers={} answer_bytes={} answers_refused={}", c.responses, c.response_bytes,
+                                         r.kind == test_kind::udp_rr ? c.errors : 0)
+                           : std::string(),
+             c.error.empty() ? "" : " error=", printable(c.error), client.empty() ? "" : " client=", printable(client));
+}
 
 }  // namespace nb::serve

@@ -33,6 +33,11 @@ class served_test {
   void set_data_key(std::string key) { data_key_ = std::move(key); }
   const std::string& data_key() const noexcept { return data_key_; }
 
+  // The header of the test's datagrams, both ways (core/flow.hpp); before attach_udp and start.
+  void set_payload(payload_format f) noexcept { payload_ = f; }
+  // UDP: the client's port per stream, when they are learnt after registration (iperf3's hellos); before
+  // attach_udp and start.
+  void set_data_ports(std::vector<std::uint16_t> ports) { request_.data_ports = std::move(ports); }
   // Forward UDP: start counting the client's datagrams. Returns the receive buffer granted. Throws
   // std::runtime_error when the XDP engine cannot count the test's flows.
   int attach_udp();
@@ -44,6 +49,9 @@ class served_test {
   // A TCP data connection for `stream`; returns an error text when it does not fit this test.
   std::string attach_tcp(std::uint32_t stream, fd_handle fd);
   bool all_data_attached() const;
+  // A TCP data connection for the first stream not yet connected (iperf3's streams come in order and do
+  // not say their number); an error text as attach_tcp's.
+  std::string attach_next_tcp(fd_handle fd);
   // The agreed start instant: every stream's thread starts (senders wait for the instant).
   void start(std::int64_t start_wall_ns);
 
@@ -66,6 +74,8 @@ class served_test {
   std::string congestion() const;
   // Reverse: the client stopped early; the senders end now (their counts stay). Forward: nothing.
   void stop_sending() noexcept;
+  // Each stream's counts so far: received (forward), or sent (reverse: packets, bytes).
+  std::vector<flow_totals> stream_totals() const;
   // Stops every thread (bounded) and returns this side's counts.
   side_counts finish();
   std::uint64_t unattributed_since_start() const { return port_->unattributed() - unattributed_at_start_; }
@@ -97,11 +107,20 @@ class served_test {
   std::int64_t start_wall_ns_ = 0;
   std::string lanes_used_;
   std::string data_key_;
+  payload_format payload_ = payload_format::netload;
 
   std::shared_ptr<udp_flows> udp_flows_;  // forward UDP: the port's lanes count it
   // TCP streams' connections, and every thread: senders in reverse, TCP receivers forward. Last: its
   // threads stop before anything above goes.
   stream_set streams_;
 };
+
+// The log line of a finished test, one per test whoever its client was: `counts` and `unattributed` as the
+// result says them, `seconds` the duration the rates are computed over; `client` names a client that is
+// not netload ("iperf3 3.12"), empty for netload.
+std::string test_result_line(std::uint16_t port, const served_test& test, const side_counts& counts,
+                             std::uint64_t unattributed, double seconds, const std::string& client = {});
+void log_test_result(std::uint16_t port, const served_test& test, const side_counts& counts, std::uint64_t unattributed,
+                     double seconds, const std::string& client = {});
 
 }  // namespace nb::serve

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,8 @@ constexpr int default_rcvbuf(std::size_t lanes) {
   return std::max<int>(4 << 20, static_cast<int>((32u << 20) / std::max<std::size_t>(lanes, 1)));
 }
 
+class iperf3_session;  // netserve/iperf3_session.hpp
+
 // One bound port and the tests registered on it. Shared with the connections it accepted: at shutdown
 // io_context destroys suspended connections after the server is gone, and their clean-up unregisters.
 struct served_port {
@@ -75,6 +78,8 @@ struct served_port {
   std::shared_ptr<udp_port> udp;
   std::map<std::string, std::shared_ptr<served_test>> tests;  // by cookie: where data connections find theirs
   std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
+  std::map<std::string, iperf3_session*> iperf3_sessions;     // by iperf3 cookie, while a session lives
+  std::set<std::string> iperf3_collecting_hellos;             // client addresses whose session collects its UDP hellos
 
   void add(std::shared_ptr<served_test> test, const std::string& client);
   void remove(const served_test& test, const std::string& client) noexcept;

@@ -107,6 +107,10 @@ void udp_port::attach(const std::shared_ptr<udp_flows>& flows) {
     flows->drops_at_attach[l] = static_cast<std::uint32_t>(socket_drops(lanes_[l]->lane.fd.get()));
   for (std::size_t i = 0; i < flows->sources.size(); ++i) table_.push_back({flows->sources[i], i, flows});
   generation_.fetch_add(1, std::memory_order_release);
+  start_lanes();
+}
+
+void udp_port::start_lanes() {
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lane_state& s = *lanes_[l];
     if (s.running) continue;
@@ -114,6 +118,47 @@ void udp_port::attach(const std::shared_ptr<udp_flows>& flows) {
     s.thread = std::thread([this, l] { run(l); });  // may throw: the lane then stays startable
     s.running = true;
   }
+}
+
+void udp_port::watch_hellos(int delta) {
+  std::lock_guard lock(mu_);
+  hello_watchers_ += delta;
+  if (hello_watchers_ == 0) hellos_.clear();
+  generation_.fetch_add(1, std::memory_order_release);
+  if (hello_watchers_ > 0) start_lanes();
+}
+
+namespace {
+// iperf3's hello, as its client writes it: an unsigned int in the host's byte order.
+constexpr std::uint32_t iperf3_udp_hello = 0x36373839;
+// Hellos kept for the sessions to take: a stream sends one and waits for the answer, so a port has at
+// most a session's streams' worth waiting; the bound keeps a flood of forged ones from growing the list.
+constexpr std::size_t max_hellos = 256;
+}  // namespace
+
+void udp_port::keep_hello(const sockaddr* source, std::int64_t arrival_ns) {
+  std::lock_guard lock(mu_);
+  if (hello_watchers_ == 0) return;
+  if (hellos_.size() >= max_hellos) hellos_.erase(hellos_.begin());
+  hellos_.emplace_back(endpoint(source, source->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in)),
+                       arrival_ns);
+}
+
+std::optional<endpoint> udp_port::take_hello(const endpoint& address, std::int64_t not_before_ns) {
+  std::lock_guard lock(mu_);
+  const std::string wanted = address.address();
+  for (auto it = hellos_.begin(); it != hellos_.end();) {
+    if (it->first.address() != wanted) {
+      ++it;
+    } else if (it->second < not_before_ns) {
+      it = hellos_.erase(it);
+    } else {
+      endpoint e = it->first;
+      hellos_.erase(it);
+      return e;
+    }
+  }
+  return std::nullopt;
 }
 
 void udp_port::detach(const std::shared_ptr<udp_flows>& flows) {
@@ -146,7 +191,8 @@ std::int64_t udp_port::queued_bytes() const noexcept {
   return total;
 }
 
-bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked) {
+bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked,
+                       bool& watching_hellos) {
   std::lock_guard lock(mu_);
   local.clear();
   asked = -1;
@@ -155,7 +201,8 @@ bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::u
     if (asked < 0) asked = e.owner->cpu;
   }
   seen = generation_.load(std::memory_order_acquire);
-  return !local.empty();
+  watching_hellos = hello_watchers_ > 0;
+  return !local.empty() || watching_hellos;
 }
 
 // UDP_RR: one answer per request in the buffer. GRO merges consecutive datagrams of one flow, so a buffer
@@ -208,15 +255,16 @@ void udp_port::run(std::size_t lane) {
   std::uint64_t seen = ~0ULL;
   std::int64_t idle_since = mono_ns();
   std::size_t hint = 0;  // the last matching entry: consecutive datagrams mostly belong to one flow
+  bool watching = false;  // an iperf3 session waits for its streams' hellos
   std::vector<unsigned char> scratch(max_udp_message_size);  // UDP_RR: the answer being sent
   while (!stop_.load(std::memory_order_relaxed)) {
     if (generation_.load(std::memory_order_acquire) != seen) {
-      if (refresh(lane, local, seen, asked)) idle_since = 0;
+      if (refresh(lane, local, seen, asked, watching)) idle_since = 0;
       else if (idle_since == 0) idle_since = mono_ns();
       next_place = 0;  // a test that asks for a CPU gets it at once
       hint = 0;
     }
-    if (local.empty() && mono_ns() - idle_since > idle_exit_ns) {
+    if (local.empty() && !watching && mono_ns() - idle_since > idle_exit_ns) {
       std::lock_guard lock(mu_);
       if (generation_.load(std::memory_order_acquire) == seen) {
         self.running = false;
@@ -235,8 +283,13 @@ void udp_port::run(std::size_t lane) {
             // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very
             // batch, so a miss looks at the table again before calling a datagram foreign.
             if (it == local.end() && generation_.load(std::memory_order_acquire) != seen) {
-              refresh(lane, local, seen, asked);
+              refresh(lane, local, seen, asked, watching);
               it = find();
+            }
+            if (it == local.end() && watching && r.len == 4 && r.copied == 4) {
+              std::uint32_t word;
+              std::memcpy(&word, r.data, 4);
+              if (word == iperf3_udp_hello) return keep_hello(r.source, r.arrival_ns);
             }
             if (it == local.end()) {
               self.unattributed.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +113,14 @@ class udp_port {
   // Datagrams the lanes dropped since `flows` attached, and whether another test was attached meanwhile.
   std::uint64_t drops_since(const udp_flows& flows, bool& shared) const;
   std::uint64_t unattributed() const noexcept;
+  // iperf3's UDP streams announce themselves with a 4-byte datagram before their data (src/iperf_udp.c):
+  // while at least one session watches (watch_hellos(+1) ... watch_hellos(-1)), the lanes run and keep
+  // such datagrams from unknown sources for take_hello; otherwise they are unattributed as any other.
+  void watch_hellos(int delta);
+  // The oldest hello from `address` (the port is the stream's) that arrived at `not_before_ns` (wall clock)
+  // or later, if one came; older ones of that address are dropped (a client's stream announces itself
+  // only once told to: an older one is a stale client's, still queued in the socket).
+  std::optional<endpoint> take_hello(const endpoint& address, std::int64_t not_before_ns);
   // Bytes waiting in the lanes' receive queues (0 once drained).
   std::int64_t queued_bytes() const noexcept;
   // How the lanes receive, as the result says it: "gro" or "recvmmsg", then what the kernel lacks
@@ -141,14 +150,18 @@ class udp_port {
   };
   void run(std::size_t lane);
   void place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now);
-  bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked);
+  bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked, bool& watching_hellos);
   void answer(int fd, const local_entry& e, const received& r, std::vector<unsigned char>& scratch) const noexcept;
+  void start_lanes();  // with mu_ held
+  void keep_hello(const sockaddr* source, std::int64_t arrival_ns);
 
   std::vector<std::unique_ptr<lane_state>> lanes_;
   bool gro_;  // asked for and offered by the kernel
   std::string batching_;
   std::mutex mu_;
   std::vector<entry> table_;
+  int hello_watchers_ = 0;        // guarded by mu_
+  std::vector<std::pair<endpoint, std::int64_t>> hellos_;  // and their arrival; guarded by mu_; bounded (max_hellos)
   std::atomic<std::uint64_t> generation_{0};
   std::uint64_t attach_serial_ = 0;
   std::atomic<bool> stop_{false};

@@ -54,6 +54,10 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     send_and_expect_close(port, std::string("\x7f\xff\xff\xff", 4), false);
     wait_for_log(server, "exceeds the 65536-byte limit");
   }
+  SECTION("a cookie's first letters, then no cookie: neither netload's nor iperf3's") {
+    send_and_expect_close(port, std::string(36, 'a') + '\x01', false);
+    wait_for_log(server, "neither a netload frame nor an iperf3 cookie");
+  }
   SECTION("wrong field types") {
     send_and_expect_close(port, frame_of(R"({"v":7,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
     wait_for_log(server, "field 'message_size' must be a non-negative integer");

@@ -2,6 +2,7 @@
 // protocol version, a renamed field) only exercises the first check, and fuzzing from it finds little.
 // The seeds are the named files; regression_* are inputs that once crashed, kept to be refused, and
 // files named by their SHA-1 are what fuzzing found and merged in (scripts/fuzz), valid or not.
+#include "core/iperf3_wire.hpp"
 #include "core/protocol.hpp"
 #include "core/result.hpp"
 
@@ -55,5 +56,17 @@ TEST_CASE("fuzz seeds: every result seed reads as a test result", "[fuzz]") {
   for (const auto& [name, text] : seeds("corpus_result")) {
     INFO(name);
     CHECK_NOTHROW(nb::result_from_json(nlohmann::json::parse(text)));
+  }
+}
+
+TEST_CASE("fuzz seeds: every iperf3 seed is what a 3.12 client or netserve sends", "[fuzz]") {
+  for (const auto& [name, text] : seeds("corpus_iperf3")) {
+    INFO(name);
+    if (name.starts_with("params_")) {
+      const auto p = nb::iperf3::parse_params(text);
+      CHECK(p.unknown.empty());
+    } else {
+      CHECK_NOTHROW(nb::iperf3::parse_results(text));
+    }
   }
 }

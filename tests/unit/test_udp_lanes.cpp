@@ -114,3 +114,41 @@ TEST_CASE("a flow whose sender moves to another CPU is counted once over both la
   CHECK(port.unattributed() == 0);
   CHECK(serve::lanes_used(*flows) == "0+1");
 }
+
+TEST_CASE("iperf3's 4-byte hellos are kept for a session only while one watches, else unattributed", "[lanes]") {
+  serve::udp_port port(bind_group({-1}), true);
+  auto a = connect_udp(endpoint::local_of(port.fd()));
+  auto b = connect_udp(endpoint::local_of(port.fd()));
+  const std::uint32_t hello = 0x36373839, other = 0x01020304;
+  auto wait_for = [&](auto done) {
+    for (int i = 0; i < 300 && !done(); ++i) ::usleep(10'000);
+  };
+  const endpoint from_a = endpoint::local_of(a.get()), from_b = endpoint::local_of(b.get());
+  // Nobody watches: the lanes do not even run. The hello waits in the socket and is older than any
+  // session that watches from now on: never taken.
+  REQUIRE(::send(a.get(), &hello, 4, 0) == 4);
+  ::usleep(20'000);
+  const std::int64_t told = wall_ns();
+  port.watch_hellos(+1);
+  const std::uint64_t unattributed = port.unattributed();
+  REQUIRE(::send(a.get(), &other, 4, 0) == 4);  // 4 bytes, not a hello
+  REQUIRE(::send(b.get(), &hello, 4, 0) == 4);
+  REQUIRE(::send(a.get(), &hello, 4, 0) == 4);
+  std::optional<endpoint> got;
+  wait_for([&] { return bool(got = port.take_hello(from_a, told)); });
+  REQUIRE(got);
+  // Both sockets share 127.0.0.1: the oldest new hello of that address comes first, b's, then a's.
+  CHECK(got->port() == from_b.port());
+  got = port.take_hello(from_a, told);
+  REQUIRE(got);
+  CHECK(got->port() == from_a.port());
+  CHECK_FALSE(port.take_hello(from_a, told));
+  wait_for([&] { return port.unattributed() > unattributed; });
+  CHECK(port.unattributed() == unattributed + 1);  // the datagram that was no hello
+
+  port.watch_hellos(-1);
+  REQUIRE(::send(a.get(), &hello, 4, 0) == 4);
+  wait_for([&] { return port.unattributed() > unattributed + 1; });
+  CHECK(port.unattributed() == unattributed + 2);
+  CHECK_FALSE(port.take_hello(from_a, 0));
+}
