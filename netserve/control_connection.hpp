@@ -36,9 +36,10 @@ class control_connection {
   asio::awaitable<void> send_ready();
   asio::awaitable<void> await_start();
   asio::awaitable<void> report_intervals(const bool& ended);
-  asio::awaitable<end_msg> await_end(bool& ended);
+  // The wall-clock instant the client's end message came.
+  asio::awaitable<std::int64_t> await_end(bool& ended);
   asio::awaitable<void> drain();
-  void log_result(const result_msg& result, const end_msg& client_end) const;
+  void log_result(const result_msg& result, std::int64_t client_end_wall_ns) const;
   void tell_why(const protocol_error& e);
 
   budget::hold unit_;  // first: given back last, after the test has stopped
