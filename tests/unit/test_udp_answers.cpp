@@ -4,6 +4,7 @@
 #include "core/clock.hpp"
 #include "core/flow.hpp"
 #include "core/socket.hpp"
+#include "netserve/served_test.hpp"
 #include "netserve/udp_port.hpp"
 
 #include <catch2/catch.hpp>
@@ -161,4 +162,21 @@ TEST_CASE("this host's own addresses are local, others are not", "[answers]") {
     return;
   }
   CHECK_FALSE(is_local_address(endpoint::from_numeric("192.0.2.1", 9)));  // TEST-NET-1: bound, never sent to
+}
+
+TEST_CASE("a reverse stream to netserve's own port does not start, even if the address became local after registration",
+          "[answers]") {
+  const endpoint local = endpoint::local_of(bind_udp(endpoint::from_numeric("127.0.0.1", 0)).get());
+  auto port = std::make_shared<serve::udp_port>(serve::bind_lanes(local, {-1}, 1 << 20), true);
+  test_request r;
+  r.kind = test_kind::udp_stream;
+  r.reverse = true;
+  r.message_size = 1;
+  r.duration_s = 0.2;
+  r.pps = 100;
+  r.data_ports = {local.port()};
+  auto own = std::make_shared<const std::vector<std::uint16_t>>(std::vector<std::uint16_t>{local.port()});
+  serve::served_test t(1, "cookie", r, endpoint::from_numeric("127.0.0.1", 40000), local, port, own);
+  CHECK_THROWS_WITH(t.start(wall_ns()), Catch::Contains("is one of netserve's own sockets"));
+  CHECK(t.finish().packets == 0);
 }
