@@ -164,6 +164,17 @@ bool endpoint::is_loopback() const noexcept {
   return false;
 }
 
+endpoint endpoint::unmapped() const noexcept {
+  if (family() != AF_INET6) return *this;
+  auto* a = reinterpret_cast<const sockaddr_in6*>(&storage_);
+  if (!IN6_IS_ADDR_V4MAPPED(&a->sin6_addr)) return *this;
+  sockaddr_in v4{};
+  v4.sin_family = AF_INET;
+  v4.sin_port = a->sin6_port;
+  std::memcpy(&v4.sin_addr, &a->sin6_addr.s6_addr[12], sizeof v4.sin_addr);
+  return endpoint(reinterpret_cast<const sockaddr*>(&v4), sizeof v4);
+}
+
 bool endpoint::same(const sockaddr* sa) const noexcept {
   if (sa->sa_family != family()) return false;
   if (family() == AF_INET) {

@@ -43,6 +43,9 @@ class endpoint {
   std::string address() const;  // without port
   std::string to_string() const;  // with port, v6 in brackets
   bool is_loopback() const noexcept;
+  // An IPv4 address an IPv6 socket shows as ::ffff:a.b.c.d is given back as the IPv4 endpoint it is;
+  // any other endpoint as it is.
+  endpoint unmapped() const noexcept;
 
   const sockaddr* data() const noexcept { return reinterpret_cast<const sockaddr*>(&storage_); }
   sockaddr* data() noexcept { return reinterpret_cast<sockaddr*>(&storage_); }

@@ -32,8 +32,6 @@ class latency_histogram {
   // its buckets' total, so its percentiles stay consistent.
   latency_histogram(const latency_histogram& other);
   latency_histogram& operator=(const latency_histogram& other);
-  latency_histogram(latency_histogram&&) noexcept = default;
-  latency_histogram& operator=(latency_histogram&&) noexcept = default;
   void record(std::uint64_t ns) noexcept;  // also keeps exact min, max, sum (for the mean) and count
   void merge(const latency_histogram& other) noexcept;  // exact: bucket-by-bucket sum, min of mins, max of maxes
   void reset() noexcept;
@@ -77,8 +75,8 @@ class latency_histogram {
 
  private:
   using counter = relaxed<std::uint64_t>;
-  // An array allocated once (34 KiB: too large for the stack of whoever holds one). A moved-from
-  // histogram may only be assigned to or destroyed.
+  // An array allocated once (34 KiB: too large for the stack of whoever holds one). No move: the
+  // counters are atomics, so a histogram is copied (the defaulted moves were deleted, which Clang says).
   std::unique_ptr<counter[]> counts_;
   counter count_;
   counter min_;  // ~0 while empty, so the first record sets it; min_ns() reports 0 when empty

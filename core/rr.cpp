@@ -130,6 +130,33 @@ std::int64_t rr_timeout_ns(std::uint64_t longest_rtt_ns) noexcept {
                                   rr_timeout_floor_ns, rr_timeout_ceiling_ns);
 }
 
+bool rr_request_numbers::set(std::uint64_t n) noexcept {
+  std::uint64_t& word = seen_[(n % span) / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (n % 64);
+  const bool was = (word & bit) != 0;
+  word |= bit;
+  return was;
+}
+
+bool rr_request_numbers::first_time(std::uint64_t n) noexcept {
+  if (!any_ || n > highest_) {
+    // The numbers between the old highest and n were never seen: their slots still hold numbers a span
+    // older, which must not count as answered ones.
+    if (!any_ || n - highest_ >= span) {
+      std::fill(std::begin(seen_), std::end(seen_), 0);
+    } else {
+      for (std::uint64_t k = highest_ + 1; k != n; ++k) seen_[(k % span) / 64] &= ~(std::uint64_t{1} << (k % 64));
+      seen_[(n % span) / 64] &= ~(std::uint64_t{1} << (n % 64));
+    }
+    any_ = true;
+    highest_ = n;
+    set(n);
+    return true;
+  }
+  if (highest_ - n >= span) return false;  // too old to tell
+  return !set(n);
+}
+
 void fill_udp_answer(const unsigned char* request, std::size_t request_copied, unsigned char* out,
                      std::size_t response_size) noexcept {
   const std::size_t echoed = std::min({request_copied, response_size, payload_header_size});

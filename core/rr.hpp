@@ -61,6 +61,37 @@ void run_tcp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
 void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_counters& requests, send_counters& answers,
                        stream_outcome& out);
 
+// Whether a UDP_RR request carries its transaction's number in its first 8 bytes, as netload writes them:
+// a request of 16 bytes or more always does (the payload header: number and send time), one of 8 to 15
+// bytes when the answer has room to echo it. The server answers each number at most once.
+constexpr bool rr_request_numbered(std::size_t request_size, std::size_t response_size) noexcept {
+  return request_size >= 16 || (request_size >= 8 && response_size >= 8);
+}
+
+// When a UDP_RR server answers, on its own clock: from the start instant, less the clock difference two
+// hosts a run trusts may have (the harness's start-skew bound is 20 ms by default), to the end of the test
+// plus the longest a client waits for its last answers (rr_timeout_ceiling_ns): an answer after that
+// would be counted lost.
+inline constexpr std::int64_t rr_answer_lead_ns = 100'000'000;
+inline constexpr std::int64_t rr_answer_drain_ns = rr_timeout_ceiling_ns;
+
+// The request numbers a UDP_RR server has answered, so that none is answered twice: a request that comes
+// again (duplicated on the way, replayed, or the server's own answer reflected back to it, which echoes
+// the number) gets no second answer. Numbers more than `span` below the highest one seen are too old to
+// tell and get none either: a client has at most max_rr_burst + 1 in flight and gave the older ones up.
+class rr_request_numbers {
+ public:
+  static constexpr std::uint64_t span = 4096;
+  // True the first time `n` comes (answer it), false for a repeat or a number too old to tell.
+  bool first_time(std::uint64_t n) noexcept;
+
+ private:
+  bool set(std::uint64_t n) noexcept;  // marks n; returns whether it was marked already
+  bool any_ = false;
+  std::uint64_t highest_ = 0;
+  std::uint64_t seen_[span / 64] = {};  // bit n % span: n answered, for n in (highest_ - span, highest_]
+};
+
 // The server's answer to a UDP request: the first bytes of the request (its number and send time, as many
 // as both sizes hold) then zeros, `response_size` bytes in all, written into `out` (at least that size).
 void fill_udp_answer(const unsigned char* request, std::size_t request_copied, unsigned char* out,

@@ -101,10 +101,30 @@ int recv_buffer(int fd) { return get_int(fd, SOL_SOCKET, SO_RCVBUF, "SO_RCVBUF")
 int send_buffer(int fd) { return get_int(fd, SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF"); }
 
 void set_dont_fragment(int fd, int family) {
-  if (family == AF_INET6)
+  if (family == AF_INET6) {
     set_int(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO, "IPV6_MTU_DISCOVER");
-  else
+    // What it sends to IPv4-mapped peers follows the IPv4 option. A v6-only socket may refuse it, and
+    // then sends no IPv4 at all.
+    int v = IP_PMTUDISC_DO;
+    (void)::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v);
+  } else {
     set_int(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO, "IP_MTU_DISCOVER");
+  }
+}
+
+int path_mtu_to(const endpoint& to) {
+  const endpoint peer = to.unmapped();
+  fd_handle fd = make_socket(peer.family(), SOCK_DGRAM);
+  set_dont_fragment(fd.get(), peer.family());
+  if (::connect(fd.get(), peer.data(), peer.size()) != 0) throw fmt::system_error(errno, "connect to {}", peer.address());
+  return path_mtu(fd.get(), peer.family());
+}
+
+bool is_local_address(const endpoint& address) {
+  endpoint any_port = address.unmapped();
+  any_port.set_port(0);
+  fd_handle fd = make_socket(any_port.family(), SOCK_DGRAM);
+  return ::bind(fd.get(), any_port.data(), any_port.size()) == 0;
 }
 
 int path_mtu(int fd, int family) {

@@ -40,10 +40,18 @@ int set_send_buffer(int fd, int bytes);
 int recv_buffer(int fd);
 int send_buffer(int fd);
 
-// Don't fragment: oversized sends fail with EMSGSIZE instead of being fragmented silently.
+// Don't fragment: oversized sends fail with EMSGSIZE instead of being fragmented silently. An IPv6
+// socket gets it for both families: bound to the wildcard, it also sends to IPv4 peers.
 void set_dont_fragment(int fd, int family);
 // The kernel's current path MTU for a connected socket (IP_MTU / IPV6_MTU); 0 for an unconnected one.
 int path_mtu(int fd, int family);
+// The path MTU towards `to` (an IPv4-mapped address as IPv4), as a connected don't-fragment UDP socket
+// sees it: what a datagram sent there must fit. Nothing is sent. Throws fmt::system_error (no route).
+int path_mtu_to(const endpoint& to);
+// Whether `address` (the port is ignored) is one of this host's own, in this network namespace: the
+// kernel lets a socket bind to it. 127.0.0.0/8 and ::1 are; with net.ipv4.ip_nonlocal_bind set, every
+// address seems to be.
+bool is_local_address(const endpoint& address);
 // Largest UDP payload that fits in `mtu` for the family (IPv4: 20 + 8 bytes of headers, IPv6: 40 + 8).
 int max_udp_payload(int mtu, int family) noexcept;
 void set_dscp(int fd, int family, int dscp);

@@ -39,8 +39,17 @@ void begin_stream(const std::stop_token& stop, const stream_plan& plan, stream_o
 
 namespace {
 
-std::string mtu_error(int fd, int family, std::size_t size) {
+// The path MTU of the socket's own route, or, on an unconnected one (netserve's port), of the route to
+// the stream's destination.
+std::string mtu_error(int fd, int family, const std::optional<endpoint>& dest, std::size_t size) {
   int mtu = path_mtu(fd, family);
+  if (mtu == 0 && dest) {
+    try {
+      mtu = path_mtu_to(*dest);
+      family = dest->unmapped().family();
+    } catch (const std::system_error&) {  // no route any more: the MTU stays unknown
+    }
+  }
   return fmt::format("message of {} bytes does not fit the path MTU {} (largest UDP payload {}); "
                      "the datagram was not fragmented",
                      size, mtu, max_udp_payload(mtu, family));
@@ -73,7 +82,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
     counters.errors.add(r.refused);
     if (r.fatal) {
       int family = plan.dest ? plan.dest->family() : endpoint::peer_of(plan.fd).family();
-      out.error = r.fatal.value() == EMSGSIZE ? mtu_error(plan.fd, family, plan.message_size)
+      out.error = r.fatal.value() == EMSGSIZE ? mtu_error(plan.fd, family, plan.dest, plan.message_size)
                                               : fmt::format("send: {}", r.fatal.message());
       break;
     }

@@ -24,6 +24,15 @@ inline std::string printable(std::string_view s) {
   return out;
 }
 
+// Text a peer sent, for a log line: printable, and at most `most` bytes of it (cut at a UTF-8 character
+// boundary) followed by how long it was, so that one 64 KiB field name cannot fill the log.
+inline std::string printable_bounded(std::string_view s, std::size_t most = 256) {
+  if (s.size() <= most) return printable(s);
+  std::size_t cut = most;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+  return fmt::format("{}... ({} bytes)", printable(s.substr(0, cut)), s.size());
+}
+
 // Without leading and trailing blanks (space, tab, CR, LF).
 inline std::string trim(std::string_view s) {
   const auto b = s.find_first_not_of(" \t\r\n");

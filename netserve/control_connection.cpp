@@ -1,6 +1,7 @@
 #include "netserve/control_connection.hpp"
 
 #include "core/clock.hpp"
+#include "core/request_rules.hpp"
 #include "core/host_stats.hpp"
 #include "core/saturating.hpp"
 #include "core/text.hpp"
@@ -37,70 +38,48 @@ std::chrono::nanoseconds until_wall(std::int64_t wall) {
 constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;  // a start instant this far in the past is refused
 constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
 
-// The TCP socket options a request asks for. An algorithm is tried on a socket of ours now, so a client
-// hears at once that this host lacks it (or does not allow it), not when its data connections come.
-void validate_tcp(const test_request& r) {
-  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
-  if (r.kind != test_kind::tcp_stream && (r.recv_size != 0 || r.zerocopy || r.send_copy || r.recv_copy))
-    reject("receive size, zero-copy and copying sends or receives are TCP_STREAM options");
-  if (r.zerocopy && r.send_copy) reject("zero-copy and copying sends: one way of sending, not both");
-  if (!is_tcp(r.kind) && !r.congestion.empty()) reject("congestion control is a TCP option");
-  if (r.recv_size > max_tcp_message_size) reject(fmt::format("TCP receive size exceeds {} MiB", max_tcp_message_size >> 20));
+// The congestion control a request asks for is tried on a socket of ours now, so a client hears at once
+// that this host lacks it (or does not allow it), not when its data connections come.
+void check_congestion(const test_request& r) {
   if (r.congestion.empty()) return;
-  if (!valid_congestion_name(r.congestion)) reject("bad congestion-control name");
   // Only a loaded algorithm: a root netserve's probe would otherwise load a kernel module of the
   // client's choosing (tcp_<name>).
-  if (!congestion_loaded(r.congestion)) reject(congestion_unavailable(r.congestion) + "; load it on this host first");
+  if (!congestion_loaded(r.congestion))
+    throw protocol_error("rejected: " + congestion_unavailable(r.congestion) + "; load it on this host first");
   try {
     set_tcp_congestion(make_socket(AF_INET, SOCK_STREAM).get(), r.congestion);
   } catch (const std::exception& e) {
-    reject(e.what());
+    throw protocol_error(fmt::format("rejected: {}", e.what()));
   }
 }
 
-// Request/response: the answer's size and the burst; a stream test has neither.
-void validate_rr(const test_request& r) {
-  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
-  if (!is_rr(r.kind)) {
-    if (r.response_size != 0 || r.burst != 0) reject("response size and burst are request/response options");
-    return;
+// Where a UDP test's datagrams go: the client's address, which may be this host's own, and the path MTU
+// towards it, which what netserve sends must fit.
+data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::vector<std::uint16_t>& own_ports) {
+  data_peer p;
+  if (!is_udp(r.kind)) return p;
+  const endpoint to = peer.unmapped();
+  p.address = to.address();
+  p.local = is_local_address(to);
+  p.own_ports = &own_ports;
+  p.family = to.family();
+  if (udp_bytes_sent(r) > 0) {
+    endpoint first = to;
+    first.set_port(r.data_ports.front());
+    try {
+      p.path_mtu = path_mtu_to(first);
+    } catch (const std::system_error& e) {
+      throw protocol_error(fmt::format("rejected: no path to {}: {}", p.address, e.what()));
+    }
   }
-  if (r.reverse) reject("a request/response test has no reverse");
-  const std::uint32_t most = r.kind == test_kind::udp_rr ? max_udp_message_size : max_tcp_message_size;
-  if (r.response_size < 1 || r.response_size > most) reject(fmt::format("response size outside 1..{}", most));
-  if (r.burst > max_rr_burst) reject(fmt::format("burst {} exceeds {}", r.burst, max_rr_burst));
+  return p;
 }
 
 }  // namespace
 
 void validate_request(const test_request& r, const server_options& o) {
-  auto reject = [](std::string why) { throw protocol_error("rejected: " + why); };
-  validate_tcp(r);
-  if (!(r.duration_s > 0) || r.duration_s > o.max_duration_s)
-    reject(fmt::format("duration {} s is outside (0, {}]", r.duration_s, o.max_duration_s));
-  if (r.streams < 1 || r.streams > o.max_streams) reject(fmt::format("{} streams is outside [1, {}]", r.streams, o.max_streams));
-  if (r.message_size < 1) reject("message size must be at least 1 byte");
-  validate_rr(r);
-  if (is_udp(r.kind)) {
-    if (r.message_size > max_udp_message_size)
-      reject(fmt::format("UDP message size {} exceeds {}", r.message_size, max_udp_message_size));
-    if (r.data_ports.size() != r.streams) reject("one data port per stream is required");
-    for (auto port : r.data_ports)
-      if (port == 0) reject("data port 0");
-  } else if (r.message_size > max_tcp_message_size) {
-    reject(fmt::format("TCP message size exceeds {} MiB", max_tcp_message_size >> 20));
-  }
-  // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
-  if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > (64u << 20))
-    reject("streams x message size exceeds 64 MiB");
-  if (!(r.pps >= 0) || r.pps > 1e10) reject("bad packet rate");
-  if (r.interval_s != 0 && !(r.interval_s >= min_interval_s && r.interval_s <= r.duration_s))
-    reject(fmt::format("interval must be 0 or between {:g} s and the duration", min_interval_s));
-  if (r.dscp < -1 || r.dscp > max_dscp) reject(fmt::format("DSCP outside 0..{}", max_dscp));
-  if (r.cpu < -1 || r.cpu > 4095) reject("bad CPU number");
-  if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > max_socket_buffer_request || r.sndbuf > max_socket_buffer_request)
-    reject("bad socket buffer size");
-  if (r.mss != 0 && (r.mss < min_mss || r.mss > max_mss)) reject(fmt::format("MSS outside {}..{}", min_mss, max_mss));
+  check_request(r, {o.max_duration_s, o.max_streams});
+  check_congestion(r);
 }
 
 namespace {
@@ -193,13 +172,15 @@ void control_connection::on_failure(std::exception_ptr e) {
   } catch (const boost::system::system_error& x) {
     fmt::print(stderr, "netserve: port {}: connection from {} lost: {}\n", port_->number, peer_, x.code().message());
   } catch (const std::exception& x) {
-    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", port_->number, peer_, printable(x.what()));
+    fmt::print(stderr, "netserve: port {}: connection from {} failed: {}\n", port_->number, peer_,
+               printable_bounded(x.what()));
   }
 }
 
 void control_connection::tell_why(const protocol_error& e) {
   // The reason may quote what the peer sent (an unknown type, a field name): never raw into our log.
-  fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port_->number, peer_, printable(e.what()));
+  fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port_->number, peer_,
+             printable_bounded(e.what()));
   if (!socket_.is_open()) return;  // a data connection's socket went to its test
   // Tell the client why, best effort, then close.
   std::string frame = encode_frame(error_msg{e.what()}, mac_);
@@ -225,7 +206,7 @@ asio::awaitable<void> control_connection::run_test(test_request request) {
   co_await await_start();
   bool ended = false;
   std::optional<host_delta> host;
-  auto client_end = co_await (report_intervals(ended) && await_end(ended) && sample_host(*test_, ended, host));
+  const std::int64_t client_end = co_await (report_intervals(ended) && await_end(ended) && sample_host(*test_, ended, host));
   co_await drain();
   result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host), test_->congestion(),
                     test_->tcp_end_samples()};
@@ -239,6 +220,7 @@ asio::awaitable<void> control_connection::run_test(test_request request) {
 void control_connection::register_test(test_request request) {
   const server_options& o = shared_->options;
   validate_request(request, o);
+  check_data_peer(request, peer_of_test(request, endpoint::peer_of(socket_.native_handle()), *shared_->own_ports));
   request.rcvbuf = std::min(request.rcvbuf, o.max_socket_buffer);  // a wish, as setsockopt's is
   request.sndbuf = std::min(request.sndbuf, o.max_socket_buffer);
   client_ = client_of(socket_.remote_endpoint().address());
@@ -258,7 +240,7 @@ void control_connection::register_test(test_request request) {
   test_budget_.emplace(std::move(*held));
   test_ = std::make_shared<served_test>(++shared_->tests_registered, make_cookie(), std::move(request),
                                         endpoint::peer_of(socket_.native_handle()),
-                                        endpoint::local_of(socket_.native_handle()), p.udp, o.xdp);
+                                        endpoint::local_of(socket_.native_handle()), p.udp, shared_->own_ports, o.xdp);
   test_->set_data_key(mac_.key());  // with a key, data connections must show a token derived from it
   p.add(test_, client_);
 }
@@ -318,16 +300,17 @@ asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
   }
 }
 
-asio::awaitable<end_msg> control_connection::await_end(bool& ended) {
+asio::awaitable<std::int64_t> control_connection::await_end(bool& ended) {
   const test_request& r = test_->request();
   // From the start instant, or from now when it is past (late senders still send the whole duration).
   const std::int64_t end_ns = saturating_add(std::max(test_->start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
   auto timeout = until_wall(end_ns) + end_grace;
-  auto end = co_await expect_message<end_msg>(socket_, mac_, timeout);
+  // Its counts are the client's own, in its result: nothing here uses them, not even the log.
+  co_await expect_message<end_msg>(socket_, mac_, timeout);
   ended = true;
   // In reverse the client's end before ours is its user's stop: our senders stop now, not at the end.
   if (r.reverse) test_->stop_sending();
-  co_return end;
+  co_return wall_ns();
 }
 
 asio::awaitable<void> control_connection::drain() {
@@ -342,10 +325,14 @@ asio::awaitable<void> control_connection::drain() {
   }
 }
 
-void control_connection::log_result(const result_msg& result, const end_msg& client_end) const {
+// Every figure is netserve's own: forward, the time is from the start to the client's end message on this
+// side's clock, not the sending time the client's message claims.
+void control_connection::log_result(const result_msg& result, std::int64_t client_end_wall_ns) const {
   const test_request& r = test_->request();
   const side_counts& c = result.counts;
-  log_test_result(port_->number, *test_, c, result.unattributed, ns_to_s(r.reverse ? c.elapsed_ns : client_end.counts.elapsed_ns));
+  const double seconds =
+      ns_to_s(r.reverse ? c.elapsed_ns : std::max<std::int64_t>(0, client_end_wall_ns - test_->began_wall_ns()));
+  log_test_result(port_->number, *test_, c, result.unattributed, seconds);
 }
 
 }  // namespace nb::serve

@@ -34,20 +34,21 @@ class control_connection {
   asio::awaitable<void> run();
 
  private:
-  asio::awaitable<bool> refused_iperf3_without_key();
   void attach_data(const data_hello& hello);
   asio::awaitable<void> run_test(test_request request);
   void register_test(test_request request);
   asio::awaitable<void> send_ready();
   asio::awaitable<void> await_start();
   asio::awaitable<void> report_intervals(const bool& ended);
-  asio::awaitable<end_msg> await_end(bool& ended);
+  // The wall-clock instant the client's end message came.
+  asio::awaitable<std::int64_t> await_end(bool& ended);
   asio::awaitable<void> drain();
-  void log_result(const result_msg& result, const end_msg& client_end) const;
+  void log_result(const result_msg& result, std::int64_t client_end_wall_ns) const;
   void tell_why(const protocol_error& e);
   // Logs why the connection ended (the first of a parallel wait's failures) and tells the client when
   // it broke the protocol.
   void on_failure(std::exception_ptr e);
+  asio::awaitable<bool> refused_iperf3_without_key();
 
   budget::hold unit_;  // first: given back last, after the test has stopped
   tcp::socket socket_;

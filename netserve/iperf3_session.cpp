@@ -140,7 +140,7 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
     r.sndbuf = std::min(r.sndbuf, o.max_socket_buffer);
     // The second direction's key on the port: the cookie with a suffix no iperf3 cookie has.
     const std::string key = tests_.empty() ? cookie_ : cookie_ + "/reverse";
-    auto t = std::make_shared<served_test>(++shared_->tests_registered, key, r, peer, local, p.udp, o.xdp);
+    auto t = std::make_shared<served_test>(++shared_->tests_registered, key, r, peer, local, p.udp, shared_->own_ports, o.xdp);
     t->set_payload(params_.udp_counters_64bit ? payload_format::iperf3_64 : payload_format::iperf3_32);
     p.add(t, client_);
     tests_.push_back(std::move(t));

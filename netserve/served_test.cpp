@@ -1,6 +1,7 @@
 #include "netserve/served_test.hpp"
 
 #include "core/clock.hpp"
+#include "core/request_rules.hpp"
 #include "core/text.hpp"
 #include "core/units.hpp"
 
@@ -12,14 +13,25 @@
 
 namespace nb::serve {
 
+namespace {
+
+// A datagram to or from `e` would be netserve's own: one of its ports, on an address of this host.
+bool is_netserve_itself(const endpoint& e, const std::vector<std::uint16_t>& own_ports) {
+  return std::binary_search(own_ports.begin(), own_ports.end(), e.port()) && is_local_address(e);
+}
+
+}  // namespace
+
 served_test::served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
-              std::shared_ptr<udp_port> port, std::shared_ptr<xdp_engine> xdp)
+                         std::shared_ptr<udp_port> port, std::shared_ptr<const std::vector<std::uint16_t>> own_ports,
+                         std::shared_ptr<xdp_engine> xdp)
     : id_(id),
       cookie_(std::move(cookie)),
       request_(std::move(request)),
       peer_(std::move(peer)),
       local_(std::move(local)),
       port_(std::move(port)),
+      own_ports_(std::move(own_ports)),
       xdp_(std::move(xdp)),
       streams_(request_.streams, request_.reverse, request_.kind, request_.message_size) {
   unattributed_at_start_ = port_->unattributed();
@@ -59,7 +71,11 @@ int served_test::attach_udp() {
   udp_flows_ = std::make_shared<udp_flows>(std::move(sources), port_->lanes());
   for (recv_counters& c : udp_flows_->counters) c.format = payload_;
   udp_flows_->cpu = request_.cpu;
-  if (request_.kind == test_kind::udp_rr) udp_flows_->answer(request_.response_size, local_);
+  if (request_.kind == test_kind::udp_rr) {
+    std::vector<bool> itself;
+    for (const endpoint& e : udp_flows_->sources) itself.push_back(is_netserve_itself(e, *own_ports_));
+    udp_flows_->answer(request_.message_size, request_.response_size, local_, std::move(itself));
+  }
   port_->attach(udp_flows_);
   return granted;
 }
@@ -130,9 +146,19 @@ bool served_test::all_data_attached() const {
 
 void served_test::start(std::int64_t start_wall_ns) {
   start_wall_ns_ = start_wall_ns;
+  began_wall_ns_ = std::max(start_wall_ns, wall_ns());
   if (is_udp(request_.kind)) {  // forward: the port's lanes receive (and answer UDP_RR)
-    if (request_.reverse)
-      for (std::uint32_t s = 0; s < request_.streams; ++s) start_sender(s);
+    if (request_.kind == test_kind::udp_rr && udp_flows_)
+      udp_flows_->answer_between(start_wall_ns - rr_answer_lead_ns,
+                                 began_wall_ns_ + s_to_ns(request_.duration_s) + rr_answer_drain_ns);
+    if (!request_.reverse) return;
+    for (std::uint32_t s = 0; s < request_.streams; ++s) {
+      endpoint dest = peer_;
+      dest.set_port(request_.data_ports[s]);
+      if (is_netserve_itself(dest, *own_ports_))
+        throw protocol_error(own_socket_refusal(dest.port(), dest.unmapped().address()));
+    }
+    for (std::uint32_t s = 0; s < request_.streams; ++s) start_sender(s);
     return;
   }
   for (std::uint32_t s = 0; s < request_.streams; ++s)
@@ -239,7 +265,13 @@ side_counts served_test::finish() {
   if (!request_.reverse) c.receive_engine = "socket";
   if (!request_.reverse && is_udp(request_.kind)) {
     c.kernel_drops = port_->drops_since(*udp_flows_, c.drops_shared);
-    if (request_.kind == test_kind::udp_rr) answers_of(*udp_flows_, c.responses, c.response_bytes, c.errors);
+    if (request_.kind == test_kind::udp_rr) {
+      const answer_totals a = answers_of(*udp_flows_);
+      c.responses = a.packets;
+      c.response_bytes = a.bytes;
+      c.errors = a.refused;
+      unanswered_ = a.unanswered;
+    }
     lanes_used_ = serve::lanes_used(*udp_flows_);
     c.batching = receive_batching();
     if (counts_at_driver()) {
@@ -286,10 +318,12 @@ std::string test_result_line(std::uint16_t port, const served_test& test, const 
              r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds, per_second(c.packets, seconds),
              bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, unattributed, test.lanes_used().empty() ? "" : " lanes=",
              test.lanes_used(),
-             is_rr(r.kind) ? fmt::format(" answers={} answer_bytes={} answers_refused={}", c.responses, c.response_bytes,
-                                         r.kind == test_kind::udp_rr ? c.errors : 0)
+             is_rr(r.kind) ? fmt::format(" answers={} answer_bytes={} answers_refused={}{}", c.responses, c.response_bytes,
+                                         r.kind == test_kind::udp_rr ? c.errors : 0,
+                                         r.kind == test_kind::udp_rr ? fmt::format(" unanswered={}", test.unanswered())
+                                                                     : std::string())
                            : std::string(),
-             c.error.empty() ? "" : " error=", printable(c.error), client.empty() ? "" : " client=", printable(client));
+             c.error.empty() ? "" : " error=", printable_bounded(c.error), client.empty() ? "" : " client=", printable_bounded(client));
 }
 
 }  // namespace nb::serve

@@ -17,9 +17,12 @@ namespace nb::serve {
 
 class served_test {
  public:
-  // `xdp`: netserve's XDP engine, which then counts forward UDP at the driver; null: the socket engine.
+  // `own_ports`: every port netserve listens and sends on (sorted), which no datagram of the test may come
+  // from or go to on this host's addresses. `xdp`: netserve's XDP engine, which then counts forward UDP at
+  // the driver; null: the socket engine.
   served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
-              std::shared_ptr<udp_port> port, std::shared_ptr<xdp_engine> xdp = nullptr);
+              std::shared_ptr<udp_port> port, std::shared_ptr<const std::vector<std::uint16_t>> own_ports,
+              std::shared_ptr<xdp_engine> xdp = nullptr);
   ~served_test();
   served_test(const served_test&) = delete;
   served_test& operator=(const served_test&) = delete;
@@ -52,8 +55,13 @@ class served_test {
   // A TCP data connection for the first stream not yet connected (iperf3's streams come in order and do
   // not say their number); an error text as attach_tcp's.
   std::string attach_next_tcp(fd_handle fd);
-  // The agreed start instant: every stream's thread starts (senders wait for the instant).
+  // The agreed start instant: every stream's thread starts (senders wait for the instant), and a UDP_RR
+  // test's requests are answered from the instant to its end (from now when the instant is past) and a
+  // drain (core/rr.hpp). Throws protocol_error when a reverse stream would go to netserve itself (an
+  // address of this host that has become one since the test was registered).
   void start(std::int64_t start_wall_ns);
+  // When the test's data began on this side's clock: the start instant, or when start() ran if later.
+  std::int64_t began_wall_ns() const noexcept { return began_wall_ns_; }
 
   // Cumulative counts of this side so far (received forward, sent in reverse), for interval reports.
   void totals(std::uint64_t& packets, std::uint64_t& bytes) const;
@@ -81,6 +89,8 @@ class served_test {
   std::uint64_t unattributed_since_start() const { return port_->unattributed() - unattributed_at_start_; }
   // Forward UDP, once finished: which of the port's receive lanes the test's datagrams arrived on.
   const std::string& lanes_used() const noexcept { return lanes_used_; }
+  // UDP_RR, once finished: the requests left unanswered (outside the window, repeats, of another size).
+  std::uint64_t unanswered() const noexcept { return unanswered_; }
 
  private:
   void start_sender(std::uint32_t stream);
@@ -101,10 +111,13 @@ class served_test {
   endpoint peer_;
   endpoint local_;  // the control connection's local address: reverse datagrams come from it
   std::shared_ptr<udp_port> port_;  // shared: a test may outlive the server object at shutdown
+  std::shared_ptr<const std::vector<std::uint16_t>> own_ports_;
   std::shared_ptr<xdp_engine> xdp_;  // null: the socket engine
   std::vector<endpoint> xdp_flows_;  // the sources the engine counts for this test
   std::uint64_t unattributed_at_start_ = 0;
   std::int64_t start_wall_ns_ = 0;
+  std::int64_t began_wall_ns_ = 0;
+  std::uint64_t unanswered_ = 0;
   std::string lanes_used_;
   std::string data_key_;
   payload_format payload_ = payload_format::netload;

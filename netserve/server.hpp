@@ -90,6 +90,9 @@ struct server_shared {
   server_options options;
   std::shared_ptr<budget> process_budget;
   std::uint64_t tests_registered = 0;  // numbers the tests, for the ready message and the log
+  // Every port number netserve listens and sends on, sorted: a test's data peer is never one of them on
+  // an address of this host (core/request_rules.hpp).
+  std::shared_ptr<const std::vector<std::uint16_t>> own_ports = std::make_shared<std::vector<std::uint16_t>>();
 };
 
 class server {

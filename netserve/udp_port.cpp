@@ -38,13 +38,41 @@ flow_totals totals_of(const udp_flows& flows, std::size_t stream) {
   return t;
 }
 
-void answers_of(const udp_flows& flows, std::uint64_t& packets, std::uint64_t& bytes, std::uint64_t& refused) {
-  packets = bytes = refused = 0;
-  for (const send_counters& c : flows.answered) {
-    packets += c.packets.get();
-    bytes += c.bytes.get();
-    refused += c.errors.get();
+void udp_flows::answer(std::size_t request, std::size_t response, const endpoint& reply_from, std::vector<bool> self) {
+  request_size = request;
+  answer_size = response;
+  numbered = rr_request_numbered(request, response);
+  if (numbered) numbers_ = std::make_unique<stream_numbers[]>(sources.size());
+  for (const endpoint& e : sources) answerers.emplace_back(e, reply_from);
+  itself = std::move(self);
+  itself.resize(sources.size(), false);
+}
+
+void udp_flows::answer_between(std::int64_t from_ns, std::int64_t until_ns) noexcept {
+  // `from` first: a lane that sees the end of the window sees its start too.
+  answer_from_ns_.store(from_ns, std::memory_order_relaxed);
+  answer_until_ns_.store(until_ns, std::memory_order_release);
+}
+
+bool udp_flows::in_window(std::int64_t arrival_ns) const noexcept {
+  const std::int64_t until = answer_until_ns_.load(std::memory_order_acquire);
+  return until != 0 && arrival_ns <= until && arrival_ns >= answer_from_ns_.load(std::memory_order_relaxed);
+}
+
+bool udp_flows::first_time(std::size_t stream, std::uint64_t number) {
+  std::lock_guard lock(numbers_[stream].mu);
+  return numbers_[stream].seen.first_time(number);
+}
+
+answer_totals answers_of(const udp_flows& flows) {
+  answer_totals t;
+  for (const answer_counters& c : flows.answered) {
+    t.packets += c.packets.get();
+    t.bytes += c.bytes.get();
+    t.refused += c.refused.get();
+    t.unanswered += c.unanswered.get();
   }
+  return t;
 }
 
 std::string lanes_used(const udp_flows& flows) {
@@ -70,6 +98,7 @@ std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& 
   for (int cpu : cpus) {
     lanes.push_back({bind_udp(local, group), steer ? cpu : -1});
     set_recv_buffer(lanes.back().fd.get(), rcvbuf);
+    set_dont_fragment(lanes.back().fd.get(), local.family());
   }
   if (steer) steer_by_cpu(lanes.front().fd.get(), cpus);
   return lanes;
@@ -205,31 +234,46 @@ bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::u
   return !local.empty() || watching_hellos;
 }
 
-// UDP_RR: one answer per request in the buffer. GRO merges consecutive datagrams of one flow, so a buffer
-// of n requests numbered from k carries k .. k + n - 1; only the first one's bytes were copied.
+// UDP_RR: at most one answer per request in the buffer. GRO merges consecutive datagrams of one flow, so a
+// buffer of n requests numbered from k carries k .. k + n - 1; only the first one's bytes were copied. A
+// datagram of another size than the test's requests (the last of a GRO buffer may be shorter) is none.
 void udp_port::answer(int fd, const local_entry& e, const received& r, std::vector<unsigned char>& scratch) const noexcept {
-  const udp_flows& f = *e.owner;
+  udp_flows& f = *e.owner;
   const std::size_t n = r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1;
+  const std::size_t each = n == 1 ? r.len : r.segment;
+  const std::size_t requests = each == f.request_size ? r.len / each : 0;
+  if (requests == 0 || f.itself[e.stream] || !f.in_window(r.arrival_ns)) {
+    e.answers->unanswered.add(n);
+    return;
+  }
+  std::size_t unanswered = n - requests;
   const std::size_t size = f.answer_size;
-  const std::size_t request = n == 1 ? r.len : r.segment;
-  fill_udp_answer(r.data, std::min(r.copied, request), scratch.data(), size);
+  fill_udp_answer(r.data, std::min(r.copied, each), scratch.data(), size);
+  const bool numbered = f.numbered && r.copied >= 8;
   std::uint64_t first = 0;
-  if (n > 1 && request >= 8 && size >= 8 && r.copied >= 8) {
+  if (numbered) {
     std::memcpy(&first, r.data, 8);
     first = le64toh(first);
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i > 0 && request >= 8 && size >= 8) {
-      const std::uint64_t k = htole64(first + i);
-      std::memcpy(scratch.data(), &k, 8);
+  for (std::size_t i = 0; i < requests; ++i) {
+    if (numbered) {
+      if (!f.first_time(e.stream, first + i)) {  // answered already: a repeat, or our own answer come back
+        ++unanswered;
+        continue;
+      }
+      if (i > 0 && size >= 8) {
+        const std::uint64_t k = htole64(first + i);
+        std::memcpy(scratch.data(), &k, 8);
+      }
     }
     if (f.answerers[e.stream].send(fd, scratch.data(), size)) {
       e.answers->packets.add(1);
       e.answers->bytes.add(size);
     } else {
-      e.answers->errors.add(1);
+      e.answers->refused.add(1);
     }
   }
+  if (unanswered) e.answers->unanswered.add(unanswered);
 }
 
 void udp_port::place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now) {

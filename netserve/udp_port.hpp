@@ -39,6 +39,12 @@
 
 namespace nb::serve {
 
+// A UDP_RR stream's answers from one lane: sent (packets, bytes), refused by the kernel (a full buffer,
+// a datagram over the path MTU), and requests left unanswered (see udp_flows::answer).
+struct alignas(64) answer_counters {
+  relaxed<std::uint64_t> packets, bytes, refused, unanswered;
+};
+
 // The flows of one UDP test: one per client stream (its source port), counted per lane. A UDP_RR test's
 // are answered too, by the lane that received each request.
 struct udp_flows {
@@ -50,33 +56,53 @@ struct udp_flows {
   }
   std::size_t lanes() const noexcept { return drops_at_attach.size(); }
 
-  // UDP_RR: answer every request with this many bytes (0: count only), from `reply_from` (the address
-  // the client talks to) to each stream's source; set before attach.
-  void answer(std::size_t response_size, const endpoint& reply_from) {
-    answer_size = response_size;
-    for (const endpoint& e : sources) answerers.emplace_back(e, reply_from);
-  }
-  send_counters& answers_at(std::size_t lane, std::size_t stream) { return answered[lane * sources.size() + stream]; }
-  const send_counters& answers_at(std::size_t lane, std::size_t stream) const {
+  // UDP_RR, set before attach: answer each request of `request_size` bytes with `response_size` bytes,
+  // from `reply_from` (the address the client talks to) to the stream's source. A stream whose source is
+  // netserve itself (`itself`, by stream) is never answered: it would answer its own answers. Nothing is
+  // answered outside the window (answer_between), a numbered request (rr_request_numbered) at most once,
+  // a datagram of another size never: each of them counts as unanswered.
+  void answer(std::size_t request_size, std::size_t response_size, const endpoint& reply_from, std::vector<bool> itself);
+  // UDP_RR: answers go to requests that arrived (kernel stamps, wall clock) within [from, until]; none
+  // before this is called.
+  void answer_between(std::int64_t from_ns, std::int64_t until_ns) noexcept;
+  bool in_window(std::int64_t arrival_ns) const noexcept;
+  // UDP_RR: true the first time request `number` of `stream` comes, whichever lane it arrives on.
+  bool first_time(std::size_t stream, std::uint64_t number);
+  answer_counters& answers_at(std::size_t lane, std::size_t stream) { return answered[lane * sources.size() + stream]; }
+  const answer_counters& answers_at(std::size_t lane, std::size_t stream) const {
     return answered[lane * sources.size() + stream];
   }
 
   std::vector<endpoint> sources;
   std::vector<recv_counters> counters;         // lane-major
-  std::vector<send_counters> answered;         // UDP_RR, lane-major: answers sent (packets, bytes) and refused (errors)
-  std::size_t answer_size = 0;
+  std::vector<answer_counters> answered;       // UDP_RR, lane-major
+  std::size_t answer_size = 0;                 // UDP_RR: the answer's bytes; 0: not answered
+  std::size_t request_size = 0;
+  bool numbered = false;                       // UDP_RR: requests carry their number
   std::vector<udp_answerer> answerers;         // UDP_RR: by stream
+  std::vector<bool> itself;                    // UDP_RR: by stream, the source is netserve's own socket
   std::vector<std::uint32_t> drops_at_attach;  // each lane's drop counter (32-bit in the kernel)
   std::uint64_t attach_serial = 0;
   bool shared_at_attach = false;
   int cpu = -1;  // the CPU the test asked its receiver to run on; -1: none
   std::atomic<int> pinned{-1};  // the CPU a lane's thread really ran on for it, once pinned there
+
+ private:
+  struct stream_numbers {  // a flow normally stays on one lane: the lock is almost never contended
+    std::mutex mu;
+    rr_request_numbers seen;
+  };
+  std::unique_ptr<stream_numbers[]> numbers_;  // UDP_RR with numbered requests: by stream
+  std::atomic<std::int64_t> answer_from_ns_{0}, answer_until_ns_{0};  // until 0: no window yet
 };
 
 // One stream's counts, summed over the lanes.
 flow_totals totals_of(const udp_flows& flows, std::size_t stream);
-// UDP_RR: the answers sent to every stream, summed over the lanes: packets, bytes, and errors (refused).
-void answers_of(const udp_flows& flows, std::uint64_t& packets, std::uint64_t& bytes, std::uint64_t& refused);
+// UDP_RR: the answers to every stream, summed over the lanes.
+struct answer_totals {
+  std::uint64_t packets = 0, bytes = 0, refused = 0, unanswered = 0;
+};
+answer_totals answers_of(const udp_flows& flows);
 // The lanes that received any of the flows' datagrams, for the log: "0", "1", "0+1", or "none".
 std::string lanes_used(const udp_flows& flows);
 
@@ -94,7 +120,8 @@ struct udp_lane {
 // The lanes of one port: a socket per CPU in `cpus` ({-1}: one plain socket), bound to `local` (a
 // port number, not 0), each with `rcvbuf`, steered by CPU. On a kernel without reuseport BPF (before
 // 4.5) the lanes share the port by the kernel's hash instead, and none has a CPU (cpu -1 each). Throws
-// std::system_error; EADDRINUSE when anything holds the port.
+// std::system_error; EADDRINUSE when anything holds the port. Every lane sends with don't-fragment set
+// (answers, reverse streams): what does not fit the path fails instead of leaving in fragments.
 std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& cpus, int rcvbuf);
 
 class udp_port {
@@ -138,7 +165,7 @@ class udp_port {
     recv_counters* counters;
     std::shared_ptr<udp_flows> owner;
     std::size_t stream;
-    send_counters* answers;  // UDP_RR: this lane's answers to the stream
+    answer_counters* answers;  // UDP_RR: this lane's answers to the stream
   };
   struct alignas(64) lane_state {  // per-batch writes of one lane stay off its neighbours' cache line
     udp_lane lane;

@@ -1,10 +1,50 @@
 // Fuzz target for the control protocol, the parser that faces the network: any bytes, as a sequence of
-// frames, must decode or be refused with protocol_error, never crash, hang or read out of bounds.
+// frames, must decode or be refused with protocol_error, never crash, hang or read out of bounds. A test
+// request that decodes then goes through netserve's registration rules (core/request_rules.hpp) as a peer
+// on this host and as one elsewhere, on a 1500-byte path: what they accept must hold to them.
 #include "core/protocol.hpp"
+#include "core/request_rules.hpp"
+#include "core/socket.hpp"
 
+#include <netinet/in.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
+
+namespace {
+
+const std::vector<std::uint16_t> own_ports{5001, 11256, 11257};
+
+bool accepted(const nb::test_request& r, const nb::data_peer& peer) {
+  try {
+    nb::check_request(r, {});
+    nb::check_data_peer(r, peer);
+    return true;
+  } catch (const nb::protocol_error&) {
+    return false;
+  }
+}
+
+// The registration rules on a request that decoded: whatever they accept is a test netserve may run.
+void check_registration(const nb::test_request& r) {
+  for (bool local : {true, false}) {
+    const nb::data_peer peer{"198.18.0.2", local, &own_ports, 1500, AF_INET};
+    if (!accepted(r, peer)) continue;
+    if (r.streams < 1 || r.streams > nb::max_streams_per_test || !(r.duration_s > 0)) __builtin_trap();
+    if (!nb::is_udp(r.kind)) continue;
+    if (r.data_ports.size() != r.streams) __builtin_trap();
+    // Nothing netserve sends would leave in fragments...
+    if (nb::udp_bytes_sent(r) > static_cast<std::uint32_t>(nb::max_udp_payload(1500, AF_INET))) __builtin_trap();
+    // ... or come back to it.
+    for (auto port : r.data_ports)
+      if (local && std::binary_search(own_ports.begin(), own_ports.end(), port)) __builtin_trap();
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::size_t pos = 0;
@@ -24,6 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // What decodes must encode again and decode to the same type.
       nb::message again = nb::decode_payload(nb::encode_payload(m));
       if (again.index() != m.index()) __builtin_trap();
+      if (const auto* r = std::get_if<nb::test_request>(&m)) check_registration(*r);
     } catch (const nb::protocol_error&) {
     }
     pos += len;

@@ -21,12 +21,15 @@ add_test(NAME "lab: XDP engine reads the packet-rate limit within 1 % in both ro
          COMMAND ${_lab}/lab_limits.sh xdp ${_lab_bins})
 add_test(NAME "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, harness check warns of -m 1373, TCP MSS <= 1360"
          COMMAND ${_lab}/lab_mtu.sh ${_lab_bins} $<TARGET_FILE:harness>)
+add_test(NAME "lab: nothing netserve sends fragments - UDP_RR answers and a raw reverse stream over the path MTU refused at registration"
+         COMMAND ${_lab}/lab_df.sh ${_lab_bins})
 add_test(NAME "lab: TCP_INFO across a 50 Mbit/s circuit - retransmits, RTT above idle, netload = ss -tin within 10 %, both directions"
          COMMAND ${_lab}/lab_tcp_info.sh ${_lab_bins})
 
 set_tests_properties(
   "lab: [lab] errors name file:line:col, addresses outside 198.18.0.0/15 are refused"
   "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, harness check warns of -m 1373, TCP MSS <= 1360"
+  "lab: nothing netserve sends fragments - UDP_RR answers and a raw reverse stream over the path MTU refused at registration"
   PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
 # A correctness check, not a rate: it compares netload with ss on the same connections at nearly the
 # same instants (about 25 s). Serial all the same: ss in a loop beside the test is what it needs the

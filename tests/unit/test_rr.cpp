@@ -248,3 +248,30 @@ TEST_CASE("reconcile_rr: requests and answers lost, late and refused add up to w
     CHECK_THAT(r.loss.note, Catch::Contains("more answers"));
   }
 }
+
+TEST_CASE("UDP_RR server: each request number answered once - repeats, reflections and numbers too old get none", "[rr]") {
+  nb::rr_request_numbers seen;
+  CHECK(seen.first_time(0));
+  CHECK_FALSE(seen.first_time(0));  // the same request again, or our answer to it reflected back
+  CHECK(seen.first_time(2));        // 1 lost or late
+  CHECK(seen.first_time(1));        // late, still within the window: answered once
+  CHECK_FALSE(seen.first_time(1));
+  constexpr std::uint64_t span = nb::rr_request_numbers::span;
+  CHECK(seen.first_time(span + 1));  // a jump: every slot between is fresh
+  CHECK(seen.first_time(span - 1));  // its slot held number 2*span - 1's place, never 'span - 1' itself
+  CHECK_FALSE(seen.first_time(1));   // a span below the highest: too old to tell, not answered
+  CHECK(seen.first_time(3 * span));  // a jump past the whole window clears it
+  CHECK(seen.first_time(2 * span + 1));
+  CHECK_FALSE(seen.first_time(2 * span + 1));
+  CHECK(seen.first_time(UINT64_MAX));  // the end of the numbers: no wrap to 0
+  CHECK_FALSE(seen.first_time(UINT64_MAX));
+  CHECK_FALSE(seen.first_time(0));
+}
+
+TEST_CASE("UDP_RR: which requests carry their number, as the client writes them", "[rr]") {
+  CHECK_FALSE(nb::rr_request_numbered(1, 1));
+  CHECK_FALSE(nb::rr_request_numbered(8, 7));   // no room in the answer: the client leaves it out
+  CHECK(nb::rr_request_numbered(8, 8));
+  CHECK(nb::rr_request_numbered(16, 1));         // the payload header carries it anyway
+  CHECK_FALSE(nb::rr_request_numbered(7, 64));
+}
