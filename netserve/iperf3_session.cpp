@@ -18,7 +18,7 @@ namespace i3 = iperf3;
 namespace {
 
 constexpr auto step_timeout = 30s;      // each exchange of the protocol: parameters, streams, results
-constexpr auto end_grace = 60s;         // the client's TEST_END this long after the test's end at most
+constexpr auto test_end_grace = 60s;    // the client's TEST_END this long after the test's end at most
 
 double cpu_seconds(bool user) {
   rusage u{};
@@ -259,7 +259,7 @@ asio::awaitable<void> iperf3_session::collect_hellos() {
 // True at the client's TEST_END; false when it ended otherwise (logged).
 asio::awaitable<bool> iperf3_session::await_test_end() {
   const double duration = params_.time > 0 ? static_cast<double>(params_.time) : shared_->options.max_duration_s;
-  const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(duration)) + end_grace;
+  const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(duration)) + test_end_grace;
   signed char s = 0;
   co_await read_exact(socket_, asio::buffer(&s, 1), timeout, "waiting for iperf3's TEST_END");
   for (const auto& t : tests_) t->stop_sending();

@@ -14,7 +14,7 @@ namespace harness {
 namespace {
 
 using nlohmann::json;
-using rows = std::vector<std::vector<std::string>>;
+using data_rows = std::vector<std::vector<std::string>>;
 
 constexpr const char* palette[] = {"#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb", "#795548", "#5f6368"};
 
@@ -102,7 +102,7 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
   double lo = 0, hi = 0;
   std::string plot;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    rows data;
+    data_rows data;
     for (const auto& [m, g] : lines[i].second) {
       const spread& rx = pps ? g->received_pps : g->received_bps;
       const spread& tx = pps ? g->sent_pps : g->sent_bps;
@@ -146,7 +146,7 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
   for (const auto& i : r.instances) {
     // An instance stopped early (an interrupted run) has the samples the harness received live.
     const auto intervals = intervals_of(i);
-    rows data;
+    data_rows data;
     for (const auto& iv : intervals) {
       const double secs = static_cast<double>(iv.end_ns - iv.start_ns) / 1e9;
       if (secs <= 0) continue;
@@ -165,7 +165,7 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
     ++drawn;
   }
   if (sum.empty()) return std::nullopt;  // no instance had an interval of any length
-  rows total;
+  data_rows total;
   for (const auto& [k, v] : sum) {
     total.push_back({num(v[0]), num(v[1]), num(v[2])});
     span.add(v[1]);
@@ -193,7 +193,7 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
 std::optional<chart> latency_chart(const run_summary& s, const std::string& id) {
   if (!s.probe || s.probe->series.empty()) return std::nullopt;
   const probe_summary& p = *s.probe;
-  rows data;
+  data_rows data;
   for (const latency_point& l : p.series)
     if (l.count) data.push_back({num(l.t_s), num(l.p50_us / 1e3), num(l.p99_us / 1e3), num(l.max_us / 1e3)});
   if (data.empty()) return std::nullopt;
@@ -213,7 +213,7 @@ std::optional<chart> latency_chart(const run_summary& s, const std::string& id) 
 }
 
 std::optional<chart> instance_chart(const run_summary& s, const std::string& id) {
-  rows counts;
+  data_rows counts;
   bool any_loss = false;
   extent span;
   for (const auto& i : s.run.instances) {
@@ -258,7 +258,7 @@ std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
     add(rev ? i.client : i.server, i.result->hosts.receiver);
   }
   if (hosts.empty()) return std::nullopt;
-  rows data;
+  data_rows data;
   for (const auto& [name, c] : hosts)
     data.push_back({label_cell(name), num(c.user_pct), num(c.system_pct), num(c.softirq_pct), num(c.irq_pct), num(c.steal_pct)});
   std::string script = std::string(common) + gp_datablock("C", data);
@@ -275,7 +275,7 @@ std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
 
 std::optional<chart> search_chart(const json& search, const std::string& id) {
   const json& sr = search.at("search");
-  rows offered, received;
+  data_rows offered, received;
   int k = 0;
   extent span;
   for (const json& t : sr.at("trials")) {
