@@ -68,6 +68,12 @@ constexpr bool rr_request_numbered(std::size_t request_size, std::size_t respons
   return request_size >= 16 || (request_size >= 8 && response_size >= 8);
 }
 
+// The first byte of every unnumbered UDP_RR answer a netserve sends, and of no request netload sends (its
+// unnumbered requests are zeros). An unnumbered request that begins with it is an answer come back, from
+// this netserve or from another one a peer pointed it at (two netserves registered at each other's ports),
+// and gets none: no chain of answers outlives one hop. Numbered answers echo their number instead.
+inline constexpr unsigned char rr_answer_mark = 0xA5;
+
 // When a UDP_RR server answers, on its own clock: from the start instant, less the clock difference two
 // hosts a run trusts may have (the harness's start-skew bound is 20 ms by default), to the end of the test
 // plus the longest a client waits for its last answers (rr_timeout_ceiling_ns): an answer after that

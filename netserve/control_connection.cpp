@@ -53,6 +53,9 @@ void check_congestion(const test_request& r) {
   }
 }
 
+
+}  // namespace
+
 // Where a UDP test's datagrams go: the client's address, which may be this host's own, and the path MTU
 // towards it, which what netserve sends must fit.
 data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::vector<std::uint16_t>& own_ports) {
@@ -74,8 +77,6 @@ data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::v
   }
   return p;
 }
-
-}  // namespace
 
 void validate_request(const test_request& r, const server_options& o) {
   check_request(r, {o.max_duration_s, o.max_streams});

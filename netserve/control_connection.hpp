@@ -5,6 +5,7 @@
 // threads go when the connection ends. A data connection is one whose first frame is `data`: it hands
 // its socket over to its test and ends.
 #include "core/frame_io.hpp"
+#include "core/request_rules.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server.hpp"
 #include "netserve/server_budget.hpp"
@@ -20,6 +21,9 @@ namespace nb::serve {
 // Throws protocol_error ("rejected: ...") for a request this server will not run: out of the operator's
 // limits, or not meaningful.
 void validate_request(const test_request& r, const server_options& o);
+// Where a UDP test's datagrams go (the client's address, whether it is this host's, the path MTU towards
+// it), for check_data_peer (core/request_rules.hpp). Throws protocol_error when there is no path.
+data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::vector<std::uint16_t>& own_ports);
 
 class control_connection {
  public:

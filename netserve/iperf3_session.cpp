@@ -64,9 +64,9 @@ asio::awaitable<void> serve_iperf3(tcp::socket socket, std::shared_ptr<served_po
     auto session = std::make_shared<iperf3_session>(std::move(socket), std::move(cookie), port, shared, std::move(unit));
     co_await session->run();
   } catch (const protocol_error& e) {
-    fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port->number, peer, printable(e.what()));
+    fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port->number, peer, printable_bounded(e.what()));
   } catch (const std::exception& e) {
-    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port->number, peer, printable(e.what()));
+    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port->number, peer, printable_bounded(e.what()));
   }
 }
 
@@ -102,7 +102,7 @@ asio::awaitable<void> iperf3_session::send_state(i3::state s) {
 }
 
 asio::awaitable<void> iperf3_session::refuse(const refusal& r) {
-  fmt::print(stderr, "netserve: port {}: iperf3 test from {} refused: {}\n", port_->number, peer_, printable(r.why));
+  fmt::print(stderr, "netserve: port {}: iperf3 test from {} refused: {}\n", port_->number, peer_, printable_bounded(r.why));
   std::string out(1, static_cast<char>(static_cast<signed char>(r.state)));
   if (r.state == i3::state::server_error) {  // the code and an errno, both big-endian (0: no errno)
     const auto code = static_cast<std::uint32_t>(r.code);
@@ -132,6 +132,12 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
     if (p.tests.size() >= o.max_tests_per_port) return busy(fmt::format("port {} already runs {} tests", p.number, p.tests.size()));
     if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port); p.tests_of_client[client_] >= share)
       return busy(fmt::format("port {} already runs {} tests from this client", p.number, share));
+    // What netserve sends must fit the path, as for netload's tests: refused now, where the client hears it.
+    try {
+      check_data_peer(r, peer_of_test(r, peer, *shared_->own_ports));
+    } catch (const protocol_error& e) {
+      return refusal{i3::state::server_error, i3::error::unimplemented, e.what()};
+    }
     std::string why;
     auto held = shared_->process_budget->try_take(client_, cost_of(r), why);
     if (!held) return busy(why);
@@ -181,11 +187,11 @@ asio::awaitable<void> iperf3_session::run() {
     cpu_system_s_ = cpu_seconds(false) - system0;
     co_await exchange_results(seconds);
   } catch (const protocol_error& e) {
-    fmt::print(stderr, "netserve: port {}: closing iperf3 connection from {}: {}\n", port_->number, peer_, printable(e.what()));
+    fmt::print(stderr, "netserve: port {}: closing iperf3 connection from {}: {}\n", port_->number, peer_, printable_bounded(e.what()));
   } catch (const boost::system::system_error& e) {
     fmt::print(stderr, "netserve: port {}: iperf3 connection from {} lost: {}\n", port_->number, peer_, e.code().message());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port_->number, peer_, printable(e.what()));
+    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port_->number, peer_, printable_bounded(e.what()));
   }
 }
 

@@ -246,10 +246,15 @@ void udp_port::answer(int fd, const local_entry& e, const received& r, std::vect
     e.answers->unanswered.add(n);
     return;
   }
+  const bool numbered = f.numbered && r.copied >= 8;
+  if (!numbered && r.copied >= 1 && r.data[0] == rr_answer_mark) {  // a netserve's answer, not a request
+    e.answers->unanswered.add(n);
+    return;
+  }
   std::size_t unanswered = n - requests;
   const std::size_t size = f.answer_size;
   fill_udp_answer(r.data, std::min(r.copied, each), scratch.data(), size);
-  const bool numbered = f.numbered && r.copied >= 8;
+  if (!numbered) scratch[0] = rr_answer_mark;
   std::uint64_t first = 0;
   if (numbered) {
     std::memcpy(&first, r.data, 8);

@@ -41,6 +41,17 @@ said=$(raw 1472)
 [[ $said =~ ^ran:\ ([0-9]+) ]] && (( BASH_REMATCH[1] > 0 )) || { echo "FAIL: a raw reverse stream of 1472-byte messages: $said"; exit 1; }
 echo "raw reverse -m 1472: $said"
 
+# A stock iperf3 client asking netserve to send 8000-byte datagrams (-R): refused when it registers, as
+# netload's tests are, with iperf3's own error; never an empty test, never a fragment.
+if command -v iperf3 >/dev/null; then
+  if ip netns exec ldf-dev timeout 20 iperf3 -c 198.19.0.2 -p 11256 -u -R -l 8000 -b 10M -t 1 >"$work/i3.out" 2>&1; then
+    echo "FAIL: iperf3 -u -R -l 8000 across a 1500 MTU ran (exit 0): $(tail -3 "$work/i3.out")"; exit 1
+  fi
+  grep -qF "does not fit the path MTU 1500" "$work/ns.err" ||
+    { echo "FAIL: iperf3 -R -l 8000: netserve did not say why it refused"; exit 1; }
+  echo "iperf3 -u -R -l 8000: refused: $(tail -1 "$work/i3.out")"
+fi
+
 after=$(reassembled)
 (( after == before )) || { echo "FAIL: the device reassembled $((after - before)) fragments from netserve"; exit 1; }
 echo "ok: nothing fragmented (ReasmReqds $before -> $after)"

@@ -149,6 +149,24 @@ TEST_CASE("UDP_RR answers: an answer reflected back to netserve is not answered 
     CHECK(a.packets == 0);
     CHECK(totals_of(*f, 0).packets == 1);
   }
+  SECTION("1-byte requests from another netserve's port: its answers carry the mark and get none") {
+    // Two netserves registered at each other's ports (the source is not this one's own socket): a 1-byte
+    // request is answered once, with the mark; the other side's answer back, marked too, is not.
+    const auto other = bind_udp(endpoint::from_numeric("127.0.0.1", 0));
+    const endpoint from = endpoint::local_of(other.get());
+    auto f = rr_flows(port, from, 1, 1);
+    open_window(*f);
+    port.attach(f);
+    const unsigned char zero = 0, mark = rr_answer_mark;
+    REQUIRE(::sendto(other.get(), &zero, 1, 0, self.data(), self.size()) == 1);
+    REQUIRE(answers_within(other.get(), 300) == 1);
+    REQUIRE(::sendto(other.get(), &mark, 1, 0, self.data(), self.size()) == 1);
+    CHECK(answers_within(other.get(), 300) == 0);
+    const serve::answer_totals a = settled(*f, 2);
+    port.detach(f);
+    CHECK(a.packets == 1);
+    CHECK(a.unanswered == 1);
+  }
 }
 
 TEST_CASE("this host's own addresses are local, others are not", "[answers]") {
