@@ -14,28 +14,10 @@ n=$4
 tmp=$(mktemp -d /tmp/harness-int2.XXXXXX)
 trap 'kill $watch 2>/dev/null || true; rm -rf "$tmp"' EXIT
 watch=""
-ports=$(python3 -c "import json; print(json.dumps([0] * $n))")
-clients=$(python3 -c "import json; print(json.dumps(['a'] * $n))")
-cat > "$tmp/p.toml" <<PLAN
-name = "p"
-[defaults]
-duration = 2
-warmup = 0
-lead = 0.5
-settle = 1.5
-repeats = 3
-ports = $ports
-[hosts]
-device = { address = "127.0.0.1" }
-a = { address = "127.0.0.2" }
-[[tests]]
-name = "t"
-message_size = 64
-pps = 1000
-topology = "fan-in"
-server = "device"
-clients = $clients
-PLAN
+. "$(dirname "$0")/common.sh"
+fan_in_plan p 2 "$(python3 -c "import json; print(json.dumps([0] * $n))")" "$(python3 -c "import json; print(json.dumps(['a'] * $n))")"
+# Three runs with a pause of 1.5 s between them: the window "between" signals into.
+sed -i 's/^settle = .*/settle = 1.5\nrepeats = 3/' "$tmp/p.toml"
 # In a process group of its own, which the signal then goes to as a terminal's Ctrl-C does: the harness
 # and every process of that group get it at once (a child sharing the group would get it directly).
 setsid "$harness" run "$tmp/p.toml" --results "$tmp/results" --bin-dir "$build" > "$tmp/out" 2> "$tmp/err" &
