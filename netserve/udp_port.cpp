@@ -99,12 +99,6 @@ std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& 
     lanes.push_back({bind_udp(local, group), steer ? cpu : -1});
     set_recv_buffer(lanes.back().fd.get(), rcvbuf);
     set_dont_fragment(lanes.back().fd.get(), local.family());
-    // Kernel receive timestamps from the bind on, not from when a lane first runs: a datagram queued
-    // while no lane ran (an iperf3 hello older than the session that asks for one) keeps its arrival time
-    // instead of taking the time it is read. The kernel turns them on in deferred work, well before any
-    // test comes.
-    const int on = 1;
-    (void)::setsockopt(lanes.back().fd.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   }
   if (steer) steer_by_cpu(lanes.front().fd.get(), cpus);
   return lanes;

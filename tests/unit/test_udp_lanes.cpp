@@ -124,9 +124,13 @@ TEST_CASE("iperf3's 4-byte hellos are kept for a session only while one watches,
     for (int i = 0; i < 300 && !done(); ++i) ::usleep(10'000);
   };
   const endpoint from_a = endpoint::local_of(a.get()), from_b = endpoint::local_of(b.get());
-  // The kernel turns receive timestamps on in a deferred work item once a socket asks for them; a datagram
-  // that arrives before it ran has none and is stamped when read, which would make the stale hello below
-  // look new. netserve binds its ports at its start, long before any session; the test waits as long.
+  // The kernel stamps a datagram on arrival only while some socket on the host asks for timestamps (and
+  // turns that on in deferred work); one that arrives before has none and is stamped when read, which
+  // would make the stale hello below look new. A netserve whose lanes have run keeps them on; a port that
+  // never ran a lane on a host where nothing asks for timestamps does not (a known limit).
+  const auto stamping = bind_udp(endpoint::from_numeric("127.0.0.1", 0));
+  const int on = 1;
+  REQUIRE(::setsockopt(stamping.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0);
   ::usleep(300'000);
   // Nobody watches: the lanes do not even run. The hello waits in the socket and is older than any
   // session that watches from now on: never taken.
