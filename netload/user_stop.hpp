@@ -22,8 +22,6 @@ class user_stop {
  public:
   // `interrupt` is called once, with the signal's name; false: some test could not stop gracefully.
   user_stop(asio::io_context& io, std::function<bool(const std::string&)> interrupt);
-  // The signal received, 0 when none.
-  int signal() const noexcept { return signal_; }
   // The result of a test abandoned before it completed: failed, and marked interrupted when a signal
   // did it (nothing was sent after the signal; what was sent before is not known to this side).
   test_result abandoned_result(const client_options& o) const;
