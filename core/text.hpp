@@ -65,7 +65,10 @@ inline std::string shell_quote(const std::string& word) {
 // as the same argv.
 inline std::string quote_argv(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
+  for (const auto& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += shell_quote(a);
+  }
   return out;
 }
 
