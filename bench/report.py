@@ -1,4 +1,4 @@
-"""The bench table: one section per speed target of issue 4, each reading the raw outputs of its runs.
+"""The bench table: one section per speed target (bench/README.md), each reading the raw outputs of its runs.
 Graded rows say PASS or FAIL against the target; info rows give the context a reader needs to judge the
 graded ones (like-for-like paths, other tools, what the sender alone does)."""
 import json
@@ -90,7 +90,7 @@ def pacing_rows(t, name, res, target):
     ok_overall = abs(st["recv_dev_pct"]) <= 1 and abs(st["sent_dev_pct"]) <= 1
     ok_iv = abs(st["worst_interval_recv_dev_pct_interior"]) <= 5 and abs(st["worst_interval_sent_dev_pct_interior"]) <= 5
     label = name.replace("pace_", "")
-    extra = name.endswith("_nogso")  # not one of issue 4's four points: shown, not graded
+    extra = name.endswith("_nogso")  # not one of the four graded points: shown, not graded
     t.row(f"3  pacing {label}: overall rx/tx vs {fmt_pps(target)}",
           f"rx {fmt_pps(res['recv_pps'])} ({st['recv_dev_pct']:+.2f}%)",
           f"tx {fmt_pps(res['sent_pps'])} ({st['sent_dev_pct']:+.2f}%)", "-", "within +-1%",

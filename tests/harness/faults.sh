@@ -1,5 +1,5 @@
 #!/bin/sh
-# Faults the harness must survive, one case per ctest entry (issue 10, hardening):
+# Faults the harness must survive, one case per ctest entry (hardening):
 #   stopped     a netload stopped with SIGSTOP ignores SIGTERM: 5 s after Ctrl-C everything is killed
 #   twice       a second Ctrl-C kills everything at once
 #   preflight   Ctrl-C while ssh waits for a server that never answers stops at once, not at ConnectTimeout

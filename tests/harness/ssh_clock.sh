@@ -1,5 +1,5 @@
 #!/bin/sh
-# A host whose wall clock is off, over ssh (issue 15): three hosts behind one throw-away sshd, one
+# A host whose wall clock is off, over ssh: three hosts behind one throw-away sshd, one
 # netserve host and two netload hosts, one of whose netload runs under faketime with its wall clock 2 s
 # ahead (libfaketime, around the dynamic build; a time namespace would not move the wall clock).
 #  - `harness check` names that host and measures its offset within 10 ms of +2000 ms, and the other

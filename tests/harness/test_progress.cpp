@@ -85,7 +85,7 @@ TEST_CASE("the plan's line", "[harness][progress]") {
         "plan s: run 1 of 2 (t-s03-search), 1:01:40 elapsed, ETA 00:10 + a rate search of unknown length");
 }
 
-TEST_CASE("the aggregate line is the plain line of old", "[harness][progress]") {
+TEST_CASE("the aggregate line is one plain line: sent and received pps, instances running", "[harness][progress]") {
   live_totals t;
   t.running = 8;
   t.instances = 8;

@@ -1,4 +1,4 @@
-// Resource limits (issue 10): one client cannot take the whole server, parked tests are bounded and
+// Resource limits: one client cannot take the whole server, parked tests are bounded and
 // freed, and the operator's limits cannot make netserve overflow or allocate without end.
 #include "core/clock.hpp"
 #include "core/protocol.hpp"
@@ -76,7 +76,7 @@ TEST_CASE("one client's TCP streams stay within its share, threads and buffers c
   const pid_t pid = server.pid();
   const nb::test::usage idle = usage_of(pid);
 
-  // The attack of issue 10, scaled: eight 16-stream TCP tests from one address, every data connection
+  // The attack these limits answer, scaled: eight 16-stream TCP tests from one address, every data connection
   // opened, no start. The default share is 64 data streams: four tests fit, four are refused.
   std::vector<int> controls, data;
   int refused = 0;

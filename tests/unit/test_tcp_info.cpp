@@ -220,7 +220,7 @@ TEST_CASE("the reverse sender's samples travel in interval and result messages",
   CHECK_THROWS_AS(decode_payload(bad.dump()), protocol_error);
 }
 
-// Review (issue 14): tcpi_total_retrans and tcpi_segs_out are __u32 in struct tcp_info. segs_out counts
+// tcpi_total_retrans and tcpi_segs_out are __u32 in struct tcp_info. segs_out counts
 // MSS-sized segments, so at 10 Gbit/s with a 1448-byte MSS it wraps about every 83 minutes (25 Gbit/s:
 // 33 min). An interval across the wrap must count what was sent in it, not 0 (grown() clamps to 0, so the
 // interval's retransmit_percent is missing or wildly off).
