@@ -10,10 +10,10 @@
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
+#include "harness/run/stop_signals.hpp"
 #include "harness/store/commands.hpp"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -76,16 +76,6 @@ void write_html(const std::filesystem::path& dir, const std::vector<run_summary>
 
 }  // namespace
 
-// After a hang-up the terminal is gone and a write to it fails (EIO), which fmt reports by throwing:
-// what still goes there goes nowhere instead. Output redirected to a file keeps going to it.
-void quiet_lost_terminal() {
-  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (null_fd < 0) return;
-  for (int fd : {STDOUT_FILENO, STDERR_FILENO})
-    if (::isatty(fd)) ::dup2(null_fd, fd);
-  ::close(null_fd);
-}
-
 int run_plan(const run_request& req) {
   const plan p = load(req);
   const std::string bin_dir = find_local_bin_dir(req.self_exe, req.bin_dir);
@@ -96,26 +86,13 @@ int run_plan(const run_request& req) {
   require_lab_up(p);
   asio::io_context io;
   runner r(io, p, {req.results_root, bin_dir, req.live, req.allow_offset});
-  bool signalled = false;
-  // A closed terminal or ssh session (SIGHUP) must not orphan what we started, any more than Ctrl-C.
-  // The first signal stops every process, a second one (or 5 s) kills them: the handler stays armed.
-  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int sig) {
-    if (ec) return;
-    if (sig == SIGHUP) quiet_lost_terminal();
-    fmt::print(stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),
-               signalled ? "killing every process" : "stopping every process (again to kill them at once)");
-    signalled = true;
-    r.cancel(sig);
-    signals.async_wait(on_signal);
-  };
-  signals.async_wait(on_signal);
+  stop_signals signals(io, "process", [&r](int sig) { r.cancel(sig); });
   std::filesystem::path dir;
   std::exception_ptr failure;
   asio::co_spawn(io, r.run_all(), [&](std::exception_ptr e, std::filesystem::path d) {
     failure = e;
     dir = std::move(d);
-    signals.cancel();
+    signals.close();
   });
   io.run();
   if (failure) std::rethrow_exception(failure);
@@ -144,19 +121,13 @@ int check_plan(const run_request& req) {
   const plan p = load(req);
   asio::io_context io;
   runner r(io, p, {req.results_root, find_local_bin_dir(req.self_exe, req.bin_dir), false, req.allow_offset});
-  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int) {
-    if (ec) return;
-    r.cancel();  // a second signal kills at once
-    signals.async_wait(on_signal);
-  };
-  signals.async_wait(on_signal);
+  stop_signals signals(io, "", [&r](int) { r.cancel(); });  // a second signal kills at once
   std::vector<host_check> checks;
   std::exception_ptr failure;
   asio::co_spawn(io, r.check_only(), [&](std::exception_ptr e, std::vector<host_check> c) {
     failure = e;
     checks = std::move(c);
-    signals.cancel();
+    signals.close();
   });
   io.run();
   if (failure) std::rethrow_exception(failure);

@@ -35,7 +35,5 @@ int rebuild_reports(const std::filesystem::path& dir);
 // `harness compare A B [C ...]`: each later folder against the first, the table on stdout, compare.md and
 // compare.json written into out_dir (made when missing). 0, whatever the verdicts; errors thrown (1).
 int compare_results(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out_dir);
-// After SIGHUP: what still goes to the lost terminal goes to /dev/null instead (writes there fail).
-void quiet_lost_terminal();
 
 }  // namespace harness

@@ -26,7 +26,7 @@ std::string verdict_cell(const compare_row& r) {
   return fmt::format("<span class=\"{}\">{}</span>", css, h::escape(r.verdict_text));
 }
 
-std::string measurement(const repeat_group& g) {
+std::string compared_measurement(const repeat_group& g) {
   std::string out = fmt::format("{} -m {}", g.role, g.message_size);
   if (!g.load.empty()) out += " at " + g.load;
   if (!g.route.empty()) out += " " + g.route;
@@ -36,7 +36,7 @@ std::string measurement(const repeat_group& g) {
 std::string one_comparison(const comparison& c) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : c.rows)
-    rows.push_back({h::escape(r.a.test), h::escape(measurement(r.a)), verdict_cell(r),
+    rows.push_back({h::escape(r.a.test), h::escape(compared_measurement(r.a)), verdict_cell(r),
                     h::with_interval(r.a.received_pps, exact_pps), h::with_interval(r.b.received_pps, exact_pps),
                     change(r.pps_change), h::with_interval(r.a.received_bps, exact_mbps),
                     h::with_interval(r.b.received_bps, exact_mbps), change(r.bps_change)});

@@ -4,7 +4,7 @@
 
 #include "core/process.hpp"
 #include "core/version.hpp"
-#include "harness/app.hpp"
+#include "harness/run/stop_signals.hpp"
 #include "harness/run/deploy_steps.hpp"
 #include "harness/run/launcher.hpp"
 
@@ -12,7 +12,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
@@ -273,22 +272,13 @@ int deploy(const deploy_request& req) {
   asio::io_context io;
   deployer d(io, p, source);
   // As for `harness run`: Ctrl-C, SIGTERM and a lost terminal stop every command; a second one kills them.
-  asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
-  std::function<void(boost::system::error_code, int)> on_signal = [&](boost::system::error_code ec, int sig) {
-    if (ec) return;
-    if (sig == SIGHUP) quiet_lost_terminal();
-    fmt::print(stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),
-               d.cancelled() ? "killing every command" : "stopping every command (again to kill them at once)");
-    d.cancel();
-    signals.async_wait(on_signal);
-  };
-  signals.async_wait(on_signal);
+  stop_signals signals(io, "command", [&d](int) { d.cancel(); });
   int failures = 0;
   std::exception_ptr failure;
   asio::co_spawn(io, d.run_all(hosts), [&](std::exception_ptr e, int n) {
     failure = e;
     failures = n;
-    signals.cancel();
+    signals.close();
   });
   io.run();
   if (d.cancelled()) throw std::runtime_error("interrupted");
