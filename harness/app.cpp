@@ -3,7 +3,7 @@
 #include "harness/default_plan.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/run/dry_run.hpp"
-#include "harness/run/host_check.hpp"
+#include "harness/records/host_check.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/report/compare.hpp"
 #include "harness/report/html.hpp"

@@ -4,7 +4,7 @@
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
-#include "harness/run/host_check.hpp"
+#include "harness/records/host_check.hpp"
 
 #include "core/json_text.hpp"
 

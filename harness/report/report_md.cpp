@@ -2,7 +2,7 @@
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
-#include "harness/run/host_check.hpp"
+#include "harness/records/host_check.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The runner's check of every host before a run (and all of `harness check`): host_check.hpp says what
 // and why; this is the asking.
-#include "harness/run/host_check.hpp"
+#include "harness/records/host_check.hpp"
 #include "harness/run/runner.hpp"
 
 #include "core/clock.hpp"

@@ -1,6 +1,6 @@
 #include "harness/run/dry_run.hpp"
 
-#include "harness/run/host_check.hpp"
+#include "harness/records/host_check.hpp"
 
 #include "core/units.hpp"
 #include "harness/plan/expand.hpp"
@@ -160,7 +160,7 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
     const launcher& l = *ls.at(name);
     out += fmt::format("\n## host {} ({}, launcher {})\n", name, l.target().address, to_string(l.target().launcher));
     if (auto open = l.open_argv(); !open.empty()) out += "  connect: " + nb::quote_argv(open) + "\n";
-    // The host check (harness/run/host_check.hpp): netserve's version where it serves, then netload's facts
+    // The host check (harness/records/host_check.hpp): netserve's version where it serves, then netload's facts
     // and clock over one connection.
     if (progs[name].count("netserve")) out += "  check:   " + nb::quote_argv(l.wrap({l.program("netserve"), "--version"})) + "\n";
     std::vector<std::string> info{l.program("netload"), "--host-info"};

@@ -4,7 +4,7 @@
 // reports; servers are stopped after each run, also after an error or a signal.
 #include "harness/report/aggregate.hpp"
 #include "harness/plan/expand.hpp"
-#include "harness/run/host_check.hpp"
+#include "harness/records/host_check.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/progress.hpp"
 #include "harness/lab/lab.hpp"

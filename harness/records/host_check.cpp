@@ -1,4 +1,4 @@
-#include "harness/run/host_check.hpp"
+#include "harness/records/host_check.hpp"
 
 #include "core/version.hpp"
 
