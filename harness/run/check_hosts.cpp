@@ -46,15 +46,7 @@ asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string
   record_command(c.host, argv);
   if (cancelled_) throw std::runtime_error("interrupted");
   nb::child_process p(io_.get_executor(), argv, true);
-  active_.insert(&p);
-  struct forget {  // cancel() must never reach a process that is gone
-    runner& r;
-    nb::child_process* p;
-    ~forget() {
-      r.active_.erase(p);
-      r.remote_.erase(p);
-    }
-  } guard{*this, &p};
+  process_group::membership member(group_, p, [this, &p] { remote_.erase(&p); });
   const auto limit = std::chrono::seconds(l.target().ssh.connect_timeout + 15);
   const auto deadline = std::chrono::steady_clock::now() + limit;
   // Past the deadline the local ssh client is killed, but its master still holds the session, and our
@@ -228,7 +220,7 @@ asio::awaitable<std::vector<host_check>> runner::check_only() {
     failure = std::current_exception();
   }
   co_await close_launchers();  // no ssh master left for ControlPersist's two minutes
-  escalate_.cancel();
+  group_.close();
   if (failure) std::rethrow_exception(failure);
   co_return checks;
 }

@@ -4,13 +4,13 @@
 
 #include "core/process.hpp"
 #include "core/version.hpp"
+#include "harness/run/process_group.hpp"
 #include "harness/run/stop_signals.hpp"
 #include "harness/run/deploy_steps.hpp"
 #include "harness/run/launcher.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -53,7 +53,7 @@ std::string failed(const std::string& what, const nb::process_outcome& o) {
 
 class deployer {
  public:
-  deployer(asio::io_context& io, const plan& p, std::string source) : io_(io), plan_(p), source_(std::move(source)) {
+  deployer(asio::io_context& io, const plan& p, std::string source) : io_(io), plan_(p), source_(std::move(source)), group_(io) {
     char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
     if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
     control_dir_ = tmpl;
@@ -67,9 +67,9 @@ class deployer {
 
   // The number of hosts that failed.
   asio::awaitable<int> run_all(std::vector<std::string> hosts);
-  // The first call stops every command (SIGTERM), a second one kills them.
+  // The first call stops every command (SIGTERM; SIGKILL 5 s later), a second one kills them.
   void cancel() {
-    for (nb::child_process* c : active_) cancelled_ ? c->kill() : c->request_stop();
+    cancelled_ ? group_.kill() : group_.stop();
     cancelled_ = true;
   }
   bool cancelled() const { return cancelled_; }
@@ -88,27 +88,14 @@ class deployer {
   const plan& plan_;
   std::string source_, control_dir_;
   std::map<std::string, std::string> content_, digest_;  // program -> its bytes, their SHA-256
-  std::set<nb::child_process*> active_;
+  process_group group_;
   bool cancelled_ = false;
 };
 
 asio::awaitable<nb::process_outcome> deployer::run(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                                                    const std::string* input) {
-  using namespace asio::experimental::awaitable_operators;
   if (cancelled_) throw std::runtime_error("interrupted");
-  nb::child_process p(io_.get_executor(), argv, input != nullptr);
-  active_.insert(&p);
-  struct forget {  // cancel() must never reach a process that is gone
-    std::set<nb::child_process*>& active;
-    nb::child_process* p;
-    ~forget() { active.erase(p); }
-  } guard{active_, &p};
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  nb::process_outcome o;
-  if (input)
-    o = co_await (p.feed_stdin(*input) && p.finish(deadline));
-  else
-    o = co_await p.finish(deadline);
+  nb::process_outcome o = co_await group_.run(argv, limit, input);
   if (cancelled_) throw std::runtime_error("interrupted");
   co_return o;
 }

@@ -46,7 +46,7 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
     auto argv = l.wrap(netserve_command(l.program("netserve"), l.target(), spec.ports));
     record_command(spec.host, argv);
     servers.push_back({spec.host, std::make_unique<nb::child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
-    active_.insert(servers.back().proc.get());
+    group_.join(*servers.back().proc);
     servers_.insert(servers.back().proc.get());
   }
   // All of them start at once; then each must say it is ready within the timeout.
@@ -65,7 +65,7 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
       s.proc->kill();
       auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 5s);
       s.finished = true;
-      active_.erase(s.proc.get());
+      group_.leave(*s.proc);
       servers_.erase(s.proc.get());
       const std::string why = o.stderr_text.substr(0, o.stderr_text.find('\n'));
       throw std::runtime_error(fmt::format("netserve on host '{}' did not start: {}{}{}", s.host, s.error,
@@ -91,15 +91,15 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     if (s.finished) continue;
     auto o = co_await s.proc->finish(std::chrono::steady_clock::now() + 10s);
     const bool was_remote = remote_.erase(s.proc.get()) > 0;
-    active_.erase(s.proc.get());
+    group_.leave(*s.proc);
     servers_.erase(s.proc.get());
-    if (o.timed_out && was_remote && !killed_) co_await remote_signal(s.host, s.remote_pid, "KILL");
+    if (o.timed_out && was_remote && !group_.killed()) co_await remote_signal(s.host, s.remote_pid, "KILL");
     // A status our own stop caused is no failure: SIGTERM's, ssh's 255 for a remote program ended by a
     // signal, SIGKILL after a second Ctrl-C. Anything else (it died before we asked, it ignored the
     // stop) is reported.
     const bool ours = !o.timed_out && s.stop_asked &&
                       (o.exit_code == 0 || o.exit_code == 143 || (was_remote && o.exit_code == 255));
-    if (!ours && !killed_)
+    if (!ours && !group_.killed())
       fmt::print(stderr, "harness: netserve on '{}' ended with status {}{}: {}\n", s.host, o.exit_code,
                  o.timed_out ? " (killed: it did not stop)" : "", o.stderr_text.substr(0, 300));
   }
@@ -221,17 +221,11 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
     nb::child_process p(io_.get_executor(), argv, true);
     self = &p;
     live.proc = &p;
-    active_.insert(&p);
-    struct unregister {  // cancel() and the barrier must never reach a process that is gone
-      runner& r;
-      nb::child_process* p;
-      live_instance& live;
-      ~unregister() {
-        r.active_.erase(p);
-        r.remote_.erase(p);
-        live.proc = nullptr;
-      }
-    } guard{*this, &p, live};
+    // cancel() and the barrier must never reach a process that is gone.
+    process_group::membership member(group_, p, [this, &p, &live] {
+      remote_.erase(&p);
+      live.proc = nullptr;
+    });
     nb::process_outcome o = co_await p.finish(deadline, &on_line);
     rec.exit_code = o.exit_code;
     rec.timed_out = o.timed_out;

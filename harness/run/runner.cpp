@@ -49,7 +49,7 @@ long utc_offset_s(double epoch_s) {
 }  // namespace
 
 runner::runner(asio::io_context& io, const plan& p, run_options o)
-    : io_(io), plan_(p), opt_(std::move(o)), escalate_(io), pause_(io) {
+    : io_(io), plan_(p), opt_(std::move(o)), group_(io, kill_after, [this] { before_kill(); }), pause_(io) {
   char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
   if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
   control_dir_ = tmpl;
@@ -67,7 +67,7 @@ runner::~runner() {
 
 void runner::cancel(int sig) {
   if (cancelled_) {  // the second Ctrl-C: no more waiting
-    kill_all();
+    group_.kill();
     return;
   }
   cancelled_ = true;
@@ -80,25 +80,15 @@ void runner::cancel(int sig) {
   // 255) before the program: the program is signalled there, and its ssh client ends with it.
   // The servers stay until their instances have ended (run_one stops them then): a stopped netload
   // exchanges its figures with its netserve.
-  for (nb::child_process* c : active_)
-    if (!remote_.count(c) && !servers_.count(c)) c->request_stop();
+  group_.stop([this](nb::child_process* c) { return remote_.count(c) || servers_.count(c); });
   for (const auto& [proc, where] : remote_)
     if (!servers_.count(proc)) remote_signal_detached(where.first, where.second, "TERM");
-  // A stopped (SIGSTOP) or wedged process ignores SIGTERM: it must not hold the run for its deadline.
-  escalate_.expires_after(kill_after);
-  escalate_.async_wait([this](boost::system::error_code ec) {
-    if (!ec) kill_all();
-  });
 }
 
-void runner::kill_all() {
-  if (killed_) return;
-  killed_ = true;
-  escalate_.cancel();
+void runner::before_kill() {
   fmt::print(stderr, "harness: killing every process (SIGKILL)\n");
   // Remote first: killing a local ssh client drops it from remote_ (and the remote program may live on).
   for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "KILL");
-  for (nb::child_process* c : active_) c->kill();
 }
 
 void runner::remote_signal_detached(const std::string& host, int pid, const char* sig) {
@@ -123,14 +113,7 @@ asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const cha
 asio::awaitable<nb::process_outcome> runner::run_tracked(const std::vector<std::string>& argv,
                                                      std::chrono::milliseconds limit) {
   if (cancelled_) throw std::runtime_error("interrupted");
-  nb::child_process p(io_.get_executor(), argv);
-  active_.insert(&p);
-  struct forget {  // cancel() must never reach a process that is gone
-    std::set<nb::child_process*>& active;
-    nb::child_process* p;
-    ~forget() { active.erase(p); }
-  } guard{active_, &p};
-  nb::process_outcome o = co_await p.finish(std::chrono::steady_clock::now() + limit);
+  nb::process_outcome o = co_await group_.run(argv, limit);
   if (cancelled_) throw std::runtime_error("interrupted");
   co_return o;
 }
@@ -219,7 +202,7 @@ asio::awaitable<fs::path> runner::run_all() {
     environment_["interrupted"] = {{"signal", stop_signal_}, {"at_utc", fmt::format("{:.3f}", stop_wall_s_)}};
   keep_first(failure, [&] { write_environment(); });
   co_await close_launchers();
-  escalate_.cancel();
+  group_.close();
   if (failure) std::rethrow_exception(failure);
   co_return dir_;
 }

@@ -6,6 +6,7 @@
 #include "harness/plan/expand.hpp"
 #include "harness/records/host_check.hpp"
 #include "harness/run/launcher.hpp"
+#include "harness/run/process_group.hpp"
 #include "harness/run/progress.hpp"
 #include "harness/lab/lab.hpp"
 #include "core/process.hpp"
@@ -123,21 +124,20 @@ class runner {
   void remote_signal_detached(const std::string& host, int pid, const char* sig);
   // A command of the preflight: stopped with the others on cancel, and cancel ends the preflight.
   asio::awaitable<nb::process_outcome> run_tracked(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
-  void kill_all();
+  // When the group escalates to SIGKILL: said, and remote programs killed where they run.
+  void before_kill();
   // A run that failed (its netserve did not start, ...): recorded in raw/<run>/run.json with why.
   void record_failed_run(const std::filesystem::path& run_dir, nlohmann::json spec, const std::string& why);
   // A run the user stopped: raw/<run>/run.json says so, with the seconds measured from its T0.
   void record_interrupted_run(const std::filesystem::path& run_dir, nlohmann::json spec, double duration);
 
-  std::set<nb::child_process*> active_;  // every child alive now, for cancel()
+  process_group group_;  // every child alive now, for cancel()
   std::set<nb::child_process*> servers_;  // the netserves among them: stopped after their instances
   // ssh-launched processes whose local ssh client still runs (so the remote one is there): host, remote
   // pid. A signal to the ssh client does not reach them; it is sent there.
   std::map<nb::child_process*, std::pair<std::string, int>> remote_;
   bool cancelled_ = false;
-  bool killed_ = false;            // cancel() escalated to SIGKILL
   int remote_signals_pending_ = 0;  // remote `kill` commands under way
-  asio::steady_timer escalate_;    // 5 s after the first cancel(): kill_all()
   asio::steady_timer pause_;       // the settle pause between runs, which cancel() ends
   int stop_signal_ = 0;
   double stop_wall_s_ = 0;         // when the stop came (epoch seconds)

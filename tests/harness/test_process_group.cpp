@@ -1,0 +1,115 @@
+// The harness's process group: a stop reaches every member and spares those the caller keeps back, a
+// member that ignores SIGTERM is killed after kill_after, and a process that has left is never signalled.
+// The coroutines only record what happened; the checks run after them (Catch's macros inside a coroutine
+// do not compile with GCC 12).
+#include "harness/run/process_group.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using harness::process_group;
+
+namespace {
+
+// Runs body(group) on a fresh io_context to its end; the group kills 300 ms after a stop.
+// The group outlives the io_context, whose end destroys a body still suspended (which then leaves it).
+template <class Body>
+void with_group(Body body) {
+  std::optional<process_group> g;
+  asio::io_context io;
+  g.emplace(io, 300ms);
+  std::exception_ptr failure;
+  bool done = false;
+  asio::co_spawn(io, body(*g), [&](std::exception_ptr e) {
+    failure = e;
+    done = true;
+  });
+  io.run_for(20s);
+  if (failure) std::rethrow_exception(failure);
+  REQUIRE(done);
+}
+
+asio::awaitable<void> after(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+std::chrono::steady_clock::time_point in(std::chrono::seconds s) { return std::chrono::steady_clock::now() + s; }
+std::vector<std::string> sh(const char* script) { return {"sh", "-c", script}; }
+
+}  // namespace
+
+TEST_CASE("process group: stop() ends every member with SIGTERM, sparing those kept back", "[harness][process]") {
+  nb::process_outcome stopped_outcome;
+  bool spared_ran_on = false;
+  with_group([&](process_group& g) -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    const auto sleep30 = sh("exec sleep 30");
+    nb::child_process stopped(ex, sleep30), spared(ex, sleep30);
+    process_group::membership a(g, stopped), b(g, spared);
+    co_await after(100ms);
+    g.stop([&](nb::child_process* c) { return c == &spared; });
+    stopped_outcome = co_await stopped.finish(in(5s));
+    spared_ran_on = spared.running();
+    spared.request_stop();
+    co_await spared.finish(in(5s));
+  });
+  CHECK(stopped_outcome.exit_code == 128 + SIGTERM);
+  CHECK(spared_ran_on);
+}
+
+TEST_CASE("process group: a member that ignores SIGTERM is killed after kill_after", "[harness][process]") {
+  std::optional<std::string> armed;
+  nb::process_outcome o;
+  bool killed = false;
+  with_group([&](process_group& g) -> asio::awaitable<void> {
+    const auto stubborn_argv = sh("trap '' TERM; echo armed; exec sleep 30");
+    nb::child_process stubborn(co_await asio::this_coro::executor, stubborn_argv);
+    process_group::membership m(g, stubborn);
+    armed = co_await stubborn.read_line(in(5s));
+    g.stop();
+    o = co_await stubborn.finish(in(10s));
+    killed = g.killed();
+  });
+  REQUIRE(armed == std::optional<std::string>("armed"));
+  CHECK_FALSE(o.timed_out);  // the group's SIGKILL, not the deadline's
+  CHECK(o.exit_code == 128 + SIGKILL);
+  CHECK(killed);
+}
+
+TEST_CASE("process group: run() is a member while it runs; one that left is never signalled", "[harness][process]") {
+  nb::process_outcome exited, fed;
+  bool left = false, killed_without_members = true;
+  with_group([&](process_group& g) -> asio::awaitable<void> {
+    const auto exit3 = sh("exit 3");
+    const auto check_input = sh("read l; test \"$l\" = hello");
+    const auto truth = sh("true");
+    const auto input = std::string("hello\n");
+    std::function<void()> on_leave = [&left] { left = true; };
+    exited = co_await g.run(exit3, 5s);
+    {
+      nb::child_process p(co_await asio::this_coro::executor, truth);
+      process_group::membership m(g, p, on_leave);
+      co_await p.finish(in(5s));
+    }
+    g.stop();  // no member: nothing signalled, nothing armed
+    co_await after(500ms);
+    killed_without_members = g.killed();
+    fed = co_await g.run(check_input, 5s, &input);
+  });
+  CHECK(exited.exit_code == 3);
+  CHECK(left);
+  CHECK_FALSE(killed_without_members);
+  CHECK(fed.exit_code == 0);
+}
