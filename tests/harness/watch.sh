@@ -5,7 +5,8 @@
 #   between  SIGINT while it waits for the next run: it ends at once (< 1.5 s), exit 130, no process of its
 #            left, the store intact (PRAGMA integrity_check), one folder, ok
 #   listen   --listen 127.0.0.1:0: the bound address on stderr; GET /metrics is OpenMetrics whose figures equal
-#            summary.json's; 404 for another path, 405 for POST; SIGTERM ends it with 143
+#            summary.json's; 404 for another path, 405 for POST; a stalled client is cut off after 5 s;
+#            SIGTERM ends it with 143
 #   inside   SIGINT inside the second run: that run is stopped and recorded as interrupted, exit 130
 # Runs are 1 s on 127.0.0.1 / 127.0.0.2 with free ports; nothing leaves loopback.
 set -eu
@@ -148,7 +149,16 @@ for path, method, code in [("/", "GET", 404), ("/metrics", "POST", 405)]:
         raise AssertionError(f"{method} {path} answered 200")
     except urllib.error.HTTPError as e:
         assert e.code == code, (method, path, e.code)
-print("ok: /metrics equals summary.json:", run["sum"]["receiver"]["pps"], "pps")
+# A client that sends half a request and waits is cut off by the server's deadline (5 s), not kept.
+import socket, time
+host, port = url.split("/")[2].split(":")
+c = socket.create_connection((host, int(port)), timeout=10)
+c.sendall(b"GET /metrics HTTP/1.1\r\n")
+t = time.time()
+assert c.recv(100) == b"", "answered half a request"
+assert 4.5 < time.time() - t < 7, time.time() - t
+print("ok: /metrics equals summary.json:", run["sum"]["receiver"]["pps"], "pps; a stalled client cut off after",
+      round(time.time() - t, 1), "s")
 PY
   stop_and_check TERM
   [ $status -eq 143 ] || fail "exit $status, not 143"
