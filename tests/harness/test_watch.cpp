@@ -4,6 +4,7 @@
 #include "harness/watch/http_request.hpp"
 #include "harness/watch/metrics.hpp"
 #include "harness/watch/metrics_server.hpp"
+#include "harness/watch/watch_line.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
@@ -11,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <regex>
 #include <thread>
 
@@ -197,4 +199,35 @@ TEST_CASE("harness watch: the metrics server answers over TCP", "[harness][watch
   CHECK(ask(std::string(harness::watch::max_request_head + 10, 'G')).starts_with("HTTP/1.1 431 "));
   boost::asio::post(io, [&] { server.stop(); });
   t.join();  // stop() leaves the io_context without work: run() returns
+}
+
+TEST_CASE("harness watch: the line of a run says when it started and its verdict", "[harness][watch]") {
+  run_timing t{2, seconds(2), std::chrono::milliseconds(2030), std::chrono::milliseconds(1500), 1764760000};
+  harness::finished_run f;
+  f.dir = "/r/w-20251203T110640Z";
+  f.runs.push_back(measured_run());
+  f.runs[0].run.id = "t-m64";
+  CHECK(run_line(t, f) ==
+        "run 2 at 2025-12-03T11:06:40Z, 2.03 s after run 1 started: w-20251203T110640Z: ok, not judged (not recorded in "
+        "a results database): t-m64 received 1990.0 pps");
+  t.previous_took = std::chrono::milliseconds(2500);
+  f.verdict = harness::store::judgement{};
+  f.verdict->baseline_kind = "up to 5 earlier results folders of the plan";
+  harness::store::judged m;
+  m.measurement = "t-m64";
+  m.role = "device receives";
+  m.current.mean = 1400;
+  m.baseline.mean = 2000;
+  m.change_percent = -30;
+  m.regression = true;
+  f.verdict->measurements.push_back(m);
+  m.measurement = "u-m64";
+  m.regression = false;
+  f.verdict->measurements.push_back(m);
+  CHECK(run_line(t, f) ==
+        "run 2 at 2025-12-03T11:06:40Z, at once after run 1 ended (it took 2.50 s, longer than --every 2 s): "
+        "w-20251203T110640Z: REGRESSION against up to 5 earlier results folders of the plan: t-m64 (device receives) "
+        "received 1400.0 pps against 2000.0 (-30.0 %)");
+  f.signal = SIGINT;
+  CHECK(run_line(t, f).ends_with(": w-20251203T110640Z: INTERRUPTED by SIGINT, recorded as interrupted"));
 }

@@ -7,6 +7,8 @@
 #   listen   --listen 127.0.0.1:0: the bound address on stderr; GET /metrics is OpenMetrics whose figures equal
 #            summary.json's; 404 for another path, 405 for POST; a stalled client is cut off after 5 s;
 #            SIGTERM ends it with 143
+#   regression  two runs at 1000 pps per instance, then one at 700: its line says REGRESSION with the rates and
+#            the change, and --fail-on-regression exits 4
 #   inside   SIGINT inside the second run: that run is stopped and recorded as interrupted, exit 130
 # Runs are 1 s on 127.0.0.1 / 127.0.0.2 with free ports; nothing leaves loopback.
 set -eu
@@ -117,6 +119,18 @@ inside)
   [ "$(sql "SELECT status FROM folders ORDER BY started_utc")" = "$(printf 'ok\ninterrupted')" ] ||
     fail "store: $(sql "SELECT name, status FROM folders")"
   echo "ok: SIGINT inside run 2 stopped it ($took s), recorded as interrupted, exit 130"
+  ;;
+regression)
+  watch() { status=0; "$harness" watch "$tmp/w.toml" --db "$tmp/fresh.sqlite" --results "$tmp/results" --bin-dir "$build" \
+    --no-live "$@" > "$tmp/out" 2> "$tmp/err" || status=$?; }
+  watch --every 1s --count 2
+  [ $status -eq 0 ] || fail "at 1000 pps: exit $status"
+  sed -i 's/^pps = 1000$/pps = 700/' "$tmp/w.toml"
+  watch --every 1s --count 1 --fail-on-regression
+  [ $status -eq 4 ] || fail "a 30 % drop exited $status, not 4"
+  grep -Eq '^run 1 at .*: REGRESSION against up to 5 earlier results folders of the plan: t-m64 \(device as server\) received 1[0-9]{3}\.[0-9] pps against 19[0-9]{2}\.[0-9] \(-(29|30|31)\.[0-9] %\)$' "$tmp/out" ||
+    fail "no REGRESSION line"
+  cat "$tmp/out"
   ;;
 listen)
   start_watch --every 30s --listen 127.0.0.1:0
