@@ -1,5 +1,7 @@
 #include "harness/watch/metrics.hpp"
 
+#include "harness/report/stats.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -58,9 +60,17 @@ std::string number(double v) {
 
 // The plan's instance is `netbench_instance`: `instance` (and `job`) are the labels Prometheus gives every
 // series of a target, and a scraped label of that name would be renamed to `exported_instance`.
-label_list base_labels(const std::string& plan, const std::string& test, const std::string& role, std::uint32_t size,
-                       const std::string& instance) {
-  return {{"plan", plan}, {"test", test}, {"role", role}, {"message_size", std::to_string(size)}, {"netbench_instance", instance}};
+// `measurement` is the reports' and the store's name of a measurement (test x role x message size x a
+// sweep's load x a pair's route, "pps-m64"): without it a sweep's loads or a pairs test's routes would be
+// one series each, overwriting one another.
+label_list base_labels(const std::string& plan, const std::string& test, const std::string& measurement,
+                       const std::string& role, std::uint32_t size, const std::string& instance) {
+  return {{"plan", plan},
+          {"test", test},
+          {"measurement", measurement},
+          {"role", role},
+          {"message_size", std::to_string(size)},
+          {"netbench_instance", instance}};
 }
 
 void set(family& f, const label_list& labels, double v) { f.samples[render_labels(labels)] = v; }
@@ -75,10 +85,10 @@ void add_latency(family& f, label_list labels, const char* source, const nb::lat
   }
 }
 
-void add_run(std::vector<family>& f, const std::string& plan, const run_summary& s) {
-  if (!s.ok || is_search_trial(s.run)) return;  // a failed or stopped run has no figures, never zeros
+void add_run(std::vector<family>& f, const std::string& plan, const std::string& measurement, const run_summary& s) {
+  if (!s.ok) return;  // a failed or stopped run has no figures, never zeros
   const auto& r = s.run;
-  const auto all = base_labels(plan, r.test, r.role, r.message_size, "all");
+  const auto all = base_labels(plan, r.test, measurement, r.role, r.message_size, "all");
   set(f[received_pps], all, s.receiver.pps);
   set(f[sent_pps], all, s.sender.pps);
   set(f[received_bytes], all, s.receiver.bps / 8);
@@ -93,7 +103,7 @@ void add_run(std::vector<family>& f, const std::string& plan, const run_summary&
   for (const auto& i : r.instances) {
     if (!i.result || !i.result->ok) continue;
     const auto& t = *i.result;
-    const auto one = base_labels(plan, r.test, r.role, r.message_size, i.name);
+    const auto one = base_labels(plan, r.test, measurement, r.role, r.message_size, i.name);
     set(f[received_pps], one, t.receiver.pps);
     set(f[sent_pps], one, t.sender.pps);
     set(f[received_bytes], one, t.receiver.bits_per_second / 8);
@@ -106,8 +116,8 @@ void add_search(family& f, const std::string& plan, const nlohmann::json& s) {
   const auto& search = s.at("search");
   for (const auto& r : search.value("results", nlohmann::json::array())) {
     if (!r.contains("rate_pps") || !r.at("rate_pps").is_number()) continue;  // nothing passed: no rate
-    auto labels = base_labels(plan, s.at("test").get<std::string>(), s.at("role").get<std::string>(),
-                              s.at("message_size").get<std::uint32_t>(), "all");
+    auto labels = base_labels(plan, s.at("test").get<std::string>(), s.at("id").get<std::string>(),
+                              s.at("role").get<std::string>(), s.at("message_size").get<std::uint32_t>(), "all");
     labels.emplace_back("loss_target_ratio", number(r.at("loss_target_pct").get<double>() / 100));
     set(f, labels, r.at("rate_pps").get<double>());
   }
@@ -130,7 +140,9 @@ std::string escape_label_value(std::string_view v) {
 std::string render_openmetrics(const run_counts& counts, const std::optional<completed_run>& last) {
   auto f = families();
   if (last) {
-    for (const auto& s : last->runs) add_run(f, last->plan, s);
+    // Repeats of a measurement: the last ok one's figures (search trials are in no group).
+    for (const auto& g : group_repeats(last->runs))
+      for (std::size_t i : g.runs) add_run(f, last->plan, g.key, last->runs[i]);
     for (const auto& s : last->searches) add_search(f[pdr], last->plan, s);
     // Every measurement of the run, 0 unless the store judged it a regression.
     for (const auto& [labels, v] : f[received_pps].samples)
@@ -138,7 +150,8 @@ std::string render_openmetrics(const run_counts& counts, const std::optional<com
     if (last->verdict)
       for (const auto& m : last->verdict->measurements)
         if (m.regression)
-          set(f[regression], base_labels(last->plan, m.test, m.role, static_cast<std::uint32_t>(m.message_size), "all"), 1);
+          set(f[regression],
+              base_labels(last->plan, m.test, m.measurement, m.role, static_cast<std::uint32_t>(m.message_size), "all"), 1);
   }
   std::string out;
   for (const auto& fam : f) {

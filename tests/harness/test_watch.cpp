@@ -139,7 +139,7 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
                                                     {{"loss_target_pct", 1.0}, {"rate_pps", nullptr}}}}}}});
   const std::string text = render_openmetrics({3, 1, 0}, last);
   const std::string labels =
-      R"(plan="lb",test="t \"quoted\" \\ back\nslash",role="device receives",message_size="64",netbench_instance=)";
+      R"(plan="lb",test="t \"quoted\" \\ back\nslash",measurement="t-m64",role="device receives",message_size="64",netbench_instance=)";
   CHECK(sample(text, "netbench_received_packets_per_second{" + labels + "\"all\"}") == 1990);
   CHECK(sample(text, "netbench_sent_packets_per_second{" + labels + "\"all\"}") == 2000);
   CHECK(sample(text, "netbench_received_bytes_per_second{" + labels + "\"all\"}") == 127360);
@@ -148,7 +148,7 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
   CHECK(sample(text, "netbench_loss_ratio{" + labels + "\"all\"}") == Approx(0.005));
   CHECK(sample(text, "netbench_last_run_timestamp_seconds{" + labels + "\"all\"}") == 1764760000.5);
   CHECK(sample(text, "netbench_regression{" + labels + "\"all\"}") == 0);
-  CHECK(sample(text, R"(netbench_pdr_packets_per_second{plan="lb",test="s",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.001"})") == 12345);
+  CHECK(sample(text, R"(netbench_pdr_packets_per_second{plan="lb",test="s",measurement="s-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.001"})") == 12345);
   CHECK(text.find("loss_target_ratio=\"0.01\"") == std::string::npos);  // nothing passed: no rate, not 0
   CHECK(sample(text, "netbench_runs_total") == 3);
   CHECK(sample(text, "netbench_failed_runs_total") == 1);
@@ -162,6 +162,7 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
 
   last.verdict = harness::store::judgement{};
   harness::store::judged m;
+  m.measurement = "t-m64";
   m.test = last.runs[0].run.test;
   m.role = "device receives";
   m.message_size = 64;

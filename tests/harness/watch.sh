@@ -146,16 +146,16 @@ with urllib.request.urlopen(url, timeout=5) as r:
     text = r.read().decode()
 assert text.endswith("\n# EOF\n"), text[-100:]
 [run] = summary["runs"]
-want = {'netbench_received_packets_per_second{plan="w",test="t",role="device as server",message_size="64",netbench_instance="all"}':
+want = {'netbench_received_packets_per_second{plan="w",test="t",measurement="t-m64",role="device as server",message_size="64",netbench_instance="all"}':
             run["sum"]["receiver"]["pps"],
-        'netbench_sent_bytes_per_second{plan="w",test="t",role="device as server",message_size="64",netbench_instance="all"}':
+        'netbench_sent_bytes_per_second{plan="w",test="t",measurement="t-m64",role="device as server",message_size="64",netbench_instance="all"}':
             run["sum"]["sender"]["bits_per_second"] / 8,
         "netbench_runs_total": 1, "netbench_failed_runs_total": 0}
 got = dict(l.rsplit(" ", 1) for l in text.splitlines() if not l.startswith("#"))
 for k, v in want.items():
     assert abs(float(got[k]) - v) <= 1e-9 * max(1, abs(v)), (k, got.get(k), v)
 for i in run["instances"]:
-    k = 'netbench_received_packets_per_second{plan="w",test="t",role="device as server",message_size="64",netbench_instance="%s"}' % i["instance"]
+    k = 'netbench_received_packets_per_second{plan="w",test="t",measurement="t-m64",role="device as server",message_size="64",netbench_instance="%s"}' % i["instance"]
     assert float(got[k]) == i["receiver"]["pps"], (k, got.get(k))
 for path, method, code in [("/", "GET", 404), ("/metrics", "POST", 405)]:
     try:
