@@ -43,20 +43,33 @@ std::string judged_figures(const store::judgement& j, bool regressions_only) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+// "ok", or "FAILED (the first failure[, and N more run(s)])": what failed, not only that something did.
+std::string state(const finished_run& f) {
+  std::vector<const run_summary*> failed;
+  for (const auto& s : f.runs)
+    if (!s.ok) failed.push_back(&s);
+  if (failed.empty() && f.status != 3) return "ok";
+  if (failed.empty()) return "FAILED (a run is missing, see stderr)";
+  const auto& first = *failed.front();
+  const std::string why = !first.run.error.empty() ? first.run.error : first.failures.empty() ? "failed" : first.failures.front();
+  return fmt::format("FAILED ({}: {}{})", first.run.id, why,
+                     failed.size() > 1 ? fmt::format(", and {} more run(s)", failed.size() - 1) : std::string());
+}
+
+std::string with_figures(std::string words, const std::string& figures) {
+  return figures.empty() ? words : words + ": " + figures;
+}
+
 std::string verdict(const finished_run& f) {
   if (f.signal)
     return fmt::format("INTERRUPTED by SIG{}, recorded as interrupted", sigabbrev_np(f.signal) ? sigabbrev_np(f.signal) : "?");
-  std::string state = "ok";
-  if (f.status == 3 || std::any_of(f.runs.begin(), f.runs.end(), [](const run_summary& s) { return !s.ok; })) {
-    const auto failed = std::count_if(f.runs.begin(), f.runs.end(), [](const run_summary& s) { return !s.ok; });
-    state = fmt::format("FAILED ({} of {} run(s) failed, see stderr)", failed, f.runs.size());
-  }
-  if (!f.verdict) return fmt::format("{}, not judged (not recorded in a results database): {}", state, measured(f));
+  const std::string st = state(f);
+  if (!f.verdict) return with_figures(st + ", not judged (not recorded in a results database)", measured(f));
   const auto& j = *f.verdict;
   if (j.any_regression())
-    return fmt::format("REGRESSION against {}: {}{}", j.baseline_kind, judged_figures(j, true), state == "ok" ? "" : "; " + state);
-  if (j.measurements.empty()) return fmt::format("{}, no baseline yet: {}", state, measured(f));
-  return fmt::format("{}, no regression against {}: {}", state, j.baseline_kind, judged_figures(j, false));
+    return with_figures("REGRESSION against " + j.baseline_kind, judged_figures(j, true)) + (st == "ok" ? "" : "; " + st);
+  if (j.measurements.empty()) return with_figures(st + ", no baseline yet", measured(f));
+  return with_figures(st + ", no regression against " + j.baseline_kind, judged_figures(j, false));
 }
 
 }  // namespace

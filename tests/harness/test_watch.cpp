@@ -232,3 +232,17 @@ TEST_CASE("harness watch: the line of a run says when it started and its verdict
   f.signal = SIGINT;
   CHECK(run_line(t, f).ends_with(": w-20251203T110640Z: INTERRUPTED by SIGINT, recorded as interrupted"));
 }
+
+TEST_CASE("harness watch: a failed run's line says what failed", "[harness][watch]") {
+  harness::finished_run f;
+  f.dir = "/r/w-20251203T110640Z";
+  f.status = 3;
+  f.runs.push_back(measured_run());
+  f.runs[0].ok = false;
+  f.runs[0].failures = {"01-a: started 23.3 ms after T0 (bound 20 ms)", "02-a: started 23.2 ms after T0 (bound 20 ms)"};
+  f.runs.push_back(f.runs[0]);
+  f.verdict = harness::store::judgement{};
+  CHECK(run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
+        "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: started 23.3 ms after T0 (bound 20 ms), "
+        "and 1 more run(s)), no baseline yet");
+}
