@@ -1,4 +1,5 @@
 #include "harness/app.hpp"
+#include "harness/app_run.hpp"
 
 #include "harness/default_plan.hpp"
 #include "harness/lab/lab.hpp"
@@ -76,14 +77,40 @@ void write_html(const std::filesystem::path& dir, const std::vector<run_summary>
 
 }  // namespace
 
+plan load_for_run(const run_request& req) {
+  plan p = load(req);
+  require_lab_up(p);
+  return p;
+}
+
+finished_run finish_run(const run_request& req, const runner& r, const std::filesystem::path& dir, std::FILE* out) {
+  finished_run f{dir, {}, load_searches(dir), 0, r.stop_signal(), std::nullopt};
+  for (auto rec : load_raw(dir)) f.runs.push_back(summarize(std::move(rec)));
+  write_html(dir, f.runs, f.searches);
+  fmt::print(out, "{}\nresults: {}\nreport: {}\n", console_summary(f.runs, f.searches), dir.string(),
+             (dir / "report.html").string());
+  int status = 0;
+  if (const int sig = f.signal) {
+    // What was measured until the stop is in the reports; the status says the plan did not run its course.
+    fmt::print(stderr, "harness: interrupted by {}: no run started after it; what was measured is in {}\n",
+               sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig), dir.string());
+    status = 128 + sig;
+  } else {
+    status = status_of(dir, f.runs, true);
+  }
+  // After the reports: the store indexes the files just written, and cannot lose them.
+  const store::store_options o{req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}, out};
+  f.status = store::record_run(o, req.results_root, dir, f.runs, f.searches, status, &f.verdict);
+  return f;
+}
+
 int run_plan(const run_request& req) {
-  const plan p = load(req);
-  const std::string bin_dir = find_local_bin_dir(req.self_exe, req.bin_dir);
   if (req.dry_run) {
-    fmt::print("{}", dry_run(p, bin_dir));
+    fmt::print("{}", dry_run(load(req), find_local_bin_dir(req.self_exe, req.bin_dir)));
     return 0;
   }
-  require_lab_up(p);
+  const plan p = load_for_run(req);
+  const std::string bin_dir = find_local_bin_dir(req.self_exe, req.bin_dir);
   asio::io_context io;
   runner r(io, p, {req.results_root, bin_dir, req.live, req.allow_offset});
   stop_signals signals(io, "process", [&r](int sig) { r.cancel(sig); });
@@ -96,25 +123,7 @@ int run_plan(const run_request& req) {
   });
   io.run();
   if (failure) std::rethrow_exception(failure);
-  const auto summaries = load_raw(dir);
-  std::vector<run_summary> s;
-  for (auto rec : summaries) s.push_back(summarize(std::move(rec)));
-  const auto searches = load_searches(dir);
-  write_html(dir, s, searches);
-  fmt::print("{}\nresults: {}\nreport: {}\n", console_summary(s, searches), dir.string(),
-             (dir / "report.html").string());
-  int status = 0;
-  if (const int sig = r.stop_signal()) {
-    // What was measured until the stop is in the reports; the status says the plan did not run its course.
-    fmt::print(stderr, "harness: interrupted by {}: no run started after it; what was measured is in {}\n",
-               sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig), dir.string());
-    status = 128 + sig;
-  } else {
-    status = status_of(dir, s, true);
-  }
-  // After the reports: the store indexes the files just written, and cannot lose them.
-  const store::store_options o{req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}};
-  return store::record_run(o, req.results_root, dir, std::move(s), searches, status);
+  return finish_run(req, r, dir, stdout).status;
 }
 
 int check_plan(const run_request& req) {

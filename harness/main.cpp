@@ -6,10 +6,15 @@
 #include "harness/plan/plan.hpp"
 #include "harness/run/deploy.hpp"
 #include "harness/store/commands.hpp"
+#include "harness/watch/duration.hpp"
+#include "harness/watch/metrics_server.hpp"
+#include "harness/watch.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -18,6 +23,71 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+namespace {
+
+// The options of a run, shared by `harness run` and `harness watch`, which runs the plan the same way.
+void add_run_options(CLI::App& cmd, harness::run_request& req) {
+  cmd.add_option("--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made")
+      ->option_text("DIR");
+  cmd.add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
+  cmd.add_flag("!--no-live", req.live, "No per-second progress lines");
+  cmd.add_flag("--allow-offset", req.allow_offset,
+                "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
+  // CLI11's Range lets NaN through: every comparison with it is false.
+  const CLI::Validator finite(
+      [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
+      "", "finite");
+  cmd.add_option("--duration", req.overrides.duration,
+                  "Seconds per test instead of the plan's (every test; a rate search's final trials)")
+      ->check(finite)
+      ->check(CLI::Range(0.1, 86400.0))
+      ->option_text("S");
+  cmd.add_option("--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's")
+      ->check(CLI::Range(1, 1000))
+      ->option_text("N");
+  cmd.add_option("--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)")
+      ->option_text("TEST")
+      ->allow_extra_args(false);
+  cmd.add_option("--db", req.db, "Results database (default: RESULTS/netbench.sqlite)")->option_text("PATH");
+  auto* no_db = cmd.add_flag("!--no-db", req.record, "Record nothing in the results database");
+  cmd.add_flag("--fail-on-regression", req.fail_on_regression,
+                "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
+      ->excludes(no_db);
+  cmd.add_option("--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against")
+      ->check(CLI::Range(1, 1000))
+      ->option_text("N");
+  cmd.add_option("--min-change", req.min_change_percent,
+                  "Smallest drop (% of the baseline's mean) that counts as a regression")
+      ->check(CLI::Range(0.0, 100.0))
+      ->option_text("PCT");
+}
+
+// --every: "2h30m" into seconds, or CLI11's one-line error saying what is wrong.
+const CLI::Validator period_check(
+    [](std::string& v) {
+      try {
+        v = std::to_string(harness::watch::parse_period(v).count());
+        return std::string();
+      } catch (const std::invalid_argument& e) {
+        return std::string(e.what());
+      }
+    },
+    "PERIOD", "period");
+
+// --listen: an IP address and a port, said wrong on the command line rather than after the plan loads.
+const CLI::Validator listen_check(
+    [](std::string& v) {
+      try {
+        harness::watch::parse_listen(v);
+        return std::string();
+      } catch (const std::invalid_argument& e) {
+        return std::string(e.what());
+      }
+    },
+    "ADDR:PORT", "listen");
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // netload instances read their start instant from a pipe of ours; one that died must give EPIPE to
@@ -33,39 +103,23 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run a plan (default: the embedded configs/loopback.toml)");
   run->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
   run->add_flag("--dry-run", req.dry_run, "Print every host's commands; run nothing, open no socket");
-  run->add_option("--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made")
-      ->option_text("DIR");
-  run->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
-  run->add_flag("!--no-live", req.live, "No per-second progress lines");
-  run->add_flag("--allow-offset", req.allow_offset,
-                "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
-  // CLI11's Range lets NaN through: every comparison with it is false.
-  const CLI::Validator finite(
-      [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
-      "", "finite");
-  run->add_option("--duration", req.overrides.duration,
-                  "Seconds per test instead of the plan's (every test; a rate search's final trials)")
-      ->check(finite)
-      ->check(CLI::Range(0.1, 86400.0))
-      ->option_text("S");
-  run->add_option("--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's")
-      ->check(CLI::Range(1, 1000))
+  add_run_options(*run, req);
+  harness::watch::watch_request watch_req;
+  auto* watch = app.add_subcommand("watch", "Run a plan again and again, each run recorded and judged; metrics for Prometheus");
+  watch->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN")->required();
+  add_run_options(*watch, req);
+  std::int64_t every_s = 0;
+  watch->add_option("--every", every_s, "Start a run this long after the previous one started (30s, 15m, 1h, 2h30m)")
+      ->transform(period_check)
+      ->required()
+      ->option_text("PERIOD");
+  watch->add_option("--count", watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)")
+      ->check(CLI::Range(1, 1000000))
       ->option_text("N");
-  run->add_option("--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)")
-      ->option_text("TEST")
-      ->allow_extra_args(false);
-  run->add_option("--db", req.db, "Results database (default: RESULTS/netbench.sqlite)")->option_text("PATH");
-  auto* no_db = run->add_flag("!--no-db", req.record, "Record nothing in the results database");
-  run->add_flag("--fail-on-regression", req.fail_on_regression,
-                "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
-      ->excludes(no_db);
-  run->add_option("--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against")
-      ->check(CLI::Range(1, 1000))
-      ->option_text("N");
-  run->add_option("--min-change", req.min_change_percent,
-                  "Smallest drop (% of the baseline's mean) that counts as a regression")
-      ->check(CLI::Range(0.0, 100.0))
-      ->option_text("PCT");
+  watch->add_option("--listen", watch_req.listen,
+                    "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)")
+      ->check(listen_check)
+      ->option_text("ADDR:PORT");
   auto* check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
   check->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
   check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
@@ -127,6 +181,7 @@ int main(int argc, char** argv) {
       "  harness run configs/express-connect-lab.toml --dry-run   each host's commands; nothing runs\n"
       "  harness run plan.toml --results /tmp/r       run a plan, results under /tmp/r\n"
       "  harness run plan.toml --duration 5 --only pps   only the test pps, 5 s a run (plan.toml in the results says so)\n"
+      "  harness watch plan.toml --every 15m --listen 127.0.0.1:9464   run it every 15 min; metrics for Prometheus\n"
       "  harness check plan.toml                      every host: reachable, versions, clock offset, kernel, MTU\n"
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
       "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no difference\n"
@@ -139,19 +194,21 @@ int main(int argc, char** argv) {
       "--fail-on-regression) a measurement fell below its baseline; 1 an error\n"
       "(plan, a host check error, ssh, a file that cannot be read or written); 2 bad command line; 130 / 143 / 129\n"
       "run stopped by SIGINT / SIGTERM / SIGHUP (no run starts after it; what was measured is reported).\n"
+      "watch: 0 after --count runs all ok; else the last run's non-zero status (3, 4, 1 a run could not start);\n"
+      "128 + the signal when stopped (between runs at once; inside one, the run is stopped and recorded).\n"
       "deploy: 0 every host current or copied; 1 a host failed (each named on stderr) or another error.");
   // CLI11 would say only that a command is required.
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
-    fmt::print(stderr, "harness: unknown command '{}' (run, check, report, compare, history, db, deploy or lab)\n", argv[1]);
+    fmt::print(stderr, "harness: unknown command '{}' (run, watch, check, report, compare, history, db, deploy or lab)\n", argv[1]);
     return nb::cli::usage_status;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      fmt::print(stderr, "harness: a command is required (run, check, report, compare, history, db, deploy or lab)\n");
+      fmt::print(stderr, "harness: a command is required (run, watch, check, report, compare, history, db, deploy or lab)\n");
       return nb::cli::usage_status;
     }
     return nb::cli::report(app, e, "harness");
@@ -160,6 +217,11 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return harness::run_plan(req);
+    if (*watch) {
+      watch_req.run = req;
+      watch_req.every = std::chrono::seconds(every_s);
+      return harness::watch::watch_plan(watch_req);
+    }
     if (*check) return harness::check_plan(req);
     if (*deploy) return harness::deploy(dep);
     if (*compare) return harness::compare_results(compare_dirs, compare_out);

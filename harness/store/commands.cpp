@@ -19,10 +19,12 @@ database open_existing(const fs::path& db) {
   return database(db);
 }
 
-int judge(database& db, const store_options& o, const fs::path& dir, const std::string& folder, int status) {
+int judge(database& db, const store_options& o, const fs::path& dir, const std::string& folder, int status,
+          std::optional<judgement>* verdict) {
   const auto j = judge_folder(db, folder, o.regress);
   write_json(dir / "regressions.json", to_json(j, o.regress));
-  fmt::print("{}", judgement_text(j));
+  fmt::print(o.out, "{}", judgement_text(j));
+  if (verdict) *verdict = j;
   if (!j.any_regression()) return status;
   const auto n = std::count_if(j.measurements.begin(), j.measurements.end(), [](const judged& m) { return m.regression; });
   fmt::print(stderr, "harness: {} regression(s) against {} (regressions.json)\n", n, j.baseline_kind);
@@ -32,15 +34,15 @@ int judge(database& db, const store_options& o, const fs::path& dir, const std::
 }  // namespace
 
 int record_run(const store_options& o, const fs::path& results_root, const fs::path& dir, std::vector<run_summary> runs,
-               std::vector<nlohmann::json> searches, int status) {
+               std::vector<nlohmann::json> searches, int status, std::optional<judgement>* verdict) {
   if (!o.enabled) return status;
   const fs::path path = o.db.empty() ? results_root / default_db_name : o.db;
   try {
     database db(path);
     const auto f = read_folder(dir, std::move(runs), std::move(searches));
     record(db, f);
-    fmt::print("store: {}\n", path.string());
-    return judge(db, o, dir, f.name, status);
+    fmt::print(o.out, "store: {}\n", path.string());
+    return judge(db, o, dir, f.name, status, verdict);
   } catch (const std::exception& e) {
     // The run's files are written and complete: the store is an index of them, repaired by an import.
     fmt::print(stderr, "harness: run not recorded in the results database: {}\n", e.what());

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,13 +24,16 @@ struct store_options {
   bool enabled = true;       // --no-db
   bool fail_on_regression = false;
   regression_options regress;
+  std::FILE* out = stdout;   // the store's lines and the judgement (`harness watch`: stderr, its own line on stdout)
 };
 
 // After a run's reports are written: the folder recorded and judged against its baseline (the console
 // and regressions.json in the folder). A store that cannot be written is one line on stderr and leaves
 // `status` as it is; a regression with fail_on_regression turns an ok status into 4.
+// `verdict`, when given, receives the judgement (left empty when nothing was recorded).
 int record_run(const store_options& o, const std::filesystem::path& results_root, const std::filesystem::path& dir,
-               std::vector<run_summary> runs, std::vector<nlohmann::json> searches, int status);
+               std::vector<run_summary> runs, std::vector<nlohmann::json> searches, int status,
+               std::optional<judgement>* verdict = nullptr);
 
 // Each folder read from its files and recorded, replacing an earlier record of it. 0, or 1 when a folder
 // could not be read (each named on stderr; the others are imported).

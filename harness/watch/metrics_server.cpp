@@ -1,0 +1,104 @@
+#include "harness/watch/metrics_server.hpp"
+
+#include "harness/watch/http_request.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <stdexcept>
+
+namespace harness::watch {
+
+namespace {
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+}
+
+asio::ip::tcp::endpoint parse_listen(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    throw std::invalid_argument(fmt::format("'{}': not ADDRESS:PORT (e.g. 127.0.0.1:9464, [::1]:0)", text));
+  std::string host = text.substr(0, colon);
+  const std::string port_text = text.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535)
+    throw std::invalid_argument(fmt::format("'{}': '{}' is not a port (0 to 65535)", text, port_text));
+  boost::system::error_code bad;
+  const auto address = asio::ip::make_address(host, bad);
+  if (bad) throw std::invalid_argument(fmt::format("'{}': '{}' is not an IP address", text, host));
+  return {address, static_cast<std::uint16_t>(port)};
+}
+
+metrics_server::metrics_server(asio::io_context& io, const asio::ip::tcp::endpoint& at, std::function<std::string()> render)
+    : io_(io), acceptor_(io), render_(std::move(render)) {
+  boost::system::error_code ec;
+  acceptor_.open(at.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(at, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error(fmt::format("--listen {}:{}: {}", at.address().to_string(), at.port(), ec.message()));
+}
+
+void metrics_server::start() { asio::co_spawn(io_, accept_loop(), asio::detached); }
+
+void metrics_server::stop() {
+  stopped_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  for (auto* s : open_) s->close(ignored);
+}
+
+asio::awaitable<void> metrics_server::accept_loop() {
+  asio::steady_timer backoff(io_);
+  while (!stopped_) {
+    auto [ec, sock] = co_await acceptor_.async_accept(use_tuple);
+    if (stopped_ || ec == asio::error::operation_aborted) co_return;
+    if (ec) {  // out of descriptors and the like: a pause, not a loop spinning on the error
+      backoff.expires_after(std::chrono::milliseconds(100));
+      co_await backoff.async_wait(use_tuple);
+      continue;
+    }
+    if (open_.size() >= max_connections) continue;  // `sock` closes as it goes out of scope
+    asio::co_spawn(io_, serve(std::move(sock)), asio::detached);
+  }
+}
+
+asio::awaitable<void> metrics_server::serve(asio::ip::tcp::socket s) {
+  using namespace asio::experimental::awaitable_operators;
+  open_.insert(&s);
+  // One deadline over the whole exchange, read and write: a client that sends slowly, or never reads
+  // the answer, holds a connection for request_timeout at most.
+  asio::steady_timer deadline(io_, request_timeout);
+  try {
+    co_await (exchange(s) || deadline.async_wait(asio::use_awaitable));
+  } catch (const std::exception&) {
+    // a reset connection or the deadline's cancellation: nothing to answer to
+  }
+  open_.erase(&s);
+}
+
+asio::awaitable<void> metrics_server::exchange(asio::ip::tcp::socket& s) {
+  std::string buf;
+  // One byte over the limit: a head that fills the buffer without its blank line is too large.
+  auto [ec, n] = co_await asio::async_read_until(s, asio::dynamic_buffer(buf, max_request_head + 1), "\r\n\r\n", use_tuple);
+  parsed_head p;
+  if (ec == asio::error::not_found) p.status = head_status::too_large;
+  else if (ec) co_return;  // closed before a whole head came
+  else p = parse_request_head(std::string_view(buf).substr(0, n));
+  const std::string out = serialize(answer(p, render_));
+  co_await asio::async_write(s, asio::buffer(out), use_tuple);
+  boost::system::error_code ignored;
+  s.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace harness::watch

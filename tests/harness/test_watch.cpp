@@ -1,0 +1,248 @@
+// `harness watch` in parts: the --every period, the HTTP request head parser and its answers, the
+// OpenMetrics exposition (names, label escaping, # EOF) and the metrics server over a real socket.
+#include "harness/watch/duration.hpp"
+#include "harness/watch/http_request.hpp"
+#include "harness/watch/metrics.hpp"
+#include "harness/watch/metrics_server.hpp"
+#include "harness/watch_line.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <csignal>
+#include <regex>
+#include <thread>
+
+using namespace harness::watch;
+using std::chrono::seconds;
+
+TEST_CASE("harness watch: periods in h, m and s", "[harness][watch]") {
+  CHECK(parse_period("30s") == seconds(30));
+  CHECK(parse_period("15m") == seconds(900));
+  CHECK(parse_period("1h") == seconds(3600));
+  CHECK(parse_period("2h30m") == seconds(9000));
+  CHECK(parse_period("1h30m15s") == seconds(5415));
+  CHECK(parse_period("90s") == seconds(90));
+  CHECK(parse_period("744h") == seconds(744 * 3600));
+  for (const char* bad : {"", "15", "m", "15x", "1m1h", "1h1h", "0s", "-5s", "1.5h", "5 s", "s5", "745h", "999999999h", "1h "})
+    CHECK_THROWS_AS(parse_period(bad), std::invalid_argument);
+  try {
+    parse_period("15x");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) ==
+          "'15x' is not a period: 'x' is not a unit (a whole number and a unit, h, m or s, in that order: 30s, 15m, 1h, 2h30m)");
+  }
+  CHECK(period_text(seconds(9000)) == "2h30m");
+  CHECK(period_text(seconds(2)) == "2s");
+  CHECK(period_text(seconds(3601)) == "1h1s");
+}
+
+TEST_CASE("harness watch: request heads parsed strictly", "[harness][watch]") {
+  auto p = parse_request_head("GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: application/openmetrics-text\r\n\r\n");
+  REQUIRE(p.status == head_status::ok);
+  CHECK(p.head.method == "GET");
+  CHECK(p.head.target == "/metrics");
+  CHECK(p.head.minor_version == 1);
+  CHECK(parse_request_head("\r\nGET /metrics?x=1 HTTP/1.0\r\n\r\n").status == head_status::ok);
+  CHECK(parse_request_head("POST /metrics HTTP/1.1\r\n\r\n").head.method == "POST");
+  for (const char* bad : {"", "GET /metrics HTTP/1.1\r\n", "GET /metrics HTTP/1.1\n\n", "GET  /metrics HTTP/1.1\r\n\r\n",
+                          "GET /metrics\r\n\r\n", "GET metrics HTTP/1.1\r\n\r\n", "GET /met rics HTTP/1.1\r\n\r\n",
+                          "G(T /metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/1.1\r\nNo colon\r\n\r\n",
+                          "GET /metrics HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", "GET /metrics HTTP/1.1\r\nA b: c\r\n\r\n",
+                          "GET /metrics HTTP/1.1\r\nA: b\rc\r\n\r\n", "GET /metrics HTTP/1.1\r\nA: \x01\r\n\r\n",
+                          "GET /metrics HTTP/x.1\r\n\r\n", "GET /metrics HTTP/1.10\r\n\r\n", "GET /\x80 HTTP/1.1\r\n\r\n"})
+    CHECK(parse_request_head(bad).status == head_status::bad_request);
+  CHECK(parse_request_head("GET /metrics HTTP/2.0\r\n\r\n").status == head_status::bad_version);
+  std::string many = "GET /metrics HTTP/1.1\r\n";
+  for (std::size_t i = 0; i <= max_header_fields; ++i) many += fmt::format("X-{}: y\r\n", i);
+  CHECK(parse_request_head(many + "\r\n").status == head_status::too_large);
+  CHECK(parse_request_head("GET /" + std::string(max_request_head, 'a') + " HTTP/1.1\r\n\r\n").status == head_status::too_large);
+}
+
+TEST_CASE("harness watch: answers: metrics for GET /metrics only", "[harness][watch]") {
+  int rendered = 0;
+  const auto render = [&] {
+    ++rendered;
+    return std::string("# EOF\n");
+  };
+  auto r = answer(parse_request_head("GET /metrics?a=b HTTP/1.1\r\n\r\n"), render);
+  CHECK(r.status == 200);
+  CHECK(r.content_type == "application/openmetrics-text; version=1.0.0; charset=utf-8");
+  CHECK(r.body == "# EOF\n");
+  CHECK(answer(parse_request_head("GET / HTTP/1.1\r\n\r\n"), render).status == 404);
+  CHECK(answer(parse_request_head("GET /metrics/x HTTP/1.1\r\n\r\n"), render).status == 404);
+  r = answer(parse_request_head("POST /metrics HTTP/1.1\r\n\r\n"), render);
+  CHECK(r.status == 405);
+  CHECK(serialize(r).find("\r\nAllow: GET\r\n") != std::string::npos);
+  CHECK(answer(parse_request_head("HEAD /metrics HTTP/1.1\r\n\r\n"), render).status == 405);
+  CHECK(answer(parse_request_head("junk"), render).status == 400);
+  CHECK(rendered == 1);  // only the request that gets the metrics renders them
+  const std::string text = serialize(answer(parse_request_head("GET /metrics HTTP/1.1\r\n\r\n"), render));
+  CHECK(text.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK(text.find("\r\nContent-Length: 6\r\n") != std::string::npos);
+  CHECK(text.find("\r\nConnection: close\r\n\r\n# EOF\n") != std::string::npos);
+}
+
+namespace {
+
+harness::run_summary measured_run() {
+  harness::run_summary s;
+  s.run.id = "t-m64";
+  s.run.test = "t \"quoted\" \\ back\nslash";
+  s.run.role = "device receives";
+  s.run.message_size = 64;
+  s.run.t0 = 1764760000.5;
+  s.run.spec = {{"id", s.run.id}};
+  s.ok = true;
+  s.sender = {2000, 128000, 2000, 1024000};
+  s.receiver = {1990, 127360, 1990, 1018880};
+  s.loss_percent = 0.5;
+  for (const char* name : {"01-a", "02-a"}) {
+    harness::instance_record i;
+    i.name = name;
+    nb::test_result t;
+    t.ok = true;
+    t.sender.pps = 1000;
+    t.sender.bits_per_second = 512000;
+    t.receiver.pps = 995;
+    t.receiver.bits_per_second = 509440;
+    t.loss.percent = 0.5;
+    i.result = t;
+    s.run.instances.push_back(i);
+  }
+  return s;
+}
+
+// The value of the sample whose line starts with `prefix` (name and labels), or NaN when none.
+double sample(const std::string& text, const std::string& prefix) {
+  const auto at = text.find("\n" + prefix + " ");
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(text.substr(at + prefix.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]") {
+  CHECK(escape_label_value("a\"b\\c\nd") == "a\\\"b\\\\c\\nd");
+  const std::string empty = render_openmetrics({}, std::nullopt);
+  CHECK(empty.ends_with("\n# EOF\n"));
+  CHECK(empty.find("# TYPE netbench_received_packets_per_second gauge\n") != std::string::npos);
+  CHECK(empty.find("# TYPE netbench_runs counter\n# HELP netbench_runs ") != std::string::npos);
+  CHECK(empty.find("\nnetbench_runs_total 0\n") != std::string::npos);
+
+  completed_run last{"lb", {measured_run()}, {}, std::nullopt};
+  last.searches.push_back({{"id", "s-m64"}, {"test", "s"}, {"role", "device receives"}, {"message_size", 64},
+                           {"search", {{"results", {{{"loss_target_pct", 0.1}, {"rate_pps", 12345.0}},
+                                                    {{"loss_target_pct", 1.0}, {"rate_pps", nullptr}}}}}}});
+  const std::string text = render_openmetrics({3, 1, 0}, last);
+  const std::string labels =
+      R"(plan="lb",test="t \"quoted\" \\ back\nslash",measurement="t-m64",role="device receives",message_size="64",netbench_instance=)";
+  CHECK(sample(text, "netbench_received_packets_per_second{" + labels + "\"all\"}") == 1990);
+  CHECK(sample(text, "netbench_sent_packets_per_second{" + labels + "\"all\"}") == 2000);
+  CHECK(sample(text, "netbench_received_bytes_per_second{" + labels + "\"all\"}") == 127360);
+  CHECK(sample(text, "netbench_received_packets_per_second{" + labels + "\"01-a\"}") == 995);
+  CHECK(sample(text, "netbench_sent_bytes_per_second{" + labels + "\"02-a\"}") == 64000);
+  CHECK(sample(text, "netbench_loss_ratio{" + labels + "\"all\"}") == Approx(0.005));
+  CHECK(sample(text, "netbench_last_run_timestamp_seconds{" + labels + "\"all\"}") == 1764760000.5);
+  CHECK(sample(text, "netbench_regression{" + labels + "\"all\"}") == 0);
+  CHECK(sample(text, R"(netbench_pdr_packets_per_second{plan="lb",test="s",measurement="s-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.001"})") == 12345);
+  CHECK(text.find("loss_target_ratio=\"0.01\"") == std::string::npos);  // nothing passed: no rate, not 0
+  CHECK(sample(text, "netbench_runs_total") == 3);
+  CHECK(sample(text, "netbench_failed_runs_total") == 1);
+  CHECK(sample(text, "netbench_interrupted_runs_total") == 0);
+  CHECK(text.ends_with("\n# EOF\n"));
+  // Every line is a comment, or name{labels} value: no raw newline or quote escaped a label value.
+  const std::regex line(R"((# (TYPE|HELP) [a-z_]+ .*)|([a-z_]+(\{([a-z_]+="([^"\\\n]|\\[\\"n])*",?)*\})? [-+0-9.eE]+(Inf|NaN)?))");
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos && text.compare(start, 5, "# EOF") != 0; start = end + 1)
+    CHECK(std::regex_match(text.substr(start, end - start), line));
+
+  last.verdict = harness::store::judgement{};
+  harness::store::judged m;
+  m.measurement = "t-m64";
+  m.test = last.runs[0].run.test;
+  m.role = "device receives";
+  m.message_size = 64;
+  m.regression = true;
+  last.verdict->measurements.push_back(m);
+  CHECK(sample(render_openmetrics({}, last), "netbench_regression{" + labels + "\"all\"}") == 1);
+  last.runs[0].ok = false;  // a failed run: no figures (never zeros)
+  CHECK(render_openmetrics({}, last).find("netbench_received_packets_per_second{") == std::string::npos);
+}
+
+TEST_CASE("harness watch: the metrics server answers over TCP", "[harness][watch]") {
+  CHECK_THROWS_AS(parse_listen("localhost:80"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_listen("127.0.0.1"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_listen("127.0.0.1:65536"), std::invalid_argument);
+  CHECK(parse_listen("[::1]:0").address().is_v6());
+  boost::asio::io_context io;
+  metrics_server server(io, parse_listen("127.0.0.1:0"), [] { return std::string("x 1\n# EOF\n"); });
+  const auto at = server.local_endpoint();
+  CHECK(at.port() != 0);
+  server.start();
+  std::thread t([&] { io.run(); });
+  const auto ask = [&](const std::string& request) {
+    boost::asio::io_context c;
+    boost::asio::ip::tcp::socket s(c);
+    s.connect(at);
+    boost::asio::write(s, boost::asio::buffer(request));
+    std::string reply;
+    boost::system::error_code ec;
+    boost::asio::read(s, boost::asio::dynamic_buffer(reply), ec);  // to the server's close
+    return reply;
+  };
+  CHECK(ask("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").ends_with("\r\n\r\nx 1\n# EOF\n"));
+  CHECK(ask("GET /nope HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
+  CHECK(ask("DELETE /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
+  CHECK(ask(std::string(harness::watch::max_request_head + 10, 'G')).starts_with("HTTP/1.1 431 "));
+  boost::asio::post(io, [&] { server.stop(); });
+  t.join();  // stop() leaves the io_context without work: run() returns
+}
+
+TEST_CASE("harness watch: the line of a run says when it started and its verdict", "[harness][watch]") {
+  run_timing t{2, seconds(2), std::chrono::milliseconds(2030), std::chrono::milliseconds(1500), 1764760000};
+  harness::finished_run f;
+  f.dir = "/r/w-20251203T110640Z";
+  f.runs.push_back(measured_run());
+  f.runs[0].run.id = "t-m64";
+  CHECK(run_line(t, f) ==
+        "run 2 at 2025-12-03T11:06:40Z, 2.03 s after run 1 started: w-20251203T110640Z: ok, not judged (not recorded in "
+        "a results database): t-m64 received 1990.0 pps");
+  t.previous_took = std::chrono::milliseconds(2500);
+  f.verdict = harness::store::judgement{};
+  f.verdict->baseline_kind = "up to 5 earlier results folders of the plan";
+  harness::store::judged m;
+  m.measurement = "t-m64";
+  m.role = "device receives";
+  m.current.mean = 1400;
+  m.baseline.mean = 2000;
+  m.change_percent = -30;
+  m.regression = true;
+  f.verdict->measurements.push_back(m);
+  m.measurement = "u-m64";
+  m.regression = false;
+  f.verdict->measurements.push_back(m);
+  CHECK(run_line(t, f) ==
+        "run 2 at 2025-12-03T11:06:40Z, at once after run 1 ended (it took 2.50 s, longer than --every 2 s): "
+        "w-20251203T110640Z: REGRESSION against up to 5 earlier results folders of the plan: t-m64 (device receives) "
+        "received 1400.0 pps against 2000.0 (-30.0 %)");
+  f.signal = SIGINT;
+  CHECK(run_line(t, f).ends_with(": w-20251203T110640Z: INTERRUPTED by SIGINT, recorded as interrupted"));
+}
+
+TEST_CASE("harness watch: a failed run's line says what failed", "[harness][watch]") {
+  harness::finished_run f;
+  f.dir = "/r/w-20251203T110640Z";
+  f.status = 3;
+  f.runs.push_back(measured_run());
+  f.runs[0].ok = false;
+  f.runs[0].failures = {"01-a: started 23.3 ms after T0 (bound 20 ms)", "02-a: started 23.2 ms after T0 (bound 20 ms)"};
+  f.runs.push_back(f.runs[0]);
+  f.verdict = harness::store::judgement{};
+  CHECK(run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
+        "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: started 23.3 ms after T0 (bound 20 ms), "
+        "and 1 more run(s)), no baseline yet");
+}
