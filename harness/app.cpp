@@ -68,8 +68,8 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
 
 // report.html last: a chart gnuplot could not draw is said once here, and in its place in the page.
 void write_html(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
-                const std::vector<nlohmann::json>& searches) {
-  const auto errors = write_html_report(dir, runs, searches);
+                const std::vector<nlohmann::json>& searches, const run_history* history = nullptr) {
+  const auto errors = write_html_report(dir, runs, searches, history);
   if (!errors.empty())
     fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(), errors.front());
 }
@@ -123,7 +123,6 @@ int run_plan(const run_request& req) {
   std::vector<run_summary> s;
   for (auto rec : summaries) s.push_back(summarize(std::move(rec)));
   const auto searches = load_searches(dir);
-  write_html(dir, s, searches);
   fmt::print("{}\nresults: {}\nreport: {}\n", console_summary(s, searches), dir.string(),
              (dir / "report.html").string());
   int status = 0;
@@ -135,9 +134,12 @@ int run_plan(const run_request& req) {
   } else {
     status = status_of(dir, s, true);
   }
-  // After the reports: the store indexes the files just written, and cannot lose them.
+  // After the run's files: the store indexes them, and cannot lose them. report.html last, with the
+  // store's history of the run's measurements.
   const store::store_options o{req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}};
-  return store::record_run(o, req.results_root, dir, std::move(s), searches, status);
+  const auto rec = store::record_run(o, req.results_root, dir, s, searches, status);
+  write_html(dir, s, searches, &rec.history);
+  return rec.status;
 }
 
 int check_plan(const run_request& req) {

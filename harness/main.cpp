@@ -99,7 +99,17 @@ int main(int argc, char** argv) {
   history->add_option("--since", hist.since, "Only results folders started on or after (UTC)")
       ->option_text("YYYY-MM-DD[THH:MM[:SS]]");
   auto* hist_json = history->add_flag("--json", hist.json, "JSON on stdout");
-  history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
+  auto* hist_csv = history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
+  auto* hist_html = history->add_option("--html", hist.html,
+                                        "A page with one chart per measurement (level shifts and regressions marked); "
+                                        "default PATH: history.html")
+                        ->expected(0, 1)
+                        ->excludes(hist_json, hist_csv)
+                        ->option_text("[PATH]");
+  history->add_option("--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)")
+      ->option_text("N");
+  history->add_option("--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)")
+      ->option_text("PCT");
   std::filesystem::path db_path = std::filesystem::path("results") / harness::store::default_db_name;
   auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
   db->require_subcommand(1);
@@ -163,7 +173,10 @@ int main(int argc, char** argv) {
     if (*check) return harness::check_plan(req);
     if (*deploy) return harness::deploy(dep);
     if (*compare) return harness::compare_results(compare_dirs, compare_out);
-    if (*history) return harness::store::history(hist);
+    if (*history) {
+      if (*hist_html && hist.html.empty()) hist.html = "history.html";
+      return harness::store::history(hist);
+    }
     if (*db_import) return harness::store::db_import(db_path, import_dirs);
     if (*db_baseline) return harness::store::db_baseline(db_path, baseline_folder);
     return harness::rebuild_reports(report_dir);
