@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
       "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no difference\n"
       "  harness history --plan loopback --json       each measurement over the runs recorded in results/netbench.sqlite\n"
+      "  harness history --html                       one chart per measurement, level shifts marked: ./history.html\n"
       "  harness db import results/*/                 (re)build the results database from results folders\n"
       "  harness deploy plan.toml                     netload and netserve to the plan's ssh hosts\n"
       "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"

@@ -43,7 +43,9 @@ std::string panel(const trend& t, bool mbps, const std::string& suffix) {
   };
   add("P", d.plain, "pt 7 ps 0.8 lw 1.2 lc rgb '#1a73e8'");
   add("R", d.regressed, "pt 7 ps 1.0 lw 1.5 lc rgb '#d93025'");
-  add("C", d.current, "pt 6 ps 1.6 lw 2 lc rgb '#202124'");
+  // The current run ringed, in red when it is itself a regression.
+  const bool current_regressed = std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current && p.regression; });
+  add("C", d.current, fmt::format("pt 6 ps 1.6 lw 2 lc rgb '{}'", current_regressed ? "#d93025" : "#202124"));
   if (d.means.size() >= 2) {
     script += gp_datablock("M" + suffix, d.means);
     plot += fmt::format(", $M{} using 1:2 with lines lw 1 lc rgb '#9aa0a6'", suffix);

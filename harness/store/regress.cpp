@@ -47,8 +47,17 @@ std::optional<judged> judge_series(const series& s, const std::string& folder, c
                                    const regression_options& o, std::vector<std::string>& without) {
   const auto it = std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.folder == folder; });
   if (it == s.points.end() || it->received_pps.n == 0) return std::nullopt;
-  auto j = judge_point(s, static_cast<std::size_t>(it - s.points.begin()), marked, o);
-  if (!j) without.push_back(fmt::format("{} ({})", s.measurement, s.role));
+  const auto at = static_cast<std::size_t>(it - s.points.begin());
+  auto j = judge_point(s, at, marked, o);
+  if (!j) {
+    without.push_back(fmt::format("{} ({})", s.measurement, s.role));
+    return j;
+  }
+  // The series up to this folder only: a verdict does not change when later folders come.
+  if (const auto shifts = level_shifts(s.points, at + 1); !shifts.empty()) {
+    j->shift = shifts.back();
+    j->shift_begins = s.points[shifts.back().begins].folder;
+  }
   return j;
 }
 
@@ -75,10 +84,6 @@ std::optional<judged> judge_point(const series& s, std::size_t at, const std::st
   if (j.baseline.mean > 0) j.change_percent = (j.current.mean - j.baseline.mean) / j.baseline.mean * 100;
   const double floor = j.baseline.has_interval() ? j.baseline.ci_low : j.baseline.mean;
   j.regression = j.current.mean < floor && -j.change_percent >= o.min_change_percent;
-  if (const auto shifts = level_shifts(s.points, at + 1); !shifts.empty()) {
-    j.shift = shifts.back();
-    j.shift_begins = s.points[shifts.back().begins].folder;
-  }
   return j;
 }
 

@@ -41,7 +41,7 @@ struct judgement {
 
 judgement judge_folder(database& db, const std::string& folder, const regression_options& o);
 // Point `at` of a series against its baseline (`marked`: the plan's marked folder, or empty); nullopt
-// when it has no figures or no baseline.
+// when it has no figures or no baseline. Its `shift` is left empty (judge_folder fills it in).
 std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o);
 // The plan's marked baseline folder, or empty.
 std::string marked_baseline(database& db, const std::string& plan);

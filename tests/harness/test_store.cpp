@@ -279,6 +279,9 @@ TEST_CASE("harness store: a level shift is shown in history, its page and the ve
   CHECK(tr.points[8].change_begins);
   CHECK(tr.points[8].regression);
   CHECK_FALSE(tr.points[7].regression);
+  const auto drawn = harness::trend_chart(tr, true, "t2");
+  REQUIRE(drawn);
+  CHECK_THAT(drawn->svg, Catch::Contains("shift -30 %"));
   // report.html's: the last N up to the run, the run marked.
   const auto last = trend_of(h[0], "", {}, "p-20261210T000000Z", 4);
   REQUIRE(last.points.size() == 4);
