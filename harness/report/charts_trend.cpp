@@ -73,13 +73,14 @@ std::string shift_marks(const trend& t) {
 std::optional<chart> trend_chart(const trend& t, bool with_mbps, const std::string& id) {
   if (t.points.empty()) return std::nullopt;
   const double first = t.points.front().started_utc, last = t.points.back().started_utc;
-  // Runs of one day by the second, longer spans by the day; a margin so no point sits on the frame.
-  const double margin = std::max(30.0, (last - first) * 0.04);
+  // Runs of one day by the second, of two months by the minute, longer spans by the day; a margin so no
+  // point sits on the frame (at least 5 s: a narrower axis gets sub-second tics, printed alike).
+  const double margin = last > first ? std::max(5.0, (last - first) * 0.05) : 30.0;
   std::string script = fmt::format(
       "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nunset key\nset xdata time\nset timefmt '%s'\n"
       "set format x '{}'\nset xtics rotate by -25\nset xrange [{}:{}]\nset yrange [0:*]\nset offsets 0, 0, graph 0.12, 0\n"
       "set xlabel 'started (UTC)'\nset lmargin 12\n{}",
-      last - first < 86400 ? "%H:%M:%S" : "%Y-%m-%d", when(first - margin), when(last + margin), shift_marks(t));
+      last - first < 86400 ? "%H:%M:%S" : last - first < 60 * 86400 ? "%m-%d %H:%M" : "%Y-%m-%d", when(first - margin), when(last + margin), shift_marks(t));
   if (with_mbps) script += "set multiplot layout 2,1\n";
   script += panel(t, false, "p");
   if (with_mbps) script += panel(t, true, "b") + "unset multiplot\n";
