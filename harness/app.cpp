@@ -69,8 +69,8 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
 
 // report.html last: a chart gnuplot could not draw is said once here, and in its place in the page.
 void write_html(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
-                const std::vector<nlohmann::json>& searches) {
-  const auto errors = write_html_report(dir, runs, searches);
+                const std::vector<nlohmann::json>& searches, const run_history* history = nullptr) {
+  const auto errors = write_html_report(dir, runs, searches, history);
   if (!errors.empty())
     fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(), errors.front());
 }
@@ -86,7 +86,6 @@ plan load_for_run(const run_request& req) {
 finished_run finish_run(const run_request& req, const runner& r, const std::filesystem::path& dir, std::FILE* out) {
   finished_run f{dir, {}, load_searches(dir), 0, r.stop_signal(), std::nullopt};
   for (auto rec : load_raw(dir)) f.runs.push_back(summarize(std::move(rec)));
-  write_html(dir, f.runs, f.searches);
   fmt::print(out, "{}\nresults: {}\nreport: {}\n", console_summary(f.runs, f.searches), dir.string(),
              (dir / "report.html").string());
   int status = 0;
@@ -98,9 +97,12 @@ finished_run finish_run(const run_request& req, const runner& r, const std::file
   } else {
     status = status_of(dir, f.runs, true);
   }
-  // After the reports: the store indexes the files just written, and cannot lose them.
+  // After the run's files: the store indexes them, and cannot lose them. report.html last, with the
+  // store's history of the run's measurements (a signal meanwhile waits in the caller's stop_signals).
   const store::store_options o{req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}, out};
-  f.status = store::record_run(o, req.results_root, dir, f.runs, f.searches, status, &f.verdict);
+  const auto rec = store::record_run(o, req.results_root, dir, f.runs, f.searches, status, &f.verdict);
+  write_html(dir, f.runs, f.searches, &rec.history);
+  f.status = rec.status;
   return f;
 }
 

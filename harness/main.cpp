@@ -153,7 +153,17 @@ int main(int argc, char** argv) {
   history->add_option("--since", hist.since, "Only results folders started on or after (UTC)")
       ->option_text("YYYY-MM-DD[THH:MM[:SS]]");
   auto* hist_json = history->add_flag("--json", hist.json, "JSON on stdout");
-  history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
+  auto* hist_csv = history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
+  auto* hist_html = history->add_option("--html", hist.html,
+                                        "A page with one chart per measurement (level shifts and regressions marked); "
+                                        "default PATH: history.html")
+                        ->expected(0, 1)
+                        ->excludes(hist_json, hist_csv)
+                        ->option_text("[PATH]");
+  history->add_option("--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)")
+      ->option_text("N");
+  history->add_option("--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)")
+      ->option_text("PCT");
   std::filesystem::path db_path = std::filesystem::path("results") / harness::store::default_db_name;
   auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
   db->require_subcommand(1);
@@ -186,6 +196,7 @@ int main(int argc, char** argv) {
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
       "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no difference\n"
       "  harness history --plan loopback --json       each measurement over the runs recorded in results/netbench.sqlite\n"
+      "  harness history --html                       one chart per measurement, level shifts marked: ./history.html\n"
       "  harness db import results/*/                 (re)build the results database from results folders\n"
       "  harness deploy plan.toml                     netload and netserve to the plan's ssh hosts\n"
       "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"
@@ -225,7 +236,10 @@ int main(int argc, char** argv) {
     if (*check) return harness::check_plan(req);
     if (*deploy) return harness::deploy(dep);
     if (*compare) return harness::compare_results(compare_dirs, compare_out);
-    if (*history) return harness::store::history(hist);
+    if (*history) {
+      if (*hist_html && hist.html.empty()) hist.html = "history.html";
+      return harness::store::history(hist);
+    }
     if (*db_import) return harness::store::db_import(db_path, import_dirs);
     if (*db_baseline) return harness::store::db_baseline(db_path, baseline_folder);
     return harness::rebuild_reports(report_dir);

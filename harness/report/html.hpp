@@ -5,6 +5,7 @@
 #include "harness/report/charts.hpp"
 #include "harness/report/compare.hpp"
 #include "harness/report/stats.hpp"
+#include "harness/report/trend.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -16,8 +17,11 @@
 namespace harness {
 
 // `chart_errors`, when given, gets one line per chart gnuplot could not draw (the page says so in its place).
+// `history`: the run's measurements over the runs recorded before it, drawn small after the curves (null:
+// one line says the page was rebuilt without the store).
 std::string report_html(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
-                        const std::filesystem::path& dir, std::vector<std::string>* chart_errors = nullptr);
+                        const std::filesystem::path& dir, std::vector<std::string>* chart_errors = nullptr,
+                        const run_history* history = nullptr);
 
 // compare.html: the comparisons' tables and one chart of the change in received pps.
 std::string compare_html(const std::vector<comparison>& all);

@@ -283,6 +283,22 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   return out + "</section>\n";
 }
 
+// Each measurement of the run over the last runs of its plan in the store, small: a drop shows at a glance.
+std::string history_section(const run_history* history, chart_ids& ids) {
+  std::string out = "<h2>Over the last runs</h2>\n";
+  if (!history) return out + "<p class=\"note\">Not drawn: this page was rebuilt by `harness report`, which reads no results database.</p>\n";
+  if (!history->recorded) return out + fmt::format("<p class=\"note\">No history: {}.</p>\n", h::escape(history->note));
+  if (history->trends.empty())
+    return out + fmt::format("<p class=\"note\">{}.</p>\n",
+                             h::escape(history->note.empty() ? "No history: fewer than 2 runs of each measurement in the store" : history->note));
+  out += fmt::format("<p class=\"note\">Each measurement over the last {} results folders of the plan in the results database (this "
+                     "run ringed).{}</p>\n",
+                     history->last_n, history->note.empty() ? "" : " " + h::escape(history->note) + ".");
+  for (const auto& t : history->trends)
+    if (auto c = trend_chart(t, false, ids())) out += ids.place(*c);
+  return out;
+}
+
 std::string hosts_section(const json& env) {
   std::vector<host_check> checks;
   if (env.contains("hosts") && env["hosts"].is_object())
@@ -299,12 +315,12 @@ std::string hosts_section(const json& env) {
 }  // namespace
 
 std::string report_html(const std::vector<run_summary>& runs, const std::vector<json>& searches, const std::filesystem::path& dir,
-                        std::vector<std::string>* chart_errors) {
+                        std::vector<std::string>* chart_errors, const run_history* history) {
   const json env = read_environment(dir);
   const auto groups = group_repeats(runs);
   chart_ids ids;
   std::string body = page_header(runs, searches.size(), dir, env) + sweep_section(groups, ids) + search_section(searches, ids) +
-                     pairs_section(runs, groups);
+                     pairs_section(runs, groups) + history_section(history, ids);
   std::string run_sections;
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) run_sections += run_section(s, ids);

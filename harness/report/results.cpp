@@ -246,9 +246,9 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
 }
 
 std::vector<std::string> write_html_report(const fs::path& dir, const std::vector<run_summary>& runs,
-                                           const std::vector<json>& searches) {
+                                           const std::vector<json>& searches, const run_history* history) {
   std::vector<std::string> chart_errors;
-  write_file(dir / "report.html", report_html(runs, searches, dir, &chart_errors));
+  write_file(dir / "report.html", report_html(runs, searches, dir, &chart_errors, history));
   return chart_errors;
 }
 

@@ -2,6 +2,7 @@
 
 #include "harness/report/results.hpp"
 #include "harness/store/record.hpp"
+#include "harness/store/trends.hpp"
 
 #include <fmt/format.h>
 
@@ -33,20 +34,21 @@ int judge(database& db, const store_options& o, const fs::path& dir, const std::
 
 }  // namespace
 
-int record_run(const store_options& o, const fs::path& results_root, const fs::path& dir, std::vector<run_summary> runs,
-               std::vector<nlohmann::json> searches, int status, std::optional<judgement>* verdict) {
-  if (!o.enabled) return status;
+recorded record_run(const store_options& o, const fs::path& results_root, const fs::path& dir, std::vector<run_summary> runs,
+                    std::vector<nlohmann::json> searches, int status, std::optional<judgement>* verdict) {
+  if (!o.enabled) return {status, {false, "not recorded in a results database (--no-db)", 0, {}}};
   const fs::path path = o.db.empty() ? results_root / default_db_name : o.db;
   try {
     database db(path);
     const auto f = read_folder(dir, std::move(runs), std::move(searches));
     record(db, f);
     fmt::print(o.out, "store: {}\n", path.string());
-    return judge(db, o, dir, f.name, status, verdict);
+    const int judged_status = judge(db, o, dir, f.name, status, verdict);
+    return {judged_status, history_of_run(db, f.name, o.regress)};
   } catch (const std::exception& e) {
     // The run's files are written and complete: the store is an index of them, repaired by an import.
     fmt::print(stderr, "harness: run not recorded in the results database: {}\n", e.what());
-    return status;
+    return {status, {false, fmt::format("not recorded in the results database: {}", e.what()), 0, {}}};
   }
 }
 
@@ -81,6 +83,11 @@ int history(const history_request& r) {
   history_filter f{r.plan, r.test, std::nullopt};
   if (!r.since.empty()) f.since_utc = parse_since(r.since);
   const auto s = read_history(db, f);
+  if (!r.html.empty()) {
+    write_file(r.html, history_page(db, s, f, r.regress));
+    fmt::print("history page: {} ({} measurement(s))\n", r.html.string(), s.size());
+    return 0;
+  }
   if (r.json) fmt::print("{}\n", history_json(s).dump(2));
   else if (r.csv) fmt::print("{}", history_csv(s));
   else fmt::print("{}", history_text(s));

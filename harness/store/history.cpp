@@ -134,6 +134,28 @@ std::string point_status(const history_point& p) {
 
 }  // namespace
 
+std::vector<change_point> level_shifts(const std::vector<history_point>& points, std::size_t count) {
+  std::vector<double> figures;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < std::min(count, points.size()); ++i)
+    if (points[i].received_pps.n > 0) {
+      figures.push_back(points[i].received_pps.mean);
+      index.push_back(i);
+    }
+  auto found = find_change_points(figures);
+  for (auto& c : found) {
+    c.begins = index[c.begins];
+    c.detected = index[c.detected];
+  }
+  return found;
+}
+
+const change_point* series::change_at(std::size_t i) const {
+  for (const auto& c : changes)
+    if (c.begins == i) return &c;
+  return nullptr;
+}
+
 std::vector<series> read_history(database& db, const history_filter& f) {
   return db.guarded([&] {
     builder b;
@@ -144,6 +166,7 @@ std::vector<series> read_history(database& db, const history_filter& f) {
       for (auto& p : s.points) describe_point(p);
       std::stable_sort(s.points.begin(), s.points.end(),
                        [](const history_point& a, const history_point& z) { return a.started_utc < z.started_utc; });
+      s.changes = level_shifts(s.points, s.points.size());
       out.push_back(std::move(s));
     }
     return out;
@@ -173,14 +196,20 @@ std::string history_text(const std::vector<series>& all) {
   for (const auto& s : all) {
     out += fmt::format("plan {}, {}: test {}, {}, {} B{}: {} point(s)\n", s.plan, s.measurement, s.test, s.role,
                        s.message_size, s.route.empty() ? "" : ", " + s.route, s.points.size());
-    text_table t({"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps"});
-    for (const auto& p : s.points)
+    text_table t({"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps", "level shift"});
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      const auto& p = s.points[i];
+      const auto* c = s.change_at(i);
       t.add({utc_text(p.started_utc), p.folder, point_status(p), figure(p.received_pps, 1, "{:.1f}"),
              figure(p.received_bps, 1e-6, "{:.2f}"), figure(p.loss_percent, 1, "{:.3f}"),
-             p.pdr_pps ? fmt::format("{:.1f} ({:g} %)", *p.pdr_pps, *p.pdr_loss_target_pct) : "-"});
+             p.pdr_pps ? fmt::format("{:.1f} ({:g} %)", *p.pdr_pps, *p.pdr_loss_target_pct) : "-",
+             c ? fmt::format("began here: {:+.1f} %", c->change_percent()) : "-"});
+    }
     out += t.text() + "\n";
   }
-  return out + "(a folder with repeats: the mean and its 95 % interval [low, high])\n";
+  return out + fmt::format("(a folder with repeats: the mean and its 95 % interval [low, high]; level shift: where a shift "
+                           "of the received pps began, by a two-sided CUSUM with an in-control run length of ~{:.0f} points)\n",
+                           cusum_in_control_arl);
 }
 
 json history_json(const std::vector<series>& all) {
@@ -188,13 +217,18 @@ json history_json(const std::vector<series>& all) {
   for (const auto& s : all) {
     json js = {{"plan", s.plan}, {"measurement", s.measurement}, {"test", s.test}, {"role", s.role}, {"message_size", s.message_size},
                {"route", s.route}, {"points", json::array()}};
-    for (const auto& p : s.points) {
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      const auto& p = s.points[i];
+      const auto* c = s.change_at(i);
       json jp = {{"folder", p.folder}, {"path", p.path}, {"status", p.status}, {"load", p.load},
                  {"started_utc", p.started_utc}, {"date_utc", utc_text(p.started_utc)},
                  {"received_pps", to_json(p.received_pps)}, {"received_bits_per_second", to_json(p.received_bps)},
                  {"loss_percent", to_json(p.loss_percent)}, {"mrr_pps", optional_json(p.mrr_pps)},
                  {"ndr_pps", optional_json(p.ndr_pps)}, {"pdr_pps", optional_json(p.pdr_pps)},
-                 {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)}, {"runs", json::array()}};
+                 {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)}, {"runs", json::array()},
+                 {"level_shift", c ? json{{"change_percent", c->change_percent()}, {"mean_before", c->before},
+                                          {"mean_after", c->after}, {"detected_at", s.points[c->detected].folder}}
+                                   : json(nullptr)}};
       for (const auto& r : p.runs)
         jp["runs"].push_back({{"run", r.run}, {"ok", r.ok}, {"interrupted", r.interrupted}, {"error", r.error},
                               {"sent_pps", optional_json(r.sent_pps)}, {"sent_bits_per_second", optional_json(r.sent_bps)},
@@ -211,17 +245,19 @@ json history_json(const std::vector<series>& all) {
 std::string history_csv(const std::vector<series>& all) {
   std::string out =
       "plan,measurement,test,role,message_size,route,date_utc,folder,status,runs,ok_runs,received_pps,received_pps_ci95_low,"
-      "received_pps_ci95_high,received_bits_per_second,loss_percent,ndr_pps,pdr_pps,pdr_loss_target_pct\n";
+      "received_pps_ci95_high,received_bits_per_second,loss_percent,ndr_pps,pdr_pps,pdr_loss_target_pct,level_shift_percent\n";
   const auto num = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& s : all)
-    for (const auto& p : s.points) {
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      const auto& p = s.points[i];
+      const auto* c = s.change_at(i);
       const auto& r = p.received_pps;
       const auto mean = [](const spread& x) { return x.n ? std::optional<double>(x.mean) : std::nullopt; };
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.plan, s.measurement, s.test, s.role, s.message_size,
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.plan, s.measurement, s.test, s.role, s.message_size,
                          s.route, utc_text(p.started_utc), p.folder, p.status, p.runs.size(), r.n, num(mean(r)),
                          r.has_interval() ? num(r.ci_low) : "", r.has_interval() ? num(r.ci_high) : "",
                          num(mean(p.received_bps)), num(mean(p.loss_percent)), num(p.ndr_pps), num(p.pdr_pps),
-                         num(p.pdr_loss_target_pct));
+                         num(p.pdr_loss_target_pct), c ? fmt::format("{:.1f}", c->change_percent()) : "");
     }
   return out;
 }

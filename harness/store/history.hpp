@@ -3,6 +3,7 @@
 // folder: its runs' received pps and bit/s and loss, their mean and 95 % interval when the folder had
 // repeats, and the search's NDR / PDR where one ran.
 #include "harness/report/stats.hpp"
+#include "harness/store/changepoint.hpp"
 #include "harness/store/database.hpp"
 
 #include <nlohmann/json.hpp>
@@ -34,12 +35,20 @@ struct series {
   std::string plan, measurement, test, role, route;
   std::int64_t message_size = 0;
   std::vector<history_point> points;  // oldest first
+  // Level shifts of the received pps (changepoint.hpp), over the points with figures; their indexes are
+  // into `points`.
+  std::vector<change_point> changes;
+  // The shift that began at points[i], if any.
+  const change_point* change_at(std::size_t i) const;
 };
 
 struct history_filter {
   std::string plan, test;
   std::optional<double> since_utc;  // folders started at or after
 };
+
+// The level shifts of the first `count` points (those with figures; indexes into `points`).
+std::vector<change_point> level_shifts(const std::vector<history_point>& points, std::size_t count);
 
 std::vector<series> read_history(database& db, const history_filter& f);
 // "2026-12-03", "2026-12-03T08:00", "2026-12-03T08:00:00Z" (UTC) as seconds since the epoch; throws

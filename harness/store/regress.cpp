@@ -22,12 +22,6 @@ std::string plan_of(database& db, const std::string& folder) {
   return st.getColumn(0).getString();
 }
 
-std::string marked_baseline(database& db, const std::string& plan) {
-  SQLite::Statement st(db.sql(), "SELECT folder FROM baselines WHERE plan = ?");
-  st.bind(1, plan);
-  return st.executeStep() ? st.getColumn(0).getString() : std::string();
-}
-
 std::vector<double> received(const history_point& p) {
   std::vector<double> v;
   for (const auto& r : p.runs)
@@ -53,26 +47,45 @@ std::optional<judged> judge_series(const series& s, const std::string& folder, c
                                    const regression_options& o, std::vector<std::string>& without) {
   const auto it = std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.folder == folder; });
   if (it == s.points.end() || it->received_pps.n == 0) return std::nullopt;
-  const std::string name = fmt::format("{} ({})", s.measurement, s.role);
-  const auto base = baseline_points(s, static_cast<std::size_t>(it - s.points.begin()), marked, o.baseline_runs);
-  if (base.empty()) {
-    without.push_back(name);
-    return std::nullopt;
+  const auto at = static_cast<std::size_t>(it - s.points.begin());
+  auto j = judge_point(s, at, marked, o);
+  if (!j) {
+    without.push_back(fmt::format("{} ({})", s.measurement, s.role));
+    return j;
   }
-  judged j{s.measurement, s.test, s.role, s.route, s.message_size, it->received_pps, {}, {}, 0, false};
-  std::vector<double> values;
+  // The series up to this folder only: a verdict does not change when later folders come.
+  if (const auto shifts = level_shifts(s.points, at + 1); !shifts.empty()) {
+    j->shift = shifts.back();
+    j->shift_begins = s.points[shifts.back().begins].folder;
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string marked_baseline(database& db, const std::string& plan) {
+  SQLite::Statement st(db.sql(), "SELECT folder FROM baselines WHERE plan = ?");
+  st.bind(1, plan);
+  return st.executeStep() ? st.getColumn(0).getString() : std::string();
+}
+
+std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o) {
+  const history_point& current = s.points.at(at);
+  if (current.received_pps.n == 0) return std::nullopt;
+  const auto base = baseline_points(s, at, marked == current.folder ? std::string() : marked, o.baseline_runs);
+  if (base.empty()) return std::nullopt;
+  judged j{s.measurement, s.test, s.role, s.route, s.message_size, current.received_pps, {}, {}, 0, false, std::nullopt, ""};
+  std::vector<double> baseline_figures;
   for (const auto* p : base) {
     j.baseline_folders.push_back(p->folder);
-    for (double v : received(*p)) values.push_back(v);
+    for (double v : received(*p)) baseline_figures.push_back(v);
   }
-  j.baseline = describe(values);
+  j.baseline = describe(baseline_figures);
   if (j.baseline.mean > 0) j.change_percent = (j.current.mean - j.baseline.mean) / j.baseline.mean * 100;
   const double floor = j.baseline.has_interval() ? j.baseline.ci_low : j.baseline.mean;
   j.regression = j.current.mean < floor && -j.change_percent >= o.min_change_percent;
   return j;
 }
-
-}  // namespace
 
 bool judgement::any_regression() const {
   return std::any_of(measurements.begin(), measurements.end(), [](const judged& m) { return m.regression; });
@@ -88,7 +101,7 @@ judgement judge_folder(database& db, const std::string& folder, const regression
                             ? fmt::format("up to {} earlier results folders of the plan", o.baseline_runs)
                             : fmt::format("the marked baseline {}", marked);
     for (const auto& s : read_history(db, {out.plan, "", std::nullopt}))
-      if (auto j = judge_series(s, folder, marked == folder ? std::string() : marked, o, out.without_baseline))
+      if (auto j = judge_series(s, folder, marked, o, out.without_baseline))
         out.measurements.push_back(std::move(*j));
     return out;
   });
@@ -116,6 +129,9 @@ std::string judgement_text(const judgement& j) {
     out += fmt::format("{}: {} ({}): received {:.1f} pps against {:.1f} ({} run(s) in {} folder(s), {}{}): {:+.1f} %\n",
                        m.regression ? "REGRESSION" : "no regression", m.measurement, m.role, m.current.mean, m.baseline.mean, m.baseline.n,
                        m.baseline_folders.size(), j.baseline_kind, interval, m.change_percent);
+    if (m.shift)
+      out += fmt::format("  level shift: {:+.1f} % ({:.1f} to {:.1f} pps) began at {} (CUSUM change point)\n",
+                         m.shift->change_percent(), m.shift->before, m.shift->after, m.shift_begins);
   }
   for (const auto& w : j.without_baseline) out += fmt::format("no baseline yet: {}\n", w);
   return out;
@@ -131,7 +147,11 @@ json to_json(const judgement& j, const regression_options& o) {
                                    {"route", m.route}, {"received_pps", to_json(m.current)},
                                    {"baseline_received_pps", to_json(m.baseline)},
                                    {"baseline_folders", m.baseline_folders}, {"change_percent", m.change_percent},
-                                   {"regression", m.regression}});
+                                   {"regression", m.regression},
+                                   {"level_shift", m.shift ? json{{"change_percent", m.shift->change_percent()},
+                                                                  {"mean_before", m.shift->before}, {"mean_after", m.shift->after},
+                                                                  {"begins_at", m.shift_begins}}
+                                                           : json(nullptr)}});
   return out;
 }
 

@@ -5,6 +5,7 @@
 // mean when it has one run) by at least `min_change_percent` of the baseline's mean.
 #include "harness/report/stats.hpp"
 #include "harness/store/database.hpp"
+#include "harness/store/history.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,10 @@ struct judged {
   std::vector<std::string> baseline_folders;
   double change_percent = 0;          // (current - baseline) / baseline
   bool regression = false;
+  // The latest level shift the change-point method found in the series up to this folder (later
+  // folders unseen, so a verdict does not change afterwards), and the folder where it began.
+  std::optional<change_point> shift;
+  std::string shift_begins;
 };
 
 struct judgement {
@@ -35,6 +40,11 @@ struct judgement {
 };
 
 judgement judge_folder(database& db, const std::string& folder, const regression_options& o);
+// Point `at` of a series against its baseline (`marked`: the plan's marked folder, or empty); nullopt
+// when it has no figures or no baseline. Its `shift` is left empty (judge_folder fills it in).
+std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o);
+// The plan's marked baseline folder, or empty.
+std::string marked_baseline(database& db, const std::string& plan);
 // Marks a folder (by name or path) as its plan's baseline; returns the plan. Throws when not stored.
 std::string mark_baseline(database& db, const std::string& folder);
 

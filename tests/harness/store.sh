@@ -6,7 +6,8 @@
 #   concurrent   two harnesses recording into one store at once, then importers racing: every folder
 #                recorded once, PRAGMA integrity_check ok
 #   corrupt      a store of junk bytes: --no-db leaves it alone; a run's files are written, its status is
-#                unchanged, one line names the file and `harness db import`; an import into a new file repairs it
+#                unchanged, one line names the file and `harness db import`; an import into a new file repairs it;
+#                report.html says in one line why it has no history (--no-db, the damaged store)
 #   interrupted  a run stopped by SIGINT is recorded as interrupted, with no figures (not zeros)
 #   regression   the same plan at a packet rate lowered by 30 % is flagged and --fail-on-regression exits 4;
 #                back at the first rate, judged against the first folder marked with `db baseline`, it is not
@@ -137,12 +138,16 @@ corrupt)
   [ $status -eq 0 ] || fail "--no-db: exit $status"
   ! grep -q "results database" "$tmp/err" || fail "--no-db still opened the database"
   ! grep -q "^store:" "$tmp/out" || fail "--no-db still recorded"
+  grep -q "No history: not recorded in a results database (--no-db)." "$(ls -d "$tmp"/results/lb-* | tail -n 1)/report.html" ||
+    fail "--no-db: report.html does not say why it has no history"
   run lb
   [ $status -eq 0 ] || fail "a damaged store changed the run's status to $status"
   dir=$(ls -d "$tmp"/results/lb-* | tail -n 1)
   for f in summary.json summary.csv report.md report.html environment.json; do
     [ -s "$dir/$f" ] || fail "$f not written"
   done
+  grep -q "No history: not recorded in the results database: results database .* is damaged" "$dir/report.html" ||
+    fail "a damaged store: report.html does not say why it has no history"
   grep "results database" "$tmp/err" > "$tmp/line" || fail "no store error on stderr"
   [ "$(wc -l < "$tmp/line")" = 1 ] || fail "more than one line: $(cat "$tmp/line")"
   grep -q "$tmp/results/netbench.sqlite" "$tmp/line" && grep -q "harness db import" "$tmp/line" ||

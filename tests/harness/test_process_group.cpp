@@ -88,7 +88,7 @@ TEST_CASE("process group: a member that ignores SIGTERM is killed after kill_aft
   CHECK(killed);
 }
 
-TEST_CASE("process group: run() is a member while it runs; one that left is never signalled", "[harness][process]") {
+TEST_CASE("process group: run() is a member while it runs, and one that left is never signalled", "[harness][process]") {
   nb::process_outcome exited, fed;
   bool left = false, killed_without_members = true;
   with_group([&](process_group& g) -> asio::awaitable<void> {

@@ -6,6 +6,7 @@
 #include "harness/store/record.hpp"
 #include "harness/store/regress.hpp"
 #include "harness/store/schema.hpp"
+#include "harness/store/trends.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -244,4 +245,69 @@ TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as se
   for (const auto& s : h)
     if (s.test == "t") sweep.push_back(fmt::format("{} {}", s.measurement, *s.points.at(0).runs.at(0).received_pps));
   CHECK(sweep == std::vector<std::string>{"t-m64-100m 900", "t-m64-200m 1800"});
+}
+
+TEST_CASE("harness store: a level shift is shown in history, its page and the verdict that follows it", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "netbench.sqlite");
+  // Eight folders at ~1000 pps, then five at ~700: the shift began at the ninth (index 8).
+  const double levels[] = {1000, 1012, 995, 1004, 990, 1008, 998, 1003, 702, 695, 710, 698, 704};
+  for (int i = 0; i < 13; ++i)
+    record(db, folder(fmt::format("p-202612{:02}T000000Z", i + 1), 1000 + i, {run("t-m64", 1, levels[i])}));
+  const auto h = read_history(db, {});
+  REQUIRE(h.size() == 1);
+  REQUIRE(h[0].changes.size() == 1);
+  CHECK(h[0].changes[0].begins == 8);
+  CHECK(h[0].change_at(8) != nullptr);
+  CHECK_THAT(history_text(h), Catch::Contains("began here: -29.9 %"));
+  const auto js = history_json(h);
+  CHECK(js["series"][0]["points"][7]["level_shift"].is_null());
+  CHECK(js["series"][0]["points"][8]["level_shift"]["change_percent"].get<double>() == Approx(-29.9).margin(0.2));
+  const std::string csv = history_csv(h);
+  CHECK_THAT(csv, Catch::Contains(",level_shift_percent\n") && Catch::Contains("p-20261209T000000Z,ok,1,1,702,,,") &&
+                      Catch::Contains(",-29.9"));
+  // The verdict of the folder where it was seen names where it began; one before it has none.
+  const auto j = judge_folder(db, "p-20261210T000000Z", {});
+  REQUIRE(j.measurements.size() == 1);
+  REQUIRE(j.measurements[0].shift);
+  CHECK(j.measurements[0].shift_begins == "p-20261209T000000Z");
+  CHECK_THAT(judgement_text(j), Catch::Contains("level shift: -29.9 %") && Catch::Contains("began at p-20261209T000000Z"));
+  CHECK_FALSE(judge_folder(db, "p-20261208T000000Z", {}).measurements[0].shift);
+  // The trend drawn: every point, the shift marked where it began, the regressions red.
+  const auto tr = trend_of(h[0], "", {});
+  REQUIRE(tr.points.size() == 13);
+  CHECK(tr.points[8].change_begins);
+  CHECK(tr.points[8].regression);
+  CHECK_FALSE(tr.points[7].regression);
+  const auto drawn = harness::trend_chart(tr, true, "t2");
+  REQUIRE(drawn);
+  CHECK_THAT(drawn->svg, Catch::Contains("shift -30 %"));
+  // report.html's: the last N up to the run, the run marked.
+  const auto last = trend_of(h[0], "", {}, "p-20261210T000000Z", 4);
+  REQUIRE(last.points.size() == 4);
+  CHECK(last.points.back().current);
+  CHECK(last.points.front().folder == "p-20261207T000000Z");
+}
+
+TEST_CASE("harness store: report.html's history of a run, and the history page", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "netbench.sqlite");
+  record(db, folder("p-20261201T000000Z", 1764547200, {run("t-m64", 1, 1000)}));
+  auto first = history_of_run(db, "p-20261201T000000Z", {});
+  CHECK(first.recorded);
+  CHECK(first.trends.empty());
+  CHECK_THAT(first.note, Catch::Contains("First run of t-m64 in the results database"));
+  // A single folder is drawn too (its time axis a few seconds wide around it, to the second).
+  const auto one = harness::trend_chart(trend_of(read_history(db, {})[0], "", {}), true, "t1");
+  REQUIRE(one);
+  CHECK(one->error.empty());
+  CHECK_THAT(one->svg, Catch::Contains("<svg"));
+  record(db, folder("p-20261202T000000Z", 1764633600, {run("t-m64", 1, 990), run("t-m64", 2, 1010)}));
+  const auto second = history_of_run(db, "p-20261202T000000Z", {});
+  REQUIRE(second.trends.size() == 1);
+  CHECK(second.trends[0].points.size() == 2);
+  CHECK(second.trends[0].points[1].received_pps.has_interval());
+  const std::string page = history_page(db, read_history(db, {}), {}, {});
+  CHECK_THAT(page, Catch::Contains("<h2>Plan p</h2>") && Catch::Contains("data-chart=\"history-p-t-m64-device_as_server\""));
+  CHECK_THAT(page, !Catch::Contains("Chart not drawn"));
 }

@@ -56,6 +56,13 @@ if(TARGET harness)
   set_tests_properties(
     "lab: harness runs configs/express-connect-lab.toml - steady-state pps and Mbit/s within 5 % of the circuit"
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
+  # Results that last: the circuit's limit lowered by 30 % between two runs of one plan is flagged
+  # (--fail-on-regression exits 4), back at the first limit it is not (about 30 s).
+  add_test(NAME "lab: circuit limit lowered 30 % - the run is flagged, --fail-on-regression exits 4, back at the limit not flagged"
+           COMMAND ${_lab}/lab_regression.sh ${_lab_bins} $<TARGET_FILE:harness>)
+  set_tests_properties(
+    "lab: circuit limit lowered 30 % - the run is flagged, --fail-on-regression exits 4, back at the limit not flagged"
+    PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
 endif()
 
 # Round trips across the circuit, and a latency probe beside the BPS load: its p99 under load must rise

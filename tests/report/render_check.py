@@ -2,6 +2,7 @@
 """Renders a report page in headless Chromium and checks what a reader would see.
 
     render_check.py CHROMIUM PAGE.html SCREENSHOT.png CHART_NAME...   (the DOM is kept as SCREENSHOT.dom.html)
+    CHART_NAME=N: the chart also draws exactly N point markers off its key rows (all its panels together)
     render_check.py --dom DOM.html CHART_NAME...                      (the DOM checks alone, on a kept DOM)
     render_check.py --layout CHROMIUM PAGE.html                        (the layout checks alone)
 
@@ -43,9 +44,9 @@ class Page(html.parser.HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.charts = []      # [name, missing, svgs, plot groups, plot groups with data, first one has data]
+        self.charts = []      # [name, missing, svgs, plot groups, plot groups with data, first one has data, markers]
         self.depth = 0        # depth inside a gnuplot plot group; 0 outside
-        self.key_rows, self.points = [], []
+        self.key_rows, self.points, self.markers = [], [], []
         self.scripts = 0
         self.fetches = []
 
@@ -57,7 +58,7 @@ class Page(html.parser.HTMLParser):
             if re.match(r"\s*(https?:)?//", a.get(key) or ""):
                 self.fetches.append(f"<{tag} {key}={a[key]}>")
         if tag == "figure" and "chart" in (a.get("class") or "").split():
-            self.charts.append([a.get("data-chart"), "missing" in a.get("class"), 0, 0, 0, False])
+            self.charts.append([a.get("data-chart"), "missing" in a.get("class"), 0, 0, 0, False, 0])
         if not self.charts:
             return
         chart = self.charts[-1]
@@ -65,7 +66,7 @@ class Page(html.parser.HTMLParser):
             chart[2] += 1
         if tag == "g" and "gnuplot-plot" in (a.get("class") or ""):
             chart[3] += 1
-            self.depth, self.key_rows, self.points = 1, [], []
+            self.depth, self.key_rows, self.points, self.markers = 1, [], [], []
             return
         if not self.depth:
             return
@@ -80,6 +81,9 @@ class Page(html.parser.HTMLParser):
             moved = TRANSLATE.search(a.get("transform") or "")
             if moved:
                 self.points += [float(moved.group(2))] * 2
+                # gnuplot draws a filled point over a larger white one (its border): one marker, not two.
+                if (a.get("color") or "").upper() != "#FFFFFF":
+                    self.markers.append(float(moved.group(2)))
 
     def handle_endtag(self, tag):
         if not self.depth or tag != "g":
@@ -87,6 +91,7 @@ class Page(html.parser.HTMLParser):
         self.depth -= 1
         if self.depth == 0:
             data = [y for y in self.points if all(abs(y - row) > KEY_ROW_PX for row in self.key_rows)]
+            self.charts[-1][6] += sum(all(abs(y - row) > KEY_ROW_PX for row in self.key_rows) for y in self.markers)
             if len(data) >= 2:
                 self.charts[-1][4] += 1
                 self.charts[-1][5] |= self.charts[-1][3] == 1
@@ -158,8 +163,13 @@ def dom_problems(dom, expected):
     if parsed.scripts:
         problems.append(f"the page has {parsed.scripts} script element(s)")
     problems += [f"the page fetches {f}" for f in parsed.fetches]
-    for name, missing, svgs, groups, drawn, first in parsed.charts:
-        print(f"chart {name}: {svgs} svg, {groups} plot group(s), {drawn} with data{' MISSING' if missing else ''}")
+    markers_wanted = dict(e.split("=", 1) for e in expected if "=" in e)
+    expected = [e.split("=", 1)[0] for e in expected]
+    for name, missing, svgs, groups, drawn, first, markers in parsed.charts:
+        print(f"chart {name}: {svgs} svg, {groups} plot group(s), {drawn} with data, {markers} point marker(s)"
+              f"{' MISSING' if missing else ''}")
+        if name in markers_wanted and markers != int(markers_wanted[name]):
+            problems.append(f"chart {name} draws {markers} point markers, not {markers_wanted[name]}")
         # The first plot (received, sent, offered, ...) must have drawn, and half of them at least: a plot of
         # losses that were all zero draws nothing, and rightly.
         if missing or svgs != 1 or not first or drawn * 2 < groups:
