@@ -209,9 +209,13 @@ block encode_setup(const omni_setup& s) {
 }
 
 omni_results decode_results(const block& b) {
-  // netserver leaves the type of its setup response on its results: either is accepted.
-  const auto type = static_cast<std::int32_t>(word(b, 0));
-  if (type != type_results && type != type_setup)
+  // netserver reuses its setup response's block for the results, converted in place once already: its
+  // type word comes back byte-swapped (98 as 0x62000000); netperf never looks at it. Either order is taken.
+  const std::uint32_t raw = word(b, 0);
+  const auto type = static_cast<std::int32_t>(raw);
+  const auto swapped = static_cast<std::int32_t>(__builtin_bswap32(raw));
+  auto known = [](std::int32_t t) { return t == type_results || t == type_setup; };
+  if (!known(type) && !known(swapped))
     throw protocol_error(fmt::format("netperf results: message type {}, expected {}", type, type_results));
   reader in(b);
   omni_results r;
