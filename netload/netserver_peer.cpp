@@ -140,6 +140,27 @@ flow_figures receiver_of(const np::omni_results& res, const client_options& o, d
   return f;
 }
 
+// netload's own sender on the connected data socket, for the test's length: its counts.
+side_counts send_for(const client_options& o, int fd) {
+  stream_set streams(1, true, o.kind, o.message_size);
+  stream_plan plan;
+  plan.fd = fd;
+  plan.message_size = o.message_size;
+  plan.pps = o.target_pps();
+  plan.start_wall_ns = wall_ns();
+  plan.duration_ns = s_to_ns(o.duration_s);
+  plan.batch = o.batch ? o.batch : default_batch(o.message_size);
+  plan.gso = o.gso;
+  plan.cpu = o.local_cpu;
+  plan.send_call = o.zerocopy ? tcp_send_call::zerocopy : o.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
+  streams.start(0, plan);
+  // The sender stops by itself at the duration; the bound is for one stuck on a full socket.
+  const std::int64_t give_up = mono_ns() + plan.duration_ns + s_to_ns(10);
+  while (!streams.all_done() && mono_ns() < give_up) std::this_thread::sleep_for(10ms);
+  streams.stop();
+  return streams.counts();
+}
+
 }  // namespace
 
 test_result run_netserver_test(const client_options& o) {
@@ -167,23 +188,7 @@ test_result run_netserver_test(const client_options& o) {
     const int sndbuf = send_buffer(data.get());
     if (o.kind == test_kind::udp_stream) r.path_mtu = path_mtu(data.get(), server.family());
 
-    stream_set streams(1, true, o.kind, o.message_size);
-    stream_plan plan;
-    plan.fd = data.get();
-    plan.message_size = o.message_size;
-    plan.pps = o.target_pps();
-    plan.start_wall_ns = wall_ns();
-    plan.duration_ns = s_to_ns(o.duration_s);
-    plan.batch = o.batch ? o.batch : default_batch(o.message_size);
-    plan.gso = o.gso;
-    plan.cpu = o.local_cpu;
-    plan.send_call = o.zerocopy ? tcp_send_call::zerocopy : o.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
-    streams.start(0, plan);
-    // The senders stop by themselves at the duration; the bound is for a sender stuck on a full socket.
-    const std::int64_t give_up = mono_ns() + plan.duration_ns + s_to_ns(10);
-    while (!streams.all_done() && mono_ns() < give_up) std::this_thread::sleep_for(10ms);
-    streams.stop();
-    const side_counts sent = streams.counts();
+    const side_counts sent = send_for(o, data.get());
     // netperf's end of a test: three zero-length datagrams (UDP), or the close after the sender's shutdown.
     if (o.kind == test_kind::udp_stream)
       for (int i = 0; i < 3; ++i) ::send(data.get(), "", 0, MSG_DONTWAIT);

@@ -9,6 +9,7 @@
 #   tcp_rr    TCP_RR -r 1,1024: the same
 #   two       two netperf UDP_STREAM clients at once on one netserve port: each is one of netserve's lines
 #   refused   TCP_MAERTS (netserve does not send): netperf's own "remote error", at once; then a test runs
+#   limits    netserve's limits apply: with one test slot per port a second netperf hears "remote error 16"
 #   peer_udp  netload --peer netserver -t UDP_STREAM against a stock netserver: paced, nothing lost, the
 #             receiver's figures are netserver's and equal the sender's; unpaced, bytes = 1400 x messages
 #   peer_tcp  the same with TCP_STREAM: netserver's bytes are every byte netload sent
@@ -142,6 +143,21 @@ refused)
   grep -q 'netperf test from 127.0.0.1 refused: direction' "$tmp/serve.log" || fail "netserve did not log the refusal"
   np after -t TCP_STREAM -l 1 -- -k REMOTE_BYTES_RECVD
   check after "assert len(logs) == 1 and int(k['REMOTE_BYTES_RECVD']) == logs[0]['bytes'] > 0"
+  ;;
+limits)
+  start_netserve --max-tests-per-port 1
+  timeout 40 "$netperf" -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 3 -- -m 1400 > "$tmp/first.out" 2>&1 &
+  first=$!
+  sleep 1
+  status=0
+  timeout 20 "$netperf" -H 127.0.0.1 -p "$port" -t TCP_STREAM -l 1 > "$tmp/second.out" 2>&1 || status=$?
+  cat "$tmp/second.out"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "the second client: exit status $status, want a remote error"
+  grep -q 'netperf: remote error 16' "$tmp/second.out" || fail "the second client was not told EBUSY"
+  grep -q "netperf test from 127.0.0.1 refused: port $port already runs 1 tests" "$tmp/serve.log" || fail "netserve did not log why"
+  wait $first || fail "the first client failed"
+  cat "$tmp/first.out"
+  check first "assert len(logs) == 1 and rx == logs[0]['packets']"
   ;;
 peer_udp | peer_tcp | peer_self)
   if [ "$case_name" = peer_self ]; then start_netserve; else start_netserver; fi
