@@ -50,6 +50,21 @@ asio::awaitable<unsigned char> peek_byte(tcp::socket& socket, std::chrono::stead
   co_return b;
 }
 
+asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffer,
+                                 std::chrono::steady_clock::duration timeout, const char* what) {
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::max<std::chrono::steady_clock::duration>(give_up - std::chrono::steady_clock::now(), {});
+    const std::size_t n = co_await with_deadline(socket.async_receive(buffer, tcp::socket::message_peek, no_throw), left, what);
+    if (n == 0) throw boost::system::system_error(asio::error::eof);
+    if (n >= buffer.size()) co_return;
+    // Part of it is here: the rest is on its way (a peek returns at once while anything is queued).
+    if (std::chrono::steady_clock::now() >= give_up)
+      throw protocol_error(fmt::format("timed out after {:.1f} s {}", std::chrono::duration<double>(timeout).count(), what));
+    co_await sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
   asio::steady_timer t(co_await asio::this_coro::executor, d);
   co_await t.async_wait(asio::use_awaitable);

@@ -41,6 +41,10 @@ asio::awaitable<void> read_exact(tcp::socket& socket, asio::mutable_buffer buffe
 // The first byte the peer sent, left in the socket for the next read; throws as read_message.
 asio::awaitable<unsigned char> peek_byte(tcp::socket& socket, std::chrono::steady_clock::duration timeout);
 
+// The first buffer.size() bytes the peer sent, left in the socket; throws as read_exact.
+asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffer, std::chrono::steady_clock::duration timeout,
+                                 const char* what);
+
 // A coroutine pause on a timer (polling loops in the control plane: drains, data-plane completion).
 asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d);
 

@@ -84,6 +84,12 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_flag_callback("-6", [&] { o.family = AF_INET6; }, "IPv6 only")->group(conn);
   app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server (default 5)")
       ->option_text("SECONDS")->check(positive("--connect-timeout", "seconds"))->group(conn);
+  app.add_option("--peer", o.peer, "Who serves: netserve (default), iperf3 (a stock iperf3 -s) or netserver (a stock netperf "
+                 "netserver 2.7: UDP_STREAM, TCP_STREAM); the receiver's figures are then its own")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, peer_kind>{{"netserve", peer_kind::netserve},
+                                                                           {"iperf3", peer_kind::iperf3},
+                                                                           {"netserver", peer_kind::netserver}}))
+      ->option_text("PEER")->group(conn);
   app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file")
       ->option_text("FILE")->group(conn);
   app.add_option("-t,--test", raw.test, "UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR (default TCP_STREAM)")

@@ -6,6 +6,7 @@
 #include "netload/bidir.hpp"
 #include "netload/client.hpp"
 #include "netload/iperf_args.hpp"
+#include "netload/netserver_peer.hpp"
 #include "netload/outcome.hpp"
 #include "netload/report.hpp"
 
@@ -42,9 +43,14 @@ int run(const nb::load::client_options& o) {
   nb::load::client_events events;
   events.interval = sink;
   events.armed = armed;
-  nb::test_result r = nb::load::run_test(io, o, std::move(events));
+  if (o.peer == nb::load::peer_kind::iperf3) throw std::runtime_error("--peer iperf3 is not built in this branch");
+  nb::test_result r = o.peer == nb::load::peer_kind::netserver ? nb::load::run_netserver_test(o)
+                                                                 : nb::load::run_test(io, o, std::move(events));
   r.options = nb::load::options_json(o);
   nlohmann::json j = nb::to_json(r);
+  // Whose counts the receiver's are, when not netserve's (its own protocol says so in server_version).
+  const bool foreign = o.peer != nb::load::peer_kind::netserve;
+  if (foreign) j["receiver_counted_by"] = r.server_version;
   if (o.json_stream) {
     j["type"] = "result";
     fmt::print("{}\n", j.dump());
@@ -53,6 +59,7 @@ int run(const nb::load::client_options& o) {
   } else if (r.ok) {
     fmt::print("{}{}", nb::load::interrupted_line(r),
                nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util, o.rate_units));
+    if (foreign) fmt::print("receiver counted by: {}\n", r.server_version);
   }
   return nb::load::exit_status(r);
 }
@@ -97,7 +104,7 @@ int main(int argc, char** argv) {
                                             nb::kernel_feature::meminfo});
     int status = ok;
     for (const auto& o : runs) {
-      const int s = o.bidir ? nb::load::run_bidir(o) : run(o);
+      const int s = o.bidir && o.peer == nb::load::peer_kind::netserve ? nb::load::run_bidir(o) : run(o);
       status = worse(status, s);
       // iperf2 -r: a forward run that failed leaves nothing for the reverse one, and one the user stopped
       // ends the command: no test starts after a stop.

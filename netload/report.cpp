@@ -30,7 +30,9 @@ std::string loss_line(const test_result& r) {
   const loss_figures& l = r.loss;
   if (!l.note.empty() && !l.reconciles) return fmt::format("Loss        does not reconcile: {}\n", l.note);
   std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets, r.omit ? r.omit->sent_packets : r.sender.packets, l.percent);
-  if (l.packets && drops_unknown(r.receiver.batching))
+  if (l.packets && r.receiver.batching.starts_with("netserver"))
+    s += ": netserver does not report its socket's drops: how many the socket dropped and how many the path lost is unknown";
+  else if (l.packets && drops_unknown(r.receiver.batching))
     s += ": the receiver's kernel cannot count its socket drops (no SO_MEMINFO): how many the socket dropped and "
          "how many the path lost is unknown (the verdict below uses the host's counters)";
   else if (l.packets)

@@ -8,6 +8,8 @@
 #include "core/units.hpp"
 #include "core/version.hpp"
 #include "netserve/iperf3_session.hpp"
+#include "netserve/netperf_session.hpp"
+#include "core/netperf_wire.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -118,9 +120,19 @@ asio::awaitable<void> control_connection::run() {
     // A stock iperf3 client speaks first, its cookie; netload's frames start with a 0 byte (anything else
     // is refused below as an oversized frame). With a key netserve speaks first (its challenge), which no
     // iperf3 client can answer.
-    if (o.psk.empty() && iperf3::is_cookie_char(co_await peek_byte(socket_, timeout))) {
-      co_await serve_iperf3(std::move(socket_), port_, shared_, std::move(unit_));
-      co_return;
+    if (o.psk.empty()) {
+      const unsigned char first = co_await peek_byte(socket_, timeout);
+      if (iperf3::is_cookie_char(first)) {
+        co_await serve_iperf3(std::move(socket_), port_, shared_, std::move(unit_));
+        co_return;
+      }
+      // A stock netperf's request starts with a 0 byte too: its fifth byte tells it from a frame's '{'.
+      unsigned char head[5];
+      if (first == 0) co_await peek_exact(socket_, asio::buffer(head), timeout, "waiting for a message");
+      if (first == 0 && netperf::looks_like_request(head)) {
+        co_await serve_netperf(std::move(socket_), port_, shared_, std::move(unit_));
+        co_return;
+      }
     }
     if (!o.psk.empty() && co_await refused_iperf3_without_key()) co_return;
     if (!o.psk.empty()) mac_ = co_await require_auth(socket_, o.psk, timeout);
@@ -228,8 +240,8 @@ void control_connection::register_test(test_request request) {
   // A port's test slots are shared as the process budget is: two addresses filling 32 slots each would
   // otherwise close the port to everyone else.
   served_port& p = *port_;
-  if (p.tests.size() >= o.max_tests_per_port)
-    throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.tests.size()));
+  if (p.running() >= o.max_tests_per_port)
+    throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.running()));
   if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port); p.tests_of_client[client_] >= share)
     throw protocol_error(fmt::format("rejected: port {} already runs {} tests from this client, one client's share of {}",
                                      p.number, share, o.max_tests_per_port));

@@ -129,7 +129,7 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
   const endpoint peer = endpoint::peer_of(socket_.native_handle()), local = endpoint::local_of(socket_.native_handle());
   for (test_request& r : requests_) {
     auto busy = [](std::string why) { return refusal{i3::state::access_denied, i3::error::unimplemented, std::move(why)}; };
-    if (p.tests.size() >= o.max_tests_per_port) return busy(fmt::format("port {} already runs {} tests", p.number, p.tests.size()));
+    if (p.running() >= o.max_tests_per_port) return busy(fmt::format("port {} already runs {} tests", p.number, p.running()));
     if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port); p.tests_of_client[client_] >= share)
       return busy(fmt::format("port {} already runs {} tests from this client", p.number, share));
     // What netserve sends must fit the path, as for netload's tests: refused now, where the client hears it.

@@ -80,6 +80,10 @@ struct served_port {
   std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
   std::map<std::string, iperf3_session*> iperf3_sessions;     // by iperf3 cookie, while a session lives
   std::set<std::string> iperf3_collecting_hellos;             // client addresses whose session collects its UDP hellos
+  std::uint64_t netperf_tests = 0;  // stock netperf clients' tests: their data is on sockets of their own
+
+  // Every test the port runs, whoever its client: what the port's test slots limit.
+  std::size_t running() const noexcept { return tests.size() + netperf_tests; }
 
   void add(std::shared_ptr<served_test> test, const std::string& client);
   void remove(const served_test& test, const std::string& client) noexcept;

@@ -168,3 +168,11 @@ TEST_CASE("netload --omit: the test runs that much longer, the left-out part end
                     Catch::Contains("not a whole number of --interval"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--omit", "1"}), Catch::Contains("--omit applies to UDP_STREAM"));
 }
+
+TEST_CASE("the peer option: netserve by default, iperf3 or netserver, nothing else", "[cli]") {
+  CHECK(parse({"-t", "UDP_STREAM"}).peer == peer_kind::netserve);
+  CHECK(parse({"--peer", "netserver", "-t", "UDP_STREAM"}).peer == peer_kind::netserver);
+  CHECK(parse({"--peer", "iperf3"}).peer == peer_kind::iperf3);
+  CHECK(parse({"--peer", "netserve"}).peer == peer_kind::netserve);
+  CHECK_THROWS_AS(parse_command_line({"--peer", "netperf"}), usage_error);
+}

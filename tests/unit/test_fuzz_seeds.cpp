@@ -3,6 +3,7 @@
 // The seeds are the named files; regression_* are inputs that once crashed, kept to be refused, and
 // files named by their SHA-1 are what fuzzing found and merged in (scripts/fuzz), valid or not.
 #include "core/iperf3_wire.hpp"
+#include "core/netperf_wire.hpp"
 #include "core/protocol.hpp"
 #include "core/result.hpp"
 
@@ -67,6 +68,26 @@ TEST_CASE("fuzz seeds: every iperf3 seed is what a 3.12 client or netserve sends
       CHECK(p.unknown.empty());
     } else {
       CHECK_NOTHROW(nb::iperf3::parse_results(text));
+    }
+  }
+}
+
+TEST_CASE("fuzz seeds: every netperf seed is a block a netperf 2.7 client, netserver or netserve sent", "[fuzz]") {
+  namespace np = nb::netperf;
+  for (const auto& [name, bytes] : seeds("corpus_netperf")) {
+    INFO(name);
+    REQUIRE(bytes.size() == np::message_size);
+    np::block b{};
+    std::memcpy(b.data(), bytes.data(), b.size());
+    if (name.starts_with("request_")) {
+      CHECK_NOTHROW(np::decode_request(b));
+    } else if (name.starts_with("setup_")) {
+      CHECK_NOTHROW(np::decode_setup(b));
+    } else if (name.starts_with("results_")) {
+      CHECK_NOTHROW(np::decode_results(b));
+    } else {
+      CHECK(name.starts_with("refusal_"));
+      CHECK(np::decode_header(b).value != 0);
     }
   }
 }

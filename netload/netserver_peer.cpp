@@ -1,0 +1,219 @@
+#include "netload/netserver_peer.hpp"
+
+#include "core/clock.hpp"
+#include "core/kernel_features.hpp"
+#include "core/netperf_wire.hpp"
+#include "core/socket.hpp"
+#include "core/streams.hpp"
+#include "core/units.hpp"
+#include "core/version.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace nb::load {
+
+namespace np = netperf;
+
+namespace {
+
+using namespace std::chrono_literals;
+
+void check_options(const client_options& o) {
+  auto no = [](const std::string& what) { throw usage_error(fmt::format("--peer netserver: {}", what)); };
+  if (o.kind != test_kind::udp_stream && o.kind != test_kind::tcp_stream) no("UDP_STREAM and TCP_STREAM only");
+  if (o.reverse || o.bidir) no("netload sends, netserver receives: no --reverse or --bidir");
+  if (o.streams != 1) no("one stream (netperf's tests have one)");
+  if (!o.psk_file.empty()) no("netserver has no key (--psk-file)");
+  if (o.omit_s > 0 || o.interval_s > 0) no("netserver reports its counts once, at the end: no --omit or --interval");
+  if (o.start_at || o.start_on_stdin) no("the test starts when netserver has answered: no start instant");
+  if (o.remote_cpu >= 0 || o.remote_cpu_util) no("netserver's CPU (-T ,N, -C) is not asked for");
+}
+
+// Waits for `events` on `fd` until `timeout`; throws std::runtime_error naming `what` when it passes.
+void wait_for(int fd, short events, std::chrono::milliseconds timeout, const char* what) {
+  const std::int64_t give_up = mono_ns() + timeout.count() * 1'000'000;
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const std::int64_t left = give_up - mono_ns();
+    if (left <= 0) throw std::runtime_error(fmt::format("netserver: timed out after {} s {}", timeout.count() / 1000, what));
+    const int n = ::poll(&p, 1, static_cast<int>(left / 1'000'000 + 1));
+    if (n > 0) return;
+    if (n < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+  }
+}
+
+void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeout) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  if (::connect(fd, to.data(), to.size()) != 0) {
+    if (errno != EINPROGRESS) throw std::system_error(errno, std::generic_category(), fmt::format("connecting to {}", to.to_string()));
+    wait_for(fd, POLLOUT, timeout, "connecting");
+    int error = 0;
+    socklen_t len = sizeof(error);
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+    if (error) throw std::system_error(error, std::generic_category(), fmt::format("connecting to {}", to.to_string()));
+  }
+  ::fcntl(fd, F_SETFL, flags);
+}
+
+void send_block(int fd, const np::block& b) {
+  std::size_t put = 0;
+  while (put < b.size()) {
+    wait_for(fd, POLLOUT, 10s, "sending a request");
+    const ssize_t n = ::send(fd, b.data() + put, b.size() - put, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
+    if (n > 0) put += static_cast<std::size_t>(n);
+  }
+}
+
+np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what) {
+  np::block b{};
+  std::size_t got = 0;
+  while (got < b.size()) {
+    wait_for(fd, POLLIN, timeout, what);
+    const ssize_t n = ::recv(fd, b.data() + got, b.size() - got, MSG_DONTWAIT);
+    if (n == 0) throw std::runtime_error(fmt::format("netserver closed the control connection {}", what));
+    if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  return b;
+}
+
+// A response carrying an errno is netserver's refusal; netperf prints it as "netperf: remote error N".
+void check_errno(const np::block& b, const char* what) {
+  if (const std::int32_t e = np::decode_header(b).value; e != 0)
+    throw std::runtime_error(fmt::format("netserver refused {}: remote error {} ({})", what, e, std::strerror(e)));
+}
+
+// What netperf's UDP_STREAM / TCP_STREAM ask for: netserver receives, with -S's buffer, -M's reads.
+np::omni_request make_request(const client_options& o, std::uint16_t local_port, int family) {
+  np::omni_request r;
+  const bool udp = o.kind == test_kind::udp_stream;
+  r.recv_buf_size = o.remote_buffer > 0 ? o.remote_buffer : -1;
+  r.send_buf_size = -1;
+  r.receive_size = o.recv_size ? o.recv_size : 0xffffffffU;  // -1: netserver's choice
+  r.send_size = 0xffffffffU;
+  r.send_alignment = r.recv_alignment = 8;  // netperf's defaults; netserver aligns its buffers by them
+  r.test_length = static_cast<std::int32_t>(std::ceil(o.duration_s));
+  r.ipfamily = family == AF_INET6 ? np::nf_inet6 : np::nf_inet;
+  r.socket_type = udp ? np::nst_dgram : np::nst_stream;
+  r.protocol = udp ? np::ipproto_udp : np::ipproto_tcp;
+  r.direction = np::dir_recv;
+  r.netperf_port = local_port;
+  r.cong_control = o.congestion;
+  return r;
+}
+
+fd_handle data_socket(const client_options& o, const endpoint& server) {
+  fd_handle fd = make_socket(server.family(), o.kind == test_kind::udp_stream ? SOCK_DGRAM : SOCK_STREAM);
+  endpoint local = o.local_address.empty() ? endpoint::from_numeric(server.family() == AF_INET6 ? "::" : "0.0.0.0", 0)
+                                           : endpoint::from_numeric(o.local_address, 0);
+  if (::bind(fd.get(), local.data(), local.size()) != 0) throw std::system_error(errno, std::generic_category(), "binding the data socket");
+  if (o.local_buffer > 0) set_send_buffer(fd.get(), o.local_buffer);
+  if (!o.congestion.empty()) set_tcp_congestion(fd.get(), o.congestion);
+  return fd;
+}
+
+// netserver's figures as netload's receiver: 64-bit bytes; its datagram count is a 32-bit field, so the
+// count is taken from the bytes when they say the same modulo 2^32 (every datagram of one size).
+flow_figures receiver_of(const np::omni_results& res, const client_options& o, double seconds) {
+  flow_figures f;
+  f.bytes = res.bytes_received;
+  f.packets = res.recv_calls;
+  if (o.kind == test_kind::udp_stream && o.message_size && res.bytes_received % o.message_size == 0 &&
+      static_cast<std::uint32_t>(res.bytes_received / o.message_size) == res.recv_calls)
+    f.packets = res.bytes_received / o.message_size;
+  f.seconds = seconds;
+  f.socket_buffer = res.recv_buf_size;
+  f.batching = fmt::format("netserver, {}", no_drop_count);  // what the verdict and the table know of drops
+  return f;
+}
+
+// netload's own sender on the connected data socket, for the test's length: its counts.
+side_counts send_for(const client_options& o, int fd) {
+  stream_set streams(1, true, o.kind, o.message_size);
+  stream_plan plan;
+  plan.fd = fd;
+  plan.message_size = o.message_size;
+  plan.pps = o.target_pps();
+  plan.start_wall_ns = wall_ns();
+  plan.duration_ns = s_to_ns(o.duration_s);
+  plan.batch = o.batch ? o.batch : default_batch(o.message_size);
+  plan.gso = o.gso;
+  plan.cpu = o.local_cpu;
+  plan.send_call = o.zerocopy ? tcp_send_call::zerocopy : o.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
+  streams.start(0, plan);
+  // The sender stops by itself at the duration; the bound is for one stuck on a full socket.
+  const std::int64_t give_up = mono_ns() + plan.duration_ns + s_to_ns(10);
+  while (!streams.all_done() && mono_ns() < give_up) std::this_thread::sleep_for(10ms);
+  streams.stop();
+  return streams.counts();
+}
+
+}  // namespace
+
+test_result run_netserver_test(const client_options& o) {
+  check_options(o);
+  test_result r;
+  r.kind = o.kind;
+  r.host = o.host;
+  r.port = o.port;
+  r.message_size = o.message_size;
+  r.client_version = version;
+  r.server_version = netserver_peer_name;
+  try {
+    const endpoint server = endpoint::resolve(o.host, o.port, o.family);
+    const auto connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.connect_timeout_s * 1000));
+    fd_handle control = make_socket(server.family(), SOCK_STREAM);
+    connect_within(control.get(), server, connect_timeout);
+    fd_handle data = data_socket(o, server);
+    send_block(control.get(), np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family())));
+    const np::block answer = recv_block(control.get(), 30s, "waiting for its answer to the request");
+    check_errno(answer, "the test");
+    const np::omni_setup setup = np::decode_setup(answer);
+    endpoint to = server;
+    to.set_port(static_cast<std::uint16_t>(setup.data_port));
+    connect_within(data.get(), to, connect_timeout);
+    const int sndbuf = send_buffer(data.get());
+    if (o.kind == test_kind::udp_stream) r.path_mtu = path_mtu(data.get(), server.family());
+
+    const side_counts sent = send_for(o, data.get());
+    // netperf's end of a test: three zero-length datagrams (UDP), or the close after the sender's shutdown.
+    if (o.kind == test_kind::udp_stream)
+      for (int i = 0; i < 3; ++i) ::send(data.get(), "", 0, MSG_DONTWAIT);
+    data.reset();
+    const auto results_wait = std::chrono::milliseconds(s_to_ns(np::pad_time_s + 30) / 1'000'000);
+    const np::block end = recv_block(control.get(), results_wait, "waiting for its results");
+    check_errno(end, "its results");
+    const np::omni_results res = np::decode_results(end);
+    ::shutdown(control.get(), SHUT_WR);  // netperf's shutdown_control; netserver closes its side then
+
+    const double secs = ns_to_s(sent.elapsed_ns);
+    r.actual_start = static_cast<double>(sent.start_wall_ns) / 1e9;
+    r.sender = {sent.packets, sent.bytes, sent.errors, secs, 0, 0, sent.start_wall_ns, 0, sndbuf, sent.batching};
+    r.receiver = receiver_of(res, o, secs);
+    compute_rates(r.sender);
+    compute_rates(r.receiver);
+    r.receive_engine = "socket";
+    reconcile(r, 0, 0);
+    r.ok = sent.error.empty();
+    r.error = sent.error;
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.error = e.what();
+  }
+  return r;
+}
+
+}  // namespace nb::load

@@ -1,0 +1,218 @@
+#include "netserve/netperf_data.hpp"
+
+#include "core/clock.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+namespace nb::serve {
+
+namespace {
+
+constexpr int poll_slice_ms = 100;  // how soon a stop is seen
+constexpr std::size_t recv_batch = 64;   // datagrams per recvmmsg
+constexpr std::size_t datagram_room = 2048;  // what is copied of each: MSG_TRUNC gives the full length
+
+std::string failure(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
+
+bool transient(int e) noexcept { return e == EINTR || e == EAGAIN || e == EWOULDBLOCK; }
+
+}  // namespace
+
+netperf_data::netperf_data(fd_handle socket, netperf_plan plan)
+    : socket_(std::move(socket)), plan_(std::move(plan)), thread_([this] { run(); }) {}
+
+netperf_data::~netperf_data() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool netperf_data::from_peer(const void* address) const noexcept {
+  const auto* sa = static_cast<const sockaddr*>(address);
+  const sockaddr* peer = plan_.peer.data();
+  if (sa->sa_family != peer->sa_family) return false;
+  if (sa->sa_family == AF_INET)
+    return reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr == reinterpret_cast<const sockaddr_in*>(peer)->sin_addr.s_addr;
+  if (sa->sa_family == AF_INET6)
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr,
+                       sizeof(in6_addr)) == 0;
+  return false;
+}
+
+bool netperf_data::wait_for(int fd, short events) {
+  for (;;) {
+    if (stop_.load(std::memory_order_relaxed)) return false;
+    const std::int64_t left = plan_.deadline_mono_ns - mono_ns();
+    if (left <= 0) {
+      counts_.timed_out = true;
+      return false;
+    }
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left / 1'000'000 + 1, poll_slice_ms)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) {
+      counts_.error = failure("poll");
+      return false;
+    }
+  }
+}
+
+void netperf_data::run() noexcept {
+  const std::int64_t began = mono_ns();
+  try {
+    if (plan_.udp) {
+      plan_.rr ? udp_rr() : udp_stream();
+    } else if (const int fd = accept_client(); fd >= 0) {
+      fd_handle connection(fd);
+      socket_.reset();  // one data connection per test, as netserver takes
+      plan_.rr ? tcp_rr(fd) : tcp_stream(fd);
+    }
+  } catch (const std::exception& e) {  // the buffers' allocation
+    counts_.error = e.what();
+  }
+  counts_.elapsed_ns = mono_ns() - began;
+  done_.store(true, std::memory_order_release);
+}
+
+void netperf_data::udp_stream() {
+  std::vector<unsigned char> room(recv_batch * datagram_room);
+  std::vector<sockaddr_storage> from(recv_batch);
+  std::vector<iovec> iov(recv_batch);
+  std::vector<mmsghdr> msgs(recv_batch);
+  while (wait_for(socket_.get(), POLLIN)) {
+    for (std::size_t i = 0; i < recv_batch; ++i) {
+      iov[i] = {room.data() + i * datagram_room, datagram_room};
+      msgs[i] = {};
+      msgs[i].msg_hdr.msg_name = &from[i];
+      msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    const int n = ::recvmmsg(socket_.get(), msgs.data(), recv_batch, MSG_DONTWAIT | MSG_TRUNC, nullptr);
+    if (n < 0) {
+      if (transient(errno)) continue;
+      counts_.error = failure("recvmmsg");
+      return;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (!from_peer(&from[i])) {
+        ++counts_.foreign;
+        continue;
+      }
+      if (msgs[i].msg_len == 0) return;  // netperf's end of the test (it sends three)
+      ++counts_.recv_calls;
+      counts_.bytes_received += msgs[i].msg_len;
+    }
+  }
+}
+
+void netperf_data::udp_rr() {
+  std::vector<unsigned char> buffer(std::max<std::size_t>({plan_.request_size, plan_.response_size, 1}));
+  while (wait_for(socket_.get(), POLLIN)) {
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof(from);
+    const ssize_t n = ::recvfrom(socket_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT | MSG_TRUNC,
+                                 reinterpret_cast<sockaddr*>(&from), &from_len);
+    if (n < 0) {
+      if (transient(errno)) continue;
+      counts_.error = failure("recvfrom");
+      return;
+    }
+    if (!from_peer(&from)) {  // never answered: netserve reflects nothing to a third party
+      ++counts_.foreign;
+      continue;
+    }
+    if (n == 0) return;
+    ++counts_.recv_calls;
+    counts_.bytes_received += static_cast<std::uint64_t>(n);
+    const ssize_t sent = ::sendto(socket_.get(), buffer.data(), plan_.response_size, MSG_DONTWAIT,
+                                  reinterpret_cast<sockaddr*>(&from), from_len);
+    if (sent < 0) {
+      ++counts_.failed_sends;
+      continue;
+    }
+    ++counts_.send_calls;
+    counts_.bytes_sent += static_cast<std::uint64_t>(sent);
+    ++counts_.transactions;
+  }
+}
+
+int netperf_data::accept_client() {
+  while (wait_for(socket_.get(), POLLIN)) {
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof(from);
+    const int fd = ::accept4(socket_.get(), reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (transient(errno) || errno == ECONNABORTED) continue;
+      counts_.error = failure("accept");
+      return -1;
+    }
+    if (from_peer(&from)) return fd;
+    ++counts_.foreign;
+    ::close(fd);
+  }
+  return -1;
+}
+
+void netperf_data::tcp_stream(int fd) {
+  const std::size_t size = plan_.receive_size > 0 ? std::min<std::size_t>(plan_.receive_size, 1 << 20) : 128 << 10;
+  std::vector<unsigned char> buffer(size);
+  while (wait_for(fd, POLLIN)) {
+    for (;;) {  // what is queued, then back to the wait (which sees a stop or the deadline)
+      const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
+      if (n == 0) return;  // the client closed: the end of its test
+      if (n < 0) {
+        if (transient(errno)) break;
+        counts_.error = failure("recv");
+        return;
+      }
+      ++counts_.recv_calls;
+      counts_.bytes_received += static_cast<std::uint64_t>(n);
+    }
+  }
+}
+
+void netperf_data::tcp_rr(int fd) {
+  std::vector<unsigned char> buffer(std::max<std::size_t>({plan_.request_size, plan_.response_size, 1}));
+  for (;;) {
+    std::size_t got = 0;
+    while (got < plan_.request_size) {
+      if (!wait_for(fd, POLLIN)) return;
+      const ssize_t n = ::recv(fd, buffer.data() + got, plan_.request_size - got, MSG_DONTWAIT);
+      if (n == 0) return;  // the client closed (between transactions: the end of its test)
+      if (n < 0) {
+        if (transient(errno)) continue;
+        counts_.error = failure("recv");
+        return;
+      }
+      ++counts_.recv_calls;
+      got += static_cast<std::size_t>(n);
+      counts_.bytes_received += static_cast<std::uint64_t>(n);
+    }
+    std::size_t put = 0;
+    while (put < plan_.response_size) {
+      if (!wait_for(fd, POLLOUT)) return;
+      const ssize_t n = ::send(fd, buffer.data() + put, plan_.response_size - put, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n < 0) {
+        if (transient(errno)) continue;
+        if (errno == EPIPE || errno == ECONNRESET) return;
+        counts_.error = failure("send");
+        return;
+      }
+      ++counts_.send_calls;
+      put += static_cast<std::size_t>(n);
+      counts_.bytes_sent += static_cast<std::uint64_t>(n);
+    }
+    ++counts_.transactions;
+  }
+}
+
+}  // namespace nb::serve

@@ -1,0 +1,203 @@
+#!/bin/bash
+# Stock netperf 2.7 against netserve, and netload --peer netserver against a stock netserver, on 127.0.0.1
+# with ports from the kernel. Arguments: the netserve binary, a case, the netload binary:
+#   seed      the seed's line, netperf -t UDP_STREAM -l 3 -- -m 1: netperf's table, its receiver's messages
+#             exactly netserve's logged count
+#   udp1400   UDP_STREAM -m 1400 with -s/-S 1M: the same, and bytes = 1400 x messages
+#   tcp       TCP_STREAM: netperf's REMOTE_BYTES_RECVD (-k) is netserve's logged bytes
+#   udp_rr    UDP_RR -r 32,64: transactions reported, netperf's remote calls are netserve's
+#   tcp_rr    TCP_RR -r 1,1024: the same
+#   two       two netperf UDP_STREAM clients at once on one netserve port: each is one of netserve's lines
+#   refused   TCP_MAERTS (netserve does not send): netperf's own "remote error", at once; then a test runs
+#   limits    netserve's limits apply: with one test slot per port a second netperf hears "remote error 16"
+#   peer_udp  netload --peer netserver -t UDP_STREAM against a stock netserver: paced, nothing lost, the
+#             receiver's figures are netserver's and equal the sender's; unpaced, bytes = 1400 x messages
+#   peer_tcp  the same with TCP_STREAM: netserver's bytes are every byte netload sent
+#   peer_self netload --peer netserver against netserve: the receiver's figures netload prints are the
+#             ones netserve logs (both sides of the codec, one count)
+# NETPERF_BIN / NETSERVER_BIN name the stock programs (else the *_CONFIGURED copies ctest passes, else
+# netperf / netserver on PATH). Exit 77
+# (skipped) when the case's program is not there.
+set -u
+netserve=$1
+case_name=$2
+netload=${3:-}
+netperf=${NETPERF_BIN:-${NETPERF_BIN_CONFIGURED:-$(command -v netperf || true)}}
+netserver=${NETSERVER_BIN:-${NETSERVER_BIN_CONFIGURED:-$(command -v netserver || true)}}
+case "$case_name" in
+peer_*) [ -n "$netserver" ] && [ -x "$netserver" ] ||
+  { echo "SKIP: no stock netserver (set NETSERVER_BIN or put netperf 2.7's netserver on PATH)"; exit 77; } ;;
+esac
+case "$case_name" in
+peer_udp | peer_tcp) ;;
+*) [ -n "$netperf" ] && [ -x "$netperf" ] ||
+  { echo "SKIP: no stock netperf (set NETPERF_BIN or put netperf 2.7 on PATH)"; exit 77; } ;;
+esac
+tmp=$(mktemp -d /tmp/netserve-netperf.XXXXXX)
+server=""
+trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=1; }
+
+start_netserve() {
+  "$netserve" -p 0 --bind 127.0.0.1 "$@" > "$tmp/ready" 2> "$tmp/serve.log" &
+  server=$!
+  for _ in $(seq 50); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
+  port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ports"][0])' "$tmp/ready") ||
+    { echo "FAIL: netserve did not start"; cat "$tmp/serve.log"; exit 1; }
+}
+
+start_netserver() {
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$netserver" -D -4 -L 127.0.0.1 -p "$port" > "$tmp/serve.log" 2>&1 &
+  server=$!
+  for _ in $(seq 50); do python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$port" 2>/dev/null && break; sleep 0.1; done
+}
+
+# np NAME ARGS...: the stock netperf against the port; its output in $tmp/NAME.out, failing on its error.
+np() {
+  name=$1
+  shift
+  status=0
+  timeout 40 "$netperf" -H 127.0.0.1 -p "$port" "$@" > "$tmp/$name.out" 2>&1 || status=$?
+  cat "$tmp/$name.out"
+  [ "$status" -eq 0 ] || fail "$name: netperf exit status $status"
+}
+
+# check NAME PYTHON: runs PYTHON with o = netperf's output of NAME, k = its -k KEY=VALUE lines,
+# rx = the messages its UDP_STREAM table says the receiver counted, and logs = netserve's netperf lines
+# (their key=value fields); the script exits non-zero for a failed check.
+check() {
+  name=$1
+  python3 - "$tmp/$name.out" "$tmp/serve.log" "$2" <<'EOF' || fail "$name: netperf's figures and netserve's differ"
+import re, sys
+o = open(sys.argv[1]).read()
+k = dict(re.findall(r'^([A-Z_]+)=(\S+)$', o, re.M))
+rows = [l.split() for l in o.splitlines() if re.match(r'^\s*\d+\s+[\d.]', l)]
+rx = int(rows[1][2]) if len(rows) >= 2 and len(rows[1]) == 4 else None
+def fields(line):
+    return {a: int(b) if b.isdigit() else b for a, b in re.findall(r'(\w+)=([^\s:]+)', line)}
+logs = [fields(l) for l in open(sys.argv[2]) if 'client=netperf 2.7' in l]
+print("netperf:", {"rx": rx, **k}, "\nnetserve:", logs)
+exec(sys.argv[3])
+EOF
+}
+
+case "$case_name" in
+seed)
+  start_netserve
+  np seed -t UDP_STREAM -l 3 -- -m 1
+  grep -q 'Okay Errors   Throughput' "$tmp/seed.out" || fail "no netperf UDP_STREAM table"
+  check seed "assert len(logs) == 1 and rx == logs[0]['packets'] and logs[0]['bytes'] == rx, 'receiver count'"
+  ;;
+udp1400)
+  start_netserve
+  np udp1400 -t UDP_STREAM -l 2 -- -m 1400 -s 1M -S 1M
+  check udp1400 "assert len(logs) == 1 and rx == logs[0]['packets'] and logs[0]['bytes'] == 1400 * rx, 'receiver count'"
+  ;;
+tcp)
+  start_netserve
+  np tcp -t TCP_STREAM -l 2 -- -k LOCAL_BYTES_SENT,REMOTE_BYTES_RECVD,REMOTE_RECV_CALLS
+  check tcp "assert len(logs) == 1 and int(k['REMOTE_BYTES_RECVD']) == logs[0]['bytes'] > 0 and int(k['REMOTE_RECV_CALLS']) == logs[0]['packets']"
+  ;;
+udp_rr | tcp_rr)
+  start_netserve
+  test=UDP_RR sizes=32,64
+  [ "$case_name" = tcp_rr ] && test=TCP_RR sizes=1,1024
+  np rr -t $test -l 2 -- -r $sizes
+  grep -q 'Trans.' "$tmp/rr.out" || fail "no netperf RR table"
+  np rrk -t $test -l 1 -- -r $sizes -k TRANSACTION_RATE,REMOTE_RECV_CALLS,REMOTE_SEND_CALLS
+  check rrk "assert len(logs) == 2 and float(k['TRANSACTION_RATE']) > 0 and logs[1]['transactions'] > 0 and \\
+    int(k['REMOTE_SEND_CALLS']) == logs[1]['answers'] and int(k['REMOTE_RECV_CALLS']) == logs[1]['packets']"
+  ;;
+two)
+  start_netserve
+  for i in 1 2; do
+    timeout 40 "$netperf" -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 3 -- -m 1400 > "$tmp/c$i.out" 2>&1 &
+    eval "pid$i=$!"
+  done
+  wait "$pid1" || fail "client 1: exit status $?"
+  wait "$pid2" || fail "client 2: exit status $?"
+  cat "$tmp/c1.out" "$tmp/c2.out"
+  python3 - "$tmp" <<'EOF' || fail "the two clients' receiver counts are not netserve's two lines"
+import re, sys
+d = sys.argv[1]
+def rx(name):
+    rows = [l.split() for l in open(f"{d}/{name}.out") if re.match(r'^\s*\d+\s+[\d.]', l)]
+    return int(rows[1][2])
+clients = sorted([rx("c1"), rx("c2")])
+logged = sorted(int(x) for x in re.findall(r'UDP_STREAM forward .* received packets=(\d+) .*client=netperf 2.7', open(f"{d}/serve.log").read()))
+print("clients:", clients, "netserve:", logged)
+sys.exit(clients != logged or len(logged) != 2)
+EOF
+  ;;
+refused)
+  start_netserve
+  begin=$(date +%s)
+  status=0
+  timeout 20 "$netperf" -H 127.0.0.1 -p "$port" -t TCP_MAERTS -l 2 > "$tmp/maerts.out" 2>&1 || status=$?
+  cat "$tmp/maerts.out"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "TCP_MAERTS: exit status $status, want netperf's remote error"
+  grep -q 'netperf: remote error 95' "$tmp/maerts.out" || fail "no 'remote error 95' (EOPNOTSUPP) from netperf"
+  [ $(($(date +%s) - begin)) -le 3 ] || fail "the refusal took more than 3 s"
+  grep -q 'netperf test from 127.0.0.1 refused: direction' "$tmp/serve.log" || fail "netserve did not log the refusal"
+  np after -t TCP_STREAM -l 1 -- -k REMOTE_BYTES_RECVD
+  check after "assert len(logs) == 1 and int(k['REMOTE_BYTES_RECVD']) == logs[0]['bytes'] > 0"
+  ;;
+limits)
+  start_netserve --max-tests-per-port 1
+  timeout 40 "$netperf" -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 3 -- -m 1400 > "$tmp/first.out" 2>&1 &
+  first=$!
+  sleep 1
+  status=0
+  timeout 20 "$netperf" -H 127.0.0.1 -p "$port" -t TCP_STREAM -l 1 > "$tmp/second.out" 2>&1 || status=$?
+  cat "$tmp/second.out"
+  [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "the second client: exit status $status, want a remote error"
+  grep -q 'netperf: remote error 16' "$tmp/second.out" || fail "the second client was not told EBUSY"
+  grep -q "netperf test from 127.0.0.1 refused: port $port already runs 1 tests" "$tmp/serve.log" || fail "netserve did not log why"
+  wait $first || fail "the first client failed"
+  cat "$tmp/first.out"
+  check first "assert len(logs) == 1 and rx == logs[0]['packets']"
+  ;;
+peer_udp | peer_tcp | peer_self)
+  if [ "$case_name" = peer_self ]; then start_netserve; else start_netserver; fi
+  # run NAME ARGS...: netload's JSON result in $tmp/NAME.json
+  run() {
+    name=$1
+    shift
+    status=0
+    timeout 40 "$netload" --peer netserver -H 127.0.0.1 -p "$port" --json "$@" > "$tmp/$name.json" 2> "$tmp/netload.err" || status=$?
+    [ "$status" -eq 0 ] || { fail "netload $*: exit status $status"; cat "$tmp/netload.err"; }
+  }
+  # result FILE PYTHON: r = netload's JSON result, logs = netserve's netperf lines (peer_self)
+  result() {
+    python3 - "$tmp/$1" "$tmp/serve.log" "$2" <<'EOF' || fail "$1: the receiver's figures are not the peer's"
+import json, re, sys
+r = json.load(open(sys.argv[1]))
+logs = [dict(re.findall(r'(\w+)=([^\s:]+)', l)) for l in open(sys.argv[2]) if 'client=netperf 2.7' in l]
+s, x = r['sender'], r['receiver']
+print("sender:", s['packets'], s['bytes'], "receiver:", x['packets'], x['bytes'], "counted by:", r.get('receiver_counted_by'))
+assert r['ok'] and r['receiver_counted_by'] == 'netserver 2.7'
+exec(sys.argv[3])
+EOF
+  }
+  if [ "$case_name" = peer_tcp ]; then
+    run tcp -t TCP_STREAM -l 2
+    result tcp.json "assert x['bytes'] == s['bytes'] > 0, 'TCP: netserver received every byte'"
+  else
+    run paced -t UDP_STREAM -l 2 --pps 5000 -- -m 1400
+    result paced.json "assert x['packets'] == s['packets'] > 9000 and x['bytes'] == 1400 * x['packets'], 'paced: nothing lost'"
+    run unpaced -t UDP_STREAM -l 2 -- -m 1400
+    result unpaced.json "assert 0 < x['packets'] <= s['packets'] and x['bytes'] == 1400 * x['packets']"
+    if [ "$case_name" = peer_self ]; then
+      result unpaced.json "assert int(logs[-1]['packets']) == x['packets'] and int(logs[-1]['bytes']) == x['bytes'], 'netserve logged another count'"
+    fi
+  fi
+  ;;
+*)
+  echo "unknown case $case_name"
+  exit 2
+  ;;
+esac
+[ "$fails" -eq 0 ] || { echo "--- the server's log"; cat "$tmp/serve.log"; }
+exit $fails

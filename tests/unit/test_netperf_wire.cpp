@@ -1,0 +1,94 @@
+// netperf's control messages (core/netperf_wire.hpp) against blocks a stock netperf 2.7 and netserver sent
+// (tests/fuzz/corpus_netperf, captured on 127.0.0.1): the layout, the byte order, the 32-bit fields.
+#include "core/netperf_wire.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace np = nb::netperf;
+
+namespace {
+
+np::block captured(const char* name) {
+  std::ifstream in(std::filesystem::path(NETBENCH_FUZZ_DIR) / "corpus_netperf" / name, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+  REQUIRE(bytes.size() == np::message_size);
+  np::block b{};
+  std::memcpy(b.data(), bytes.data(), b.size());
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("netperf wire: a netperf 2.7 UDP_STREAM request (-l 1 -- -m 1400) decodes field by field", "[netperf]") {
+  const np::block b = captured("request_udp_stream.bin");
+  CHECK(np::decode_header(b).type == np::type_request);
+  CHECK(np::decode_header(b).value == -1);  // no -T: netserver binds to no CPU
+  const np::omni_request r = np::decode_request(b);
+  CHECK(r.test_length == 1);
+  CHECK(r.direction == np::dir_recv);
+  CHECK(r.protocol == np::ipproto_udp);
+  CHECK(r.socket_type == np::nst_dgram);
+  CHECK(r.ipfamily == np::nf_inet);
+  CHECK(r.recv_buf_size == -1);
+  CHECK(r.send_alignment == 8);
+  CHECK(r.data_port == 0);
+  CHECK(r.netperf_port == 0xb935);
+  CHECK(r.cong_control.empty());
+  // Encoding gives back the very bytes netperf sent.
+  CHECK(np::encode_request(r, -1) == b);
+}
+
+TEST_CASE("netperf wire: netserver's results come with their type byte-swapped, and say 64-bit bytes", "[netperf]") {
+  const np::block b = captured("results_netserver_udp.bin");
+  CHECK(np::decode_header(b).type == 0x62000000);  // its setup block (98), converted in place once too often
+  const np::omni_results r = np::decode_results(b);
+  // netperf's own table for that run: "212992 1.00 18781 210.33" on the receiver's line.
+  CHECK(r.recv_calls == 18781);
+  CHECK(r.bytes_received == 18781u * 1400u);
+  CHECK(r.recv_buf_size == 212992);
+}
+
+TEST_CASE("netperf wire: results are big-endian words, bytes as two of them, counts saturated to 32 bits", "[netperf]") {
+  np::omni_results r;
+  r.bytes_received = (std::uint64_t{1} << 32) + 5;
+  r.recv_calls = np::field32(std::uint64_t{1} << 33);
+  r.elapsed_time = 1.0f;
+  const np::block b = np::encode_results(r);
+  const unsigned char head[] = {0, 0, 0, 99, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 5, 0xff, 0xff, 0xff, 0xff};
+  CHECK(std::memcmp(b.data(), head, sizeof head) == 0);
+  const unsigned char one[] = {0x3f, 0x80, 0, 0};  // the float 1.0 by its bit pattern, big-endian
+  CHECK(std::memcmp(b.data() + 8 + 10 * 4, one, 4) == 0);
+  CHECK(np::decode_results(b).bytes_received == r.bytes_received);
+  CHECK(np::field32(41) == 41);
+}
+
+TEST_CASE("netperf wire: malformed blocks are refused, not guessed", "[netperf]") {
+  np::block b = captured("request_tcp_rr.bin");
+  CHECK(np::decode_request(b).request_size == 32);
+  CHECK(np::decode_request(b).response_size == 1024);
+  std::memset(b.data() + 8 + 152, 'x', 16);  // cong_control without its NUL
+  CHECK_THROWS_AS(np::decode_request(b), nb::protocol_error);
+  CHECK_THROWS_AS(np::decode_request(captured("setup_netserver_tcp.bin")), nb::protocol_error);  // not a request
+  CHECK_THROWS_AS(np::decode_setup(captured("request_tcp_rr.bin")), nb::protocol_error);
+}
+
+TEST_CASE("netperf wire: a request's first bytes are told from a netload frame and an iperf3 cookie", "[netperf]") {
+  const np::block b = captured("request_udp_stream.bin");
+  unsigned char first[5];
+  std::memcpy(first, b.data(), 5);
+  CHECK(np::looks_like_request(first));
+  const unsigned char pinned[5] = {0, 0, 0, 97, 0};  // -T ,0: the CPU word is 0
+  CHECK(np::looks_like_request(pinned));
+  const unsigned char frame[5] = {0, 0, 0, 97, '{'};  // a 97-byte netload frame
+  CHECK_FALSE(np::looks_like_request(frame));
+  const unsigned char big_frame[5] = {0, 1, 0, 0, '{'};
+  CHECK_FALSE(np::looks_like_request(big_frame));
+  const unsigned char cookie[5] = {'a', 'b', 'c', 'd', 'e'};
+  CHECK_FALSE(np::looks_like_request(cookie));
+}
