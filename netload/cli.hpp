@@ -12,7 +12,12 @@
 
 namespace nb::load {
 
+// Which server netload drives: its own netserve, or a stock server it speaks the protocol of
+// (netload/iperf3_peer.hpp), whose own counts become the receiver's.
+enum class peer_kind { netserve, iperf3, netserver };
+
 struct client_options {
+  peer_kind peer = peer_kind::netserve;   // --peer
   std::string host = "127.0.0.1";
   std::uint16_t port = 12865;             // netperf's default control port
   std::string local_address;              // -L: bind control and data sockets to it, "" = the kernel's choice

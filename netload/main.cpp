@@ -5,6 +5,7 @@
 #include "core/version.hpp"
 #include "netload/bidir.hpp"
 #include "netload/client.hpp"
+#include "netload/iperf3_peer.hpp"
 #include "netload/iperf_args.hpp"
 #include "netload/outcome.hpp"
 #include "netload/report.hpp"
@@ -42,7 +43,8 @@ int run(const nb::load::client_options& o) {
   nb::load::client_events events;
   events.interval = sink;
   events.armed = armed;
-  nb::test_result r = nb::load::run_test(io, o, std::move(events));
+  nb::test_result r = o.peer == nb::load::peer_kind::iperf3 ? nb::load::run_iperf3_test(io, o, std::move(events))
+                                                            : nb::load::run_test(io, o, std::move(events));
   r.options = nb::load::options_json(o);
   nlohmann::json j = nb::to_json(r);
   if (o.json_stream) {
