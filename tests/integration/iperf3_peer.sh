@@ -129,7 +129,6 @@ rtcp)
   ;;
 sigint)
   start_iperf3
-  begin=$(date +%s%N)
   # Not under timeout(1): it passes a SIGINT on to the child and to its process group, a second signal
   # that abandons the test. A watchdog bounds it instead.
   "$netload" --peer iperf3 -H 127.0.0.1 -p "$port" --json -t UDP_STREAM -l 20 --rate 10M \
