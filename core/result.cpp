@@ -231,6 +231,7 @@ json to_json(const test_result& r) {
   j["intervals"] = json::array();
   for (const auto& i : r.intervals) j["intervals"].push_back(to_json(i));
   j["receive_engine"] = r.receive_engine;
+  j["receiver_counted_by"] = r.receiver_counted_by;
   j["seq_gaps"] = r.seq_gaps ? json(*r.seq_gaps) : json(nullptr);
   j["socket_received"] = r.socket_received ? json{{"packets", r.socket_received->first}, {"bytes", r.socket_received->second}}
                                            : json(nullptr);
@@ -276,6 +277,7 @@ test_result result_from_json(const json& j) {
   for (const auto& i : f.get<json>("intervals")) r.intervals.push_back(interval_from(i));
   // Results written before the receive engine was recorded have neither field.
   r.receive_engine = f.get_or<std::string>("receive_engine", "");
+  r.receiver_counted_by = f.get_or<std::string>("receiver_counted_by", "");
   if (auto g = f.get_or<json>("seq_gaps", nullptr); !g.is_null()) r.seq_gaps = f.get<std::uint64_t>("seq_gaps");
   if (auto s = f.get_or<json>("socket_received", nullptr); !s.is_null()) {
     fields sr(s, "socket_received");

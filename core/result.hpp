@@ -159,6 +159,9 @@ struct test_result {
   // Where the receiver counted: "socket", or at its driver, "xdp-native" | "xdp-generic" (netserve --engine
   // xdp); "" in results written before it was recorded.
   std::string receive_engine;
+  // Who counted the receiver's figures: "netserve 0.9.1", "netload 0.9.1" (reverse), or a stock server whose
+  // own count netload took ("iperf3 3.12"); "" in results written before it was recorded.
+  std::string receiver_counted_by;
   // With an XDP engine: what the receiver's socket path counted as well (packets, bytes).
   std::optional<std::pair<std::uint64_t, std::uint64_t>> socket_received;
   std::optional<std::uint64_t> seq_gaps;      // with an XDP engine, messages of 16 bytes or more: holes in the sequence

@@ -64,6 +64,7 @@ std::int32_t buffer_size(const std::string& text, const char* opt) {
 }
 
 struct raw_options {
+  std::string peer = "netserve";
   std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size, remote_recv_size, rr_sizes, units;
   std::optional<std::uint32_t> burst, test_burst;  // --burst and -- -b: the same setting, given once
   int routing = 1;
@@ -82,14 +83,12 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
       ->option_text("ADDR")->group(conn);
   app.add_flag_callback("-4", [&] { o.family = AF_INET; }, "IPv4 only")->group(conn);
   app.add_flag_callback("-6", [&] { o.family = AF_INET6; }, "IPv6 only")->group(conn);
+  app.add_option("--peer", raw.peer,
+                 "The server: netserve (default), or a stock iperf3 -s (port 5201 unless -p) or netperf netserver 2.7 "
+                 "(UDP_STREAM, TCP_STREAM); a stock server's own counts are the receiver's")
+      ->option_text("SERVER")->group(conn);
   app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server (default 5)")
       ->option_text("SECONDS")->check(positive("--connect-timeout", "seconds"))->group(conn);
-  app.add_option("--peer", o.peer, "Who serves: netserve (default), iperf3 (a stock iperf3 -s) or netserver (a stock netperf "
-                 "netserver 2.7: UDP_STREAM, TCP_STREAM); the receiver's figures are then its own")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, peer_kind>{{"netserve", peer_kind::netserve},
-                                                                           {"iperf3", peer_kind::iperf3},
-                                                                           {"netserver", peer_kind::netserver}}))
-      ->option_text("PEER")->group(conn);
   app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file")
       ->option_text("FILE")->group(conn);
   app.add_option("-t,--test", raw.test, "UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR (default TCP_STREAM)")
@@ -288,6 +287,30 @@ void finish_rr(client_options& o, const raw_options& raw) {
                                   o.message_size, o.response_size));
 }
 
+// --peer iperf3: what iperf3's protocol can carry. Refused at once, in one line, rather than half-done.
+void finish_iperf3_peer(client_options& o) {
+  auto no = [](std::string_view what) {
+    throw usage_error(fmt::format("--peer iperf3: {} (iperf3's protocol cannot carry it)", what));
+  };
+  if (is_rr(o.kind)) no(fmt::format("{} is a request/response test; iperf3 runs UDP_STREAM and TCP_STREAM only", to_string(o.kind)));
+  if (o.bidir) no("--bidir");
+  if (o.omit_s > 0) no("--omit");
+  if (!o.psk_file.empty()) no("--psk-file (a netserve key)");
+  if (o.remote_cpu_util) no("-C (the remote host's CPU figures)");
+  if (!o.reverse && (o.recv_size || o.recv_copy)) no("--recv-size / --recv-copy for iperf3's receiver");
+  if (o.reverse && (o.zerocopy || o.send_copy)) no("--zerocopy / --send-copy for iperf3's sender");
+  if (o.kind == test_kind::udp_stream && o.message_size < 16)
+    no(fmt::format("-m {}: iperf3's datagrams carry a 16-byte header (time and 64-bit count)", o.message_size));
+}
+
+void finish_peer(client_options& o, const raw_options& raw) {
+  if (raw.peer == "netserve") o.peer = peer_kind::netserve;
+  else if (raw.peer == "iperf3") o.peer = peer_kind::iperf3;
+  else if (raw.peer == "netserver") o.peer = peer_kind::netserver;  // what it cannot run: netserver_peer.cpp
+  else throw usage_error(fmt::format("--peer '{}': the peers are netserve, iperf3 and netserver", raw.peer));
+  if (o.peer == peer_kind::iperf3) finish_iperf3_peer(o);
+}
+
 // --omit: the left-out part ends where both sides sample their counts, at an interval's end; the test runs
 // that much longer, as iperf3's -O does.
 void finish_omit(client_options& o) {
@@ -348,6 +371,7 @@ void finish(client_options& o, const raw_options& raw) {
   if (!o.mtu_peers.empty() && !o.host_info) throw usage_error("--mtu-to goes with --host-info");
   if (o.json_stream && o.interval_s == 0) o.interval_s = std::min(1.0, o.duration_s);
   finish_omit(o);
+  finish_peer(o, raw);
 }
 
 }  // namespace
@@ -395,6 +419,7 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
     throw usage_error(nb::cli::describe(e));
   }
   finish(o, raw);
+  if (o.peer == peer_kind::iperf3 && app.get_option("--port")->count() == 0) o.port = 5201;  // iperf3's default
   return o;
 }
 

@@ -12,14 +12,15 @@
 
 namespace nb::load {
 
-// Who serves the test: netserve (netload's own protocol), a stock iperf3 -s, or a stock netserver (netperf's
-// control protocol, netload/netserver_peer.hpp); the receiver's figures are then that program's.
+// Which server netload drives: its own netserve, or a stock server it speaks the protocol of: iperf3 -s
+// (netload/iperf3_peer.hpp) or netperf's netserver (netload/netserver_peer.hpp), whose own counts become
+// the receiver's.
 enum class peer_kind { netserve, iperf3, netserver };
 
 struct client_options {
+  peer_kind peer = peer_kind::netserve;   // --peer
   std::string host = "127.0.0.1";
   std::uint16_t port = 12865;             // netperf's default control port
-  peer_kind peer = peer_kind::netserve;    // --peer
   std::string local_address;              // -L: bind control and data sockets to it, "" = the kernel's choice
   int family = 0;                         // AF_INET / AF_INET6 with -4 / -6, 0 = any
   test_kind kind = test_kind::tcp_stream;  // netperf's default test

@@ -29,15 +29,6 @@ std::chrono::nanoseconds seconds(double s) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
 }
 
-// Connects within the timeout; the error names what failed ("connection refused", "timed out").
-asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, double timeout_s) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, seconds(timeout_s));
-  auto r = co_await (s.async_connect(to, asio::as_tuple(asio::use_awaitable)) || timer.async_wait(asio::use_awaitable));
-  if (r.index() == 1) throw std::runtime_error(fmt::format("timed out connecting to {} after {} s", to.address().to_string(), timeout_s));
-  if (auto [ec] = std::get<0>(r); ec)
-    throw std::runtime_error(fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
-}
-
 // Before 1.0 the control protocol changes with the minor version (0.2 added the hosts' figures to the
 // result), so a netserve of another major.minor would fail later with a field-level complaint.
 void check_server_version(const std::string& server) {
@@ -49,6 +40,15 @@ void check_server_version(const std::string& server) {
 }
 
 }  // namespace
+
+// Connects within the timeout; the error names what failed ("connection refused", "timed out").
+asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, double timeout_s) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, seconds(timeout_s));
+  auto r = co_await (s.async_connect(to, asio::as_tuple(asio::use_awaitable)) || timer.async_wait(asio::use_awaitable));
+  if (r.index() == 1) throw std::runtime_error(fmt::format("timed out connecting to {} after {} s", to.address().to_string(), timeout_s));
+  if (auto [ec] = std::get<0>(r); ec)
+    throw std::runtime_error(fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
+}
 
 client_test::client_test(asio::io_context& io, client_options options, client_events events)
     : io_(io),
@@ -192,9 +192,9 @@ void client_test::start_threads() {
 
 // The harness's barrier: every instance connects and says so, then all get one instant, chosen once the
 // slowest is ready. netserve waits 30 s for the start message, so the wait here ends before that.
-asio::awaitable<std::int64_t> client_test::read_start_instant() {
-  if (events_.armed) events_.armed();
-  asio::posix::stream_descriptor in(io_);
+asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io, const std::function<void()>& armed) {
+  if (armed) armed();
+  asio::posix::stream_descriptor in(io);
   boost::system::error_code ec;
   // Asio makes the descriptor non-blocking, and a dup shares that flag with stdin: put it back after, so
   // a terminal netload was started from is left as it was.
@@ -208,7 +208,7 @@ asio::awaitable<std::int64_t> client_test::read_start_instant() {
   in.assign(::dup(STDIN_FILENO), ec);
   if (ec) throw std::runtime_error(fmt::format("--start-on-stdin: standard input cannot be read here: {}", ec.message()));
   std::string line;
-  asio::steady_timer timer(io_, 25s);
+  asio::steady_timer timer(io, 25s);
   auto r = co_await (asio::async_read_until(in, asio::dynamic_buffer(line), '\n', asio::as_tuple(asio::use_awaitable)) ||
                      timer.async_wait(asio::use_awaitable));
   if (r.index() == 1) throw std::runtime_error("--start-on-stdin: no start instant within 25 s");
@@ -230,8 +230,13 @@ asio::awaitable<std::int64_t> client_test::read_start_instant() {
     throw std::runtime_error(fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds, optionally "
                                          "followed by the same instant on the server's clock)",
                                          line.substr(0, 40)));
-  server_start_ns_ = static_cast<std::int64_t>(at[given - 1] * 1e9);
-  co_return static_cast<std::int64_t>(at[0] * 1e9);
+  co_return std::pair{static_cast<std::int64_t>(at[0] * 1e9), static_cast<std::int64_t>(at[given - 1] * 1e9)};
+}
+
+asio::awaitable<std::int64_t> client_test::read_start_instant() {
+  const auto [at, server_at] = co_await read_start_line(io_, events_.armed);
+  server_start_ns_ = server_at;
+  co_return at;
 }
 
 asio::awaitable<void> client_test::run() {

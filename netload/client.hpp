@@ -119,6 +119,13 @@ class client_test {
   std::vector<interval_figures> intervals_;
 };
 
+// Connects within the timeout; throws std::runtime_error naming what failed ("connection refused", "timed out").
+asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, double timeout_s);
+
+// --start-on-stdin: says "armed", then reads "T" or "T S" from standard input within 25 s: the start
+// instant, and the same instant on the server's clock (T again when not given), both in ns.
+asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io, const std::function<void()>& armed);
+
 // A test's failure in one line (the first of two when both halves of a parallel wait failed).
 std::string describe_failure(std::exception_ptr e);
 // The result of a test that failed: what was asked for, and why it failed.

@@ -5,6 +5,7 @@
 #include "core/version.hpp"
 #include "netload/bidir.hpp"
 #include "netload/client.hpp"
+#include "netload/iperf3_peer.hpp"
 #include "netload/iperf_args.hpp"
 #include "netload/netserver_peer.hpp"
 #include "netload/outcome.hpp"
@@ -43,14 +44,11 @@ int run(const nb::load::client_options& o) {
   nb::load::client_events events;
   events.interval = sink;
   events.armed = armed;
-  if (o.peer == nb::load::peer_kind::iperf3) throw std::runtime_error("--peer iperf3 is not built in this branch");
-  nb::test_result r = o.peer == nb::load::peer_kind::netserver ? nb::load::run_netserver_test(o)
+  nb::test_result r = o.peer == nb::load::peer_kind::iperf3      ? nb::load::run_iperf3_test(io, o, std::move(events))
+                      : o.peer == nb::load::peer_kind::netserver ? nb::load::run_netserver_test(o)
                                                                  : nb::load::run_test(io, o, std::move(events));
   r.options = nb::load::options_json(o);
   nlohmann::json j = nb::to_json(r);
-  // Whose counts the receiver's are, when not netserve's (its own protocol says so in server_version).
-  const bool foreign = o.peer != nb::load::peer_kind::netserve;
-  if (foreign) j["receiver_counted_by"] = r.server_version;
   if (o.json_stream) {
     j["type"] = "result";
     fmt::print("{}\n", j.dump());
@@ -59,7 +57,6 @@ int run(const nb::load::client_options& o) {
   } else if (r.ok) {
     fmt::print("{}{}", nb::load::interrupted_line(r),
                nb::load::format_table(r, o.local_cpu_util, o.remote_cpu_util, o.rate_units));
-    if (foreign) fmt::print("receiver counted by: {}\n", r.server_version);
   }
   return nb::load::exit_status(r);
 }

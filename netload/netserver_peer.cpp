@@ -172,6 +172,7 @@ test_result run_netserver_test(const client_options& o) {
   r.message_size = o.message_size;
   r.client_version = version;
   r.server_version = netserver_peer_name;
+  r.receiver_counted_by = netserver_peer_name;  // the table's "Receiver    counted by:" line and the JSON's
   try {
     const endpoint server = endpoint::resolve(o.host, o.port, o.family);
     const auto connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.connect_timeout_s * 1000));

@@ -68,6 +68,8 @@ std::string target_line(const test_result& r, char units) {
 // A receiver that counted at its driver (netserve --engine xdp): the received figures are the driver's,
 // and its socket path's own count is beside them.
 std::string engine_line(const test_result& r) {
+  // A stock server's own count (netload --peer iperf3) is not netserve's: the table says whose it is.
+  if (!r.receiver_counted_by.empty()) return fmt::format("Receiver    counted by: {}\n", r.receiver_counted_by);
   if (!r.socket_received) return {};
   std::string gaps = r.seq_gaps ? fmt::format("; {} gap{} in the sequence", *r.seq_gaps, *r.seq_gaps == 1 ? "" : "s") : "";
   return fmt::format("Receiver    counted at the driver ({}); its socket path counted {} datagrams, {} bytes{}\n",
@@ -140,6 +142,7 @@ std::string tcp_table(const test_result& r, char units) {
   // One MSS: the sending side's at the end (TCP_INFO) when sampled, else this socket's at connect.
   if (!r.tcp || !r.tcp->snd_mss) s += fmt::format("MSS         {} (at connect)   path MTU {}\n", r.mss, r.path_mtu);
   s += tcp_info_line(r, units);
+  if (!r.receiver_counted_by.empty()) s += engine_line(r);
   return s;
 }
 

@@ -145,12 +145,17 @@ std::vector<std::string> probe_command(const std::string& program, const run_spe
 
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
                                          std::uint16_t port, const host& client, bool reverse, bool probe) {
-  if (probe) return probe_command(program, r, server, port, client);
+  if (probe) {  // a request/response probe: netload refuses it with a stock peer, in its own words
+    std::vector<std::string> argv = probe_command(program, r, server, port, client);
+    if (server.stock_peer()) argv.insert(argv.begin() + 1, {"--peer", server.peer});
+    return argv;
+  }
   const test_spec& t = *r.spec;
   std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", std::string(nb::to_string(r.kind)),
                                 "-l", fmt::format("{:g}", r.duration)};
+  if (server.stock_peer()) argv.insert(argv.end(), {"--peer", server.peer});
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
-  if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
+  if (!server.psk_file.empty() && !server.stock_peer()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
   if (r.load.pps) argv.insert(argv.end(), {"--pps", fmt::format("{:.6g}", *r.load.pps)});
   if (r.load.rate) argv.insert(argv.end(), {"--rate", *r.load.rate});
   if (!t.affinity.empty()) argv.insert(argv.end(), {"-T", t.affinity});

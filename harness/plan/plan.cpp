@@ -115,6 +115,17 @@ void parse_engine(toml_reader& r, host& h) {
   }
 }
 
+// peer = "iperf3": a stock server the harness does not start; netserve's own keys do not apply to it.
+void parse_peer(toml_reader& r, host& h) {
+  const toml::node* n = r.find("peer");
+  if (!n) return;
+  h.peer = r.string(*n, "peer");
+  if (h.peer != "netserve" && h.peer != "iperf3" && h.peer != "netserver")
+    fail_at(n->source(), fmt::format("{}: peer '{}' is not netserve, iperf3 or netserver", r.context(), h.peer));
+  if (h.stock_peer() && h.engine != "socket")
+    fail_at(n->source(), fmt::format("{}: peer '{}' runs no netserve: 'engine' does not apply", r.context(), h.peer));
+}
+
 host parse_host(const std::string& name, const toml::table& t) {
   toml_reader r(t, fmt::format("host '{}'", name));
   host h;
@@ -127,6 +138,7 @@ host parse_host(const std::string& name, const toml::table& t) {
   h.bin_dir = r.string_or("bin_dir", "");
   h.psk_file = r.string_or("psk_file", "");
   parse_engine(r, h);
+  parse_peer(r, h);
   only_for(r, h, launcher_kind::ssh, {"user", "ssh_port", "identity", "ssh_options", "connect_timeout"});
   only_for(r, h, launcher_kind::netns, {"namespace"});
   if (h.launcher == launcher_kind::ssh) {

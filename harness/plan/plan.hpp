@@ -42,6 +42,11 @@ struct host {
   std::string interface;
   bool xdp_pass = false;
   std::string xdp_mode;
+  // The server it runs for the tests: "netserve" (started by the harness), or a stock server already
+  // running there on each test's port, "iperf3" (iperf3 -s) or "netserver": the harness starts nothing on
+  // it and launches netload with --peer.
+  std::string peer = "netserve";
+  bool stock_peer() const { return peer != "netserve"; }
 };
 
 enum class topology { fan_in, fan_out, pairs };

@@ -23,10 +23,11 @@ namespace {
 constexpr int clock_exchanges = 8;
 
 // The hosts a plan's runs use, and which of our programs each needs.
-std::map<std::string, std::set<std::string>> programs_per_host(const std::vector<run_spec>& runs) {
+std::map<std::string, std::set<std::string>> programs_per_host(const plan& plan, const std::vector<run_spec>& runs) {
   std::map<std::string, std::set<std::string>> out;
   for (const auto& r : runs) {
-    for (const auto& s : r.servers) out[s.host].insert("netserve");
+    // A stock peer's host runs no netserve; its check says what is expected there instead.
+    for (const auto& s : r.servers) out[s.host].insert(plan.hosts.at(s.host).stock_peer() ? "stock " + plan.hosts.at(s.host).peer : "netserve");
     for (const auto& i : r.instances) out[i.client].insert("netload");
   }
   return out;
@@ -143,6 +144,10 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
                                      : fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
                                                    nb::first_line(o.stderr_text)));
   }
+  for (const char* peer : {"iperf3", "netserver"})
+    if (programs.count(fmt::format("stock {}", peer)))
+      c.notes.push_back(fmt::format("peer = \"{}\": the harness starts no netserve here; a stock {} must be listening on "
+                                    "each test's port", peer, std::string_view(peer) == "iperf3" ? "iperf3 -s" : "netserver"));
   // Every host, a server too, answers through netload: its clock matters wherever a start instant is read
   // (a netserve starts and samples by the instant on its own clock).
   co_await ask_host(c, peers);
@@ -158,7 +163,7 @@ asio::awaitable<void> runner::check_into(host_check& out, std::string name, std:
 asio::awaitable<std::vector<host_check>> runner::check_all() {
   const auto runs = expand(plan_);
   const auto peers = peers_per_host(plan_, runs);
-  const auto programs = programs_per_host(runs);
+  const auto programs = programs_per_host(plan_, runs);
   std::vector<host_check> checks(programs.size());
   std::size_t pending = programs.size(), k = 0;
   std::exception_ptr failure;

@@ -104,6 +104,12 @@ std::string iperf_equivalent(const run_spec& r, const std::string& address, std:
 void add_run(lines& out, needs& progs, const plan& p, const run_spec& r, const std::map<std::string, std::unique_ptr<launcher>>& ls) {
   for (const auto& s : r.servers) {
     const launcher& l = *ls.at(s.host);
+    if (const host& h = p.hosts.at(s.host); h.stock_peer()) {
+      out[s.host].push_back(fmt::format("[{}] no netserve started (peer = \"{}\"): a stock {} must be running here on port{} {}",
+                                        r.id, h.peer, h.peer == "iperf3" ? "iperf3 -s" : "netserver",
+                                        s.ports.size() == 1 ? "" : "s", fmt::join(s.ports, ", ")));
+      continue;
+    }
     progs[s.host].insert("netserve");
     out[s.host].push_back(
         fmt::format("[{}] {}", r.id, nb::quote_argv(l.wrap(netserve_command(l.program("netserve"), l.target(), s.ports)))));

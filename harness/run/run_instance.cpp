@@ -42,6 +42,14 @@ void take_ready_line(running_server& s, const std::string& line, std::size_t wan
 
 asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<running_server>& servers) {
   for (const server_spec& spec : r.servers) {
+    const host& h = plan_.hosts.at(spec.host);
+    if (h.stock_peer()) {  // a stock server is running there already, on the plan's ports: nothing to start
+      if (std::find(spec.ports.begin(), spec.ports.end(), 0) != spec.ports.end())
+        throw std::runtime_error(fmt::format("host '{}' has peer = \"{}\": its ports must be given (0 asks netserve for "
+                                             "any free port, and no netserve runs there)", spec.host, h.peer));
+      servers.push_back({spec.host, nullptr, spec.ports, 0, {}, false, true});
+      continue;
+    }
     const launcher& l = on(spec.host);
     auto argv = l.wrap(netserve_command(l.program("netserve"), l.target(), spec.ports));
     record_command(spec.host, argv);
@@ -51,6 +59,7 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
   }
   // All of them start at once; then each must say it is ready within the timeout.
   for (running_server& s : servers) {
+    if (!s.proc) continue;  // a stock peer's
     const std::size_t want = r.servers[static_cast<std::size_t>(&s - servers.data())].ports.size();
     auto line = co_await s.proc->read_line(std::chrono::steady_clock::now() + ready_timeout);
     try {

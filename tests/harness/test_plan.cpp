@@ -184,6 +184,32 @@ TEST_CASE("harness plan: engine = \"xdp\" on a host makes its netserve count at 
         "plan.toml:2:74: host 'x': xdp_mode 'fast' is not auto, native or generic");
 }
 
+TEST_CASE("harness plan: peer = \"iperf3\" on a host: no netserve there, netload with --peer iperf3", "[harness][plan]") {
+  std::string text = fan_in("rate = \"1M\"\n", "[5201, 5202]");
+  const std::string plain = "dev = { address = \"127.0.0.1\" }";
+  text.replace(text.find(plain), plain.size(), "dev = { address = \"127.0.0.1\", peer = \"iperf3\" }");
+  const auto p = parse_plan(text, "plan.toml");
+  CHECK(p.hosts.at("dev").peer == "iperf3");
+  CHECK(p.hosts.at("a").peer == "netserve");
+  const auto runs = harness::expand(p);
+  REQUIRE(runs.size() == 1);
+  const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5202, p.hosts.at("b"), false, false);
+  CHECK(fmt::format("{}", fmt::join(argv, " ")).find("netload -H 127.0.0.1 -p 5202 -t UDP_STREAM -l 2 --peer iperf3 ") == 0);
+  const std::string dry = harness::dry_run(p, "/bin");
+  CHECK(dry.find("netserve -p") == std::string::npos);
+  CHECK(dry.find("no netserve started (peer = \"iperf3\"): a stock iperf3 -s must be running here on ports 5201, 5202") !=
+        std::string::npos);
+  CHECK(dry.find("--peer iperf3") != std::string::npos);
+  // A netserve host's netload line has no --peer.
+  const auto own = harness::netload_command("netload", runs[0], p.hosts.at("a"), 5202, p.hosts.at("b"), false, false);
+  CHECK(fmt::format("{}", fmt::join(own, " ")).find("--peer") == std::string::npos);
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", peer = \"iperf2\" }\n") ==
+        "plan.toml:2:37: host 'x': peer 'iperf2' is not netserve, iperf3 or netserver");
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", peer = 3 }\n").find("plan.toml:2:37: host 'x': 'peer'") == 0);
+  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"e\", peer = \"iperf3\" }\n") ==
+        "plan.toml:2:70: host 'x': peer 'iperf3' runs no netserve: 'engine' does not apply");
+}
+
 TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netload rate", "[harness][plan]") {
   const auto p = parse_plan(fan_in("rate = [\"10m\", \"100m\", \"1000m\"]\naffinity = \"1,0\"\n"), "plan.toml");
   const auto runs = harness::expand(p);

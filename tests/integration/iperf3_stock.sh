@@ -13,6 +13,8 @@
 #   mixed     an iperf3 client and netload (the third argument) at once on one port, both UDP: each counts apart
 #   eight     eight clients at once on one port, UDP 10 Mbit/s for 3 s: every one completes and reconciles
 #   stock     the same eight against a stock iperf3 -s: it refuses all but one ("the server is busy")
+#   seed      the seed procedure's iperf3 client line (-u -l 16 -b 100m -i 1 -A 1), on loopback for 2 s
+#             instead of -t 120 to 192.168.100.1 -p 16001, against netserve -p 0 (README "Using the stock tools")
 # Exit 77 (skipped) when no iperf3 is installed.
 set -u
 netserve=$1
@@ -76,6 +78,11 @@ tcp)
   start_netserve
   client tcp -t 2 -P 5
   compare tcp 1 "j['end']['sum_received']['bytes'] == l['bytes']" "len(j['end']['streams']) == l['streams']"
+  ;;
+seed)
+  start_netserve
+  client seed -u -l 16 -b 100m -t 2 -i 1 -A 1
+  compare seed 1 "j['end']['sum_received']['packets'] == l['packets']" "j['end']['sum_received']['bytes'] == l['bytes']"
   ;;
 udp16)
   start_netserve

@@ -1,0 +1,80 @@
+#pragma once
+// netload --peer iperf3: one test against a running stock `iperf3 -s`, speaking iperf3's client protocol
+// (core/iperf3_wire.hpp) on the control connection and moving the data with netload's own data plane
+// (senders, pacer, receivers). iperf3 counts the side it runs, and those counts come back in its results:
+// forward, the receiver's figures are the iperf3 server's own; in reverse, the sender's are.
+//
+// The exchange, as iperf3's client runs it: the cookie, then the server's states in turn, each awaited
+// with a timer: PARAM_EXCHANGE (our parameters as JSON), CREATE_STREAMS (each TCP stream connects and sends
+// the cookie; each UDP stream sends its 4-byte hello and awaits the answer), TEST_START, TEST_RUNNING; at
+// the end (or the user's stop) our TEST_END, EXCHANGE_RESULTS (ours, then the server's), DISPLAY_RESULTS
+// and our IPERF_DONE.
+#include "core/iperf3_wire.hpp"
+#include "core/result.hpp"
+#include "core/streams.hpp"
+#include "netload/client.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nb::load {
+
+class iperf3_client {
+ public:
+  iperf3_client(asio::io_context& io, client_options options, client_events events);
+
+  // Runs the test; throws with the reason it failed (the server's refusal, a timeout, a lost connection).
+  asio::awaitable<void> run();
+  // The figures; valid after run() completed.
+  test_result result() const;
+  // The user's stop, as client_test::interrupt: false before the traffic began (the caller abandons the
+  // test); after, this side's senders stop, TEST_END goes early, and the results are still exchanged.
+  bool interrupt(std::string signal);
+
+ private:
+  asio::awaitable<iperf3::state> read_state(std::chrono::steady_clock::duration timeout, const char* what);
+  asio::awaitable<void> send_state(iperf3::state s);
+  asio::awaitable<std::string> read_json(const char* what);
+  // Reads a refusal's codes and throws it in iperf3's words.
+  asio::awaitable<void> refused(iperf3::state s);
+  iperf3::params make_params() const;
+  asio::awaitable<void> create_streams();
+  asio::awaitable<void> connect_tcp_stream(std::uint32_t s);
+  asio::awaitable<void> connect_udp_stream(std::uint32_t s);
+  void start_threads();
+  asio::awaitable<void> run_data();
+  asio::awaitable<void> settle();
+  void sample(bool final_sample);
+  asio::awaitable<void> exchange_results();
+  iperf3::results our_results() const;
+  bool stopping() const noexcept { return stop_wall_ns_ != 0; }
+
+  asio::io_context& io_;
+  client_options o_;
+  client_events events_;
+  tcp::socket control_;
+  endpoint server_;
+  std::string cookie_;
+  std::chrono::steady_clock::time_point deadline_{};  // --connect-timeout, over the connection and handshake
+  std::int64_t requested_start_ns_ = 0, start_wall_ns_ = 0, end_wall_ns_ = 0;
+  int path_mtu_ = 0, mss_ = 0, local_buffer_granted_ = 0;
+  stream_set streams_;
+  bool threads_started_ = false;
+  std::string stop_signal_;
+  std::int64_t stop_wall_ns_ = 0;
+  side_counts own_;              // this side's at the end
+  iperf3::results theirs_;       // the server's results
+  std::string counted_by_ = "iperf3";  // "iperf3 3.12" once the server's output told its version
+  double seconds_ = 0;           // from the start to TEST_END
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;
+  std::vector<interval_figures> intervals_;
+};
+
+// Runs a test against a stock iperf3 server on `io`, with the user's stop handled as run_test does;
+// failures come back as a result with ok = false and the reason.
+test_result run_iperf3_test(asio::io_context& io, const client_options& options, client_events events);
+
+}  // namespace nb::load
