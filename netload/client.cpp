@@ -90,24 +90,16 @@ void client_test::open_udp_sockets() {
   endpoint local = endpoint::local_of(control_.native_handle());
   local.set_port(0);
   for (std::uint32_t s = 0; s < o_.streams; ++s) {
-    fd_handle fd = connect_udp(server_, local);
-    set_dont_fragment(fd.get(), server_.family());
-    if (o_.dscp >= 0) set_dscp(fd.get(), server_.family(), o_.dscp);
-    if (o_.reverse) {
-      local_buffer_granted_ = set_recv_buffer(fd.get(), o_.local_buffer > 0 ? o_.local_buffer : 4 << 20);
-      streams_[s].drops_at_start = static_cast<std::uint32_t>(socket_drops(fd.get()));
-    } else {
-      local_buffer_granted_ = o_.local_buffer > 0 ? set_send_buffer(fd.get(), o_.local_buffer) : send_buffer(fd.get());
-    }
+    local_buffer_granted_ = open_udp_data_socket(o_, server_, local, streams_[s]);
+    const int fd = streams_[s].fd.get();
     // The kernel forgets a socket's route whenever routes or links change anywhere on the host; then the
     // MTU is unknown (0), and a datagram that does not fit still fails at the first send (DF is set).
-    path_mtu_ = path_mtu(fd.get(), server_.family());
+    path_mtu_ = path_mtu(fd, server_.family());
     int room = max_udp_payload(path_mtu_, server_.family());
     if (path_mtu_ > 0 && static_cast<int>(o_.message_size) > room)
       throw std::runtime_error(fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {}); "
                                            "netload does not fragment",
                                            o_.message_size, path_mtu_, server_.address(), room));
-    streams_[s].fd = std::move(fd);
   }
 }
 
@@ -171,23 +163,39 @@ asio::awaitable<void> client_test::open_tcp_streams() {
 
 void client_test::start_threads() {
   for (std::uint32_t s = 0; s < o_.streams; ++s) {
-    stream_plan plan;
-    plan.fd = streams_[s].fd.get();
-    plan.message_size = o_.message_size;
-    plan.pps = o_.target_pps() / o_.streams;
-    plan.start_wall_ns = start_wall_ns_;
-    plan.duration_ns = s_to_ns(o_.duration_s);
-    plan.batch = o_.batch ? o_.batch : default_batch(o_.message_size);
-    plan.gso = o_.gso;
-    plan.gro = o_.gro;
-    plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
-    plan.recv_size = o_.recv_size;
-    plan.recv_copy = o_.recv_copy;
-    plan.send_call = o_.zerocopy ? tcp_send_call::zerocopy : o_.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
+    stream_plan plan = common_stream_plan(o_, streams_[s].fd.get(), s, start_wall_ns_);
     plan.response_size = o_.response_size;
     plan.burst = o_.burst;
     streams_.start(s, plan);
   }
+}
+
+stream_plan common_stream_plan(const client_options& o, int fd, std::uint32_t stream, std::int64_t start_wall_ns) {
+  stream_plan plan;
+  plan.fd = fd;
+  plan.message_size = o.message_size;
+  plan.pps = o.target_pps() / o.streams;
+  plan.start_wall_ns = start_wall_ns;
+  plan.duration_ns = s_to_ns(o.duration_s);
+  plan.batch = o.batch ? o.batch : default_batch(o.message_size);
+  plan.gso = o.gso;
+  plan.gro = o.gro;
+  plan.cpu = o.local_cpu >= 0 ? o.local_cpu + static_cast<int>(stream) : -1;
+  plan.recv_size = o.recv_size;
+  plan.recv_copy = o.recv_copy;
+  plan.send_call = o.zerocopy ? tcp_send_call::zerocopy : o.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
+  return plan;
+}
+
+int open_udp_data_socket(const client_options& o, const endpoint& server, const endpoint& local, data_stream& st) {
+  st.fd = connect_udp(server, local);
+  const int fd = st.fd.get();
+  set_dont_fragment(fd, server.family());
+  if (o.dscp >= 0) set_dscp(fd, server.family(), o.dscp);
+  if (!o.reverse) return o.local_buffer > 0 ? set_send_buffer(fd, o.local_buffer) : send_buffer(fd);
+  const int granted = set_recv_buffer(fd, o.local_buffer > 0 ? o.local_buffer : 4 << 20);
+  st.drops_at_start = static_cast<std::uint32_t>(socket_drops(fd));
+  return granted;
 }
 
 // The harness's barrier: every instance connects and says so, then all get one instant, chosen once the

@@ -6,6 +6,9 @@
 #include "core/socket.hpp"
 #include "core/streams.hpp"
 #include "netload/cli.hpp"
+#include "netload/user_stop.hpp"
+
+#include <boost/asio/co_spawn.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -130,6 +133,32 @@ asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_
 std::string describe_failure(std::exception_ptr e);
 // The result of a test that failed: what was asked for, and why it failed.
 test_result failed_result(const client_options& o, std::string reason);
+
+// What every stream of a test sends or receives by, from the options: netload's own client and the
+// stock-peer clients fill in the rest (payload format, RR sizes).
+stream_plan common_stream_plan(const client_options& o, int fd, std::uint32_t stream, std::int64_t start_wall_ns);
+
+// A UDP data socket connected to `server` from `local`'s address: DF set, DSCP marked, its buffer sized for
+// its direction (a receiver's drop counter noted in `st`); returns the buffer the kernel granted.
+int open_udp_data_socket(const client_options& o, const endpoint& server, const endpoint& local, data_stream& st);
+
+// Runs a test object (client_test, iperf3_client) to its end on `io`: a user's stop interrupts it
+// (user_stop.hpp), a failure comes back as a result with ok = false and the reason.
+template <class Test>
+test_result run_to_end(asio::io_context& io, std::shared_ptr<Test> test, const client_options& options) {
+  std::string failure;
+  bool completed = false;
+  user_stop stop(io, [&](const std::string& signal) { return test->interrupt(signal); });
+  asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
+    io.stop();  // the test is over: the signal handler is the only other work left
+    completed = true;
+    if (e) failure = describe_failure(e);
+  });
+  io.run();
+  if (!completed) return stop.abandoned_result(options);
+  if (!failure.empty()) return failed_result(options, failure);
+  return test->result();
+}
 
 // Runs a test to completion on `io`; failures come back as a result with ok = false and the reason.
 test_result run_test(asio::io_context& io, const client_options& options, client_events events);

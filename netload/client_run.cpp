@@ -339,19 +339,7 @@ test_result failed_result(const client_options& o, std::string reason) {
 }
 
 test_result run_test(asio::io_context& io, const client_options& options, client_events events) {
-  auto test = std::make_shared<client_test>(io, options, std::move(events));
-  std::string failure;
-  bool completed = false;
-  user_stop stop(io, [&](const std::string& signal) { return test->interrupt(signal); });
-  asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
-    io.stop();  // the test is over: the signal handler is the only other work left
-    completed = true;
-    if (e) failure = describe_failure(e);
-  });
-  io.run();
-  if (!completed) return stop.abandoned_result(options);
-  if (!failure.empty()) return failed_result(options, failure);
-  return test->result();
+  return run_to_end(io, std::make_shared<client_test>(io, options, std::move(events)), options);
 }
 
 }  // namespace nb::load

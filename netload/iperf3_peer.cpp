@@ -142,25 +142,18 @@ asio::awaitable<void> iperf3_client::connect_tcp_stream(std::uint32_t s) {
 asio::awaitable<void> iperf3_client::connect_udp_stream(std::uint32_t s) {
   endpoint local = endpoint::local_of(control_.native_handle());
   local.set_port(0);
-  fd_handle fd = connect_udp(server_, local);
-  set_dont_fragment(fd.get(), server_.family());
-  if (o_.dscp >= 0) set_dscp(fd.get(), server_.family(), o_.dscp);
-  if (o_.reverse) {
-    local_buffer_granted_ = set_recv_buffer(fd.get(), o_.local_buffer > 0 ? o_.local_buffer : 4 << 20);
-    streams_[s].drops_at_start = static_cast<std::uint32_t>(socket_drops(fd.get()));
-  } else {
-    local_buffer_granted_ = o_.local_buffer > 0 ? set_send_buffer(fd.get(), o_.local_buffer) : send_buffer(fd.get());
-  }
-  path_mtu_ = path_mtu(fd.get(), server_.family());
+  local_buffer_granted_ = open_udp_data_socket(o_, server_, local, streams_[s]);
+  const int fd = streams_[s].fd.get();
+  path_mtu_ = path_mtu(fd, server_.family());
   if (int room = max_udp_payload(path_mtu_, server_.family()); path_mtu_ > 0 && static_cast<int>(o_.message_size) > room)
     throw std::runtime_error(fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {})",
                                          o_.message_size, path_mtu_, server_.address(), room));
   const std::uint32_t hello = i3::udp_connect_msg;
-  if (::send(fd.get(), &hello, sizeof hello, 0) != static_cast<ssize_t>(sizeof hello))
+  if (::send(fd, &hello, sizeof hello, 0) != static_cast<ssize_t>(sizeof hello))
     throw std::runtime_error(fmt::format("cannot send iperf3's UDP hello: {}", std::strerror(errno)));
   std::uint32_t answer = 0;
   for (int i = 0;; ++i) {
-    const ssize_t n = ::recv(fd.get(), &answer, sizeof answer, MSG_DONTWAIT);
+    const ssize_t n = ::recv(fd, &answer, sizeof answer, MSG_DONTWAIT);
     if (n == static_cast<ssize_t>(sizeof answer) && answer == i3::udp_connect_reply) break;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
       throw std::runtime_error(fmt::format("UDP stream {}: no answer to its hello: {}", s + 1, std::strerror(errno)));
@@ -168,7 +161,6 @@ asio::awaitable<void> iperf3_client::connect_udp_stream(std::uint32_t s) {
     co_await sleep_for(2ms);
   }
   streams_[s].received.format = payload_format::iperf3_64;
-  streams_[s].fd = std::move(fd);
 }
 
 asio::awaitable<void> iperf3_client::create_streams() {
@@ -257,19 +249,7 @@ bool iperf3_client::interrupt(std::string signal) {
 }
 
 test_result run_iperf3_test(asio::io_context& io, const client_options& options, client_events events) {
-  auto test = std::make_shared<iperf3_client>(io, options, std::move(events));
-  std::string failure;
-  bool completed = false;
-  user_stop stop(io, [&](const std::string& signal) { return test->interrupt(signal); });
-  asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
-    io.stop();
-    completed = true;
-    if (e) failure = describe_failure(e);
-  });
-  io.run();
-  if (!completed) return stop.abandoned_result(options);
-  if (!failure.empty()) return failed_result(options, failure);
-  return test->result();
+  return run_to_end(io, std::make_shared<iperf3_client>(io, options, std::move(events)), options);
 }
 
 }  // namespace nb::load

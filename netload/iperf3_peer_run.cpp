@@ -36,20 +36,8 @@ int unacknowledged(int fd) {
 
 void iperf3_client::start_threads() {
   for (std::uint32_t s = 0; s < o_.streams; ++s) {
-    stream_plan plan;
-    plan.fd = streams_[s].fd.get();
+    stream_plan plan = common_stream_plan(o_, streams_[s].fd.get(), s, start_wall_ns_);
     plan.payload = payload_format::iperf3_64;
-    plan.message_size = o_.message_size;
-    plan.pps = o_.target_pps() / o_.streams;
-    plan.start_wall_ns = start_wall_ns_;
-    plan.duration_ns = s_to_ns(o_.duration_s);
-    plan.batch = o_.batch ? o_.batch : default_batch(o_.message_size);
-    plan.gso = o_.gso;
-    plan.gro = o_.gro;
-    plan.cpu = o_.local_cpu >= 0 ? o_.local_cpu + static_cast<int>(s) : -1;
-    plan.recv_size = o_.recv_size;
-    plan.recv_copy = o_.recv_copy;
-    plan.send_call = o_.zerocopy ? tcp_send_call::zerocopy : o_.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
     streams_.start(s, plan);
   }
 }
