@@ -38,4 +38,23 @@ inline constexpr std::int32_t max_socket_buffer_request = 1 << 30;
 // The shortest report interval (--interval), for netload and netserve alike.
 inline constexpr double min_interval_s = 0.05;
 
+// What one reverse TCP test may make netserve hold in send buffers: one message per stream.
+inline constexpr std::uint64_t max_reverse_tcp_buffer_bytes = 64u << 20;
+
+// The highest packet rate a request may ask for: ten times a 100 Gbit/s link of 64-byte frames (about
+// 150 M pps), so a typo is refused and a real target never is.
+inline constexpr double max_request_pps = 1e10;
+
+// The highest CPU number a test may be pinned to: the kernel's default NR_CPUS on x86-64 (CONFIG_NR_CPUS
+// up to 8192 is possible, but netperf's -T and iperf3's -A users name real cores).
+inline constexpr int max_cpu_number = 4095;
+
+// Datagrams per sendmmsg/recvmmsg call (--batch): the kernel's UIO_MAXIOV (1024) bounds one call's
+// iovecs, and 4096 messages of one iovec each is already far past the gain of batching.
+inline constexpr std::uint32_t max_batch = 4096;
+
+// The farthest start instant netserve accepts by default (--max-start-lead), and so the longest lead a
+// plan may give its instances.
+inline constexpr double max_start_lead_s = 30;
+
 }  // namespace nb

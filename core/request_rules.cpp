@@ -53,13 +53,13 @@ void check_request(const test_request& r, const request_bounds& bounds) {
     reject(fmt::format("TCP message size exceeds {} MiB", max_tcp_message_size >> 20));
   }
   // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
-  if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > (64u << 20))
-    reject("streams x message size exceeds 64 MiB");
-  if (!(r.pps >= 0) || r.pps > 1e10) reject("bad packet rate");
+  if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > max_reverse_tcp_buffer_bytes)
+    reject(fmt::format("streams x message size exceeds {} MiB", max_reverse_tcp_buffer_bytes >> 20));
+  if (!(r.pps >= 0) || r.pps > max_request_pps) reject("bad packet rate");
   if (r.interval_s != 0 && !(r.interval_s >= min_interval_s && r.interval_s <= r.duration_s))
     reject(fmt::format("interval must be 0 or between {:g} s and the duration", min_interval_s));
   if (r.dscp < -1 || r.dscp > max_dscp) reject(fmt::format("DSCP outside 0..{}", max_dscp));
-  if (r.cpu < -1 || r.cpu > 4095) reject("bad CPU number");
+  if (r.cpu < -1 || r.cpu > max_cpu_number) reject("bad CPU number");
   if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > max_socket_buffer_request || r.sndbuf > max_socket_buffer_request)
     reject("bad socket buffer size");
   if (r.mss != 0 && (r.mss < min_mss || r.mss > max_mss)) reject(fmt::format("MSS outside {}..{}", min_mss, max_mss));

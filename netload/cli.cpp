@@ -128,7 +128,7 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
   app.add_flag("!--no-gso", o.gso, "Send with plain sendmmsg, no UDP GSO")->group(wire);
   app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)")->group(wire);
   app.add_option("--batch", o.batch, "Datagrams per system call at most")
-      ->option_text("N")->check(whole_in("--batch", 1, 4096))->group(wire);
+      ->option_text("N")->check(whole_in("--batch", 1, max_batch))->group(wire);
   const std::string check = "Host check (what `harness check` runs on each host)";
   app.add_flag("--host-info", o.host_info,
                "Run no test: print this host's facts (JSON line), then answer each line on stdin with the wall clock")

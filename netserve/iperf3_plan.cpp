@@ -43,7 +43,8 @@ std::optional<iperf3_session::refusal> iperf3_session::check(const i3::params& p
   if (p.len > static_cast<std::int64_t>(max_tcp_message_size)) return no(er::block_size, fmt::format("-l {}", p.len));
   if (p.window < 0 || p.window > max_socket_buffer_request) return no(er::buf_size, fmt::format("-w {}", p.window));
   if (p.mss < 0 || p.mss > static_cast<std::int64_t>(max_mss)) return no(er::mss, fmt::format("-M {}", p.mss));
-  if (p.server_affinity < -1 || p.server_affinity > 4095) return no(er::unimplemented, "-A outside 0..4095");
+  if (p.server_affinity < -1 || p.server_affinity > max_cpu_number)
+    return no(er::unimplemented, fmt::format("-A outside 0..{}", max_cpu_number));
   return std::nullopt;
 }
 

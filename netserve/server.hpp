@@ -42,7 +42,7 @@ struct server_options {
   // start and beyond, so a client could park them. netserve already gives a client 30 s to send its
   // start; the harness sends T0 `lead` seconds ahead (0.5-5 s in the shipped plans), netload --start-at
   // at once. 30 s covers both with room, and bounds what an idle client holds to about a minute.
-  double max_start_lead_s = 30;
+  double max_start_lead_s = nb::max_start_lead_s;
   budget_limits budget;                // process-wide, with a share per client address
   int rcvbuf = 0;                      // receive buffer of every UDP lane socket; 0: default_rcvbuf
   // A client's socket buffer request (netperf's -s/-S) is granted up to this. netserve usually holds

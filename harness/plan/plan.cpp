@@ -1,5 +1,6 @@
 #include "harness/plan/plan.hpp"
 
+#include "core/limits.hpp"
 #include "core/port_spec.hpp"
 #include "core/units.hpp"
 #include "harness/toml/toml_bounds.hpp"
@@ -57,7 +58,7 @@ void parse_defaults(plan& p, const toml::table& t) {
   p.duration = r.number_or("duration", p.duration, 0.1, 86400);
   p.warmup = r.number_or("warmup", p.warmup, 0, 86400);
   p.repeats = static_cast<int>(r.integer_or("repeats", p.repeats, 1, 1000));
-  p.lead = r.number_or("lead", p.lead, 0.1, 30);  // netserve refuses a start more than 30 s ahead (--max-start-lead)
+  p.lead = r.number_or("lead", p.lead, 0.1, nb::max_start_lead_s);  // netserve refuses a start further ahead
   p.interval = r.number_or("interval", p.interval, 0.1, 60);
   p.skew_bound_ms = r.number_or("skew_bound_ms", p.skew_bound_ms, 0.1, 60000);
   p.settle = r.number_or("settle", p.settle, 0, 600);
