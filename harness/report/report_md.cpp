@@ -1,6 +1,7 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
 #include "harness/report/report.hpp"
+#include "core/json_text.hpp"
 #include "harness/report/results.hpp"
 #include "harness/records/host_check.hpp"
 
@@ -174,7 +175,8 @@ std::string run_section(const run_summary& s) {
 // The host check before the runs (environment.json), as `harness check` printed it.
 std::string hosts_markdown(const std::filesystem::path& dir) {
   std::ifstream in(dir / "environment.json");
-  const auto env = nlohmann::json::parse(in, nullptr, false);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto env = nb::parse_json_bounded(text);  // a file from disk: anything may be in it
   if (!env.is_object() || !env.contains("hosts") || !env["hosts"].is_object()) return "";
   std::vector<host_check> checks;
   for (const auto& [name, h] : env["hosts"].items())

@@ -1,6 +1,7 @@
 // The runner's check of every host before a run (and all of `harness check`): host_check.hpp says what
 // and why; this is the asking.
 #include "harness/records/host_check.hpp"
+#include "core/json_text.hpp"
 #include "harness/run/runner.hpp"
 
 #include "core/clock.hpp"
@@ -64,7 +65,7 @@ asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string
       line = co_await p.read_line(deadline);
     }
   }
-  if (line) c.facts = nlohmann::json::parse(*line, nullptr, false);
+  if (line) c.facts = nb::parse_json_bounded(*line);  // another host's output
   if (const std::string bad = facts_problem(c.facts); bad.empty()) {
     c.netload_version = c.facts["version"].get<std::string>();
     c.clock = co_await read_clock(p, deadline);

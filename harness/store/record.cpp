@@ -1,5 +1,6 @@
 #include "harness/store/record.hpp"
 
+#include "core/json_text.hpp"
 #include "harness/report/results.hpp"
 #include "harness/report/stats.hpp"
 #include "harness/store/sql.hpp"
@@ -177,7 +178,12 @@ folder_content read_folder(const fs::path& dir, std::vector<run_summary> runs, s
   if (!f.path.has_filename()) f.path = f.path.parent_path();
   f.name = folder_name(f.path.string());
   f.plan = plan_of_folder(f.name);
-  f.environment = fs::exists(dir / "environment.json") ? json::parse(read_text(dir / "environment.json")) : json::object();
+  f.environment = json::object();
+  if (fs::exists(dir / "environment.json")) {
+    f.environment = nb::parse_json_bounded(read_text(dir / "environment.json"));
+    if (f.environment.is_discarded())
+      throw std::runtime_error(fmt::format("{}: not JSON, or nested too deep", (dir / "environment.json").string()));
+  }
   // Written as a string with milliseconds ("1764750588.123"); a number is taken too.
   if (const json t = f.environment.value("started_utc", json()); t.is_string()) f.started_utc = std::strtod(t.get<std::string>().c_str(), nullptr);
   else if (t.is_number()) f.started_utc = t.get<double>();
