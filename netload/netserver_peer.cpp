@@ -7,11 +7,13 @@
 #include "core/streams.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "netload/user_stop.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -40,25 +42,29 @@ void check_options(const client_options& o) {
   if (o.remote_cpu >= 0 || o.remote_cpu_util) no("netserver's CPU (-T ,N, -C) is not asked for");
 }
 
-// Waits for `events` on `fd` until `timeout`; throws std::runtime_error naming `what` when it passes.
-void wait_for(int fd, short events, std::chrono::milliseconds timeout, const char* what) {
+// Waits for `events` on `fd` until `timeout`, or the user's stop's grace; throws std::runtime_error
+// naming `what` when the timeout passes. A signal meanwhile is taken (stop.take() may throw).
+void wait_for(int fd, short events, std::chrono::milliseconds timeout, const char* what, polled_stop& stop) {
   const std::int64_t give_up = mono_ns() + timeout.count() * 1'000'000;
   for (;;) {
-    pollfd p{fd, events, 0};
-    const std::int64_t left = give_up - mono_ns();
-    if (left <= 0) throw std::runtime_error(fmt::format("netserver: timed out after {} s {}", timeout.count() / 1000, what));
-    const int n = ::poll(&p, 1, static_cast<int>(left / 1'000'000 + 1));
-    if (n > 0) return;
+    const std::int64_t now = mono_ns();
+    if (now >= stop.deadline_mono_ns()) stop.grace_over();
+    if (now >= give_up) throw std::runtime_error(fmt::format("netserver: timed out after {} s {}", timeout.count() / 1000, what));
+    pollfd p[2] = {{fd, events, 0}, {stop.fd(), POLLIN, 0}};
+    const std::int64_t left = std::min(give_up, stop.deadline_mono_ns()) - now;
+    const int n = ::poll(p, 2, static_cast<int>(left / 1'000'000 + 1));
     if (n < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+    if (n > 0 && p[1].revents) stop.take();
+    if (n > 0 && p[0].revents) return;
   }
 }
 
-void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeout) {
+void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeout, polled_stop& stop) {
   const int flags = ::fcntl(fd, F_GETFL);
   ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   if (::connect(fd, to.data(), to.size()) != 0) {
     if (errno != EINPROGRESS) throw std::system_error(errno, std::generic_category(), fmt::format("connecting to {}", to.to_string()));
-    wait_for(fd, POLLOUT, timeout, "connecting");
+    wait_for(fd, POLLOUT, timeout, "connecting", stop);
     int error = 0;
     socklen_t len = sizeof(error);
     ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
@@ -67,21 +73,21 @@ void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeou
   ::fcntl(fd, F_SETFL, flags);
 }
 
-void send_block(int fd, const np::block& b) {
+void send_block(int fd, const np::block& b, polled_stop& stop) {
   std::size_t put = 0;
   while (put < b.size()) {
-    wait_for(fd, POLLOUT, 10s, "sending a request");
+    wait_for(fd, POLLOUT, 10s, "sending a request", stop);
     const ssize_t n = ::send(fd, b.data() + put, b.size() - put, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
     if (n > 0) put += static_cast<std::size_t>(n);
   }
 }
 
-np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what) {
+np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what, polled_stop& stop) {
   np::block b{};
   std::size_t got = 0;
   while (got < b.size()) {
-    wait_for(fd, POLLIN, timeout, what);
+    wait_for(fd, POLLIN, timeout, what, stop);
     const ssize_t n = ::recv(fd, b.data() + got, b.size() - got, MSG_DONTWAIT);
     if (n == 0) throw std::runtime_error(fmt::format("netserver closed the control connection {}", what));
     if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
@@ -140,8 +146,9 @@ flow_figures receiver_of(const np::omni_results& res, const client_options& o, d
   return f;
 }
 
-// netload's own sender on the connected data socket, for the test's length: its counts.
-side_counts send_for(const client_options& o, int fd) {
+// netload's own sender on the connected data socket, for the test's length or until the user's stop,
+// which ends it at once: its counts.
+side_counts send_for(const client_options& o, int fd, polled_stop& stop) {
   stream_set streams(1, true, o.kind, o.message_size);
   stream_plan plan;
   plan.fd = fd;
@@ -153,12 +160,30 @@ side_counts send_for(const client_options& o, int fd) {
   plan.gso = o.gso;
   plan.cpu = o.local_cpu;
   plan.send_call = o.zerocopy ? tcp_send_call::zerocopy : o.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
+  stop.begin();
   streams.start(0, plan);
   // The sender stops by itself at the duration; the bound is for one stuck on a full socket.
   const std::int64_t give_up = mono_ns() + plan.duration_ns + s_to_ns(10);
-  while (!streams.all_done() && mono_ns() < give_up) std::this_thread::sleep_for(10ms);
-  streams.stop();
+  while (!streams.all_done() && mono_ns() < give_up) {
+    pollfd p{stop.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 10) > 0 && stop.take()) break;
+  }
+  streams.stop();  // at once after a stop: every sender's loop polls its stop token
   return streams.counts();
+}
+
+// netperf's end of a test, also when its timer fires early: three zero-length datagrams (UDP; netserver
+// counts none of them), or the close after the sender's shutdown (TCP). netserver then answers with its
+// results, which `stop`'s grace bounds after a stop.
+np::omni_results end_test(const client_options& o, fd_handle& data, int control, polled_stop& stop) {
+  if (o.kind == test_kind::udp_stream)
+    for (int i = 0; i < 3; ++i) ::send(data.get(), "", 0, MSG_DONTWAIT);
+  data.reset();
+  const auto results_wait = std::chrono::milliseconds(s_to_ns(np::pad_time_s + 30) / 1'000'000);
+  const np::block end = recv_block(control, results_wait, "waiting for its results", stop);
+  check_errno(end, "its results");
+  ::shutdown(control, SHUT_WR);  // netperf's shutdown_control; netserver closes its side then
+  return np::decode_results(end);
 }
 
 }  // namespace
@@ -173,32 +198,26 @@ test_result run_netserver_test(const client_options& o) {
   r.client_version = version;
   r.server_version = netserver_peer_name;
   r.receiver_counted_by = netserver_peer_name;  // the table's "Receiver    counted by:" line and the JSON's
+  polled_stop stop;  // before the data thread starts: it inherits the blocked signals
   try {
     const endpoint server = endpoint::resolve(o.host, o.port, o.family);
     const auto connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.connect_timeout_s * 1000));
     fd_handle control = make_socket(server.family(), SOCK_STREAM);
-    connect_within(control.get(), server, connect_timeout);
+    connect_within(control.get(), server, connect_timeout, stop);
     fd_handle data = data_socket(o, server);
-    send_block(control.get(), np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family())));
-    const np::block answer = recv_block(control.get(), 30s, "waiting for its answer to the request");
+    send_block(control.get(), np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family())), stop);
+    const np::block answer = recv_block(control.get(), 30s, "waiting for its answer to the request", stop);
     check_errno(answer, "the test");
     const np::omni_setup setup = np::decode_setup(answer);
     endpoint to = server;
     to.set_port(static_cast<std::uint16_t>(setup.data_port));
-    connect_within(data.get(), to, connect_timeout);
+    connect_within(data.get(), to, connect_timeout, stop);
     const int sndbuf = send_buffer(data.get());
     if (o.kind == test_kind::udp_stream) r.path_mtu = path_mtu(data.get(), server.family());
 
-    const side_counts sent = send_for(o, data.get());
-    // netperf's end of a test: three zero-length datagrams (UDP), or the close after the sender's shutdown.
-    if (o.kind == test_kind::udp_stream)
-      for (int i = 0; i < 3; ++i) ::send(data.get(), "", 0, MSG_DONTWAIT);
-    data.reset();
-    const auto results_wait = std::chrono::milliseconds(s_to_ns(np::pad_time_s + 30) / 1'000'000);
-    const np::block end = recv_block(control.get(), results_wait, "waiting for its results");
-    check_errno(end, "its results");
-    const np::omni_results res = np::decode_results(end);
-    ::shutdown(control.get(), SHUT_WR);  // netperf's shutdown_control; netserver closes its side then
+    const side_counts sent = send_for(o, data.get(), stop);
+    const bool interrupted = stop.stopped();  // a stop after the sending ended changes no figure
+    const np::omni_results res = end_test(o, data, control.get(), stop);
 
     const double secs = ns_to_s(sent.elapsed_ns);
     r.actual_start = static_cast<double>(sent.start_wall_ns) / 1e9;
@@ -210,6 +229,10 @@ test_result run_netserver_test(const client_options& o) {
     reconcile(r, 0, 0);
     r.ok = sent.error.empty();
     r.error = sent.error;
+    if (interrupted)
+      r.interrupted = interruption{stop.signal(), std::max(0.0, ns_to_s(stop.stop_wall_ns() - sent.start_wall_ns)), o.duration_s};
+  } catch (const stop_abandoned&) {
+    return stop.abandoned_result(o);
   } catch (const std::exception& e) {
     r.ok = false;
     r.error = e.what();
