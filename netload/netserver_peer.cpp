@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cmath>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -42,16 +43,23 @@ void check_options(const client_options& o) {
   if (o.remote_cpu >= 0 || o.remote_cpu_util) no("netserver's CPU (-T ,N, -C) is not asked for");
 }
 
-// Waits for `events` on `fd` until `timeout`, or the user's stop's grace; throws std::runtime_error
-// naming `what` when the timeout passes. A signal meanwhile is taken (stop.take() may throw).
-void wait_for(int fd, short events, std::chrono::milliseconds timeout, const char* what, polled_stop& stop) {
-  const std::int64_t give_up = mono_ns() + timeout.count() * 1'000'000;
+// A bound for one whole step of the exchange (connecting, a request, an answer): however netserver trickles
+// its bytes, the step ends by then.
+struct step_deadline {
+  std::chrono::milliseconds span;
+  std::int64_t give_up = mono_ns() + span.count() * 1'000'000;
+};
+
+// Waits for `events` on `fd` until the step's deadline, or the user's stop's grace; throws
+// std::runtime_error naming `what` when the deadline passes. A signal meanwhile is taken (stop.take() may
+// throw).
+void wait_for(int fd, short events, const step_deadline& d, const char* what, polled_stop& stop) {
   for (;;) {
     const std::int64_t now = mono_ns();
     if (now >= stop.deadline_mono_ns()) stop.grace_over();
-    if (now >= give_up) throw std::runtime_error(fmt::format("netserver: timed out after {} s {}", timeout.count() / 1000, what));
+    if (now >= d.give_up) throw std::runtime_error(fmt::format("netserver: timed out after {:g} s {}", std::chrono::duration<double>(d.span).count(), what));
     pollfd p[2] = {{fd, events, 0}, {stop.fd(), POLLIN, 0}};
-    const std::int64_t left = std::min(give_up, stop.deadline_mono_ns()) - now;
+    const std::int64_t left = std::min(d.give_up, stop.deadline_mono_ns()) - now;
     const int n = ::poll(p, 2, static_cast<int>(left / 1'000'000 + 1));
     if (n < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
     if (n > 0 && p[1].revents) stop.take();
@@ -64,7 +72,7 @@ void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeou
   ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   if (::connect(fd, to.data(), to.size()) != 0) {
     if (errno != EINPROGRESS) throw std::system_error(errno, std::generic_category(), fmt::format("connecting to {}", to.to_string()));
-    wait_for(fd, POLLOUT, timeout, "connecting", stop);
+    wait_for(fd, POLLOUT, step_deadline{timeout}, "connecting", stop);
     int error = 0;
     socklen_t len = sizeof(error);
     ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
@@ -74,9 +82,10 @@ void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeou
 }
 
 void send_block(int fd, const np::block& b, polled_stop& stop) {
+  const step_deadline d{10s};
   std::size_t put = 0;
   while (put < b.size()) {
-    wait_for(fd, POLLOUT, 10s, "sending a request", stop);
+    wait_for(fd, POLLOUT, d, "sending a request", stop);
     const ssize_t n = ::send(fd, b.data() + put, b.size() - put, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
     if (n > 0) put += static_cast<std::size_t>(n);
@@ -84,10 +93,11 @@ void send_block(int fd, const np::block& b, polled_stop& stop) {
 }
 
 np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what, polled_stop& stop) {
+  const step_deadline d{timeout};
   np::block b{};
   std::size_t got = 0;
   while (got < b.size()) {
-    wait_for(fd, POLLIN, timeout, what, stop);
+    wait_for(fd, POLLIN, d, what, stop);
     const ssize_t n = ::recv(fd, b.data() + got, b.size() - got, MSG_DONTWAIT);
     if (n == 0) throw std::runtime_error(fmt::format("netserver closed the control connection {}", what));
     if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
@@ -113,7 +123,7 @@ np::omni_request make_request(const client_options& o, std::uint16_t local_port,
   r.receive_size = o.recv_size ? o.recv_size : 0xffffffffU;  // -1: netserver's choice
   r.send_size = 0xffffffffU;
   r.send_alignment = r.recv_alignment = 8;  // netperf's defaults; netserver aligns its buffers by them
-  r.test_length = static_cast<std::int32_t>(std::ceil(o.duration_s + wait_s));
+  r.test_length = static_cast<std::int32_t>(std::min(std::ceil(o.duration_s + wait_s), double{INT32_MAX - np::pad_time_s}));
   r.ipfamily = family == AF_INET6 ? np::nf_inet6 : np::nf_inet;
   r.socket_type = udp ? np::nst_dgram : np::nst_stream;
   r.protocol = udp ? np::ipproto_udp : np::ipproto_tcp;
@@ -274,7 +284,8 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     fd_handle data = data_socket(o, server);
     const double wait_s = requested ? ns_to_s(requested - wall_ns()) : 0;
     send_block(control.get(), np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family(), wait_s)), stop);
-    const np::block answer = recv_block(control.get(), 30s, "waiting for its answer to the request", stop);
+    // netserver answers once its data socket is ready: within --connect-timeout, as netserve's handshake.
+    const np::block answer = recv_block(control.get(), connect_timeout, "waiting for its answer to the request (is a netserver listening there?)", stop);
     check_errno(answer, "the test");
     const np::omni_setup setup = np::decode_setup(answer);
     endpoint to = server;

@@ -15,6 +15,8 @@
 #   peer_tcp  the same with TCP_STREAM: netserver's bytes are every byte netload sent
 #   peer_self netload --peer netserver against netserve: the receiver's figures netload prints are the
 #             ones netserve logs (both sides of the codec, one count)
+#   stall     netload --peer netserver against a server that accepts, then answers a byte a second: with
+#             --connect-timeout 1 netload gives up in about 1 s (exit 1, saying so), however long it trickles
 #   sigint    netload --peer netserver, a paced 10 s UDP_STREAM stopped by SIGINT after 1 s: exit 130 within
 #             2 s, marked interrupted, sent = received + lost, netserver's count is every datagram sent,
 #             and no more were sent than the pace allows until the signal (none after it)
@@ -28,11 +30,12 @@ netload=${3:-}
 netperf=${NETPERF_BIN:-${NETPERF_BIN_CONFIGURED:-$(command -v netperf || true)}}
 netserver=${NETSERVER_BIN:-${NETSERVER_BIN_CONFIGURED:-$(command -v netserver || true)}}
 case "$case_name" in
+stall) ;;
 peer_* | sigint) [ -n "$netserver" ] && [ -x "$netserver" ] ||
   { echo "SKIP: no stock netserver (set NETSERVER_BIN or put netperf 2.7's netserver on PATH)"; exit 77; } ;;
 esac
 case "$case_name" in
-peer_udp | peer_tcp | sigint) ;;
+peer_udp | peer_tcp | sigint | stall) ;;
 *) [ -n "$netperf" ] && [ -x "$netperf" ] ||
   { echo "SKIP: no stock netperf (set NETPERF_BIN or put netperf 2.7 on PATH)"; exit 77; } ;;
 esac
@@ -196,6 +199,28 @@ EOF
       result unpaced.json "assert int(logs[-1]['packets']) == x['packets'] and int(logs[-1]['bytes']) == x['bytes'], 'netserve logged another count'"
     fi
   fi
+  ;;
+stall)
+  # A control connection that never completes an answer: one byte a second for 20 s, then the close.
+  python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True)
+c, _ = s.accept(); c.recv(4096)
+for _ in range(20):
+    c.send(b"\0"); time.sleep(1)
+' > "$tmp/port" &
+  server=$!
+  for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+  begin=$(date +%s%N)
+  status=0
+  timeout 40 "$netload" --peer netserver -H 127.0.0.1 -p "$(cat "$tmp/port")" --connect-timeout 1 -t UDP_STREAM -l 1 \
+    > /dev/null 2> "$tmp/netload.err" || status=$?
+  took_ms=$((($(date +%s%N) - begin) / 1000000))
+  cat "$tmp/netload.err"
+  echo "exit $status after $took_ms ms"
+  [ "$status" -eq 1 ] || fail "stall: exit status $status, want 1"
+  [ "$took_ms" -le 3000 ] || fail "stall: netload waited $took_ms ms for an answer, want about 1 s"
+  grep -q "timed out after 1 s waiting for its answer" "$tmp/netload.err" || fail "stall: no line saying it timed out"
   ;;
 sigint)
   start_netserver
