@@ -222,10 +222,14 @@ asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_
   if (r.index() == 1) throw std::runtime_error("--start-on-stdin: no start instant within 25 s");
   if (auto [read_ec, n] = std::get<0>(r); read_ec)
     throw std::runtime_error("--start-on-stdin: standard input closed before a start instant came");
+  co_return parse_start_line(line.substr(0, line.find('\n')));
+}
+
+std::pair<std::int64_t, std::int64_t> parse_start_line(std::string_view line) {
   // "T" or "T S": S is the same instant on the server's clock, from a harness that measured the two hosts'
   // clocks apart (harness run --allow-offset); the server is told S, and starts and samples by it.
   const char* p = line.data();
-  const char* end = line.data() + line.find('\n');
+  const char* end = line.data() + line.size();
   double at[2] = {0, 0};
   int given = 0;
   while (given < 2 && p < end) {
@@ -238,7 +242,7 @@ asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_
     throw std::runtime_error(fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds, optionally "
                                          "followed by the same instant on the server's clock)",
                                          line.substr(0, 40)));
-  co_return std::pair{static_cast<std::int64_t>(at[0] * 1e9), static_cast<std::int64_t>(at[given - 1] * 1e9)};
+  return {static_cast<std::int64_t>(at[0] * 1e9), static_cast<std::int64_t>(at[given - 1] * 1e9)};
 }
 
 asio::awaitable<std::int64_t> client_test::read_start_instant() {

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace nb::load {
@@ -128,6 +129,8 @@ asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, do
 // --start-on-stdin: says "armed", then reads "T" or "T S" from standard input within 25 s: the start
 // instant, and the same instant on the server's clock (T again when not given), both in ns.
 asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io, const std::function<void()>& armed);
+// That line's instants (without its newline); throws std::runtime_error for anything else.
+std::pair<std::int64_t, std::int64_t> parse_start_line(std::string_view line);
 
 // A test's failure in one line (the first of two when both halves of a parallel wait failed).
 std::string describe_failure(std::exception_ptr e);

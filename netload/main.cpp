@@ -45,7 +45,7 @@ int run(const nb::load::client_options& o) {
   events.interval = sink;
   events.armed = armed;
   nb::test_result r = o.peer == nb::load::peer_kind::iperf3      ? nb::load::run_iperf3_test(io, o, std::move(events))
-                      : o.peer == nb::load::peer_kind::netserver ? nb::load::run_netserver_test(o)
+                      : o.peer == nb::load::peer_kind::netserver ? nb::load::run_netserver_test(o, events)
                                                                  : nb::load::run_test(io, o, std::move(events));
   r.options = nb::load::options_json(o);
   nlohmann::json j = nb::to_json(r);

@@ -7,11 +7,15 @@
 #include "core/streams.hpp"
 #include "core/units.hpp"
 #include "core/version.hpp"
+#include "netload/client.hpp"
+#include "netload/user_stop.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -35,30 +39,40 @@ void check_options(const client_options& o) {
   if (o.reverse || o.bidir) no("netload sends, netserver receives: no --reverse or --bidir");
   if (o.streams != 1) no("one stream (netperf's tests have one)");
   if (!o.psk_file.empty()) no("netserver has no key (--psk-file)");
-  if (o.omit_s > 0 || o.interval_s > 0) no("netserver reports its counts once, at the end: no --omit or --interval");
-  if (o.start_at || o.start_on_stdin) no("the test starts when netserver has answered: no start instant");
+  if (o.omit_s > 0) no("netserver reports its counts once, at the end: no --omit");
   if (o.remote_cpu >= 0 || o.remote_cpu_util) no("netserver's CPU (-T ,N, -C) is not asked for");
 }
 
-// Waits for `events` on `fd` until `timeout`; throws std::runtime_error naming `what` when it passes.
-void wait_for(int fd, short events, std::chrono::milliseconds timeout, const char* what) {
-  const std::int64_t give_up = mono_ns() + timeout.count() * 1'000'000;
+// A bound for one whole step of the exchange (connecting, a request, an answer): however netserver trickles
+// its bytes, the step ends by then.
+struct step_deadline {
+  std::chrono::milliseconds span;
+  std::int64_t give_up = mono_ns() + span.count() * 1'000'000;
+};
+
+// Waits for `events` on `fd` until the step's deadline, or the user's stop's grace; throws
+// std::runtime_error naming `what` when the deadline passes. A signal meanwhile is taken (stop.take() may
+// throw).
+void wait_for(int fd, short events, const step_deadline& d, const char* what, polled_stop& stop) {
   for (;;) {
-    pollfd p{fd, events, 0};
-    const std::int64_t left = give_up - mono_ns();
-    if (left <= 0) throw std::runtime_error(fmt::format("netserver: timed out after {} s {}", timeout.count() / 1000, what));
-    const int n = ::poll(&p, 1, static_cast<int>(left / 1'000'000 + 1));
-    if (n > 0) return;
+    const std::int64_t now = mono_ns();
+    if (now >= stop.deadline_mono_ns()) stop.grace_over();
+    if (now >= d.give_up) throw std::runtime_error(fmt::format("netserver: timed out after {:g} s {}", std::chrono::duration<double>(d.span).count(), what));
+    pollfd p[2] = {{fd, events, 0}, {stop.fd(), POLLIN, 0}};
+    const std::int64_t left = std::min(d.give_up, stop.deadline_mono_ns()) - now;
+    const int n = ::poll(p, 2, static_cast<int>(left / 1'000'000 + 1));
     if (n < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+    if (n > 0 && p[1].revents) stop.take();
+    if (n > 0 && p[0].revents) return;
   }
 }
 
-void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeout) {
+void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeout, polled_stop& stop) {
   const int flags = ::fcntl(fd, F_GETFL);
   ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   if (::connect(fd, to.data(), to.size()) != 0) {
     if (errno != EINPROGRESS) throw std::system_error(errno, std::generic_category(), fmt::format("connecting to {}", to.to_string()));
-    wait_for(fd, POLLOUT, timeout, "connecting");
+    wait_for(fd, POLLOUT, step_deadline{timeout}, "connecting", stop);
     int error = 0;
     socklen_t len = sizeof(error);
     ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
@@ -67,21 +81,23 @@ void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeou
   ::fcntl(fd, F_SETFL, flags);
 }
 
-void send_block(int fd, const np::block& b) {
+void send_block(int fd, const np::block& b, polled_stop& stop) {
+  const step_deadline d{10s};
   std::size_t put = 0;
   while (put < b.size()) {
-    wait_for(fd, POLLOUT, 10s, "sending a request");
+    wait_for(fd, POLLOUT, d, "sending a request", stop);
     const ssize_t n = ::send(fd, b.data() + put, b.size() - put, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
     if (n > 0) put += static_cast<std::size_t>(n);
   }
 }
 
-np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what) {
+np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what, polled_stop& stop) {
+  const step_deadline d{timeout};
   np::block b{};
   std::size_t got = 0;
   while (got < b.size()) {
-    wait_for(fd, POLLIN, timeout, what);
+    wait_for(fd, POLLIN, d, what, stop);
     const ssize_t n = ::recv(fd, b.data() + got, b.size() - got, MSG_DONTWAIT);
     if (n == 0) throw std::runtime_error(fmt::format("netserver closed the control connection {}", what));
     if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
@@ -97,7 +113,9 @@ void check_errno(const np::block& b, const char* what) {
 }
 
 // What netperf's UDP_STREAM / TCP_STREAM ask for: netserver receives, with -S's buffer, -M's reads.
-np::omni_request make_request(const client_options& o, std::uint16_t local_port, int family) {
+// `wait_s`: until the start instant. netserver's timer runs from its answer, for the test's length plus
+// its padding; it ends the test only when netperf's end was lost, and must not end it before.
+np::omni_request make_request(const client_options& o, std::uint16_t local_port, int family, double wait_s) {
   np::omni_request r;
   const bool udp = o.kind == test_kind::udp_stream;
   r.recv_buf_size = o.remote_buffer > 0 ? o.remote_buffer : -1;
@@ -105,7 +123,7 @@ np::omni_request make_request(const client_options& o, std::uint16_t local_port,
   r.receive_size = o.recv_size ? o.recv_size : 0xffffffffU;  // -1: netserver's choice
   r.send_size = 0xffffffffU;
   r.send_alignment = r.recv_alignment = 8;  // netperf's defaults; netserver aligns its buffers by them
-  r.test_length = static_cast<std::int32_t>(std::ceil(o.duration_s));
+  r.test_length = static_cast<std::int32_t>(std::min(std::ceil(o.duration_s + wait_s), double{INT32_MAX - np::pad_time_s}));
   r.ipfamily = family == AF_INET6 ? np::nf_inet6 : np::nf_inet;
   r.socket_type = udp ? np::nst_dgram : np::nst_stream;
   r.protocol = udp ? np::ipproto_udp : np::ipproto_tcp;
@@ -140,30 +158,109 @@ flow_figures receiver_of(const np::omni_results& res, const client_options& o, d
   return f;
 }
 
-// netload's own sender on the connected data socket, for the test's length: its counts.
-side_counts send_for(const client_options& o, int fd) {
+// This side's counts at each --interval boundary. netserver reports once, at the end, so an interval has
+// the sender's figures only (complete = false), as against iperf3.
+struct sender_intervals {
+  const client_events& events;
+  std::int64_t start_ns = 0, end_ns = 0, step = 0;
+  std::vector<interval_figures> taken{};
+  std::uint64_t packets = 0, bytes = 0;  // at the last boundary
+
+  std::int64_t next() const { return start_ns + static_cast<std::int64_t>(taken.size() + 1) * step; }
+  // At a boundary passed (not the end's: the last interval is taken once the sending has ended).
+  void poll(const stream_set& streams) {
+    if (step && next() < end_ns && wall_ns() >= next()) take(streams, next());
+  }
+  void take(const stream_set& streams, std::int64_t until) {
+    std::uint64_t p = 0, b = 0;
+    streams.totals(p, b);
+    interval_figures f;
+    f.index = static_cast<std::uint32_t>(taken.size());
+    f.start_ns = start_ns + static_cast<std::int64_t>(taken.size()) * step;
+    f.end_ns = std::min(until, end_ns);
+    f.sent_packets = p - packets;
+    f.sent_bytes = b - bytes;
+    packets = p, bytes = b;
+    taken.push_back(f);
+    if (events.interval) events.interval(f);
+  }
+};
+
+// netload's own sender on the connected data socket, from `start_wall_ns` for the test's length or until
+// the user's stop, which ends it at once: its counts.
+side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns, polled_stop& stop, sender_intervals& samples) {
   stream_set streams(1, true, o.kind, o.message_size);
   stream_plan plan;
   plan.fd = fd;
   plan.message_size = o.message_size;
   plan.pps = o.target_pps();
-  plan.start_wall_ns = wall_ns();
+  plan.start_wall_ns = start_wall_ns;
   plan.duration_ns = s_to_ns(o.duration_s);
   plan.batch = o.batch ? o.batch : default_batch(o.message_size);
   plan.gso = o.gso;
   plan.cpu = o.local_cpu;
   plan.send_call = o.zerocopy ? tcp_send_call::zerocopy : o.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
-  streams.start(0, plan);
+  samples.start_ns = start_wall_ns;
+  samples.end_ns = start_wall_ns + plan.duration_ns;
+  samples.step = o.interval_s > 0 ? s_to_ns(o.interval_s) : 0;
+  streams.start(0, plan);  // its thread waits for the instant
+  // Until the instant a stop sends nothing at all: take() throws, and the thread is stopped unstarted.
+  while (wall_ns() < start_wall_ns) {
+    pollfd p{stop.fd(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::clamp<std::int64_t>((start_wall_ns - wall_ns()) / 1'000'000, 0, 10))) > 0) stop.take();
+  }
+  stop.begin();
   // The sender stops by itself at the duration; the bound is for one stuck on a full socket.
-  const std::int64_t give_up = mono_ns() + plan.duration_ns + s_to_ns(10);
-  while (!streams.all_done() && mono_ns() < give_up) std::this_thread::sleep_for(10ms);
-  streams.stop();
+  const std::int64_t give_up = mono_ns() + std::max<std::int64_t>(0, start_wall_ns - wall_ns()) + plan.duration_ns + s_to_ns(10);
+  while (!streams.all_done() && mono_ns() < give_up) {
+    pollfd p{stop.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 10) > 0 && stop.take()) break;
+    samples.poll(streams);
+  }
+  streams.stop();  // at once after a stop: every sender's loop polls its stop token
+  if (samples.step) samples.take(streams, stop.stopped() ? stop.stop_wall_ns() : wall_ns());
   return streams.counts();
+}
+
+// --start-on-stdin: says "armed", then reads the start instant within 25 s (netload's usual barrier),
+// watching for the user's stop meanwhile.
+std::int64_t read_start_instant(const client_events& events, polled_stop& stop) {
+  if (events.armed) events.armed();
+  std::string line;
+  const std::int64_t give_up = mono_ns() + s_to_ns(25);
+  while (line.find('\n') == std::string::npos) {
+    if (mono_ns() >= give_up) throw std::runtime_error("--start-on-stdin: no start instant within 25 s");
+    pollfd p[2] = {{STDIN_FILENO, POLLIN, 0}, {stop.fd(), POLLIN, 0}};
+    if (::poll(p, 2, static_cast<int>((give_up - mono_ns()) / 1'000'000 + 1)) <= 0) continue;
+    if (p[1].revents) stop.take();
+    if (!p[0].revents) continue;
+    char buf[128];
+    const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+      throw std::runtime_error("--start-on-stdin: standard input closed before a start instant came");
+    if (n > 0) line.append(buf, static_cast<std::size_t>(n));
+    if (line.size() > 256) throw std::runtime_error("--start-on-stdin: no start instant in the first line");
+  }
+  return parse_start_line(std::string_view(line).substr(0, line.find('\n'))).first;
+}
+
+// netperf's end of a test, also when its timer fires early: three zero-length datagrams (UDP; netserver
+// counts none of them), or the close after the sender's shutdown (TCP). netserver then answers with its
+// results, which `stop`'s grace bounds after a stop.
+np::omni_results end_test(const client_options& o, fd_handle& data, int control, polled_stop& stop) {
+  if (o.kind == test_kind::udp_stream)
+    for (int i = 0; i < 3; ++i) ::send(data.get(), "", 0, MSG_DONTWAIT);
+  data.reset();
+  const auto results_wait = std::chrono::milliseconds(s_to_ns(np::pad_time_s + 30) / 1'000'000);
+  const np::block end = recv_block(control, results_wait, "waiting for its results", stop);
+  check_errno(end, "its results");
+  ::shutdown(control, SHUT_WR);  // netperf's shutdown_control; netserver closes its side then
+  return np::decode_results(end);
 }
 
 }  // namespace
 
-test_result run_netserver_test(const client_options& o) {
+test_result run_netserver_test(const client_options& o, const client_events& events) {
   check_options(o);
   test_result r;
   r.kind = o.kind;
@@ -173,35 +270,38 @@ test_result run_netserver_test(const client_options& o) {
   r.client_version = version;
   r.server_version = netserver_peer_name;
   r.receiver_counted_by = netserver_peer_name;  // the table's "Receiver    counted by:" line and the JSON's
+  polled_stop stop;  // before the data thread starts: it inherits the blocked signals
   try {
     const endpoint server = endpoint::resolve(o.host, o.port, o.family);
     const auto connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.connect_timeout_s * 1000));
     fd_handle control = make_socket(server.family(), SOCK_STREAM);
-    connect_within(control.get(), server, connect_timeout);
+    connect_within(control.get(), server, connect_timeout, stop);
+    // The harness's barrier: connected, armed; the test is asked for once the instant is known.
+    std::int64_t requested = o.start_on_stdin ? read_start_instant(events, stop) : o.start_at ? static_cast<std::int64_t>(*o.start_at * 1e9) : 0;
+    if (requested && requested < wall_ns())
+      throw std::runtime_error(fmt::format("start instant {:.6f} is in the past: refused; give an instant in the future", ns_to_s(requested)));
+    r.requested_start = static_cast<double>(requested) / 1e9;
     fd_handle data = data_socket(o, server);
-    send_block(control.get(), np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family())));
-    const np::block answer = recv_block(control.get(), 30s, "waiting for its answer to the request");
+    const double wait_s = requested ? ns_to_s(requested - wall_ns()) : 0;
+    send_block(control.get(), np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family(), wait_s)), stop);
+    // netserver answers once its data socket is ready: within --connect-timeout, as netserve's handshake.
+    const np::block answer = recv_block(control.get(), connect_timeout, "waiting for its answer to the request (is a netserver listening there?)", stop);
     check_errno(answer, "the test");
     const np::omni_setup setup = np::decode_setup(answer);
     endpoint to = server;
     to.set_port(static_cast<std::uint16_t>(setup.data_port));
-    connect_within(data.get(), to, connect_timeout);
+    connect_within(data.get(), to, connect_timeout, stop);
     const int sndbuf = send_buffer(data.get());
     if (o.kind == test_kind::udp_stream) r.path_mtu = path_mtu(data.get(), server.family());
 
-    const side_counts sent = send_for(o, data.get());
-    // netperf's end of a test: three zero-length datagrams (UDP), or the close after the sender's shutdown.
-    if (o.kind == test_kind::udp_stream)
-      for (int i = 0; i < 3; ++i) ::send(data.get(), "", 0, MSG_DONTWAIT);
-    data.reset();
-    const auto results_wait = std::chrono::milliseconds(s_to_ns(np::pad_time_s + 30) / 1'000'000);
-    const np::block end = recv_block(control.get(), results_wait, "waiting for its results");
-    check_errno(end, "its results");
-    const np::omni_results res = np::decode_results(end);
-    ::shutdown(control.get(), SHUT_WR);  // netperf's shutdown_control; netserver closes its side then
+    sender_intervals samples{events};
+    const side_counts sent = send_for(o, data.get(), std::max(requested, wall_ns() + 1'000'000), stop, samples);
+    const bool interrupted = stop.stopped();  // a stop after the sending ended changes no figure
+    const np::omni_results res = end_test(o, data, control.get(), stop);
 
     const double secs = ns_to_s(sent.elapsed_ns);
     r.actual_start = static_cast<double>(sent.start_wall_ns) / 1e9;
+    r.intervals = std::move(samples.taken);
     r.sender = {sent.packets, sent.bytes, sent.errors, secs, 0, 0, sent.start_wall_ns, 0, sndbuf, sent.batching};
     r.receiver = receiver_of(res, o, secs);
     compute_rates(r.sender);
@@ -210,6 +310,10 @@ test_result run_netserver_test(const client_options& o) {
     reconcile(r, 0, 0);
     r.ok = sent.error.empty();
     r.error = sent.error;
+    if (interrupted)
+      r.interrupted = interruption{stop.signal(), std::max(0.0, ns_to_s(stop.stop_wall_ns() - sent.start_wall_ns)), o.duration_s};
+  } catch (const stop_abandoned&) {
+    return stop.abandoned_result(o);
   } catch (const std::exception& e) {
     r.ok = false;
     r.error = e.what();

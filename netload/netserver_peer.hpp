@@ -6,6 +6,7 @@
 // result is netload's usual one; its server_version says who counted the receiver's side.
 #include "core/result.hpp"
 #include "netload/cli.hpp"
+#include "netload/client.hpp"
 
 namespace nb::load {
 
@@ -13,7 +14,8 @@ namespace nb::load {
 inline constexpr const char* netserver_peer_name = "netserver 2.7";
 
 // Throws usage_error for what netserver cannot serve this way (RR, --reverse, several streams, a key...);
-// a failure of the test itself comes back as a result with ok = false and the reason.
-test_result run_netserver_test(const client_options& o);
+// a failure of the test itself comes back as a result with ok = false and the reason. `events`: armed
+// (--start-on-stdin) and this side's interval samples (--interval).
+test_result run_netserver_test(const client_options& o, const client_events& events);
 
 }  // namespace nb::load

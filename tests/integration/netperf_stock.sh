@@ -10,11 +10,16 @@
 #   two       two netperf UDP_STREAM clients at once on one netserve port: each is one of netserve's lines
 #   refused   TCP_MAERTS (netserve does not send): netperf's own "remote error", at once; then a test runs
 #   limits    netserve's limits apply: with one test slot per port a second netperf hears "remote error 16"
-#   peer_udp  netload --peer netserver -t UDP_STREAM against a stock netserver: paced, nothing lost, the
+#   peer_udp  netload --peer netserver -t UDP_STREAM against a stock netserver: paced (-S 4M), nothing lost, the
 #             receiver's figures are netserver's and equal the sender's; unpaced, bytes = 1400 x messages
 #   peer_tcp  the same with TCP_STREAM: netserver's bytes are every byte netload sent
 #   peer_self netload --peer netserver against netserve: the receiver's figures netload prints are the
 #             ones netserve logs (both sides of the codec, one count)
+#   stall     netload --peer netserver against a server that accepts, then answers a byte a second: with
+#             --connect-timeout 1 netload gives up in about 1 s (exit 1, saying so), however long it trickles
+#   sigint    netload --peer netserver, a paced 10 s UDP_STREAM stopped by SIGINT after 1 s: exit 130 within
+#             2 s, marked interrupted, sent = received + lost, netserver's count is every datagram sent,
+#             and no more were sent than the pace allows until the signal (none after it)
 # NETPERF_BIN / NETSERVER_BIN name the stock programs (else the *_CONFIGURED copies ctest passes, else
 # netperf / netserver on PATH). Exit 77
 # (skipped) when the case's program is not there.
@@ -25,11 +30,12 @@ netload=${3:-}
 netperf=${NETPERF_BIN:-${NETPERF_BIN_CONFIGURED:-$(command -v netperf || true)}}
 netserver=${NETSERVER_BIN:-${NETSERVER_BIN_CONFIGURED:-$(command -v netserver || true)}}
 case "$case_name" in
-peer_*) [ -n "$netserver" ] && [ -x "$netserver" ] ||
+stall) ;;
+peer_* | sigint) [ -n "$netserver" ] && [ -x "$netserver" ] ||
   { echo "SKIP: no stock netserver (set NETSERVER_BIN or put netperf 2.7's netserver on PATH)"; exit 77; } ;;
 esac
 case "$case_name" in
-peer_udp | peer_tcp) ;;
+peer_udp | peer_tcp | sigint | stall) ;;
 *) [ -n "$netperf" ] && [ -x "$netperf" ] ||
   { echo "SKIP: no stock netperf (set NETPERF_BIN or put netperf 2.7 on PATH)"; exit 77; } ;;
 esac
@@ -185,7 +191,8 @@ EOF
     run tcp -t TCP_STREAM -l 2
     result tcp.json "assert x['bytes'] == s['bytes'] > 0, 'TCP: netserver received every byte'"
   else
-    run paced -t UDP_STREAM -l 2 --pps 5000 -- -m 1400
+    # -S 4M: a receiver descheduled for a moment on a loaded machine must not drop (rmem_max permitting).
+    run paced -t UDP_STREAM -l 2 --pps 5000 -- -m 1400 -S 4M
     result paced.json "assert x['packets'] == s['packets'] > 9000 and x['bytes'] == 1400 * x['packets'], 'paced: nothing lost'"
     run unpaced -t UDP_STREAM -l 2 -- -m 1400
     result unpaced.json "assert 0 < x['packets'] <= s['packets'] and x['bytes'] == 1400 * x['packets']"
@@ -193,6 +200,62 @@ EOF
       result unpaced.json "assert int(logs[-1]['packets']) == x['packets'] and int(logs[-1]['bytes']) == x['bytes'], 'netserve logged another count'"
     fi
   fi
+  ;;
+stall)
+  # A control connection that never completes an answer: one byte a second for 20 s, then the close.
+  python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print(s.getsockname()[1], flush=True)
+c, _ = s.accept(); c.recv(4096)
+for _ in range(20):
+    c.send(b"\0"); time.sleep(1)
+' > "$tmp/port" &
+  server=$!
+  for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+  begin=$(date +%s%N)
+  status=0
+  timeout 40 "$netload" --peer netserver -H 127.0.0.1 -p "$(cat "$tmp/port")" --connect-timeout 1 -t UDP_STREAM -l 1 \
+    > /dev/null 2> "$tmp/netload.err" || status=$?
+  took_ms=$((($(date +%s%N) - begin) / 1000000))
+  cat "$tmp/netload.err"
+  echo "exit $status after $took_ms ms"
+  [ "$status" -eq 1 ] || fail "stall: exit status $status, want 1"
+  [ "$took_ms" -le 3000 ] || fail "stall: netload waited $took_ms ms for an answer, want about 1 s"
+  grep -q "timed out after 1 s waiting for its answer" "$tmp/netload.err" || fail "stall: no line saying it timed out"
+  ;;
+sigint)
+  start_netserver
+  # Not under timeout(1): it passes a SIGINT on to the child and to its process group, a second signal
+  # that abandons the test. A watchdog bounds it instead.
+  "$netload" --peer netserver -H 127.0.0.1 -p "$port" --json -t UDP_STREAM -l 10 --pps 2000 -- -m 1400 \
+    > "$tmp/sigint.json" 2> "$tmp/netload.err" &
+  client=$!
+  (sleep 40; kill -9 $client) > /dev/null 2>&1 &  # not the test's output, which ctest waits on
+  watchdog=$!
+  sleep 1
+  stopped=$(date +%s%N)
+  kill -INT $client
+  status=0
+  wait $client || status=$?
+  took_ms=$((($(date +%s%N) - stopped) / 1000000))
+  kill $watchdog 2>/dev/null
+  echo "exit $status, ${took_ms} ms after SIGINT"
+  cat "$tmp/netload.err"
+  [ "$status" -eq 130 ] || fail "sigint: exit status $status, want 130"
+  [ "$took_ms" -le 2000 ] || fail "sigint: netload took $took_ms ms to end after SIGINT"
+  python3 - "$tmp/sigint.json" "$stopped" <<'EOF' || fail "sigint: the interrupted result is not what was sent and counted"
+import json, sys
+r = json.load(open(sys.argv[1]))
+stopped = int(sys.argv[2]) / 1e9
+s, x, i = r['sender'], r['receiver'], r.get('interrupted')
+print("interrupted:", i, "sender:", s['packets'], "receiver:", x['packets'], "lost:", r['loss']['packets'],
+      "counted by:", r.get('receiver_counted_by'), "started", round(stopped - r['actual_start'], 3), "s before the signal")
+assert i and i['signal'] == 'SIGINT' and i['planned_s'] == 10 and 0.5 < i['measured_s'] < 2, 'interrupted'
+assert r['ok'] and r['loss']['reconciles'] and s['packets'] == x['packets'] + r['loss']['packets'], 'reconciles'
+assert r['receiver_counted_by'] == 'netserver 2.7' and x['packets'] == s['packets'] > 500, "netserver's count"
+# At 2000 pps nothing beyond the pace until the signal (with a batch's slack): nothing left after it.
+assert s['packets'] <= 2000 * (stopped - r['actual_start']) + 64, 'datagrams after the signal'
+EOF
   ;;
 *)
   echo "unknown case $case_name"
