@@ -15,7 +15,9 @@ netserver=${NETSERVER_BIN:-${NETSERVER_BIN_CONFIGURED:-$(command -v netserver ||
   { echo "SKIP: no stock netserver (set NETSERVER_BIN or put netperf 2.7's netserver on PATH)"; exit 77; }
 tmp=$(mktemp -d /tmp/harness-netserver-peer.XXXXXX)
 pids_to_clean=""
-trap 'for p in $pids_to_clean; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
+# A stock netserver forks a child per test, which outlives its parent killed mid-test: each runs in a
+# session (and process group) of its own, and the group is killed.
+trap 'for p in $pids_to_clean; do kill -- -$p 2>/dev/null || kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -41,7 +43,7 @@ PY
 start_netserver() {
   for _ in 1 2 3 4 5; do
     port=$(free_port)
-    "$netserver" -D -4 -L 127.0.0.1 -p "$port" > "$tmp/netserver-$port.log" 2>&1 &
+    setsid "$netserver" -D -4 -L 127.0.0.1 -p "$port" > "$tmp/netserver-$port.log" 2>&1 &
     pid=$!
     pids_to_clean="$pids_to_clean $pid"
     for _ in $(seq 50); do
@@ -49,7 +51,7 @@ start_netserver() {
       case $? in 0) return 0 ;; 2) break ;; esac
       sleep 0.1
     done
-    kill "$pid" 2>/dev/null
+    kill -- -"$pid" 2>/dev/null
   done
   echo "FAIL: netserver did not listen"; exit 1
 }

@@ -41,7 +41,9 @@ peer_udp | peer_tcp | sigint | stall) ;;
 esac
 tmp=$(mktemp -d /tmp/netserve-netperf.XXXXXX)
 server=""
-trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
+# A stock netserver forks a child per test, which outlives its parent killed mid-test: each server runs in a
+# session (and process group) of its own, and the group is killed.
+trap '[ -n "$server" ] && { kill -- -$server || kill $server; } 2>/dev/null; rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=1; }
 
@@ -55,7 +57,7 @@ start_netserve() {
 
 start_netserver() {
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  "$netserver" -D -4 -L 127.0.0.1 -p "$port" > "$tmp/serve.log" 2>&1 &
+  setsid "$netserver" -D -4 -L 127.0.0.1 -p "$port" > "$tmp/serve.log" 2>&1 &
   server=$!
   for _ in $(seq 50); do python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2).close()' "$port" 2>/dev/null && break; sleep 0.1; done
 }
