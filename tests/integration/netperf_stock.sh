@@ -9,6 +9,8 @@
 #   tcp_rr    TCP_RR -r 1,1024: the same
 #   two       two netperf UDP_STREAM clients at once on one netserve port: each is one of netserve's lines
 #   refused   TCP_MAERTS (netserve does not send): netperf's own "remote error", at once; then a test runs
+#   not_omni  a request netperf does not send as OMNI (-t REM_CPU, type 5): refused, netserve keeps
+#             running, and a test after it is served
 #   limits    netserve's limits apply: with one test slot per port a second netperf hears "remote error 16"
 #   peer_udp  netload --peer netserver -t UDP_STREAM against a stock netserver: paced, nothing lost, the
 #             receiver's figures are netserver's and equal the sender's; unpaced, bytes = 1400 x messages
@@ -141,6 +143,16 @@ refused)
   grep -q 'netperf: remote error 95' "$tmp/maerts.out" || fail "no 'remote error 95' (EOPNOTSUPP) from netperf"
   [ $(($(date +%s) - begin)) -le 3 ] || fail "the refusal took more than 3 s"
   grep -q 'netperf test from 127.0.0.1 refused: direction' "$tmp/serve.log" || fail "netserve did not log the refusal"
+  np after -t TCP_STREAM -l 1 -- -k REMOTE_BYTES_RECVD
+  check after "assert len(logs) == 1 and int(k['REMOTE_BYTES_RECVD']) == logs[0]['bytes'] > 0"
+  ;;
+not_omni)
+  start_netserve
+  timeout 20 "$netperf" -H 127.0.0.1 -p "$port" -t REM_CPU > "$tmp/remcpu.out" 2>&1
+  cat "$tmp/remcpu.out"
+  sleep 0.3
+  kill -0 "$server" 2>/dev/null || fail "netserve died after a REM_CPU request"
+  grep -q 'refused: request type 5' "$tmp/serve.log" || fail "netserve did not log the refusal"
   np after -t TCP_STREAM -l 1 -- -k REMOTE_BYTES_RECVD
   check after "assert len(logs) == 1 and int(k['REMOTE_BYTES_RECVD']) == logs[0]['bytes'] > 0"
   ;;
