@@ -172,9 +172,11 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
     l.note = fmt::format("receiver kernel drops estimated: the kernel counted {} dropped GRO buffers of about {:.1f} datagrams",
                          drop_buffers, static_cast<double>(got) / static_cast<double>(buffers));
   if (drops_unknown(r.receiver.batching))  // its 0 drops are no count: say so, as the batching does
-    l.note = "receiver kernel drops unknown: the receiving kernel has no SO_MEMINFO (Linux before 4.12), so the "
-             "loss is not split between the socket and the path (receiver_kernel_drops 0 and path = loss stand for "
-             "'unknown'; the verdict uses the host's UDP RcvbufErrors)";
+    l.note = fmt::format("receiver kernel drops unknown: the receiver ({}) reports no count of its socket's drops (a "
+                         "stock server, or a kernel without SO_MEMINFO, Linux before 4.12), so the loss is not split "
+                         "between the socket and the path (receiver_kernel_drops 0 and path = loss stand for 'unknown'; "
+                         "the verdict uses the host's UDP RcvbufErrors)",
+                         r.receiver.batching);
 }
 
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server) {

@@ -104,6 +104,8 @@ class netperf_session {
                                    std::optional<budget::hold>& held);
   fd_handle open_data_socket(const np::omni_request& r, np::omni_setup& setup);
   asio::awaitable<void> refuse(std::int32_t type, const refusal& r);
+  // The client closed its control connection (or it failed): nothing more will come from it.
+  bool control_closed();
   asio::awaitable<void> send(const np::block& b) { co_await write_frame(socket_, std::string(b.begin(), b.end()), 10s); }
   void log_result(std::uint64_t id, const np::omni_request& r, const netperf_counts& c, double seconds) const;
 
@@ -127,7 +129,9 @@ asio::awaitable<void> netperf_session::run() {
     const np::header h = np::decode_header(b);
     if (h.type == np::type_passphrase) continue;  // netserver started without one ignores it, as netserve does
     if (h.type != np::type_request) {
-      co_await refuse(h.type, {np::unknown_test_errno, fmt::format("request type {} (a test netperf does not run as OMNI)", h.type)});
+      // Named, not a braced temporary in the co_await: GCC 12 destroys such a temporary twice.
+      const refusal no{np::unknown_test_errno, fmt::format("request type {} (a test netperf does not run as OMNI)", h.type)};
+      co_await refuse(h.type, no);
       continue;
     }
     co_await serve_test(b);
@@ -226,7 +230,12 @@ asio::awaitable<void> netperf_session::serve_test(const np::block& request) {
   plan.deadline_mono_ns = mono_ns() + s_to_ns(r.test_length + np::pad_time_s);
   auto data = std::make_unique<netperf_data>(std::move(fd), plan);
   co_await send(np::encode_setup(setup));
-  while (!data->done()) co_await sleep_for(10ms);  // the thread ends by its deadline at the latest
+  // The thread ends by its deadline at the latest; a client that has gone (its control connection closed,
+  // as a killed netperf's is) ends it at once, so it holds no slot, thread or budget for nothing.
+  while (!data->done()) {
+    co_await sleep_for(10ms);
+    if (control_closed()) data->stop();
+  }
   const netperf_counts& c = data->counts();
   // Ended by the deadline: the padding was idle time, as netserver subtracts it.
   const double seconds = std::max(0.0, ns_to_s(c.elapsed_ns) - (c.timed_out ? np::pad_time_s : 0));
@@ -240,8 +249,14 @@ asio::awaitable<void> netperf_session::serve_test(const np::block& request) {
   out.failed_sends = np::field32(c.failed_sends);
   out.trans_received = np::field32(c.transactions);
   out.elapsed_time = static_cast<float>(seconds);
+  log_result(id, r, c, seconds);  // first: a client that has gone gets no results, and the log keeps them
   co_await send(np::encode_results(out));
-  log_result(id, r, c, seconds);
+}
+
+bool netperf_session::control_closed() {
+  char byte = 0;
+  const ssize_t n = ::recv(socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 void netperf_session::log_result(std::uint64_t id, const np::omni_request& r, const netperf_counts& c, double seconds) const {

@@ -9,6 +9,10 @@
 #   tcp_rr    TCP_RR -r 1,1024: the same
 #   two       two netperf UDP_STREAM clients at once on one netserve port: each is one of netserve's lines
 #   refused   TCP_MAERTS (netserve does not send): netperf's own "remote error", at once; then a test runs
+#   not_omni  a request netperf does not send as OMNI (-t REM_CPU, type 5): refused, netserve keeps
+#             running, and a test after it is served
+#   vanish    a netperf killed (SIGKILL) 1 s into a 20-s UDP_STREAM: netserve ends the test when its control
+#             connection closes (logged within ~2 s of the start, not at 20 + 4 s), and serves the next one
 #   limits    netserve's limits apply: with one test slot per port a second netperf hears "remote error 16"
 #   peer_udp  netload --peer netserver -t UDP_STREAM against a stock netserver: paced (-S 4M), nothing lost, the
 #             receiver's figures are netserver's and equal the sender's; unpaced, bytes = 1400 x messages
@@ -151,6 +155,33 @@ refused)
   grep -q 'netperf test from 127.0.0.1 refused: direction' "$tmp/serve.log" || fail "netserve did not log the refusal"
   np after -t TCP_STREAM -l 1 -- -k REMOTE_BYTES_RECVD
   check after "assert len(logs) == 1 and int(k['REMOTE_BYTES_RECVD']) == logs[0]['bytes'] > 0"
+  ;;
+not_omni)
+  start_netserve
+  timeout 20 "$netperf" -H 127.0.0.1 -p "$port" -t REM_CPU > "$tmp/remcpu.out" 2>&1
+  cat "$tmp/remcpu.out"
+  sleep 0.3
+  kill -0 "$server" 2>/dev/null || fail "netserve died after a REM_CPU request"
+  grep -q 'refused: request type 5' "$tmp/serve.log" || fail "netserve did not log the refusal"
+  np after -t TCP_STREAM -l 1 -- -k REMOTE_BYTES_RECVD
+  check after "assert len(logs) == 1 and int(k['REMOTE_BYTES_RECVD']) == logs[0]['bytes'] > 0"
+  ;;
+vanish)
+  start_netserve --max-tests-per-port 1
+  "$netperf" -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 20 -- -m 100 > /dev/null 2>&1 &
+  victim=$!
+  sleep 1
+  kill -9 $victim
+  for _ in $(seq 50); do grep -q 'client=netperf' "$tmp/serve.log" && break; sleep 0.1; done
+  grep 'client=netperf' "$tmp/serve.log" || fail "netserve still holds the test of a netperf that is gone"
+  python3 - "$tmp/serve.log" <<'EOF' || fail "the test was not ended when its client went"
+import re, sys
+seconds = [float(x) for x in re.findall(r'seconds=([0-9.]+)', open(sys.argv[1]).read())]
+print("the vanished client's test lasted", seconds, "s")
+sys.exit(not (len(seconds) == 1 and seconds[0] < 5))
+EOF
+  np after -t TCP_STREAM -l 1 -- -k REMOTE_BYTES_RECVD  # its one slot is free again
+  check after "assert int(k['REMOTE_BYTES_RECVD']) > 0"
   ;;
 limits)
   start_netserve --max-tests-per-port 1
