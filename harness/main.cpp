@@ -26,6 +26,34 @@
 
 namespace {
 
+// CLI11's Range lets NaN through: every comparison with it is false.
+const CLI::Validator finite(
+    [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
+    "", "finite");
+
+// A regression is a drop of at least this much: 100 % would need a measurement of zero, and NaN or a
+// negative figure would judge nothing or everything. The same rule for run, watch and history.
+const CLI::Validator min_change_check(
+    [](std::string& v) {
+      char* end = nullptr;
+      const double pct = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !std::isfinite(pct) || pct < 0 || pct >= 100)
+        return fmt::format("'{}' is not a percentage from 0 to below 100", v);
+      return std::string();
+    },
+    "", "min_change");
+
+// Runs a measurement is judged against: a whole number, at least one, and not so many that the
+// judgement is over the plan's whole history by accident.
+const CLI::Validator baseline_runs_check(
+    [](std::string& v) {
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1000) return fmt::format("'{}' is not a whole number from 1 to 1000", v);
+      return std::string();
+    },
+    "", "baseline_runs");
+
 // The options of a run, shared by `harness run` and `harness watch`, which runs the plan the same way.
 void add_run_options(CLI::App& cmd, harness::run_request& req) {
   cmd.add_option("--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made")
@@ -34,10 +62,6 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
   cmd.add_flag("!--no-live", req.live, "No per-second progress lines");
   cmd.add_flag("--allow-offset", req.allow_offset,
                 "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
-  // CLI11's Range lets NaN through: every comparison with it is false.
-  const CLI::Validator finite(
-      [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
-      "", "finite");
   cmd.add_option("--duration", req.overrides.duration,
                   "Seconds per test instead of the plan's (every test; a rate search's final trials)")
       ->check(finite)
@@ -55,11 +79,11 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
                 "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
       ->excludes(no_db);
   cmd.add_option("--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against")
-      ->check(CLI::Range(1, 1000))
+      ->check(baseline_runs_check)
       ->option_text("N");
   cmd.add_option("--min-change", req.min_change_percent,
                   "Smallest drop (% of the baseline's mean) that counts as a regression")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(min_change_check)
       ->option_text("PCT");
 }
 
@@ -161,8 +185,10 @@ int main(int argc, char** argv) {
                         ->excludes(hist_json, hist_csv)
                         ->option_text("[PATH]");
   history->add_option("--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)")
+      ->check(baseline_runs_check)
       ->option_text("N");
   history->add_option("--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)")
+      ->check(min_change_check)
       ->option_text("PCT");
   std::filesystem::path db_path = std::filesystem::path("results") / harness::store::default_db_name;
   auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
