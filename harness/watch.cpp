@@ -1,5 +1,6 @@
 #include "harness/watch.hpp"
 
+#include "core/text.hpp"
 #include "harness/app_run.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/stop_signals.hpp"
@@ -147,7 +148,7 @@ int watch_plan(const watch_request& w) {
                at.address().is_v6() ? fmt::format("[{}]", at.address().to_string()) : at.address().to_string(), at.port());
     server->start();
   }
-  fmt::print(stderr, "harness: watching {} every {}{}\n", p.name, period_text(w.every),
+  fmt::print(stderr, "harness: watching {} every {}{}\n", nb::printable(p.name), period_text(w.every),
              w.count ? fmt::format(", {} run(s)", w.count) : std::string(", until stopped (Ctrl-C)"));
   // Each signal's line is the watcher's: it says whether a run or only the wait was stopped.
   stop_signals signals(io, "", [&watch](int sig) { watch.on_signal(sig); });

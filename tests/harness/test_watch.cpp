@@ -246,3 +246,17 @@ TEST_CASE("harness watch: a failed run's line says what failed", "[harness][watc
         "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: started 23.3 ms after T0 (bound 20 ms), "
         "and 1 more run(s)), no baseline yet");
 }
+
+TEST_CASE("harness watch: a name or error with control characters stays on its one line", "[harness][watch]") {
+  harness::finished_run f;
+  f.dir = "/r/w\nx-20251203T110640Z";
+  f.runs.push_back(measured_run());
+  f.runs[0].run.id = "t\nrun 9 at 2099-01-01T00:00:00Z: forged\x1b[2J-m64";
+  const std::string line = run_line({1, seconds(2), {}, {}, 1764760000}, f);
+  CHECK(line.find_first_of("\n\r\x1b") == std::string::npos);
+  CHECK(line ==
+        "run 1 at 2025-12-03T11:06:40Z: w\\nx-20251203T110640Z: ok, not judged (not recorded in a results database): "
+        "t\\nrun 9 at 2099-01-01T00:00:00Z: forged\\x1b[2J-m64 received 1990.0 pps");
+  CHECK(error_line({1, seconds(2), {}, {}, 1764760000}, "host 'a\nb': gone\r") ==
+        "run 1 at 2025-12-03T11:06:40Z: ERROR, the run did not start: host 'a\\nb': gone\\r");
+}
