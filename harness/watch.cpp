@@ -1,5 +1,6 @@
 #include "harness/watch.hpp"
 
+#include "core/clock.hpp"
 #include "core/text.hpp"
 #include "harness/app_run.hpp"
 #include "harness/run/launcher.hpp"
@@ -25,10 +26,6 @@ namespace harness::watch {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 class watcher {
  public:
@@ -81,7 +78,7 @@ asio::awaitable<void> watcher::loop() {
       timing.since_previous_start = start - previous_start;
       timing.previous_took = previous_end - previous_start;
     }
-    timing.started_unix = unix_now();
+    timing.started_unix = nb::ns_to_s(nb::wall_ns());
     co_await run_once(timing);
     std::fflush(stdout);
     previous_start = start;
