@@ -26,6 +26,34 @@
 
 namespace {
 
+// CLI11's Range lets NaN through: every comparison with it is false.
+const CLI::Validator finite(
+    [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
+    "", "finite");
+
+// A regression is a drop of at least this much: 100 % would need a measurement of zero, and NaN or a
+// negative figure would judge nothing or everything. The same rule for run, watch and history.
+const CLI::Validator min_change_check(
+    [](std::string& v) {
+      char* end = nullptr;
+      const double pct = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !std::isfinite(pct) || pct < 0 || pct >= 100)
+        return fmt::format("'{}' is not a percentage from 0 to below 100", v);
+      return std::string();
+    },
+    "", "min_change");
+
+// Runs a measurement is judged against: a whole number, at least one, and not so many that the
+// judgement is over the plan's whole history by accident.
+const CLI::Validator baseline_runs_check(
+    [](std::string& v) {
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1000) return fmt::format("'{}' is not a whole number from 1 to 1000", v);
+      return std::string();
+    },
+    "", "baseline_runs");
+
 // The options of a run, shared by `harness run` and `harness watch`, which runs the plan the same way.
 void add_run_options(CLI::App& cmd, harness::run_request& req) {
   cmd.add_option("--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made")
@@ -34,10 +62,6 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
   cmd.add_flag("!--no-live", req.live, "No per-second progress lines");
   cmd.add_flag("--allow-offset", req.allow_offset,
                 "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
-  // CLI11's Range lets NaN through: every comparison with it is false.
-  const CLI::Validator finite(
-      [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
-      "", "finite");
   cmd.add_option("--duration", req.overrides.duration,
                   "Seconds per test instead of the plan's (every test; a rate search's final trials)")
       ->check(finite)
@@ -55,11 +79,11 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
                 "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
       ->excludes(no_db);
   cmd.add_option("--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against")
-      ->check(CLI::Range(1, 1000))
+      ->check(baseline_runs_check)
       ->option_text("N");
   cmd.add_option("--min-change", req.min_change_percent,
                   "Smallest drop (% of the baseline's mean) that counts as a regression")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(min_change_check)
       ->option_text("PCT");
 }
 
@@ -87,66 +111,77 @@ const CLI::Validator listen_check(
     },
     "ADDR:PORT", "listen");
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // netload instances read their start instant from a pipe of ours; one that died must give EPIPE to
-  // that write, not kill the harness. A handler, not SIG_IGN: an ignored signal would stay ignored in
-  // every program we start, a handled one is reset by exec.
-  std::signal(SIGPIPE, [](int) {});
-  // `harness lab ...` has its own commands and options: everything after "lab" goes to it untouched.
-  if (argc > 1 && std::string(argv[1]) == "lab") return lab::lab_main(std::vector<std::string>(argv + 2, argv + argc));
-  CLI::App app{"harness: run a netserve / netload test plan and report it"};
-  app.require_subcommand(1);
-  harness::run_request req;
-  req.self_exe = "/proc/self/exe";
-  auto* run = app.add_subcommand("run", "Run a plan (default: the embedded configs/loopback.toml)");
-  run->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
-  run->add_flag("--dry-run", req.dry_run, "Print every host's commands; run nothing, open no socket");
-  add_run_options(*run, req);
+// What the command line fills in, one field per option; CLI11 holds references to these, so the
+// struct stays where main() made it.
+struct command_line {
+  harness::run_request req;  // run, watch and check
   harness::watch::watch_request watch_req;
-  auto* watch = app.add_subcommand("watch", "Run a plan again and again, each run recorded and judged; metrics for Prometheus");
+  std::int64_t every_s = 0;
+  std::string report_dir;
+  std::vector<std::filesystem::path> compare_dirs;
+  std::filesystem::path compare_out = ".";
+  harness::store::history_request hist;
+  std::filesystem::path db_path = std::filesystem::path("results") / harness::store::default_db_name;
+  std::vector<std::filesystem::path> import_dirs;
+  std::string baseline_folder;
+  harness::deploy_request dep;
+  CLI::App *run = nullptr, *watch = nullptr, *check = nullptr, *report = nullptr, *compare = nullptr;
+  CLI::App *history = nullptr, *db_import = nullptr, *db_baseline = nullptr, *deploy = nullptr;
+  CLI::Option* hist_html = nullptr;
+};
+
+void add_run_and_watch(CLI::App& app, command_line& c) {
+  auto& req = c.req;
+  c.run = app.add_subcommand("run", "Run a plan (default: the embedded configs/loopback.toml)");
+  c.run->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
+  c.run->add_flag("--dry-run", req.dry_run, "Print every host's commands; run nothing, open no socket");
+  add_run_options(*c.run, req);
+  auto* watch = c.watch =
+      app.add_subcommand("watch", "Run a plan again and again, each run recorded and judged; metrics for Prometheus");
   watch->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN")->required();
   add_run_options(*watch, req);
-  std::int64_t every_s = 0;
-  watch->add_option("--every", every_s, "Start a run this long after the previous one started (30s, 15m, 1h, 2h30m)")
+  watch->add_option("--every", c.every_s, "Start a run this long after the previous one started (30s, 15m, 1h, 2h30m)")
       ->transform(period_check)
       ->required()
       ->option_text("PERIOD");
-  watch->add_option("--count", watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)")
+  watch->add_option("--count", c.watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)")
       ->check(CLI::Range(1, 1000000))
       ->option_text("N");
-  watch->add_option("--listen", watch_req.listen,
+  watch->add_option("--listen", c.watch_req.listen,
                     "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)")
       ->check(listen_check)
       ->option_text("ADDR:PORT");
-  auto* check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
+}
+
+void add_check_report_compare(CLI::App& app, command_line& c) {
+  auto& req = c.req;
+  auto* check = c.check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
   check->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
   check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
   check->add_flag("--allow-offset", req.allow_offset, "Judge as `run --allow-offset` would: an offset is a note");
   check->add_option("--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)")
       ->option_text("TEST")
       ->allow_extra_args(false);
-  std::string report_dir;
-  auto* report = app.add_subcommand("report", "Rebuild summary.json, summary.csv, report.md and report.html from raw/");
-  report->add_option("dir", report_dir, "A results folder")->required()->option_text("DIR");
-  std::vector<std::filesystem::path> compare_dirs;
-  std::filesystem::path compare_out = ".";
-  auto* compare = app.add_subcommand(
+  c.report = app.add_subcommand("report", "Rebuild summary.json, summary.csv, report.md and report.html from raw/");
+  c.report->add_option("dir", c.report_dir, "A results folder")->required()->option_text("DIR");
+  auto* compare = c.compare = app.add_subcommand(
       "compare", "Compare results folders: each later one against the first (received pps and Mbit/s, 95 % intervals)");
-  compare->add_option("dirs", compare_dirs, "Results folders; the first is the baseline (A)")
+  compare->add_option("dirs", c.compare_dirs, "Results folders; the first is the baseline (A)")
       ->required()
       ->expected(2, -1)
       ->option_text("DIR_A DIR_B [DIR...]");
-  compare->add_option("--out", compare_out, "Where compare.md, compare.json and compare.html go (default: the current folder)")
+  compare->add_option("--out", c.compare_out, "Where compare.md, compare.json and compare.html go (default: the current folder)")
       ->option_text("DIR");
   compare->footer(
       "A verdict says better or worse only when the 95 % confidence interval of the difference of the means (Welch's t)\n"
       "lies wholly above or below zero: each side needs at least two ok runs (repeats = N in the plan). Measurements are\n"
       "matched by test, role, message size, load and route; ones on one side only are listed, not an error.\n"
       "Exit status: 0 (whatever the verdicts); 1 a folder cannot be read; 2 bad command line.");
-  harness::store::history_request hist;
-  auto* history = app.add_subcommand("history", "Each measurement over time, from the results database");
+}
+
+void add_history(CLI::App& app, command_line& c) {
+  auto& hist = c.hist;
+  auto* history = c.history = app.add_subcommand("history", "Each measurement over time, from the results database");
   history->add_option("--db", hist.db, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
   history->add_option("--plan", hist.plan, "Only this plan")->option_text("NAME");
   history->add_option("--test", hist.test, "Only this test")->option_text("NAME");
@@ -154,35 +189,39 @@ int main(int argc, char** argv) {
       ->option_text("YYYY-MM-DD[THH:MM[:SS]]");
   auto* hist_json = history->add_flag("--json", hist.json, "JSON on stdout");
   auto* hist_csv = history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
-  auto* hist_html = history->add_option("--html", hist.html,
-                                        "A page with one chart per measurement (level shifts and regressions marked); "
-                                        "default PATH: history.html")
-                        ->expected(0, 1)
-                        ->excludes(hist_json, hist_csv)
-                        ->option_text("[PATH]");
+  c.hist_html = history->add_option("--html", hist.html,
+                                    "A page with one chart per measurement (level shifts and regressions marked); "
+                                    "default PATH: history.html")
+                    ->expected(0, 1)
+                    ->excludes(hist_json, hist_csv)
+                    ->option_text("[PATH]");
   history->add_option("--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)")
+      ->check(baseline_runs_check)
       ->option_text("N");
   history->add_option("--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)")
+      ->check(min_change_check)
       ->option_text("PCT");
-  std::filesystem::path db_path = std::filesystem::path("results") / harness::store::default_db_name;
+}
+
+void add_db_deploy_lab(CLI::App& app, command_line& c) {
   auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
   db->require_subcommand(1);
-  std::vector<std::filesystem::path> import_dirs;
-  auto* db_import = db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
-  db_import->add_option("dirs", import_dirs, "Results folders")->required()->option_text("DIR...");
-  db_import->add_option("--db", db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
-  std::string baseline_folder;
-  auto* db_baseline = db->add_subcommand("baseline", "Judge the plan's later runs against this results folder");
-  db_baseline->add_option("run", baseline_folder, "A results folder (its name or path)")->required()->option_text("RUN");
-  db_baseline->add_option("--db", db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
-  harness::deploy_request dep;
-  dep.self_exe = "/proc/self/exe";
-  auto* deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
-  deploy->add_option("plan", dep.plan_path, "Plan file (TOML)")->required()->option_text("PLAN");
-  deploy->add_option("--from", dep.from, "Where the programs to copy are (default: this tree's build/static/bin)")
+  c.db_import = db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
+  c.db_import->add_option("dirs", c.import_dirs, "Results folders")->required()->option_text("DIR...");
+  c.db_import->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
+  c.db_baseline = db->add_subcommand("baseline", "Judge the plan's later runs against this results folder");
+  c.db_baseline->add_option("run", c.baseline_folder, "A results folder (its name or path)")->required()->option_text("RUN");
+  c.db_baseline->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
+  auto& dep = c.dep;
+  c.deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
+  c.deploy->add_option("plan", dep.plan_path, "Plan file (TOML)")->required()->option_text("PLAN");
+  c.deploy->add_option("--from", dep.from, "Where the programs to copy are (default: this tree's build/static/bin)")
       ->option_text("DIR");
-  deploy->add_flag("--dry-run", dep.dry_run, "Print every host's commands; run nothing");
+  c.deploy->add_flag("--dry-run", dep.dry_run, "Print every host's commands; run nothing");
   app.add_subcommand("lab", "Network-namespace lab: up FILE, down FILE, status [FILE], counters FILE")->allow_extras();
+}
+
+void describe(CLI::App& app) {
   nb::cli::set_help(app, "harness", "harness COMMAND [OPTIONS]   (harness COMMAND --help for its options)");
   app.set_version_flag("-V,--version", nb::version, "Print the version and exit")->group("Other");
   app.footer(
@@ -208,6 +247,12 @@ int main(int argc, char** argv) {
       "watch: 0 after --count runs all ok; else the last run's non-zero status (3, 4, 1 a run could not start);\n"
       "128 + the signal when stopped (between runs at once; inside one, the run is stopped and recorded).\n"
       "deploy: 0 every host current or copied; 1 a host failed (each named on stderr) or another error.");
+}
+
+constexpr int parsed = -1;
+
+// CLI11's parse, with its errors said in one line; `parsed` when a command is to run.
+int parse(CLI::App& app, int argc, char** argv) {
   // CLI11 would say only that a command is required.
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
@@ -226,23 +271,50 @@ int main(int argc, char** argv) {
   } catch (const CLI::Error& e) {
     return nb::cli::report(app, e, "harness");
   }
+  return parsed;
+}
+
+int dispatch(command_line& c) {
+  if (*c.run) return harness::run_plan(c.req);
+  if (*c.watch) {
+    c.watch_req.run = c.req;
+    c.watch_req.every = std::chrono::seconds(c.every_s);
+    return harness::watch::watch_plan(c.watch_req);
+  }
+  if (*c.check) return harness::check_plan(c.req);
+  if (*c.deploy) return harness::deploy(c.dep);
+  if (*c.compare) return harness::compare_results(c.compare_dirs, c.compare_out);
+  if (*c.history) {
+    if (*c.hist_html && c.hist.html.empty()) c.hist.html = "history.html";
+    return harness::store::history(c.hist);
+  }
+  if (*c.db_import) return harness::store::db_import(c.db_path, c.import_dirs);
+  if (*c.db_baseline) return harness::store::db_baseline(c.db_path, c.baseline_folder);
+  return harness::rebuild_reports(c.report_dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // netload instances read their start instant from a pipe of ours; one that died must give EPIPE to
+  // that write, not kill the harness. A handler, not SIG_IGN: an ignored signal would stay ignored in
+  // every program we start, a handled one is reset by exec.
+  std::signal(SIGPIPE, [](int) {});
+  // `harness lab ...` has its own commands and options: everything after "lab" goes to it untouched.
+  if (argc > 1 && std::string(argv[1]) == "lab") return lab::lab_main(std::vector<std::string>(argv + 2, argv + argc));
+  CLI::App app{"harness: run a netserve / netload test plan and report it"};
+  app.require_subcommand(1);
+  command_line c;
+  c.req.self_exe = "/proc/self/exe";
+  c.dep.self_exe = "/proc/self/exe";
+  add_run_and_watch(app, c);
+  add_check_report_compare(app, c);
+  add_history(app, c);
+  add_db_deploy_lab(app, c);
+  describe(app);
+  if (const int status = parse(app, argc, argv); status != parsed) return status;
   try {
-    if (*run) return harness::run_plan(req);
-    if (*watch) {
-      watch_req.run = req;
-      watch_req.every = std::chrono::seconds(every_s);
-      return harness::watch::watch_plan(watch_req);
-    }
-    if (*check) return harness::check_plan(req);
-    if (*deploy) return harness::deploy(dep);
-    if (*compare) return harness::compare_results(compare_dirs, compare_out);
-    if (*history) {
-      if (*hist_html && hist.html.empty()) hist.html = "history.html";
-      return harness::store::history(hist);
-    }
-    if (*db_import) return harness::store::db_import(db_path, import_dirs);
-    if (*db_baseline) return harness::store::db_baseline(db_path, baseline_folder);
-    return harness::rebuild_reports(report_dir);
+    return dispatch(c);
   } catch (const std::exception& e) {
     fmt::print(stderr, "harness: {}\n", e.what());
     return 1;

@@ -1,5 +1,7 @@
 #include "harness/watch.hpp"
 
+#include "core/clock.hpp"
+#include "core/text.hpp"
 #include "harness/app_run.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/stop_signals.hpp"
@@ -24,10 +26,6 @@ namespace harness::watch {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 class watcher {
  public:
@@ -80,7 +78,7 @@ asio::awaitable<void> watcher::loop() {
       timing.since_previous_start = start - previous_start;
       timing.previous_took = previous_end - previous_start;
     }
-    timing.started_unix = unix_now();
+    timing.started_unix = nb::ns_to_s(nb::wall_ns());
     co_await run_once(timing);
     std::fflush(stdout);
     previous_start = start;
@@ -147,7 +145,7 @@ int watch_plan(const watch_request& w) {
                at.address().is_v6() ? fmt::format("[{}]", at.address().to_string()) : at.address().to_string(), at.port());
     server->start();
   }
-  fmt::print(stderr, "harness: watching {} every {}{}\n", p.name, period_text(w.every),
+  fmt::print(stderr, "harness: watching {} every {}{}\n", nb::printable(p.name), period_text(w.every),
              w.count ? fmt::format(", {} run(s)", w.count) : std::string(", until stopped (Ctrl-C)"));
   // Each signal's line is the watcher's: it says whether a run or only the wait was stopped.
   stop_signals signals(io, "", [&watch](int sig) { watch.on_signal(sig); });

@@ -1,5 +1,7 @@
 #include "harness/watch_line.hpp"
 
+#include "core/text.hpp"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -74,12 +76,14 @@ std::string verdict(const finished_run& f) {
 
 }  // namespace
 
+// A script reads one line per run: a test name, a plan name (in the folder's) or an error from a host
+// that holds a newline or a terminal escape must neither split the line nor reach the terminal raw.
 std::string run_line(const run_timing& t, const finished_run& f) {
-  return fmt::format("{}: {}: {}", head(t), f.dir.filename().string(), verdict(f));
+  return fmt::format("{}: {}: {}", head(t), nb::printable(f.dir.filename().string()), nb::printable(verdict(f)));
 }
 
 std::string error_line(const run_timing& t, const std::string& error) {
-  return fmt::format("{}: ERROR, the run did not start: {}", head(t), error);
+  return fmt::format("{}: ERROR, the run did not start: {}", head(t), nb::printable(error));
 }
 
 }  // namespace harness::watch

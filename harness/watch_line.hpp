@@ -1,6 +1,7 @@
 #pragma once
 // The line `harness watch` prints for each run: when it started (and why then), the results folder, its
-// verdict against the baseline with the figures behind it.
+// verdict against the baseline with the figures behind it. One line each: the names and errors in it are
+// shown with their control characters escaped (\n, \x1b).
 #include "harness/app_run.hpp"
 
 #include <chrono>

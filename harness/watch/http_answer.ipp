@@ -13,7 +13,8 @@ response answer(const parsed_head& p, Render&& metrics) {
     case head_status::too_large: r.status = 431; break;
     case head_status::bad_version: r.status = 505; break;
     case head_status::ok:
-      if (p.head.method != "GET") {
+      r.head_only = p.head.method == "HEAD";
+      if (p.head.method != "GET" && p.head.method != "HEAD") {
         r.status = 405;
         r.allow_get = true;
       } else if (target_path(p.head.target) != "/metrics") {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace harness::watch {
@@ -41,6 +42,29 @@ bool is_origin_target(std::string_view s) {
   return true;
 }
 
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The origin form of a target: itself when it is one; the path and query of an absolute-form http(s)
+// target with an authority ("http://h:9464/metrics?x" gives "/metrics?x", "http://h:9464" gives "/");
+// empty when it is neither.
+std::string origin_form(std::string_view target) {
+  if (is_origin_target(target)) return std::string(target);
+  const auto sep = target.find("://");
+  if (sep == std::string_view::npos || !(iequals(target.substr(0, sep), "http") || iequals(target.substr(0, sep), "https")))
+    return {};
+  const auto rest = target.substr(sep + 3);
+  const auto path_at = std::min(rest.find('/'), rest.find('?'));  // npos when neither
+  const auto authority = rest.substr(0, path_at);
+  std::string origin = path_at == std::string_view::npos ? "/" : std::string(rest.substr(path_at));
+  if (origin.front() == '?') origin.insert(0, "/");
+  if (authority.empty() || !is_origin_target("/" + std::string(authority)) || !is_origin_target(origin)) return {};
+  return origin;
+}
+
 // The next line, without its CRLF; false when there is no CRLF, or a CR or LF stands alone before it.
 bool next_line(std::string_view& rest, std::string_view& line) {
   const auto end = rest.find("\r\n");
@@ -56,13 +80,14 @@ head_status parse_request_line(std::string_view line, request_head& h) {
   const auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
   if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) return head_status::bad_request;
   const auto method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1), version = line.substr(sp2 + 1);
-  if (!is_token(method) || !is_origin_target(target)) return head_status::bad_request;
+  const std::string origin = origin_form(target);
+  if (!is_token(method) || origin.empty()) return head_status::bad_request;
   if (version.size() != 8 || !version.starts_with("HTTP/") || version[6] != '.' ||
       !std::isdigit(static_cast<unsigned char>(version[5])) || !std::isdigit(static_cast<unsigned char>(version[7])))
     return head_status::bad_request;
   if (version[5] != '1' || (version[7] != '0' && version[7] != '1')) return head_status::bad_version;
   h.method = method;
-  h.target = target;
+  h.target = origin;
   h.minor_version = version[7] - '0';
   return head_status::ok;
 }
@@ -103,6 +128,14 @@ parsed_head parse_request_head(std::string_view text) {
   return out;
 }
 
+std::size_t request_head_end(std::string_view received) {
+  for (std::size_t lf = received.find('\n'); lf != std::string_view::npos; lf = received.find('\n', lf + 1)) {
+    if (lf == 0 || received[lf - 1] != '\r') return lf + 1;  // a bare LF: the head is bad already
+    if (lf >= 3 && received.substr(lf - 3, 4) == "\r\n\r\n") return lf + 1;
+  }
+  return std::string_view::npos;
+}
+
 const char* reason_phrase(int status) {
   switch (status) {
     case 200: return "OK";
@@ -120,7 +153,8 @@ std::string_view target_path(std::string_view target) { return target.substr(0, 
 
 std::string serialize(const response& r) {
   return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}", r.status,
-                     reason_phrase(r.status), r.content_type, r.body.size(), r.allow_get ? "Allow: GET\r\n" : "", r.body);
+                     reason_phrase(r.status), r.content_type, r.body.size(), r.allow_get ? "Allow: GET, HEAD\r\n" : "",
+                     r.head_only ? std::string_view() : std::string_view(r.body));
 }
 
 }  // namespace harness::watch

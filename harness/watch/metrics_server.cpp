@@ -6,12 +6,13 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <stdexcept>
 
@@ -89,12 +90,19 @@ asio::awaitable<void> metrics_server::serve(asio::ip::tcp::socket s) {
 
 asio::awaitable<void> metrics_server::exchange(asio::ip::tcp::socket& s) {
   std::string buf;
-  // One byte over the limit: a head that fills the buffer without its blank line is too large.
-  auto [ec, n] = co_await asio::async_read_until(s, asio::dynamic_buffer(buf, max_request_head + 1), "\r\n\r\n", use_tuple);
+  std::array<char, 2048> chunk;
+  std::size_t end;
   parsed_head p;
-  if (ec == asio::error::not_found) p.status = head_status::too_large;
-  else if (ec) co_return;  // closed before a whole head came
-  else p = parse_request_head(std::string_view(buf).substr(0, n));
+  // Read until the head ends, or a bare LF already makes it bad (answered at once, not at the deadline),
+  // or it holds one byte more than the limit without its blank line: too large.
+  while ((end = request_head_end(buf)) == std::string::npos && buf.size() <= max_request_head) {
+    const auto room = std::min(chunk.size(), max_request_head + 1 - buf.size());
+    auto [ec, n] = co_await s.async_read_some(asio::buffer(chunk.data(), room), use_tuple);
+    if (ec) co_return;  // closed before a whole head came
+    buf.append(chunk.data(), n);
+  }
+  if (end == std::string::npos) p.status = head_status::too_large;
+  else p = parse_request_head(std::string_view(buf).substr(0, end));
   const std::string out = serialize(answer(p, render_));
   co_await asio::async_write(s, asio::buffer(out), use_tuple);
   boost::system::error_code ignored;

@@ -1,6 +1,7 @@
 // Fuzz target for the metrics server's request parser: any bytes from whoever reaches the --listen port
 // must become a request head or a 4xx/5xx status, never a crash, a hang or an exception; and the answer
-// built from it must be a well-formed HTTP/1.1 response that renders the metrics only for GET /metrics.
+// built from it must be a well-formed HTTP/1.1 response that renders the metrics only for GET or HEAD of
+// /metrics, and sends no body to HEAD.
 #include "harness/watch/http_request.hpp"
 
 #include <cstddef>
@@ -25,9 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rendered = true;
     return std::string("# EOF\n");
   });
-  const bool wanted = p.status == head_status::ok && p.head.method == "GET" && target_path(p.head.target) == "/metrics";
+  const bool head_only = p.status == head_status::ok && p.head.method == "HEAD";
+  const bool wanted = p.status == head_status::ok && (p.head.method == "GET" || head_only) && target_path(p.head.target) == "/metrics";
   if (rendered != wanted || (r.status == 200) != wanted) __builtin_trap();
   const std::string out = serialize(r);
   if (!out.starts_with("HTTP/1.1 ") || out.find("\r\n\r\n") == std::string::npos) __builtin_trap();
+  if (head_only && !out.ends_with("\r\n\r\n")) __builtin_trap();  // HEAD: never a body
+  // The server parses what request_head_end gives it: never more than came.
+  if (const auto end = request_head_end(text); end != std::string_view::npos && end > text.size()) __builtin_trap();
   return 0;
 }

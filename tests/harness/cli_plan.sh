@@ -2,8 +2,8 @@
 # The plan on the command line: --duration, --repeats and --only override it (in a dry run, a run, and
 # the results' plan.toml and environment.json); an unknown test or a missing plan file is one clear line;
 # a plan whose lab is not up says `harness lab up PLAN` in one line and makes no results folder, and
-# `harness check` fails its hosts. Runs of 1 s on 127.0.0.x with free ports; the lab's namespaces are
-# never created (nothing needs root).
+# `harness check` fails its hosts; a --min-change or --baseline-runs out of range is one line and status 2.
+# Runs of 1 s on 127.0.0.x with free ports; the lab's namespaces are never created (nothing needs root).
 set -eu
 harness=$1
 build=$2
@@ -24,6 +24,34 @@ topology = "fan-in"
 server = "device"
 clients = ["a"]
 PLAN
+
+# The regression options: a NaN, infinite, negative or 100 % --min-change, or a --baseline-runs that is not
+# a whole number from 1 to 1000, would switch the judgement off or make it judge everything; each
+# command refuses them with one line and CLI11's usage status 2.
+refused() {  # the expected line's pattern, then the command line
+  expect=$1
+  shift
+  status=0
+  "$harness" "$@" > "$tmp/out" 2> "$tmp/err" || status=$?
+  [ "$status" = 2 ] || fail "harness $* exited $status"
+  [ "$(wc -l < "$tmp/err")" = 1 ] || fail "harness $* says more than one line"
+  grep -q -- "$expect" "$tmp/err" || fail "harness $*: the error does not say what is wrong"
+}
+for cmd in "run $tmp/cli.toml --dry-run" "watch $tmp/cli.toml --every 1s" "history --db $tmp/none.sqlite"; do
+  for pct in nan NaN inf -inf -1 100 1e9 5x; do
+    refused "^harness: --min-change: '$pct' is not a percentage from 0 to below 100$" $cmd --min-change "$pct"
+  done
+  for n in -7 0 1001 2.5 x; do
+    refused "^harness: --baseline-runs: '$n' is not a whole number from 1 to 1000$" $cmd --baseline-runs "$n"
+  done
+done
+"$harness" run "$tmp/cli.toml" --dry-run --min-change 0 --baseline-runs 1000 > "$tmp/out" 2> "$tmp/err" ||
+  fail "--min-change 0 --baseline-runs 1000 refused"
+"$harness" run "$tmp/cli.toml" --dry-run --min-change 99.5 --baseline-runs 1 > "$tmp/out" 2> "$tmp/err" ||
+  fail "--min-change 99.5 --baseline-runs 1 refused"
+status=0
+"$harness" history --db "$tmp/none.sqlite" --min-change 2.5 --baseline-runs 3 > "$tmp/out" 2> "$tmp/err" || status=$?
+grep -q "no results database at $tmp/none.sqlite" "$tmp/err" || fail "history refused --min-change 2.5 --baseline-runs 3"
 
 status=0
 "$harness" run "$tmp/cli.toml" --only nope --dry-run > "$tmp/out" 2> "$tmp/err" || status=$?

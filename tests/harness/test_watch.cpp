@@ -56,10 +56,36 @@ TEST_CASE("harness watch: request heads parsed strictly", "[harness][watch]") {
                           "GET /metrics HTTP/x.1\r\n\r\n", "GET /metrics HTTP/1.10\r\n\r\n", "GET /\x80 HTTP/1.1\r\n\r\n"})
     CHECK(parse_request_head(bad).status == head_status::bad_request);
   CHECK(parse_request_head("GET /metrics HTTP/2.0\r\n\r\n").status == head_status::bad_version);
+  // The absolute form a server must accept (RFC 9112 3.2.2), reduced to the path and query.
+  p = parse_request_head("GET http://127.0.0.1:9464/metrics?x=1 HTTP/1.1\r\nHost: 127.0.0.1:9464\r\n\r\n");
+  REQUIRE(p.status == head_status::ok);
+  CHECK(p.head.target == "/metrics?x=1");
+  CHECK(parse_request_head("GET HTTP://[::1]:9464 HTTP/1.1\r\n\r\n").head.target == "/");
+  CHECK(parse_request_head("GET https://h?x HTTP/1.1\r\n\r\n").head.target == "/?x");
+  for (const char* bad : {"GET http:///metrics HTTP/1.1\r\n\r\n", "GET ftp://h/metrics HTTP/1.1\r\n\r\n",
+                          "GET http:/h/metrics HTTP/1.1\r\n\r\n", "GET http://h/\x80 HTTP/1.1\r\n\r\n",
+                          "GET http://h\x7f/metrics HTTP/1.1\r\n\r\n", "GET ://h/metrics HTTP/1.1\r\n\r\n"})
+    CHECK(parse_request_head(bad).status == head_status::bad_request);
   std::string many = "GET /metrics HTTP/1.1\r\n";
   for (std::size_t i = 0; i <= max_header_fields; ++i) many += fmt::format("X-{}: y\r\n", i);
   CHECK(parse_request_head(many + "\r\n").status == head_status::too_large);
   CHECK(parse_request_head("GET /" + std::string(max_request_head, 'a') + " HTTP/1.1\r\n\r\n").status == head_status::too_large);
+}
+
+TEST_CASE("harness watch: where the request head ends", "[harness][watch]") {
+  const auto npos = std::string_view::npos;
+  CHECK(request_head_end("GET /metrics HTTP/1.1\r\nHost: x\r\n") == npos);  // more to come
+  CHECK(request_head_end("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /x") == 34);
+  CHECK(request_head_end("\r\nGET / HTTP/1.1\r\n\r\n") == 20);
+  CHECK(request_head_end("GET / HTTP/1.1\r") == npos);
+  CHECK(request_head_end("GET / HTTP/1.1\n") == 15);  // a bare LF: 400 now, not at the deadline
+  CHECK(request_head_end("GET / HTTP/1.1\r\nA: b\n") == 21);
+  CHECK(request_head_end("\n") == 1);
+  CHECK(request_head_end("") == npos);
+  for (const char* bare : {"GET / HTTP/1.1\n\n", "GET / HTTP/1.1\r\nA: b\n\r\n"}) {
+    const std::string_view text(bare);
+    CHECK(parse_request_head(text.substr(0, request_head_end(text))).status == head_status::bad_request);
+  }
 }
 
 TEST_CASE("harness watch: answers: metrics for GET /metrics only", "[harness][watch]") {
@@ -76,10 +102,14 @@ TEST_CASE("harness watch: answers: metrics for GET /metrics only", "[harness][wa
   CHECK(answer(parse_request_head("GET /metrics/x HTTP/1.1\r\n\r\n"), render).status == 404);
   r = answer(parse_request_head("POST /metrics HTTP/1.1\r\n\r\n"), render);
   CHECK(r.status == 405);
-  CHECK(serialize(r).find("\r\nAllow: GET\r\n") != std::string::npos);
-  CHECK(answer(parse_request_head("HEAD /metrics HTTP/1.1\r\n\r\n"), render).status == 405);
+  CHECK(serialize(r).find("\r\nAllow: GET, HEAD\r\n") != std::string::npos);
   CHECK(answer(parse_request_head("junk"), render).status == 400);
   CHECK(rendered == 1);  // only the request that gets the metrics renders them
+  // HEAD: GET's status and headers, its Content-Length too, and no body (RFC 9110 9.3.2).
+  const std::string head = serialize(answer(parse_request_head("HEAD /metrics HTTP/1.1\r\n\r\n"), render));
+  CHECK(head.starts_with("HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text"));
+  CHECK(head.ends_with("\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"));
+  CHECK(serialize(answer(parse_request_head("HEAD /x HTTP/1.1\r\n\r\n"), render)).ends_with("\r\nConnection: close\r\n\r\n"));
   const std::string text = serialize(answer(parse_request_head("GET /metrics HTTP/1.1\r\n\r\n"), render));
   CHECK(text.starts_with("HTTP/1.1 200 OK\r\n"));
   CHECK(text.find("\r\nContent-Length: 6\r\n") != std::string::npos);
@@ -198,6 +228,15 @@ TEST_CASE("harness watch: the metrics server answers over TCP", "[harness][watch
   CHECK(ask("GET /nope HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 "));
   CHECK(ask("DELETE /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
   CHECK(ask(std::string(harness::watch::max_request_head + 10, 'G')).starts_with("HTTP/1.1 431 "));
+  CHECK(ask("GET http://" + fmt::format("{}:{}", at.address().to_string(), at.port()) + "/metrics HTTP/1.1\r\n\r\n")
+            .ends_with("\r\n\r\nx 1\n# EOF\n"));
+  CHECK(ask("HEAD /metrics HTTP/1.1\r\n\r\n").ends_with("\r\nContent-Length: 10\r\nConnection: close\r\n\r\n"));
+  // Bare LF line ends are a bad request (RFC 9112 2.2 lets a server refuse them): said at once, not
+  // after the 5-s deadline of a client that never finishes its head.
+  const auto before = std::chrono::steady_clock::now();
+  CHECK(ask("GET /metrics HTTP/1.1\nHost: x\n\n").starts_with("HTTP/1.1 400 "));
+  CHECK(ask("GET /metrics HTTP/1.1\r\nHost: x\n\n").starts_with("HTTP/1.1 400 "));
+  CHECK(std::chrono::steady_clock::now() - before < std::chrono::seconds(2));
   boost::asio::post(io, [&] { server.stop(); });
   t.join();  // stop() leaves the io_context without work: run() returns
 }
@@ -245,4 +284,18 @@ TEST_CASE("harness watch: a failed run's line says what failed", "[harness][watc
   CHECK(run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
         "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: started 23.3 ms after T0 (bound 20 ms), "
         "and 1 more run(s)), no baseline yet");
+}
+
+TEST_CASE("harness watch: a name or error with control characters stays on its one line", "[harness][watch]") {
+  harness::finished_run f;
+  f.dir = "/r/w\nx-20251203T110640Z";
+  f.runs.push_back(measured_run());
+  f.runs[0].run.id = "t\nrun 9 at 2099-01-01T00:00:00Z: forged\x1b[2J-m64";
+  const std::string line = run_line({1, seconds(2), {}, {}, 1764760000}, f);
+  CHECK(line.find_first_of("\n\r\x1b") == std::string::npos);
+  CHECK(line ==
+        "run 1 at 2025-12-03T11:06:40Z: w\\nx-20251203T110640Z: ok, not judged (not recorded in a results database): "
+        "t\\nrun 9 at 2099-01-01T00:00:00Z: forged\\x1b[2J-m64 received 1990.0 pps");
+  CHECK(error_line({1, seconds(2), {}, {}, 1764760000}, "host 'a\nb': gone\r") ==
+        "run 1 at 2025-12-03T11:06:40Z: ERROR, the run did not start: host 'a\\nb': gone\\r");
 }

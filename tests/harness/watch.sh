@@ -5,7 +5,8 @@
 #   between  SIGINT while it waits for the next run: it ends at once (< 1.5 s), exit 130, no process of its
 #            left, the store intact (PRAGMA integrity_check), one folder, ok
 #   listen   --listen 127.0.0.1:0: the bound address on stderr; GET /metrics is OpenMetrics whose figures equal
-#            summary.json's; 404 for another path, 405 for POST; a stalled client is cut off after 5 s;
+#            summary.json's; HEAD the same headers without the body; an absolute-form target served; 404
+#            for another path, 405 for POST; bare LF line ends 400 at once; a stalled client cut off after 5 s;
 #            SIGTERM ends it with 143
 #   regression  two runs at 1000 pps per instance, then one at 700: its line says REGRESSION with the rates and
 #            the change, and --fail-on-regression exits 4
@@ -169,9 +170,24 @@ for path, method, code in [("/", "GET", 404), ("/metrics", "POST", 405)]:
         raise AssertionError(f"{method} {path} answered 200")
     except urllib.error.HTTPError as e:
         assert e.code == code, (method, path, e.code)
-# A client that sends half a request and waits is cut off by the server's deadline (5 s), not kept.
+# HEAD gets GET's headers without the body; an absolute-form target is served; bare LF line ends are
+# answered 400 at once, not at the deadline.
+with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=5) as r:
+    assert r.status == 200 and r.read() == b"" and int(r.headers["Content-Length"]) == len(text.encode()), r.headers
 import socket, time
 host, port = url.split("/")[2].split(":")
+def exchange(request):
+    c = socket.create_connection((host, int(port)), timeout=10)
+    c.sendall(request)
+    reply = b""
+    while chunk := c.recv(65536):
+        reply += chunk
+    return reply
+assert exchange(f"GET {url} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()).endswith(b"\n# EOF\n")
+t = time.time()
+assert exchange(b"GET /metrics HTTP/1.1\nHost: x\n\n").startswith(b"HTTP/1.1 400 ")
+assert time.time() - t < 2, time.time() - t
+# A client that sends half a request and waits is cut off by the server's deadline (5 s), not kept.
 c = socket.create_connection((host, int(port)), timeout=10)
 c.sendall(b"GET /metrics HTTP/1.1\r\n")
 t = time.time()
