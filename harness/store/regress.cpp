@@ -29,18 +29,37 @@ std::vector<double> received(const history_point& p) {
   return v;
 }
 
-// The baseline's points of one series: the marked folder's, else the last N before `at` with figures.
-std::vector<const history_point*> baseline_points(const series& s, std::size_t at, const std::string& marked,
+// The baseline's points of point `at`: the marked folder's (`marked`, an index into the points), else
+// the last N before `at` with figures.
+std::vector<const history_point*> baseline_points(const series& s, std::size_t at, std::optional<std::size_t> marked,
                                                   int last_n) {
   std::vector<const history_point*> out;
-  if (!marked.empty()) {
-    for (const auto& p : s.points)
-      if (p.folder == marked && &p != &s.points[at] && p.received_pps.n > 0) out.push_back(&p);
+  if (marked) {
+    if (*marked != at && s.points[*marked].received_pps.n > 0) out.push_back(&s.points[*marked]);
     return out;
   }
   for (std::size_t k = at; k-- > 0 && static_cast<int>(out.size()) < last_n;)
     if (s.points[k].received_pps.n > 0) out.push_back(&s.points[k]);
   return out;
+}
+
+std::optional<judged> judge_against(const series& s, std::size_t at, std::optional<std::size_t> marked,
+                                    const regression_options& o) {
+  const history_point& current = s.points.at(at);
+  if (current.received_pps.n == 0) return std::nullopt;
+  const auto base = baseline_points(s, at, marked == at ? std::nullopt : marked, o.baseline_runs);
+  if (base.empty()) return std::nullopt;
+  judged j{s.measurement, s.test, s.role, s.route, s.message_size, current.received_pps, {}, {}, 0, false, std::nullopt, ""};
+  std::vector<double> baseline_figures;
+  for (const auto* p : base) {
+    j.baseline_folders.push_back(p->folder);
+    for (double v : received(*p)) baseline_figures.push_back(v);
+  }
+  j.baseline = describe(baseline_figures);
+  if (j.baseline.mean > 0) j.change_percent = (j.current.mean - j.baseline.mean) / j.baseline.mean * 100;
+  const double floor = j.baseline.has_interval() ? j.baseline.ci_low : j.baseline.mean;
+  j.regression = j.current.mean < floor && -j.change_percent >= o.min_change_percent;
+  return j;
 }
 
 std::optional<judged> judge_series(const series& s, const std::string& folder, const std::string& marked,
@@ -69,29 +88,31 @@ std::string marked_baseline(database& db, const std::string& plan) {
   return st.executeStep() ? st.getColumn(0).getString() : std::string();
 }
 
+std::optional<std::size_t> marked_index(const series& s, const std::string& marked) {
+  if (marked.empty()) return std::nullopt;
+  for (std::size_t i = 0; i < s.points.size(); ++i)
+    if (s.points[i].folder == marked) return i;
+  return s.points.size();  // marked, but not in this series: no baseline
+}
+
+std::vector<std::optional<judged>> judge_points(const series& s, std::size_t first, std::size_t end, const std::string& marked,
+                                                const regression_options& o) {
+  const auto m = marked_index(s, marked);
+  std::vector<std::optional<judged>> out;
+  for (std::size_t i = first; i < std::min(end, s.points.size()); ++i)
+    out.push_back(m == s.points.size() ? std::nullopt : judge_against(s, i, m, o));
+  return out;
+}
+
 std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o) {
-  const history_point& current = s.points.at(at);
-  if (current.received_pps.n == 0) return std::nullopt;
-  const auto base = baseline_points(s, at, marked == current.folder ? std::string() : marked, o.baseline_runs);
-  if (base.empty()) return std::nullopt;
-  judged j{s.measurement, s.test, s.role, s.route, s.message_size, current.received_pps, {}, {}, 0, false, std::nullopt, ""};
-  std::vector<double> baseline_figures;
-  for (const auto* p : base) {
-    j.baseline_folders.push_back(p->folder);
-    for (double v : received(*p)) baseline_figures.push_back(v);
-  }
-  j.baseline = describe(baseline_figures);
-  if (j.baseline.mean > 0) j.change_percent = (j.current.mean - j.baseline.mean) / j.baseline.mean * 100;
-  const double floor = j.baseline.has_interval() ? j.baseline.ci_low : j.baseline.mean;
-  j.regression = j.current.mean < floor && -j.change_percent >= o.min_change_percent;
-  return j;
+  return std::move(judge_points(s, at, at + 1, marked, o).at(0));
 }
 
 bool judgement::any_regression() const {
   return std::any_of(measurements.begin(), measurements.end(), [](const judged& m) { return m.regression; });
 }
 
-judgement judge_folder(database& db, const std::string& folder, const regression_options& o) {
+judgement judge_folder(database& db, const std::string& folder, const regression_options& o, std::vector<series>* plan_history) {
   return db.guarded([&] {
     judgement out;
     out.folder = folder;
@@ -100,9 +121,11 @@ judgement judge_folder(database& db, const std::string& folder, const regression
     out.baseline_kind = marked.empty() || marked == folder
                             ? fmt::format("up to {} earlier results folders of the plan", o.baseline_runs)
                             : fmt::format("the marked baseline {}", marked);
-    for (const auto& s : read_history(db, {out.plan, "", std::nullopt}))
+    auto history = read_history(db, {out.plan, "", std::nullopt});
+    for (const auto& s : history)
       if (auto j = judge_series(s, folder, marked, o, out.without_baseline))
         out.measurements.push_back(std::move(*j));
+    if (plan_history) *plan_history = std::move(history);
     return out;
   });
 }

@@ -53,17 +53,26 @@ std::string plan_section(database& db, const std::string& plan, const std::vecto
 
 trend trend_of(const series& s, const std::string& marked, const regression_options& o, const std::string& current, int last_n) {
   trend t{chart_name(s), title_of(s), {}};
-  for (std::size_t i = 0; i < s.points.size(); ++i) {
+  // The points drawn: those with figures up to `current`, the last `last_n` of them; only they are judged.
+  std::size_t end = s.points.size();
+  if (!current.empty())
+    for (std::size_t i = 0; i < s.points.size(); ++i)
+      if (s.points[i].folder == current) {
+        end = i + 1;
+        break;
+      }
+  std::size_t first = end, shown = 0;
+  while (first > 0 && (last_n <= 0 || shown < static_cast<std::size_t>(last_n)))
+    if (s.points[--first].received_pps.n > 0) ++shown;
+  const auto verdicts = judge_points(s, first, end, marked, o);
+  for (std::size_t i = first; i < end; ++i) {
     const history_point& p = s.points[i];
     if (p.received_pps.n == 0) continue;
-    const auto j = judge_point(s, i, marked, o);
+    const auto& j = verdicts[i - first];
     const auto* c = s.change_at(i);
     t.points.push_back({p.folder, p.started_utc, p.received_pps, p.received_bps, p.folder == current,
                         j && j->regression, c != nullptr, c ? c->change_percent() : 0});
-    if (p.folder == current) break;
   }
-  if (last_n > 0 && t.points.size() > static_cast<std::size_t>(last_n))
-    t.points.erase(t.points.begin(), t.points.end() - last_n);
   return t;
 }
 
@@ -90,7 +99,8 @@ std::string history_page(database& db, const std::vector<series>& all, const his
   });
 }
 
-run_history history_of_run(database& db, const std::string& folder, const regression_options& o) {
+run_history history_of_run(database& db, const std::string& folder, const regression_options& o,
+                           const std::vector<series>* plan_history) {
   return db.guarded([&] {
     run_history h{true, "", report_history_runs, {}};
     SQLite::Statement st(db.sql(), "SELECT plan FROM folders WHERE name = ?");
@@ -99,7 +109,9 @@ run_history history_of_run(database& db, const std::string& folder, const regres
     const std::string plan = st.getColumn(0).getString();
     const std::string marked = marked_baseline(db, plan);
     std::vector<std::string> single;
-    for (const auto& s : read_history(db, {plan, "", std::nullopt})) {
+    std::vector<series> read;
+    if (!plan_history) read = read_history(db, {plan, "", std::nullopt});
+    for (const auto& s : plan_history ? *plan_history : read) {
       trend t = trend_of(s, marked, o, folder, report_history_runs);
       const bool has_current = std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current; });
       if (!has_current) continue;

@@ -23,6 +23,8 @@ trend trend_of(const series& s, const std::string& marked, const regression_opti
 std::string history_page(database& db, const std::vector<series>& all, const history_filter& f, const regression_options& o);
 
 // report.html's section for the folder just recorded: its plan's measurements over the last N folders.
-run_history history_of_run(database& db, const std::string& folder, const regression_options& o);
+// `plan_history`: the plan's series when already read (judge_folder), else they are read here.
+run_history history_of_run(database& db, const std::string& folder, const regression_options& o,
+                           const std::vector<series>* plan_history = nullptr);
 
 }  // namespace harness::store
