@@ -1,6 +1,7 @@
 #include "harness/store/trends.hpp"
 
 #include "harness/report/html.hpp"
+#include "harness/store/record.hpp"
 
 #include <fmt/format.h>
 
@@ -57,7 +58,7 @@ trend trend_of(const series& s, const std::string& marked, const regression_opti
   std::size_t end = s.points.size();
   if (!current.empty())
     for (std::size_t i = 0; i < s.points.size(); ++i)
-      if (s.points[i].folder == current) {
+      if (s.points[i].path == current) {
         end = i + 1;
         break;
       }
@@ -70,7 +71,7 @@ trend trend_of(const series& s, const std::string& marked, const regression_opti
     if (p.received_pps.n == 0) continue;
     const auto& j = verdicts[i - first];
     const auto* c = s.change_at(i);
-    t.points.push_back({p.folder, p.started_utc, p.received_pps, p.received_bps, p.folder == current,
+    t.points.push_back({p.folder, p.started_utc, p.received_pps, p.received_bps, p.path == current,
                         j && j->regression, c != nullptr, c ? c->change_percent() : 0});
   }
   return t;
@@ -103,16 +104,19 @@ run_history history_of_run(database& db, const std::string& folder, const regres
                            const std::vector<series>* plan_history) {
   return db.guarded([&] {
     run_history h{true, "", report_history_runs, {}};
-    SQLite::Statement st(db.sql(), "SELECT plan FROM folders WHERE name = ?");
-    st.bind(1, folder);
-    if (!st.executeStep()) return run_history{false, fmt::format("{} is not in the store", folder), 0, {}};
-    const std::string plan = st.getColumn(0).getString();
+    std::optional<stored_folder> f;
+    try {
+      f = find_folder(db, folder);
+    } catch (const store_error& e) {
+      return run_history{false, e.what(), 0, {}};
+    }
+    const std::string plan = f->plan;
     const std::string marked = marked_baseline(db, plan);
     std::vector<std::string> single;
     std::vector<series> read;
     if (!plan_history) read = read_history(db, {plan, "", std::nullopt});
     for (const auto& s : plan_history ? *plan_history : read) {
-      trend t = trend_of(s, marked, o, folder, report_history_runs);
+      trend t = trend_of(s, marked, o, f->path, report_history_runs);
       const bool has_current = std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current; });
       if (!has_current) continue;
       if (t.points.size() >= 2) h.trends.push_back(std::move(t));

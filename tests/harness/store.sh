@@ -78,6 +78,12 @@ PY
   "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-*/ > "$tmp/out" || fail "db import"
   "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-* >> "$tmp/out" || fail "db import again"
   [ "$(grep -c '^imported lb-' "$tmp/out")" = 6 ] || { cat "$tmp/out"; fail "import output"; }
+  # A folder of the same name elsewhere (two results roots, one store) is a folder of its own.
+  first=$(ls -d "$tmp"/results/lb-* | head -n 1)
+  mkdir "$tmp/copy" && cp -r "$first" "$tmp/copy/"
+  "$harness" db import --db "$tmp/same.sqlite" "$first" "$tmp/copy/$(basename "$first")" > "$tmp/out" || fail "db import of the copy"
+  [ "$(sql "$tmp/same.sqlite" "SELECT count(*) FROM folders")" = 2 ] || fail "same name: $(sql "$tmp/same.sqlite" "SELECT path FROM folders")"
+  [ "$("$harness" history --db "$tmp/same.sqlite" --json | grep -c '"folder":')" = 2 ] || fail "same name: history has not two points"
   # A folder that is not a results folder is named; the others are imported all the same.
   mkdir "$tmp/notresults"
   status=0
