@@ -82,7 +82,10 @@ std::vector<std::optional<judged>> judge_points(const series& s, std::size_t fir
   end = std::min(end, s.points.size());
   const auto m = marked_index(s, marked);
   std::vector<std::optional<judged>> out;
-  // The rolling baseline: the last N earlier folders with figures, kept as they come (O(N) a point).
+  // The rolling baseline: the last N earlier folders that completed and were not themselves judged
+  // regressions, so that a drop that persists stays flagged until the user marks a new baseline. A
+  // point's verdict depends on those before it: the whole series up to `end` is judged, in order, with
+  // the eligible points kept as they come (O(N) a point).
   std::vector<std::size_t> eligible;
   for (std::size_t i = 0; i < end; ++i) {
     const history_point& p = s.points[i];
@@ -99,7 +102,10 @@ std::vector<std::optional<judged>> judge_points(const series& s, std::size_t fir
         j = judge_against(s, i, base);
         decide(*j, o);
       }
-      eligible.push_back(i);
+      // Under a mark only the marked folder itself is judged against the rolling baseline; a folder
+      // judged against the mark is never a rolling regression.
+      const bool rolling_regression = against_mark ? false : j && j->regression;
+      if (p.status == "ok" && !rolling_regression) eligible.push_back(i);
     }
     if (i >= first) out.push_back(std::move(j));
   }

@@ -271,6 +271,30 @@ TEST_CASE("harness store: a drop beyond the baseline's interval and the minimum 
   }
 }
 
+TEST_CASE("harness store: a persistent drop stays a regression until a new baseline is marked", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "s.sqlite");
+  const double before[] = {1000, 1005, 995, 1002, 998}, after[] = {700, 702, 698, 701, 699};
+  for (int i = 0; i < 5; ++i) record(db, folder(fmt::format("p-202612{:02d}T000000Z", i + 1), i + 1, {run("t-m64", 1, before[i])}));
+  for (int i = 0; i < 5; ++i) {
+    const auto name = fmt::format("p-202612{:02d}T000000Z", i + 6);
+    record(db, folder(name, i + 6, {run("t-m64", 1, after[i])}));
+    const auto j = judge_folder(db, name, {});
+    REQUIRE(j.measurements.size() == 1);
+    INFO(name << ": " << judgement_text(j));
+    CHECK(j.measurements[0].regression);
+    // The baseline: the five folders before the drop, none of the flagged ones.
+    CHECK(j.measurements[0].baseline_folders.back() == "p-20261201T000000Z");
+  }
+  // The history page marks the same five.
+  const auto tr = trend_of(read_history(db, {})[0], "", {});
+  CHECK(std::count_if(tr.points.begin(), tr.points.end(), [](const harness::trend_point& p) { return p.regression; }) == 5);
+  // The user accepts the new level: judged against it, the next folder is no regression.
+  mark_baseline(db, "p-20261208T000000Z");
+  record(db, folder("p-20261211T000000Z", 11, {run("t-m64", 1, 700)}));
+  CHECK_FALSE(judge_folder(db, "p-20261211T000000Z", {}).any_regression());
+}
+
 TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as series of their own", "[harness][store]") {
   temp_dir t;
   database db(t.path / "s.sqlite");
