@@ -187,7 +187,14 @@ interrupted)
   [ "$(sql "$db" "SELECT ok, interrupted, received_pps IS NULL, sent_pps IS NULL FROM runs")" = "0|1|1|1" ] ||
     fail "run: $(sql "$db" "SELECT ok, interrupted, received_pps, sent_pps, error FROM runs")"
   "$harness" history --db "$db" | grep -q "1 of 1 failed (interrupted)" || fail "history: $("$harness" history --db "$db")"
-  echo "ok: an interrupted run is recorded as interrupted, without figures"
+  # Nothing could be judged against it: refused, one line, exit 1, no mark left.
+  dir=$(ls -d "$tmp"/results/long-*)
+  status=0
+  "$harness" db baseline "$dir" --db "$db" > "$tmp/mark" 2> "$tmp/err" || status=$?
+  [ $status -eq 1 ] || fail "db baseline of an interrupted folder exited $status"
+  [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "interrupted" "$tmp/err" || fail "db baseline said: $(cat "$tmp/err")"
+  [ "$(sql "$db" "SELECT count(*) FROM baselines")" = 0 ] || fail "the interrupted folder was marked"
+  echo "ok: an interrupted run is recorded as interrupted, without figures, and is refused as a baseline"
   ;;
 regression)
   fan_in_plan reg 1

@@ -295,6 +295,19 @@ TEST_CASE("harness store: a persistent drop stays a regression until a new basel
   CHECK_FALSE(judge_folder(db, "p-20261211T000000Z", {}).any_regression());
 }
 
+TEST_CASE("harness store: a failed or interrupted folder cannot be the baseline", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "s.sqlite");
+  record(db, folder("p-20261201T000000Z", 1, {run("t-m64", 1, 1000), run("t-m64", 2, 0, false)}));
+  auto stopped = folder("p-20261202T000000Z", 2, {run("t-m64", 1, 1000)});
+  stopped.interrupted = true;
+  stopped.environment["interrupted"] = {{"signal", 2}};
+  record(db, stopped);
+  CHECK_THROWS_WITH(mark_baseline(db, "p-20261201T000000Z"), Catch::Contains("p-20261201T000000Z") && Catch::Contains("failed"));
+  CHECK_THROWS_WITH(mark_baseline(db, "p-20261202T000000Z"), Catch::Contains("interrupted"));
+  CHECK(marked_baseline(db, "p").empty());
+}
+
 TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as series of their own", "[harness][store]") {
   temp_dir t;
   database db(t.path / "s.sqlite");
