@@ -126,6 +126,12 @@ void describe_point(history_point& p) {
   p.loss_percent = describe(loss);
 }
 
+// A text field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break, plain
+// otherwise (the plain rows stay easy to grep).
+std::string csv_field(const std::string& text) {
+  return text.find_first_of(",\"\r\n") == std::string::npos ? text : csv_quote(text);
+}
+
 json optional_json(const std::optional<double>& x) { return x ? json(*x) : json(); }
 
 std::string figure(const spread& s, double scale, const char* format) {
@@ -268,8 +274,9 @@ std::string history_csv(const std::vector<series>& all) {
       const auto* c = s.change_at(i);
       const auto& r = p.received_pps;
       const auto mean = [](const spread& x) { return x.n ? std::optional<double>(x.mean) : std::nullopt; };
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.plan, s.measurement, s.test, s.role, s.message_size,
-                         s.route, utc_text(p.started_utc), p.folder, p.status, p.runs.size(), r.n, num(mean(r)),
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.plan), csv_field(s.measurement),
+                         csv_field(s.test), csv_field(s.role), s.message_size, csv_field(s.route), utc_text(p.started_utc),
+                         csv_field(p.folder), csv_field(p.status), p.runs.size(), r.n, num(mean(r)),
                          r.has_interval() ? num(r.ci_low) : "", r.has_interval() ? num(r.ci_high) : "",
                          num(mean(p.received_bps)), num(mean(p.loss_percent)), num(p.ndr_pps), num(p.pdr_pps),
                          num(p.pdr_loss_target_pct), c ? fmt::format("{:.1f}", c->change_percent()) : "");

@@ -84,6 +84,15 @@ PY
   "$harness" db import --db "$tmp/same.sqlite" "$first" "$tmp/copy/$(basename "$first")" > "$tmp/out" || fail "db import of the copy"
   [ "$(sql "$tmp/same.sqlite" "SELECT count(*) FROM folders")" = 2 ] || fail "same name: $(sql "$tmp/same.sqlite" "SELECT path FROM folders")"
   [ "$("$harness" history --db "$tmp/same.sqlite" --json | grep -c '"folder":')" = 2 ] || fail "same name: history has not two points"
+  # CSV fields with a comma, a quote and a line break are quoted (RFC 4180): Python's reader gets them back.
+  sql "$db" "UPDATE runs SET test = 'a,b \"c\"' || char(10) || 'd'"
+  "$harness" history --db "$db" --csv > "$tmp/q.csv"
+  python3 - "$tmp/q.csv" <<'PY' || { cat "$tmp/q.csv"; fail "csv: not read back by a CSV reader"; }
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+assert len(rows) == 4 and all(len(r) == len(rows[0]) for r in rows), rows
+assert [r[2] for r in rows[1:]] == ['a,b "c"\nd'] * 3, rows
+PY
   # A folder that is not a results folder is named; the others are imported all the same.
   mkdir "$tmp/notresults"
   status=0
