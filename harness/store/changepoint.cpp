@@ -15,16 +15,34 @@ namespace {
 // run that failed halfway yet counted) moves the sums by a bounded step, and the quantile stays finite.
 constexpr double residual_cap = 8;
 
-double mean_of(const std::vector<double>& x, std::size_t from, std::size_t to) {
-  return to > from ? std::accumulate(x.begin() + from, x.begin() + to, 0.0) / static_cast<double>(to - from) : 0;
-}
+// Sums of x[0..i) for every i: a segment's mean in O(1), so a long series is scanned in linear time.
+struct prefix_sums {
+  std::vector<double> sum;
+  explicit prefix_sums(const std::vector<double>& x) : sum(x.size() + 1, 0.0) {
+    std::partial_sum(x.begin(), x.end(), sum.begin() + 1);
+  }
+  double mean(std::size_t from, std::size_t to) const {
+    return to > from ? (sum[to] - sum[from]) / static_cast<double>(to - from) : 0;
+  }
+};
 
-// Point n (0-based, n >= 2 points before it since `from`) against the points from..n-1, as N(0, 1).
-double residual(const std::vector<double>& x, std::size_t from, std::size_t n) {
-  const double m = static_cast<double>(n - from);  // points before it
-  const double mean = mean_of(x, from, n);
-  double ss = 0;
-  for (std::size_t i = from; i < n; ++i) ss += (x[i] - mean) * (x[i] - mean);
+// The running mean and sum of squared deviations (Welford) of a segment's points so far: each residual
+// costs O(1) instead of a pass over the segment.
+struct running {
+  double count = 0, mean = 0, ss = 0;
+  void add(double v) {
+    count += 1;
+    const double d = v - mean;
+    mean += d / count;
+    ss += d * (v - mean);
+  }
+};
+
+// Point n (0-based, n >= 2 points before it since the segment's start, summed in `before`) against them, as N(0, 1).
+double residual(const std::vector<double>& x, const running& before, std::size_t n) {
+  const double m = before.count;  // points before it
+  const double mean = before.mean;
+  const double ss = before.ss;
   // Figures that have not varied at all so far (a rate paced exactly) give no scale: a floor of 0.1 % of
   // the level, below what a rate measurement resolves, stands in, so the next figure's wobble is not
   // taken for an infinite shift (the t of two points is heavy-tailed enough to keep it modest).
@@ -43,11 +61,11 @@ double residual(const std::vector<double>& x, std::size_t from, std::size_t n) {
 // error about the two means (the least-squares estimate of one change point), the first point after the
 // segment's start at the earliest. The CUSUM's own estimate (after its last zero) drifts early when a
 // few residuals before the shift happened to lean its way.
-std::size_t split_of(const std::vector<double>& x, std::size_t from, std::size_t last) {
+std::size_t split_of(const prefix_sums& x, std::size_t from, std::size_t last) {
   std::size_t best = last;
   double best_gain = -1;
   for (std::size_t t = from + 1; t <= last; ++t) {
-    const double a = mean_of(x, from, t), b = mean_of(x, t, last + 1);
+    const double a = x.mean(from, t), b = x.mean(t, last + 1);
     const double gain = (a - b) * (a - b) * static_cast<double>(t - from) * static_cast<double>(last + 1 - t);
     if (gain > best_gain) {
       best_gain = gain;
@@ -62,16 +80,23 @@ std::size_t split_of(const std::vector<double>& x, std::size_t from, std::size_t
 std::vector<change_point> find_change_points(const std::vector<double>& x, const cusum_options& o) {
   std::vector<change_point> out;
   if (x.size() < o.min_points) return out;
+  const prefix_sums sums(x);
   std::size_t from = 0;  // the current segment's first point
   double up = 0, down = 0;
+  running before;
   for (std::size_t n = from + o.warmup; n < x.size(); ++n) {
-    if (n == from + o.warmup) up = down = 0;  // a segment's first residual: the sums start afresh
-    const double u = residual(x, from, n);
+    if (n == from + o.warmup) {  // a segment's first residual: the sums start afresh
+      up = down = 0;
+      before = {};
+      for (std::size_t i = from; i < n; ++i) before.add(x[i]);
+    }
+    const double u = residual(x, before, n);
+    before.add(x[n]);
     up = std::max(0.0, up + u - o.k);
     down = std::max(0.0, down - u - o.k);
     if (up <= o.h && down <= o.h) continue;
-    const std::size_t begins = split_of(x, from, n);
-    out.push_back({begins, n, mean_of(x, from, begins), mean_of(x, begins, n + 1)});
+    const std::size_t begins = split_of(sums, from, n);
+    out.push_back({begins, n, sums.mean(from, begins), sums.mean(begins, n + 1)});
     // The new segment starts where the shift began: its points since are the new level's reference
     // (starting at the alarm instead would put a shift that closely follows into the new reference).
     from = begins;

@@ -21,8 +21,8 @@ database open_existing(const fs::path& db) {
 }
 
 int judge(database& db, const store_options& o, const fs::path& dir, const std::string& folder, int status,
-          std::optional<judgement>* verdict) {
-  const auto j = judge_folder(db, folder, o.regress);
+          std::optional<judgement>* verdict, std::vector<series>& plan_history) {
+  const auto j = judge_folder(db, folder, o.regress, &plan_history);
   write_json(dir / "regressions.json", to_json(j, o.regress));
   fmt::print(o.out, "{}", judgement_text(j));
   if (verdict) *verdict = j;
@@ -43,8 +43,9 @@ recorded record_run(const store_options& o, const fs::path& results_root, const 
     const auto f = read_folder(dir, std::move(runs), std::move(searches));
     record(db, f);
     fmt::print(o.out, "store: {}\n", path.string());
-    const int judged_status = judge(db, o, dir, f.name, status, verdict);
-    return {judged_status, history_of_run(db, f.name, o.regress)};
+    std::vector<series> plan_history;
+    const int judged_status = judge(db, o, dir, f.name, status, verdict, plan_history);
+    return {judged_status, history_of_run(db, f.name, o.regress, &plan_history)};
   } catch (const std::exception& e) {
     // The run's files are written and complete: the store is an index of them, repaired by an import.
     fmt::print(stderr, "harness: run not recorded in the results database: {}\n", e.what());

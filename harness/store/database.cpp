@@ -63,6 +63,19 @@ int database::version() {
 
 void database::migrate() {
   if (db_.execAndGet("PRAGMA user_version").getInt() == schema_version) return;
+  // A migration may rebuild a table that others reference (version 3): with foreign keys on, dropping
+  // the old table would delete their rows. The setting cannot change inside a transaction.
+  db_.exec("PRAGMA foreign_keys = OFF");
+  try {
+    migrate_steps();
+  } catch (...) {
+    db_.exec("PRAGMA foreign_keys = ON");
+    throw;
+  }
+  db_.exec("PRAGMA foreign_keys = ON");
+}
+
+void database::migrate_steps() {
   // IMMEDIATE: two harnesses opening a new file at once must not both create the tables; the second
   // waits for the first and then sees its version.
   SQLite::Transaction t(db_, SQLite::TransactionBehavior::IMMEDIATE);
@@ -75,6 +88,10 @@ void database::migrate() {
     for (const char* statement : migration_to(v + 1)) db_.exec(statement);
     db_.exec(fmt::format("PRAGMA user_version = {}", v + 1));
   }
+  // A rebuilt table must leave every row's reference whole.
+  if (SQLite::Statement check(db_, "PRAGMA foreign_key_check"); check.executeStep())
+    throw store_error(fmt::format("results database {}: the schema migration left a dangling row in {}: {}", path_.string(),
+                                  check.getColumn(0).getString(), repair_hint(path_)));
   t.commit();
 }
 

@@ -17,7 +17,7 @@ struct store_error : std::runtime_error {
 };
 
 // The schema version this harness writes (PRAGMA user_version).
-constexpr int schema_version = 2;
+constexpr int schema_version = 3;
 
 class database {
  public:
@@ -41,6 +41,7 @@ class database {
 
  private:
   void migrate();
+  void migrate_steps();
   std::filesystem::path path_;
   SQLite::Database db_;
 };

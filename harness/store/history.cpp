@@ -22,16 +22,30 @@ namespace {
 
 using series_key = std::tuple<std::string, std::string, std::string, std::string, std::int64_t, std::string>;
 
+// Compares folder ids, counting the comparisons (history_cost).
+struct counting_less {
+  std::size_t* count;
+  bool operator()(std::int64_t a, std::int64_t b) const {
+    ++*count;
+    return a < b;
+  }
+};
+
 struct builder {
+  history_cost cost;
   std::map<series_key, series> all;
-  history_point& point(const series_key& k, SQLite::Statement& st) {  // columns 0..3: the folder
+  // Per series, each folder's point (by folder id: two folders may share a name): a row finds its point
+  // in O(log n) instead of by a scan of every point read before it.
+  std::map<series_key, std::map<std::int64_t, std::size_t, counting_less>> index;
+  history_point& point(const series_key& k, std::int64_t folder_id, SQLite::Statement& st) {  // columns 0..3: the folder
+    ++cost.rows;
     auto& s = all[k];
+    auto& at = index.try_emplace(k, counting_less{&cost.comparisons}).first->second;
+    if (const auto found = at.find(folder_id); found != at.end()) return s.points[found->second];
     std::tie(s.plan, s.measurement, s.test, s.role, s.message_size, s.route) = k;
-    const std::string folder = st.getColumn(0).getString();
-    for (auto& p : s.points)
-      if (p.folder == folder) return p;
+    at.emplace(folder_id, s.points.size());
     auto& p = s.points.emplace_back();
-    p.folder = folder;
+    p.folder = st.getColumn(0).getString();
     p.path = st.getColumn(1).getString();
     p.status = st.getColumn(2).getString();
     p.started_utc = st.getColumn(3).isNull() ? 0 : st.getColumn(3).getDouble();
@@ -51,13 +65,13 @@ void read_runs(database& db, const history_filter& f, builder& b) {
   SQLite::Statement st(db.sql(), std::string(
       "SELECT f.name, f.path, f.status, f.started_utc, f.plan, r.test, r.role, r.message_size, r.route, r.load,"
       " r.run, r.ok, r.interrupted, r.error, r.failures, r.sent_pps, r.sent_bps, r.received_pps, r.received_bps,"
-      " r.loss_percent, r.measurement FROM runs r JOIN folders f ON f.id = r.folder_id") + filter_sql +
+      " r.loss_percent, r.measurement, f.id FROM runs r JOIN folders f ON f.id = r.folder_id") + filter_sql +
       " AND (?2 = '' OR r.test = ?2) AND r.search_trial = 0 ORDER BY f.id, r.seq");
   bind_filter(st, f);
   while (st.executeStep()) {
     auto& p = b.point({st.getColumn(4).getString(), st.getColumn(20).getString(), st.getColumn(5).getString(),
                        st.getColumn(6).getString(), st.getColumn(7).getInt64(), st.getColumn(8).getString()},
-                      st);
+                      st.getColumn(21).getInt64(), st);
     p.load = st.getColumn(9).getString();
     stored_run r;
     r.run = st.getColumn(10).getString();
@@ -79,14 +93,14 @@ void read_runs(database& db, const history_filter& f, builder& b) {
 void read_searches(database& db, const history_filter& f, builder& b) {
   SQLite::Statement st(db.sql(), std::string(
       "SELECT f.name, f.path, f.status, f.started_utc, f.plan, s.test, s.role, s.message_size, s.loss_target_pct,"
-      " s.rate_pps, s.mrr_received_pps, s.run FROM searches s JOIN folders f ON f.id = s.folder_id") + filter_sql +
+      " s.rate_pps, s.mrr_received_pps, s.run, f.id FROM searches s JOIN folders f ON f.id = s.folder_id") + filter_sql +
       " AND (?2 = '' OR s.test = ?2) ORDER BY f.id, s.loss_target_pct");
   bind_filter(st, f);
   while (st.executeStep()) {
     static const std::regex repeat_number("-r[0-9]+$");
     auto& p = b.point({st.getColumn(4).getString(), std::regex_replace(st.getColumn(11).getString(), repeat_number, ""),
                        st.getColumn(5).getString(), st.getColumn(6).getString(), st.getColumn(7).getInt64(), ""},
-                      st);
+                      st.getColumn(12).getInt64(), st);
     const double target = st.getColumn(8).getDouble();
     const auto rate = column_double(st, 9);
     p.mrr_pps = column_double(st, 10);
@@ -110,6 +124,12 @@ void describe_point(history_point& p) {
   p.received_pps = describe(pps);
   p.received_bps = describe(bps);
   p.loss_percent = describe(loss);
+}
+
+// A text field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break, plain
+// otherwise (the plain rows stay easy to grep).
+std::string csv_field(const std::string& text) {
+  return text.find_first_of(",\"\r\n") == std::string::npos ? text : csv_quote(text);
 }
 
 json optional_json(const std::optional<double>& x) { return x ? json(*x) : json(); }
@@ -156,7 +176,7 @@ const change_point* series::change_at(std::size_t i) const {
   return nullptr;
 }
 
-std::vector<series> read_history(database& db, const history_filter& f) {
+std::vector<series> read_history(database& db, const history_filter& f, history_cost* cost) {
   return db.guarded([&] {
     builder b;
     read_runs(db, f, b);
@@ -169,6 +189,7 @@ std::vector<series> read_history(database& db, const history_filter& f) {
       s.changes = level_shifts(s.points, s.points.size());
       out.push_back(std::move(s));
     }
+    if (cost) *cost = b.cost;
     return out;
   });
 }
@@ -253,8 +274,9 @@ std::string history_csv(const std::vector<series>& all) {
       const auto* c = s.change_at(i);
       const auto& r = p.received_pps;
       const auto mean = [](const spread& x) { return x.n ? std::optional<double>(x.mean) : std::nullopt; };
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.plan, s.measurement, s.test, s.role, s.message_size,
-                         s.route, utc_text(p.started_utc), p.folder, p.status, p.runs.size(), r.n, num(mean(r)),
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.plan), csv_field(s.measurement),
+                         csv_field(s.test), csv_field(s.role), s.message_size, csv_field(s.route), utc_text(p.started_utc),
+                         csv_field(p.folder), csv_field(p.status), p.runs.size(), r.n, num(mean(r)),
                          r.has_interval() ? num(r.ci_low) : "", r.has_interval() ? num(r.ci_high) : "",
                          num(mean(p.received_bps)), num(mean(p.loss_percent)), num(p.ndr_pps), num(p.pdr_pps),
                          num(p.pdr_loss_target_pct), c ? fmt::format("{:.1f}", c->change_percent()) : "");

@@ -50,7 +50,14 @@ struct history_filter {
 // The level shifts of the first `count` points (those with figures; indexes into `points`).
 std::vector<change_point> level_shifts(const std::vector<history_point>& points, std::size_t count);
 
-std::vector<series> read_history(database& db, const history_filter& f);
+// The work a read did, for a test that the reading stays O(n log n) in the rows: a folder's point is
+// found through an index, never by scanning the points already read.
+struct history_cost {
+  std::size_t rows = 0;         // rows of runs and searches read
+  std::size_t comparisons = 0;  // folder keys compared to find each row's point
+};
+
+std::vector<series> read_history(database& db, const history_filter& f, history_cost* cost = nullptr);
 // "2026-12-03", "2026-12-03T08:00", "2026-12-03T08:00:00Z" (UTC) as seconds since the epoch; throws
 // std::invalid_argument naming the text otherwise.
 double parse_since(const std::string& text);

@@ -7,6 +7,7 @@
 
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -205,8 +206,8 @@ folder_content read_folder(const fs::path& dir) {
 void record(database& db, const folder_content& f) {
   db.guarded([&] {
     SQLite::Transaction t(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement gone(db.sql(), "DELETE FROM folders WHERE name = ?");
-    gone.bind(1, f.name);
+    SQLite::Statement gone(db.sql(), "DELETE FROM folders WHERE path = ?");
+    gone.bind(1, f.path.string());
     gone.exec();
     const std::string error = f.interrupted ? fmt::format("interrupted by signal {}", f.environment.at("interrupted").value("signal", 0))
                               : f.problems.empty() ? std::string() : f.problems.front();
@@ -222,6 +223,31 @@ void record(database& db, const folder_content& f) {
     insert_runs(db.sql(), folder, f.runs);
     insert_searches(db.sql(), folder, f.searches);
     t.commit();
+  });
+}
+
+stored_folder find_folder(database& db, const std::string& path_or_name) {
+  const bool by_path = path_or_name.find('/') != std::string::npos;
+  fs::path path = fs::absolute(path_or_name).lexically_normal();
+  if (!path.has_filename()) path = path.parent_path();
+  return db.guarded([&] {
+    SQLite::Statement st(db.sql(), by_path ? "SELECT name, path, plan, status, COALESCE(error, '') FROM folders WHERE path = ?"
+                                           : "SELECT name, path, plan, status, COALESCE(error, '') FROM folders WHERE name = ?"
+                                             " ORDER BY path");
+    st.bind(1, by_path ? path.string() : path_or_name);
+    std::vector<stored_folder> found;
+    while (st.executeStep())
+      found.push_back({st.getColumn(0).getString(), st.getColumn(1).getString(), st.getColumn(2).getString(),
+                       st.getColumn(3).getString(), st.getColumn(4).getString()});
+    if (found.empty())
+      throw store_error(fmt::format("results folder {} is not in {}", path_or_name, db.path().string()));
+    if (found.size() > 1) {
+      std::vector<std::string> paths;
+      for (const auto& f : found) paths.push_back(f.path);
+      throw store_error(fmt::format("results folder {} is in {} {} times ({}): name it by its path", path_or_name,
+                                    db.path().string(), found.size(), fmt::join(paths, ", ")));
+    }
+    return found.front();
   });
 }
 

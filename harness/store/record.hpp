@@ -35,8 +35,17 @@ std::string folder_name(const std::string& dir_or_name);
 // "<plan>-YYYYmmddTHHMMSSZ[-n]" -> plan; a name of another shape is its own plan.
 std::string plan_of_folder(const std::string& folder_name);
 
-// Records the folder in one transaction, replacing an earlier record of the same folder (by name): a
-// second import changes nothing, and an import repairs what a failed write left out.
+// Records the folder in one transaction, replacing an earlier record of the same folder (by its absolute
+// path: two results roots may each hold a folder of one name): a second import changes nothing, and an
+// import repairs what a failed write left out.
 void record(database& db, const folder_content& f);
+
+// A stored folder, as the commands name it.
+struct stored_folder {
+  std::string name, path, plan, status, error;
+};
+// The folder a user named: by path (an argument with a '/', made absolute as recorded), else by name.
+// Throws store_error when it is not stored, or when its name is stored more than once (the paths said).
+stored_folder find_folder(database& db, const std::string& path_or_name);
 
 }  // namespace harness::store

@@ -15,13 +15,6 @@ namespace harness::store {
 
 namespace {
 
-std::string plan_of(database& db, const std::string& folder) {
-  SQLite::Statement st(db.sql(), "SELECT plan FROM folders WHERE name = ?");
-  st.bind(1, folder);
-  if (!st.executeStep()) throw store_error(fmt::format("results folder {} is not in {}", folder, db.path().string()));
-  return st.getColumn(0).getString();
-}
-
 std::vector<double> received(const history_point& p) {
   std::vector<double> v;
   for (const auto& r : p.runs)
@@ -29,23 +22,27 @@ std::vector<double> received(const history_point& p) {
   return v;
 }
 
-// The baseline's points of one series: the marked folder's, else the last N before `at` with figures.
-std::vector<const history_point*> baseline_points(const series& s, std::size_t at, const std::string& marked,
-                                                  int last_n) {
-  std::vector<const history_point*> out;
-  if (!marked.empty()) {
-    for (const auto& p : s.points)
-      if (p.folder == marked && &p != &s.points[at] && p.received_pps.n > 0) out.push_back(&p);
-    return out;
+// Point `at` against the points `base` (indexes into the series).
+judged judge_against(const series& s, std::size_t at, const std::vector<std::size_t>& base) {
+  judged j{s.measurement, s.test, s.role, s.route, s.message_size, s.points[at].received_pps, {}, {}, 0, false, std::nullopt, ""};
+  std::vector<double> baseline_figures;
+  for (const std::size_t k : base) {
+    j.baseline_folders.push_back(s.points[k].folder);
+    for (double v : received(s.points[k])) baseline_figures.push_back(v);
   }
-  for (std::size_t k = at; k-- > 0 && static_cast<int>(out.size()) < last_n;)
-    if (s.points[k].received_pps.n > 0) out.push_back(&s.points[k]);
-  return out;
+  j.baseline = describe(baseline_figures);
+  if (j.baseline.mean > 0) j.change_percent = (j.current.mean - j.baseline.mean) / j.baseline.mean * 100;
+  return j;
+}
+
+void decide(judged& j, const regression_options& o) {
+  const double floor = j.baseline.has_interval() ? j.baseline.ci_low : j.baseline.mean;
+  j.regression = j.current.mean < floor && -j.change_percent >= o.min_change_percent;
 }
 
 std::optional<judged> judge_series(const series& s, const std::string& folder, const std::string& marked,
                                    const regression_options& o, std::vector<std::string>& without) {
-  const auto it = std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.folder == folder; });
+  const auto it = std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.path == folder; });
   if (it == s.points.end() || it->received_pps.n == 0) return std::nullopt;
   const auto at = static_cast<std::size_t>(it - s.points.begin());
   auto j = judge_point(s, at, marked, o);
@@ -69,54 +66,92 @@ std::string marked_baseline(database& db, const std::string& plan) {
   return st.executeStep() ? st.getColumn(0).getString() : std::string();
 }
 
-std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o) {
-  const history_point& current = s.points.at(at);
-  if (current.received_pps.n == 0) return std::nullopt;
-  const auto base = baseline_points(s, at, marked == current.folder ? std::string() : marked, o.baseline_runs);
-  if (base.empty()) return std::nullopt;
-  judged j{s.measurement, s.test, s.role, s.route, s.message_size, current.received_pps, {}, {}, 0, false, std::nullopt, ""};
-  std::vector<double> baseline_figures;
-  for (const auto* p : base) {
-    j.baseline_folders.push_back(p->folder);
-    for (double v : received(*p)) baseline_figures.push_back(v);
+namespace {
+
+std::optional<std::size_t> marked_index(const series& s, const std::string& marked) {
+  if (marked.empty()) return std::nullopt;
+  for (std::size_t i = 0; i < s.points.size(); ++i)
+    if (s.points[i].path == marked) return i;
+  return s.points.size();  // marked, but not in this series: no baseline
+}
+
+}  // namespace
+
+std::vector<std::optional<judged>> judge_points(const series& s, std::size_t first, std::size_t end, const std::string& marked,
+                                                const regression_options& o) {
+  end = std::min(end, s.points.size());
+  const auto m = marked_index(s, marked);
+  std::vector<std::optional<judged>> out;
+  // The rolling baseline: the last N earlier folders that completed and were not themselves judged
+  // regressions, so that a drop that persists stays flagged until the user marks a new baseline. A
+  // point's verdict depends on those before it: the whole series up to `end` is judged, in order, with
+  // the eligible points kept as they come (O(N) a point).
+  std::vector<std::size_t> eligible;
+  for (std::size_t i = 0; i < end; ++i) {
+    const history_point& p = s.points[i];
+    std::optional<judged> j;
+    if (p.received_pps.n > 0) {
+      const bool against_mark = m && *m != i;
+      std::vector<std::size_t> base;
+      if (against_mark && *m < s.points.size() && s.points[*m].received_pps.n > 0) base = {*m};
+      else if (!against_mark)
+        base.assign(eligible.end() - std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(eligible.size()), o.baseline_runs),
+                    eligible.end());
+      std::reverse(base.begin(), base.end());  // the latest first
+      if (!base.empty()) {
+        j = judge_against(s, i, base);
+        decide(*j, o);
+      }
+      // Under a mark only the marked folder itself is judged against the rolling baseline; a folder
+      // judged against the mark is never a rolling regression.
+      const bool rolling_regression = against_mark ? false : j && j->regression;
+      if (p.status == "ok" && !rolling_regression) eligible.push_back(i);
+    }
+    if (i >= first) out.push_back(std::move(j));
   }
-  j.baseline = describe(baseline_figures);
-  if (j.baseline.mean > 0) j.change_percent = (j.current.mean - j.baseline.mean) / j.baseline.mean * 100;
-  const double floor = j.baseline.has_interval() ? j.baseline.ci_low : j.baseline.mean;
-  j.regression = j.current.mean < floor && -j.change_percent >= o.min_change_percent;
-  return j;
+  return out;
+}
+
+std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o) {
+  return std::move(judge_points(s, at, at + 1, marked, o).at(0));
 }
 
 bool judgement::any_regression() const {
   return std::any_of(measurements.begin(), measurements.end(), [](const judged& m) { return m.regression; });
 }
 
-judgement judge_folder(database& db, const std::string& folder, const regression_options& o) {
+judgement judge_folder(database& db, const std::string& folder, const regression_options& o, std::vector<series>* plan_history) {
   return db.guarded([&] {
+    const stored_folder f = find_folder(db, folder);
     judgement out;
-    out.folder = folder;
-    out.plan = plan_of(db, folder);
+    out.folder = f.name;
+    out.plan = f.plan;
     const std::string marked = marked_baseline(db, out.plan);
-    out.baseline_kind = marked.empty() || marked == folder
+    out.baseline_kind = marked.empty() || marked == f.path
                             ? fmt::format("up to {} earlier results folders of the plan", o.baseline_runs)
-                            : fmt::format("the marked baseline {}", marked);
-    for (const auto& s : read_history(db, {out.plan, "", std::nullopt}))
-      if (auto j = judge_series(s, folder, marked, o, out.without_baseline))
+                            : fmt::format("the marked baseline {}", folder_name(marked));
+    auto history = read_history(db, {out.plan, "", std::nullopt});
+    for (const auto& s : history)
+      if (auto j = judge_series(s, f.path, marked, o, out.without_baseline))
         out.measurements.push_back(std::move(*j));
+    if (plan_history) *plan_history = std::move(history);
     return out;
   });
 }
 
 std::string mark_baseline(database& db, const std::string& folder) {
-  const std::string name = folder_name(folder);
   return db.guarded([&] {
-    const std::string plan = plan_of(db, name);
+    const stored_folder f = find_folder(db, folder);
+    // Nothing would be judged against a folder whose runs did not all complete: refused, not marked.
+    if (f.status != "ok")
+      throw store_error(fmt::format("results folder {} is {} ({}): it cannot be the baseline; mark a folder whose runs all "
+                                    "completed", f.path, f.status, f.error.empty() ? "no error recorded" : f.error));
     SQLite::Statement st(db.sql(), "INSERT OR REPLACE INTO baselines (plan, folder, marked_utc) VALUES (?, ?, ?)");
-    st.bind(1, plan);
-    st.bind(2, name);
+    st.bind(1, f.plan);
+    st.bind(2, f.path);
     st.bind(3, std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     st.exec();
-    return plan;
+    return f.plan;
   });
 }
 

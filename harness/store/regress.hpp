@@ -39,10 +39,16 @@ struct judgement {
   bool any_regression() const;
 };
 
-judgement judge_folder(database& db, const std::string& folder, const regression_options& o);
+// `plan_history`, when given, receives the plan's series read for it (history_of_run takes them: one
+// read of the store per recorded run).
+judgement judge_folder(database& db, const std::string& folder, const regression_options& o,
+                       std::vector<series>* plan_history = nullptr);
 // Point `at` of a series against its baseline (`marked`: the plan's marked folder, or empty); nullopt
 // when it has no figures or no baseline. Its `shift` is left empty (judge_folder fills it in).
 std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o);
+// Points [first, end) of a series, each judged as judge_point does (the marked folder found once).
+std::vector<std::optional<judged>> judge_points(const series& s, std::size_t first, std::size_t end, const std::string& marked,
+                                                const regression_options& o);
 // The plan's marked baseline folder, or empty.
 std::string marked_baseline(database& db, const std::string& plan);
 // Marks a folder (by name or path) as its plan's baseline; returns the plan. Throws when not stored.

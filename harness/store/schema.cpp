@@ -68,14 +68,42 @@ const std::vector<const char*> v1 = {
 const std::vector<const char*> v2 = {
     R"(CREATE TABLE baselines (
          plan TEXT PRIMARY KEY,
-         folder TEXT NOT NULL,             -- by name: a re-import of the folder keeps the mark
+         folder TEXT NOT NULL,             -- by name (version 3: by path): a re-import keeps the mark
          marked_utc REAL NOT NULL))",
+};
+
+// Version 3: a folder is its absolute path, no longer its name (two results roots may each hold a folder
+// of one name, recorded into one store at once): the folders table rebuilt without UNIQUE (name), with
+// UNIQUE (path), its ids kept so that the hosts, runs and searches still point at their folder (the
+// migration runs with foreign keys off: dropping the old table must not delete them); a marked baseline
+// by path.
+const std::vector<const char*> v3 = {
+    R"(CREATE TABLE folders_v3 (
+         id INTEGER PRIMARY KEY,
+         name TEXT NOT NULL,               -- the results folder's name: <plan>-<UTC time>[-n]
+         path TEXT NOT NULL UNIQUE,        -- its absolute path: what identifies it
+         plan TEXT NOT NULL,
+         started_utc REAL,
+         harness_version TEXT,
+         status TEXT NOT NULL,
+         error TEXT,
+         runs_failed INTEGER NOT NULL,
+         environment TEXT NOT NULL,
+         plan_toml TEXT NOT NULL,
+         imported_utc REAL NOT NULL))",
+    "INSERT INTO folders_v3 SELECT id, name, path, plan, started_utc, harness_version, status, error, runs_failed,"
+    " environment, plan_toml, imported_utc FROM folders",
+    "DROP TABLE folders",
+    "ALTER TABLE folders_v3 RENAME TO folders",
+    "CREATE INDEX folders_by_name ON folders (name)",
+    "CREATE INDEX folders_by_plan ON folders (plan, started_utc)",
+    "UPDATE baselines SET folder = COALESCE((SELECT path FROM folders f WHERE f.name = baselines.folder), folder)",
 };
 
 }  // namespace
 
 const std::vector<const char*>& migration_to(int to) {
-  static const std::vector<const std::vector<const char*>*> steps = {&v1, &v2};
+  static const std::vector<const std::vector<const char*>*> steps = {&v1, &v2, &v3};
   if (to < 1 || to > static_cast<int>(steps.size()))
     throw store_error(fmt::format("no schema migration to version {}", to));
   return *steps[static_cast<std::size_t>(to - 1)];

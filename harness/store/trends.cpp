@@ -1,6 +1,7 @@
 #include "harness/store/trends.hpp"
 
 #include "harness/report/html.hpp"
+#include "harness/store/record.hpp"
 
 #include <fmt/format.h>
 
@@ -53,17 +54,26 @@ std::string plan_section(database& db, const std::string& plan, const std::vecto
 
 trend trend_of(const series& s, const std::string& marked, const regression_options& o, const std::string& current, int last_n) {
   trend t{chart_name(s), title_of(s), {}};
-  for (std::size_t i = 0; i < s.points.size(); ++i) {
+  // The points drawn: those with figures up to `current`, the last `last_n` of them; only they are judged.
+  std::size_t end = s.points.size();
+  if (!current.empty())
+    for (std::size_t i = 0; i < s.points.size(); ++i)
+      if (s.points[i].path == current) {
+        end = i + 1;
+        break;
+      }
+  std::size_t first = end, shown = 0;
+  while (first > 0 && (last_n <= 0 || shown < static_cast<std::size_t>(last_n)))
+    if (s.points[--first].received_pps.n > 0) ++shown;
+  const auto verdicts = judge_points(s, first, end, marked, o);
+  for (std::size_t i = first; i < end; ++i) {
     const history_point& p = s.points[i];
     if (p.received_pps.n == 0) continue;
-    const auto j = judge_point(s, i, marked, o);
+    const auto& j = verdicts[i - first];
     const auto* c = s.change_at(i);
-    t.points.push_back({p.folder, p.started_utc, p.received_pps, p.received_bps, p.folder == current,
+    t.points.push_back({p.folder, p.started_utc, p.received_pps, p.received_bps, p.path == current,
                         j && j->regression, c != nullptr, c ? c->change_percent() : 0});
-    if (p.folder == current) break;
   }
-  if (last_n > 0 && t.points.size() > static_cast<std::size_t>(last_n))
-    t.points.erase(t.points.begin(), t.points.end() - last_n);
   return t;
 }
 
@@ -90,17 +100,23 @@ std::string history_page(database& db, const std::vector<series>& all, const his
   });
 }
 
-run_history history_of_run(database& db, const std::string& folder, const regression_options& o) {
+run_history history_of_run(database& db, const std::string& folder, const regression_options& o,
+                           const std::vector<series>* plan_history) {
   return db.guarded([&] {
     run_history h{true, "", report_history_runs, {}};
-    SQLite::Statement st(db.sql(), "SELECT plan FROM folders WHERE name = ?");
-    st.bind(1, folder);
-    if (!st.executeStep()) return run_history{false, fmt::format("{} is not in the store", folder), 0, {}};
-    const std::string plan = st.getColumn(0).getString();
+    std::optional<stored_folder> f;
+    try {
+      f = find_folder(db, folder);
+    } catch (const store_error& e) {
+      return run_history{false, e.what(), 0, {}};
+    }
+    const std::string plan = f->plan;
     const std::string marked = marked_baseline(db, plan);
     std::vector<std::string> single;
-    for (const auto& s : read_history(db, {plan, "", std::nullopt})) {
-      trend t = trend_of(s, marked, o, folder, report_history_runs);
+    std::vector<series> read;
+    if (!plan_history) read = read_history(db, {plan, "", std::nullopt});
+    for (const auto& s : plan_history ? *plan_history : read) {
+      trend t = trend_of(s, marked, o, f->path, report_history_runs);
       const bool has_current = std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current; });
       if (!has_current) continue;
       if (t.points.size() >= 2) h.trends.push_back(std::move(t));

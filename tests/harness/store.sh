@@ -78,6 +78,21 @@ PY
   "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-*/ > "$tmp/out" || fail "db import"
   "$harness" db import --db "$tmp/second.sqlite" "$tmp"/results/lb-* >> "$tmp/out" || fail "db import again"
   [ "$(grep -c '^imported lb-' "$tmp/out")" = 6 ] || { cat "$tmp/out"; fail "import output"; }
+  # A folder of the same name elsewhere (two results roots, one store) is a folder of its own.
+  first=$(ls -d "$tmp"/results/lb-* | head -n 1)
+  mkdir "$tmp/copy" && cp -r "$first" "$tmp/copy/"
+  "$harness" db import --db "$tmp/same.sqlite" "$first" "$tmp/copy/$(basename "$first")" > "$tmp/out" || fail "db import of the copy"
+  [ "$(sql "$tmp/same.sqlite" "SELECT count(*) FROM folders")" = 2 ] || fail "same name: $(sql "$tmp/same.sqlite" "SELECT path FROM folders")"
+  [ "$("$harness" history --db "$tmp/same.sqlite" --json | grep -c '"folder":')" = 2 ] || fail "same name: history has not two points"
+  # CSV fields with a comma, a quote and a line break are quoted (RFC 4180): Python's reader gets them back.
+  sql "$db" "UPDATE runs SET test = 'a,b \"c\"' || char(10) || 'd'"
+  "$harness" history --db "$db" --csv > "$tmp/q.csv"
+  python3 - "$tmp/q.csv" <<'PY' || { cat "$tmp/q.csv"; fail "csv: not read back by a CSV reader"; }
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+assert len(rows) == 4 and all(len(r) == len(rows[0]) for r in rows), rows
+assert [r[2] for r in rows[1:]] == ['a,b "c"\nd'] * 3, rows
+PY
   # A folder that is not a results folder is named; the others are imported all the same.
   mkdir "$tmp/notresults"
   status=0
@@ -181,7 +196,14 @@ interrupted)
   [ "$(sql "$db" "SELECT ok, interrupted, received_pps IS NULL, sent_pps IS NULL FROM runs")" = "0|1|1|1" ] ||
     fail "run: $(sql "$db" "SELECT ok, interrupted, received_pps, sent_pps, error FROM runs")"
   "$harness" history --db "$db" | grep -q "1 of 1 failed (interrupted)" || fail "history: $("$harness" history --db "$db")"
-  echo "ok: an interrupted run is recorded as interrupted, without figures"
+  # Nothing could be judged against it: refused, one line, exit 1, no mark left.
+  dir=$(ls -d "$tmp"/results/long-*)
+  status=0
+  "$harness" db baseline "$dir" --db "$db" > "$tmp/mark" 2> "$tmp/err" || status=$?
+  [ $status -eq 1 ] || fail "db baseline of an interrupted folder exited $status"
+  [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "interrupted" "$tmp/err" || fail "db baseline said: $(cat "$tmp/err")"
+  [ "$(sql "$db" "SELECT count(*) FROM baselines")" = 0 ] || fail "the interrupted folder was marked"
+  echo "ok: an interrupted run is recorded as interrupted, without figures, and is refused as a baseline"
   ;;
 regression)
   fan_in_plan reg 1

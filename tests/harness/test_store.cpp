@@ -94,7 +94,7 @@ TEST_CASE("harness store: a version 1 file is migrated to the current schema, ke
     REQUIRE_FALSE(old.tableExists("baselines"));
   }
   database db(file);
-  CHECK(db.version() == 2);
+  CHECK(db.version() == schema_version);
   CHECK(db.sql().tableExists("baselines"));
   CHECK(count(db, "folders") == 1);
   CHECK(mark_baseline(db, "p-20261201T000000Z") == "p");
@@ -148,6 +148,60 @@ TEST_CASE("harness store: a folder's figures read back as recorded, failed runs 
   REQUIRE(st.executeStep());
   CHECK(st.getColumn(0).getInt64() == 50);
   CHECK(st.getColumn(1).getInt64() == 150);
+}
+
+TEST_CASE("harness store: a version 2 file is migrated to version 3, rows, children and the mark kept", "[harness][store]") {
+  temp_dir t;
+  const fs::path file = t.path / "v2.sqlite";
+  {
+    SQLite::Database old(file.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    old.exec("PRAGMA foreign_keys = ON");
+    for (int v : {1, 2})
+      for (const char* s : migration_to(v)) old.exec(s);
+    old.exec("PRAGMA user_version = 2");
+    old.exec("INSERT INTO folders (id, name, path, plan, status, runs_failed, environment, plan_toml, imported_utc)"
+             " VALUES (7, 'p-20261201T000000Z', '/r1/p-20261201T000000Z', 'p', 'ok', 0, '{}', '', 0)");
+    old.exec("INSERT INTO hosts (folder_id, name) VALUES (7, 'a')");
+    old.exec("INSERT INTO runs (folder_id, seq, run, measurement, test, role, kind, topology, message_size, load, route,"
+             " search_trial, ok, interrupted, failures, received_pps, summary) VALUES (7, 0, 't-m64-r1', 't-m64', 't',"
+             " 'device as server', 'udp', 'pair', 64, '', '', 0, 1, 0, '[]', 1000, '{}')");
+    old.exec("INSERT INTO baselines (plan, folder, marked_utc) VALUES ('p', 'p-20261201T000000Z', 0)");
+  }
+  database db(file);
+  CHECK(db.version() == 3);
+  CHECK(count(db, "folders") == 1);
+  CHECK(count(db, "runs") == 1);
+  CHECK(count(db, "hosts") == 1);
+  CHECK_FALSE(SQLite::Statement(db.sql(), "PRAGMA foreign_key_check").executeStep());
+  CHECK(marked_baseline(db, "p") == "/r1/p-20261201T000000Z");
+  // The folder's name is no longer unique: the same name elsewhere is a second folder.
+  record(db, folder("p-20261201T000000Z", 1, {run("t-m64", 1, 900)}));
+  CHECK(count(db, "folders") == 2);
+  // Deleting the old folder still deletes its runs: the children follow the rebuilt table.
+  db.sql().exec("DELETE FROM folders WHERE id = 7");
+  CHECK(count(db, "runs") == 1);
+  CHECK(count(db, "hosts") == 1);
+}
+
+TEST_CASE("harness store: two folders of one name in two places are two folders", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "s.sqlite");
+  auto a = folder("p-20261201T000000Z", 1, {run("t-m64", 1, 1000)});
+  auto b = folder("p-20261201T000000Z", 1, {run("t-m64", 1, 900)});
+  a.path = "/r1/p-20261201T000000Z";
+  b.path = "/r2/p-20261201T000000Z";
+  record(db, a);
+  record(db, b);
+  record(db, b);  // again: it replaces its own record only
+  CHECK(count(db, "folders") == 2);
+  CHECK(count(db, "runs") == 2);
+  const auto h = read_history(db, {});
+  REQUIRE(h.size() == 1);
+  REQUIRE(h[0].points.size() == 2);
+  CHECK(h[0].points[0].path != h[0].points[1].path);
+  // By name the folder is ambiguous: said, with both paths; by path each is found.
+  CHECK_THROWS_WITH(judge_folder(db, "p-20261201T000000Z", {}), Catch::Contains("/r1/") && Catch::Contains("/r2/"));
+  CHECK(judge_folder(db, "/r2/p-20261201T000000Z", {}).measurements.size() == 1);
 }
 
 TEST_CASE("harness store: recording a folder again replaces it", "[harness][store]") {
@@ -217,6 +271,43 @@ TEST_CASE("harness store: a drop beyond the baseline's interval and the minimum 
   }
 }
 
+TEST_CASE("harness store: a persistent drop stays a regression until a new baseline is marked", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "s.sqlite");
+  const double before[] = {1000, 1005, 995, 1002, 998}, after[] = {700, 702, 698, 701, 699};
+  for (int i = 0; i < 5; ++i) record(db, folder(fmt::format("p-202612{:02d}T000000Z", i + 1), i + 1, {run("t-m64", 1, before[i])}));
+  for (int i = 0; i < 5; ++i) {
+    const auto name = fmt::format("p-202612{:02d}T000000Z", i + 6);
+    record(db, folder(name, i + 6, {run("t-m64", 1, after[i])}));
+    const auto j = judge_folder(db, name, {});
+    REQUIRE(j.measurements.size() == 1);
+    INFO(name << ": " << judgement_text(j));
+    CHECK(j.measurements[0].regression);
+    // The baseline: the five folders before the drop, none of the flagged ones.
+    CHECK(j.measurements[0].baseline_folders.back() == "p-20261201T000000Z");
+  }
+  // The history page marks the same five.
+  const auto tr = trend_of(read_history(db, {})[0], "", {});
+  CHECK(std::count_if(tr.points.begin(), tr.points.end(), [](const harness::trend_point& p) { return p.regression; }) == 5);
+  // The user accepts the new level: judged against it, the next folder is no regression.
+  mark_baseline(db, "p-20261208T000000Z");
+  record(db, folder("p-20261211T000000Z", 11, {run("t-m64", 1, 700)}));
+  CHECK_FALSE(judge_folder(db, "p-20261211T000000Z", {}).any_regression());
+}
+
+TEST_CASE("harness store: a failed or interrupted folder cannot be the baseline", "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "s.sqlite");
+  record(db, folder("p-20261201T000000Z", 1, {run("t-m64", 1, 1000), run("t-m64", 2, 0, false)}));
+  auto stopped = folder("p-20261202T000000Z", 2, {run("t-m64", 1, 1000)});
+  stopped.interrupted = true;
+  stopped.environment["interrupted"] = {{"signal", 2}};
+  record(db, stopped);
+  CHECK_THROWS_WITH(mark_baseline(db, "p-20261201T000000Z"), Catch::Contains("p-20261201T000000Z") && Catch::Contains("failed"));
+  CHECK_THROWS_WITH(mark_baseline(db, "p-20261202T000000Z"), Catch::Contains("interrupted"));
+  CHECK(marked_baseline(db, "p").empty());
+}
+
 TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as series of their own", "[harness][store]") {
   temp_dir t;
   database db(t.path / "s.sqlite");
@@ -283,7 +374,7 @@ TEST_CASE("harness store: a level shift is shown in history, its page and the ve
   REQUIRE(drawn);
   CHECK_THAT(drawn->svg, Catch::Contains("shift -30 %"));
   // report.html's: the last N up to the run, the run marked.
-  const auto last = trend_of(h[0], "", {}, "p-20261210T000000Z", 4);
+  const auto last = trend_of(h[0], "", {}, "/nowhere/p-20261210T000000Z", 4);
   REQUIRE(last.points.size() == 4);
   CHECK(last.points.back().current);
   CHECK(last.points.front().folder == "p-20261207T000000Z");
