@@ -41,8 +41,8 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
   while (auto n = search.next()) {
     if (k > 0) co_await settle_pause();
     if (cancelled_) break;  // no trial starts after a stop
-    const std::string id = fmt::format("{}-s{:02}-{}", r.id, ++k, n->phase);
-    json tag = {{"of", r.id}, {"phase", n->phase}, {"offered_pps", n->offered_pps}};
+    const std::string id = fmt::format("{}-s{:02}-{}", r.id, ++k, phase_name(n->phase));
+    json tag = {{"of", r.id}, {"phase", phase_name(n->phase)}, {"offered_pps", n->offered_pps}};
     if (n->target_pct) tag["loss_target_pct"] = *n->target_pct;
     const run_spec trial = trial_of(r, id, n->offered_pps, n->duration, tag);  // named: GCC 12 and temporaries across co_await
     co_await run_one(trial);
@@ -53,7 +53,7 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
       break;
     }
     auto outcome = outcome_of(std::move(measured), n->phase, n->offered_pps, n->target_pct, n->duration);
-    fmt::print(stderr, "harness: search {} trial {} ({}{}): {}\n", r.id, k, n->phase,
+    fmt::print(stderr, "harness: search {} trial {} ({}{}): {}\n", r.id, k, phase_name(n->phase),
                n->target_pct ? fmt::format(", loss target {:g} %", *n->target_pct) : "", describe(outcome, r.message_size));
     search.record(std::move(outcome));
     write_json(dir / "search.json", search_record(r, order, search));

@@ -19,7 +19,16 @@ constexpr double loss_epsilon = 1e-9;
 
 }  // namespace
 
-trial_outcome outcome_of(const run_summary& s, const std::string& phase, double offered_pps,
+std::string_view phase_name(search_phase p) noexcept {
+  switch (p) {
+    case search_phase::mrr: return "mrr";
+    case search_phase::search: return "search";
+    case search_phase::final: return "final";
+  }
+  return "search";
+}
+
+trial_outcome outcome_of(const run_summary& s, search_phase phase, double offered_pps,
                          std::optional<double> target_pct, double duration) {
   trial_outcome t;
   t.run = s.run.id;
@@ -65,20 +74,20 @@ bool rate_search::passes(const trial_outcome& t, double target) const {
 double rate_search::lowest_failure(double target) const {
   double hi = trials_.front().sent_pps;
   for (const auto& t : trials_)
-    if (t.phase != "mrr" && t.ok && !passes(t, target)) hi = std::min(hi, t.offered_pps);
+    if (t.phase != search_phase::mrr && t.ok && !passes(t, target)) hi = std::min(hi, t.offered_pps);
   return hi;
 }
 
 std::optional<double> rate_search::highest_pass_below(double target, double limit, double min_duration) const {
   std::optional<double> lo;
   for (const auto& t : trials_)
-    if (t.phase != "mrr" && passes(t, target) && t.offered_pps < limit && t.duration >= min_duration)
+    if (t.phase != search_phase::mrr && passes(t, target) && t.offered_pps < limit && t.duration >= min_duration)
       lo = std::max(lo.value_or(0), t.offered_pps);
   return lo;
 }
 
 int rate_search::search_trials() const {
-  return static_cast<int>(std::count_if(trials_.begin(), trials_.end(), [](const auto& t) { return t.phase == "search"; }));
+  return static_cast<int>(std::count_if(trials_.begin(), trials_.end(), [](const auto& t) { return t.phase == search_phase::search; }));
 }
 
 void rate_search::settle(std::size_t i, std::optional<double> rate, bool converged, std::string note) {
@@ -87,14 +96,14 @@ void rate_search::settle(std::size_t i, std::optional<double> rate, bool converg
   results_[i].converged = converged;
   results_[i].note = std::move(note);
   for (auto it = trials_.rbegin(); rate && it != trials_.rend(); ++it)
-    if (it->phase == "final" && it->target_pct == results_[i].loss_target_pct && it->offered_pps == *rate) {
+    if (it->phase == search_phase::final && it->target_pct == results_[i].loss_target_pct && it->offered_pps == *rate) {
       results_[i].final = *it;
       break;
     }
 }
 
 std::optional<next_trial> rate_search::next() {
-  if (trials_.empty()) return next_trial{"mrr", 0, spec_.trial, std::nullopt};
+  if (trials_.empty()) return next_trial{search_phase::mrr, 0, spec_.trial, std::nullopt};
   // A trial that did not run as asked (an instance failed, started late, or its counts do not reconcile)
   // measured nothing about its rate: it runs once more; failing twice in a row ends the search with the
   // reason rather than read it as loss and walk down to nothing.
@@ -130,12 +139,12 @@ std::optional<next_trial> rate_search::next_for(std::size_t i) {
     // in steps that double instead (717 k failed its final: 688 k, 631 k, ... rather than 358 k).
     const bool tried_below_mrr = hi < mrr.sent_pps;
     const auto failed_finals = std::count_if(trials_.begin(), trials_.end(), [&](const auto& t) {
-      return t.phase == "final" && t.target_pct == target && !passes(t, target);
+      return t.phase == search_phase::final && t.target_pct == target && !passes(t, target);
     });
     double candidate = tried_below_mrr || mrr.received_pps < min_rate_ ? hi / 2 : mrr.received_pps;
     if (failed_finals > 0) {
       const auto fails_since = std::count_if(trials_.begin(), trials_.end(), [&](const auto& t) {
-        return t.phase != "mrr" && t.duration >= state_[i].duration && !passes(t, target);
+        return t.phase != search_phase::mrr && t.duration >= state_[i].duration && !passes(t, target);
       });
       const double step = 2 * spec_.precision_pct / 100 * std::pow(2.0, static_cast<double>(fails_since - 1));
       candidate = hi * (1 - std::min(0.5, step));
@@ -146,13 +155,13 @@ std::optional<next_trial> rate_search::next_for(std::size_t i) {
                  : fmt::format("no rate passed, down to {:.0f} pps", hi));
       return std::nullopt;
     }
-    return next_trial{"search", candidate, state_[i].duration, std::nullopt};
+    return next_trial{search_phase::search, candidate, state_[i].duration, std::nullopt};
   }
   const bool converged = hi - *lo <= spec_.precision_pct / 100 * hi;
   if (converged || cap) {
     // The found rate holds only once a full-length trial at it passed; a failed final moves `hi` down.
     const auto final_at_lo = std::find_if(trials_.rbegin(), trials_.rend(), [&](const auto& t) {
-      return t.phase == "final" && t.target_pct == target && t.offered_pps == *lo;
+      return t.phase == search_phase::final && t.target_pct == target && t.offered_pps == *lo;
     });
     if (final_at_lo != trials_.rend() && passes(*final_at_lo, target)) {
       settle(i, *lo, converged,
@@ -164,9 +173,9 @@ std::optional<next_trial> rate_search::next_for(std::size_t i) {
       return std::nullopt;
     }
     ++state_[i].finals;
-    return next_trial{"final", *lo, spec_.final_s, target};
+    return next_trial{search_phase::final, *lo, spec_.final_s, target};
   }
-  return next_trial{"search", next_rate(*lo, hi, target), state_[i].duration, std::nullopt};
+  return next_trial{search_phase::search, next_rate(*lo, hi, target), state_[i].duration, std::nullopt};
 }
 
 // Bisection, except while nothing but the unpaced trial failed above the passing rate: then the
@@ -179,14 +188,14 @@ std::optional<next_trial> rate_search::next_for(std::size_t i) {
 double rate_search::next_rate(double lo, double hi, double target) const {
   const double mid = (lo + hi) / 2;
   const bool paced_failure_above = std::any_of(trials_.begin(), trials_.end(), [&](const auto& t) {
-    return t.phase != "mrr" && t.offered_pps >= hi && !passes(t, target);
+    return t.phase != search_phase::mrr && t.offered_pps >= hi && !passes(t, target);
   });
   if (paced_failure_above || trials_.front().limit == "receiver-cpu") return mid;
   // Steps taken upward so far: passes from what the unpaced trial received on (a stricter target's
   // passes further down are not steps of this walk).
   const double from = trials_.front().received_pps * (1 - spec_.precision_pct / 100);
   const auto steps = std::count_if(trials_.begin(), trials_.end(), [&](const auto& t) {
-    return t.phase != "mrr" && t.offered_pps >= from && passes(t, target);
+    return t.phase != search_phase::mrr && t.offered_pps >= from && passes(t, target);
   });
   const double step = 2 * spec_.precision_pct / 100 * std::pow(2.0, static_cast<double>(std::max<long>(steps, 1) - 1));
   return std::min(mid, lo * (1 + step));
@@ -195,14 +204,14 @@ double rate_search::next_rate(double lo, double hi, double target) const {
 void rate_search::record(trial_outcome t) {
   // A failed final: passes of the shorter trials did not hold for the full length, so the search goes
   // on with trials four times longer, and only those count as passes from now on.
-  if (t.phase == "final" && t.target_pct && !passes(t, *t.target_pct))
+  if (t.phase == search_phase::final && t.target_pct && !passes(t, *t.target_pct))
     for (std::size_t i = 0; i < state_.size(); ++i)
       if (spec_.loss_pct[i] == *t.target_pct) state_[i].duration = std::min(spec_.final_s, state_[i].duration * 4);
   trials_.push_back(std::move(t));
 }
 
 json to_json(const trial_outcome& t, std::uint32_t message_size) {
-  json j = {{"run", t.run}, {"phase", t.phase}, {"offered_pps", t.offered_pps}, {"duration", t.duration}, {"ok", t.ok}};
+  json j = {{"run", t.run}, {"phase", phase_name(t.phase)}, {"offered_pps", t.offered_pps}, {"duration", t.duration}, {"ok", t.ok}};
   if (t.target_pct) j["loss_target_pct"] = *t.target_pct;
   if (!t.ok) {
     j["failure"] = t.failure;

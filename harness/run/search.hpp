@@ -17,13 +17,19 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace harness {
 
+// A trial's part in the search: the unpaced maximum (MRR), a step of the search, or a final trial that
+// confirms a loss target's rate. Named in the records and reports as "mrr", "search" and "final".
+enum class search_phase { mrr, search, final };
+std::string_view phase_name(search_phase p) noexcept;
+
 struct trial_outcome {
   std::string run;                    // raw/<run>/
-  std::string phase;                  // "mrr", "search" or "final"
+  search_phase phase = search_phase::search;
   double offered_pps = 0;             // all instances together; 0 = unpaced
   std::optional<double> target_pct;   // final trials: the loss target they check
   double duration = 0;
@@ -37,11 +43,11 @@ struct trial_outcome {
 };
 
 // What a finished run measured, as a trial of a search offering `offered_pps` over its instances.
-trial_outcome outcome_of(const run_summary& s, const std::string& phase, double offered_pps,
+trial_outcome outcome_of(const run_summary& s, search_phase phase, double offered_pps,
                          std::optional<double> target_pct, double duration);
 
 struct next_trial {
-  std::string phase;
+  search_phase phase = search_phase::search;
   double offered_pps = 0;
   double duration = 0;
   std::optional<double> target_pct;

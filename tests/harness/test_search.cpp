@@ -63,7 +63,7 @@ simulated livelock(double capacity) {
           }, "receiver-cpu"};
 }
 
-int count(const rate_search& s, const std::string& phase) {
+int count(const rate_search& s, harness::search_phase phase) {
   const auto& t = s.trials();
   return static_cast<int>(std::count_if(t.begin(), t.end(), [&](const auto& x) { return x.phase == phase; }));
 }
@@ -73,7 +73,7 @@ int count(const rate_search& s, const std::string& phase) {
 TEST_CASE("search: receive livelock - NDR and PDR within the precision of the capacity, each with a passing final", "[search]") {
   const double capacity = 700e3;
   const auto s = search_over(livelock(capacity));
-  REQUIRE(s.trials().front().phase == "mrr");
+  REQUIRE(s.trials().front().phase == harness::search_phase::mrr);
   CHECK(s.trials().front().received_pps == Approx(64e3).epsilon(0.01));
   REQUIRE(s.results().size() == 2);
   for (const auto& r : s.results()) {
@@ -83,12 +83,12 @@ TEST_CASE("search: receive livelock - NDR and PDR within the precision of the ca
     CHECK(*r.rate_pps >= 0.99 * capacity);
     CHECK(r.converged);
     REQUIRE(r.final);
-    CHECK(r.final->phase == "final");
+    CHECK(r.final->phase == harness::search_phase::final);
     CHECK(r.final->duration == 30);
     CHECK(r.final->loss_pct <= r.loss_target_pct);
   }
-  CHECK(count(s, "search") <= 14);  // bisection from what the unpaced trial offered, not a walk from 64 k
-  CHECK(count(s, "final") == 2);
+  CHECK(count(s, harness::search_phase::search) <= 14);  // bisection from what the unpaced trial offered, not a walk from 64 k
+  CHECK(count(s, harness::search_phase::final) == 2);
 }
 
 TEST_CASE("search: a path with a proportional loss above its capacity - PDR above NDR", "[search]") {
@@ -141,13 +141,13 @@ TEST_CASE("search: a final trial that fails its target moves the search below it
   CHECK(*ndr.rate_pps <= 450e3);
   REQUIRE(ndr.final);
   CHECK(ndr.final->loss_pct == 0);
-  CHECK(count(s, "final") > 2);
+  CHECK(count(s, harness::search_phase::final) > 2);
   CHECK(*ndr.rate_pps >= 0.98 * 450e3);
   // Below the failed final the search walks down from it, not halves: no trial far under the answer.
   bool after_failed_final = false;
   for (const auto& t : s.trials()) {
-    if (after_failed_final && t.phase == "search") CHECK(t.offered_pps >= 400e3);
-    after_failed_final = after_failed_final || (t.phase == "final" && t.loss_pct > 0);
+    if (after_failed_final && t.phase == harness::search_phase::search) CHECK(t.offered_pps >= 400e3);
+    after_failed_final = after_failed_final || (t.phase == harness::search_phase::final && t.loss_pct > 0);
   }
 }
 
@@ -164,7 +164,7 @@ TEST_CASE("search: the trial cap ends an unconverged search with the best confir
   spec.max_trials = 3;
   spec.precision_pct = 0.1;
   const auto s = search_over(livelock(700e3), spec);
-  CHECK(count(s, "search") <= 3);
+  CHECK(count(s, harness::search_phase::search) <= 3);
   for (const auto& r : s.results()) {
     CHECK_FALSE(r.converged);
     if (r.rate_pps) CHECK(*r.rate_pps <= 700e3 / (1 - r.loss_target_pct / 100) + 1);
@@ -176,7 +176,7 @@ TEST_CASE("search: an unpaced trial that failed ends the search with its reason"
   auto n = s.next();
   REQUIRE(n);
   trial_outcome t;
-  t.phase = "mrr";
+  t.phase = harness::search_phase::mrr;
   t.failure = "01-a: no result";
   s.record(t);
   CHECK_FALSE(s.next());
@@ -216,7 +216,7 @@ TEST_CASE("search: a trial that failed to run once is not a failure at its rate"
   while (auto n = s.next()) {
     ++k;
     REQUIRE(k < 200);
-    if (!failed_once && n->phase == "search" && n->offered_pps > 600e3 && n->offered_pps < 700e3) {
+    if (!failed_once && n->phase == harness::search_phase::search && n->offered_pps > 600e3 && n->offered_pps < 700e3) {
       failed_once = true;
       trial_outcome t;
       t.run = "t" + std::to_string(k);
@@ -242,7 +242,7 @@ TEST_CASE("search: a policer just above what the unpaced trial received - found 
   const auto& ndr = s.results().at(0);
   REQUIRE(ndr.rate_pps);
   CHECK(*ndr.rate_pps == Approx(19990).epsilon(0.01));
-  CHECK(count(s, "search") <= 6);
+  CHECK(count(s, harness::search_phase::search) <= 6);
 }
 
 TEST_CASE("search: a looser target does not walk far above the stricter one's answer", "[search]") {
@@ -255,7 +255,7 @@ TEST_CASE("search: a looser target does not walk far above the stricter one's an
               }};
   const auto s = search_over(p);
   for (const auto& t : s.trials())
-    if (t.phase != "mrr") CHECK(t.offered_pps < 25000);
+    if (t.phase != harness::search_phase::mrr) CHECK(t.offered_pps < 25000);
   REQUIRE(s.results().at(1).rate_pps);
   CHECK(*s.results().at(1).rate_pps >= 20000);
 }
@@ -275,7 +275,7 @@ TEST_CASE("search: sender-limited counts whole datagrams - 5 of 5.06 due is on r
     }
     return s;
   };
-  CHECK_FALSE(harness::outcome_of(summary_of(5, 1.0), "search", 40.45, std::nullopt, 1).sender_limited);
-  CHECK_FALSE(harness::outcome_of(summary_of(1290, 1.0), "search", 8 * 1290.0, std::nullopt, 1).sender_limited);
-  CHECK(harness::outcome_of(summary_of(1250, 1.0), "search", 8 * 1290.0, std::nullopt, 1).sender_limited);
+  CHECK_FALSE(harness::outcome_of(summary_of(5, 1.0), harness::search_phase::search, 40.45, std::nullopt, 1).sender_limited);
+  CHECK_FALSE(harness::outcome_of(summary_of(1290, 1.0), harness::search_phase::search, 8 * 1290.0, std::nullopt, 1).sender_limited);
+  CHECK(harness::outcome_of(summary_of(1250, 1.0), harness::search_phase::search, 8 * 1290.0, std::nullopt, 1).sender_limited);
 }
