@@ -14,65 +14,16 @@ pids_to_clean=""
 trap 'for p in $pids_to_clean; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=1; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# Read from /proc: a probe connection would be the one test an iperf3 -s -1 serves.
-listening() {
-  python3 - "$1" "$2" <<'PY'
-import sys
-import os
-want = "0100007F:%04X" % int(sys.argv[1])
-inodes = {l.split()[9] for l in list(open("/proc/net/tcp"))[1:] if l.split()[1] == want and l.split()[3] == "0A"}
-try:  # the listener must be this server's own, not another test's that took the port first
-    if open(f"/proc/{sys.argv[2]}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
-        sys.exit(2)
-    mine = {os.readlink(f"/proc/{sys.argv[2]}/fd/{fd}") for fd in os.listdir(f"/proc/{sys.argv[2]}/fd")}
-except OSError:
-    sys.exit(2)  # the server is gone: it could not bind
-sys.exit(0 if any(f"socket:[{i}]" in mine for i in inodes) else 1)
-PY
+. "$(dirname "$0")/stock_peer_common.sh"
+launch_iperf3() {
+  "$iperf3" -s -J -1 -p "$1" -B 127.0.0.1 > "$tmp/iperf3-$1.json" 2> "$tmp/iperf3-$1.err" &
 }
-
-# start_iperf3: an iperf3 -s -J -1 on a free port of 127.0.0.1, listening; sets $port. A port another
-# test took between free_port and iperf3's bind: another port.
-start_iperf3() {
-  for _ in 1 2 3 4 5; do
-    port=$(free_port)
-    "$iperf3" -s -J -1 -p "$port" -B 127.0.0.1 > "$tmp/iperf3-$port.json" 2> "$tmp/iperf3-$port.err" &
-    pid=$!
-    pids_to_clean="$pids_to_clean $pid"
-    for _ in $(seq 50); do
-      listening "$port" "$pid"
-      case $? in 0) return 0 ;; 2) break ;; esac
-      sleep 0.1
-    done
-    kill "$pid" 2>/dev/null
-  done
-  echo "FAIL: iperf3 -s did not listen"; exit 1
-}
-start_iperf3
+start_stock "iperf3 -s" launch_iperf3
 p1=$port
-start_iperf3
+start_stock "iperf3 -s" launch_iperf3
 p2=$port
 
-cat > "$tmp/p.toml" <<PLAN
-name = "p"
-[defaults]
-duration = 1
-warmup = 0
-lead = 0.5
-settle = 0.2
-ports = [$p1, $p2]
-[hosts]
-device = { address = "127.0.0.1", peer = "iperf3" }
-a = { address = "127.0.0.2" }
-[[tests]]
-name = "t"
-message_size = 64
-pps = 1000
-topology = "fan-in"
-server = "device"
-clients = ["a", "a"]
-PLAN
+write_peer_plan iperf3
 
 status=0
 timeout 60 "$harness" run "$tmp/p.toml" --results "$tmp/results" --bin-dir "$build" > "$tmp/out" 2> "$tmp/err" || status=$?

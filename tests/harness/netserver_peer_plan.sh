@@ -20,68 +20,18 @@ pids_to_clean=""
 trap 'for p in $pids_to_clean; do kill -- -$p 2>/dev/null || kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=1; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-# Is this netserver's own listener on 127.0.0.1:PORT? (Another test may take the port first; then netserver
-# cannot bind and exits.) Read from /proc, as a probe connection would start a netserver child.
-listening() {
-  python3 - "$1" "$2" <<'PY'
-import sys
-import os
-want = "0100007F:%04X" % int(sys.argv[1])
-inodes = {l.split()[9] for l in list(open("/proc/net/tcp"))[1:] if l.split()[1] == want and l.split()[3] == "0A"}
-try:
-    if open(f"/proc/{sys.argv[2]}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
-        sys.exit(2)
-    mine = {os.readlink(f"/proc/{sys.argv[2]}/fd/{fd}") for fd in os.listdir(f"/proc/{sys.argv[2]}/fd")}
-except OSError:
-    sys.exit(2)  # the server is gone: it could not bind
-sys.exit(0 if any(f"socket:[{i}]" in mine for i in inodes) else 1)
-PY
+. "$(dirname "$0")/stock_peer_common.sh"
+launch_netserver() {
+  setsid "$netserver" -D -4 -L 127.0.0.1 -p "$1" > "$tmp/netserver-$1.log" 2>&1 &
 }
-
-# start_netserver: a netserver on a free port of 127.0.0.1, listening; sets $port.
-start_netserver() {
-  for _ in 1 2 3 4 5; do
-    port=$(free_port)
-    setsid "$netserver" -D -4 -L 127.0.0.1 -p "$port" > "$tmp/netserver-$port.log" 2>&1 &
-    pid=$!
-    pids_to_clean="$pids_to_clean $pid"
-    for _ in $(seq 50); do
-      listening "$port" "$pid"
-      case $? in 0) return 0 ;; 2) break ;; esac
-      sleep 0.1
-    done
-    kill -- -"$pid" 2>/dev/null
-  done
-  echo "FAIL: netserver did not listen"; exit 1
-}
-start_netserver
+start_stock netserver launch_netserver
 p1=$port
-start_netserver
+start_stock netserver launch_netserver
 p2=$port
 
 # skew_bound_ms: the counts are this test's subject, not the start; on a loaded 2-core machine under
 # ctest -j2 both instances once started 45 ms after T0 (0.1 ms on a quiet one).
-cat > "$tmp/p.toml" <<PLAN
-name = "p"
-[defaults]
-skew_bound_ms = 250
-duration = 1
-warmup = 0
-lead = 0.5
-settle = 0.2
-ports = [$p1, $p2]
-[hosts]
-device = { address = "127.0.0.1", peer = "netserver" }
-a = { address = "127.0.0.2" }
-[[tests]]
-name = "t"
-message_size = 64
-pps = 1000
-topology = "fan-in"
-server = "device"
-clients = ["a", "a"]
-PLAN
+write_peer_plan netserver 'skew_bound_ms = 250'
 
 status=0
 timeout 30 "$harness" run "$tmp/p.toml" --dry-run --bin-dir "$build" > "$tmp/dry" 2>&1 || status=$?
