@@ -1,6 +1,7 @@
 #include "netserve/netperf_data.hpp"
 
 #include "core/clock.hpp"
+#include "core/udp_io.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +20,6 @@ namespace {
 
 constexpr int poll_slice_ms = 100;  // how soon a stop is seen
 constexpr std::size_t recv_batch = 64;   // datagrams per recvmmsg
-constexpr std::size_t datagram_room = 2048;  // what is copied of each: MSG_TRUNC gives the full length
 
 std::string failure(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 
@@ -83,33 +83,28 @@ void netperf_data::run() noexcept {
 }
 
 void netperf_data::udp_stream() {
-  std::vector<unsigned char> room(recv_batch * datagram_room);
-  std::vector<sockaddr_storage> from(recv_batch);
-  std::vector<iovec> iov(recv_batch);
-  std::vector<mmsghdr> msgs(recv_batch);
-  while (wait_for(socket_.get(), POLLIN)) {
-    for (std::size_t i = 0; i < recv_batch; ++i) {
-      iov[i] = {room.data() + i * datagram_room, datagram_room};
-      msgs[i] = {};
-      msgs[i].msg_hdr.msg_name = &from[i];
-      msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-      msgs[i].msg_hdr.msg_iov = &iov[i];
-      msgs[i].msg_hdr.msg_iovlen = 1;
-    }
-    const int n = ::recvmmsg(socket_.get(), msgs.data(), recv_batch, MSG_DONTWAIT | MSG_TRUNC, nullptr);
-    if (n < 0) {
-      if (transient(errno)) continue;
-      counts_.error = failure("recvmmsg");
+  // The one batched receive path of every test (core/udp_io.hpp), without GRO: netperf ends its test with
+  // zero-length datagrams, which must be seen one by one.
+  udp_batch_receiver rx(socket_.get(), recv_batch, false);
+  bool ended = false;
+  while (!ended && wait_for(socket_.get(), POLLIN)) {
+    std::error_code ec;
+    rx.receive(
+        [&](const received& d) {
+          if (ended) return;
+          if (!from_peer(d.source)) {
+            ++counts_.foreign;
+          } else if (d.len == 0) {
+            ended = true;  // netperf's end of the test (it sends three)
+          } else {
+            ++counts_.recv_calls;
+            counts_.bytes_received += d.len;
+          }
+        },
+        ec);
+    if (ec) {
+      counts_.error = fmt::format("recvmmsg: {}", ec.message());
       return;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (!from_peer(&from[i])) {
-        ++counts_.foreign;
-        continue;
-      }
-      if (msgs[i].msg_len == 0) return;  // netperf's end of the test (it sends three)
-      ++counts_.recv_calls;
-      counts_.bytes_received += msgs[i].msg_len;
     }
   }
 }
