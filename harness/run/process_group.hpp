@@ -52,7 +52,6 @@ class process_group {
   // every member has ended by then.
   void stop(const std::function<bool(nb::child_process*)>& spare = nullptr);
   void kill();
-  bool stopping() const { return stopping_; }
   bool killed() const { return killed_; }
   // The work is over: no escalation pending.
   void close() { escalate_.cancel(); }

@@ -18,7 +18,6 @@ class stop_signals {
   stop_signals(boost::asio::io_context& io, std::string what, std::function<void(int sig)> on_stop);
   // The work is over: no more waits, so io_context::run() can return.
   void close();
-  bool signalled() const { return signalled_; }
 
  private:
   void arm();
