@@ -11,7 +11,7 @@
 # Each receiver reads with its own default size (netserve 256K under cubic, 64K under bbr; iperf3 the
 # client's -l; iperf2 128K).
 # Each tool sends and receives its own default way: netload sends with sendfile() from a memory file
-# (core/tcp_send.hpp) and its receiver lets the kernel discard the bytes (MSG_TRUNC); iperf3 and iperf2
+# (core/data/tcp_send.hpp) and its receiver lets the kernel discard the bytes (MSG_TRUNC); iperf3 and iperf2
 # write() from a buffer and read() into one. Info rows say where a difference comes from: iperf3 -Z (its
 # sendfile(); its receiver still copies) against netload, and netload --send-copy --recv-copy (copies at
 # both ends, as iperf does) against iperf3 and iperf2.

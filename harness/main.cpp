@@ -1,6 +1,6 @@
 // harness: runs a TOML plan of netserve / netload instances across hosts and writes the results folder.
-#include "core/cli_help.hpp"
-#include "core/version.hpp"
+#include "core/base/cli_help.hpp"
+#include "core/base/version.hpp"
 #include "harness/app.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/plan/plan.hpp"

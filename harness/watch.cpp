@@ -1,7 +1,7 @@
 #include "harness/watch.hpp"
 
-#include "core/clock.hpp"
-#include "core/text.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/text.hpp"
 #include "harness/app_run.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/stop_signals.hpp"

@@ -1,6 +1,6 @@
 #include "harness/watch_line.hpp"
 
-#include "core/text.hpp"
+#include "core/base/text.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
 #include "netload/bidir.hpp"
 
-#include "core/clock.hpp"
-#include "core/units.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/units.hpp"
+#include "core/base/version.hpp"
 #include "netload/client.hpp"
 #include "netload/outcome.hpp"
 #include "netload/report.hpp"

@@ -1,11 +1,11 @@
 #include "netload/cli.hpp"
 
-#include "core/cli_help.hpp"
-#include "core/limits.hpp"
-#include "core/socket.hpp"
-#include "core/units.hpp"
-#include "core/version.hpp"
-#include "core/whole_number.hpp"
+#include "core/base/cli_help.hpp"
+#include "core/base/limits.hpp"
+#include "core/sys/socket.hpp"
+#include "core/base/units.hpp"
+#include "core/base/version.hpp"
+#include "core/base/whole_number.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // netload's command line: netperf's shape (global options, then "--", then test options), so the seed
 // procedure's commands work by changing the program name, plus long options for everything netperf
 // lacks.
-#include "core/protocol.hpp"
+#include "core/wire/protocol.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -32,7 +32,7 @@ struct client_options {
   bool local_cpu_util = false;            // -c: print this host's CPU use and service demand
   bool remote_cpu_util = false;           // -C: the same for the server's host
   std::uint32_t mss = 0;                  // --mss (TCP); netperf's -M is the receive size, recv_size
-  char rate_units = 0;                    // -f: k m g bit/s, K M G byte/s (core/units.hpp); 0 = netload's own
+  char rate_units = 0;                    // -f: k m g bit/s, K M G byte/s (core/base/units.hpp); 0 = netload's own
   double omit_s = 0;                      // --omit: the first seconds, before -l's, left out of the rates
   std::string congestion;                 // -K (TCP): the congestion-control algorithm, both ends
   std::uint32_t recv_size = 0;            // --recv-size (TCP): the receiver's bytes per recv(), 0 = its default
@@ -58,7 +58,7 @@ struct client_options {
   double connect_timeout_s = 5;
   std::string psk_file;                   // answer netserve's challenge with this file's key
   std::vector<std::string> argv;          // as given, for the result
-  // --host-info: no test; this host's facts (core/host_info.hpp), then the clock service on stdin.
+  // --host-info: no test; this host's facts (core/sys/host_info.hpp), then the clock service on stdin.
   bool host_info = false;
   std::vector<std::string> mtu_peers;     // --mtu-to: the peers whose path MTU the facts give
 

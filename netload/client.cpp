@@ -1,8 +1,8 @@
 #include "netload/client.hpp"
 
-#include "core/auth.hpp"
-#include "core/clock.hpp"
-#include "core/version.hpp"
+#include "core/wire/auth.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/version.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

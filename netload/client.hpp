@@ -1,10 +1,10 @@
 #pragma once
 // One test from netload's side: control connection, data sockets and threads, intervals, result.
-#include "core/flow.hpp"
-#include "core/frame_io.hpp"
-#include "core/result.hpp"
-#include "core/socket.hpp"
-#include "core/streams.hpp"
+#include "core/wire/flow.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/wire/result.hpp"
+#include "core/sys/socket.hpp"
+#include "core/data/streams.hpp"
 #include "netload/cli.hpp"
 #include "netload/user_stop.hpp"
 

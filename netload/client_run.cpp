@@ -2,10 +2,10 @@
 #include "netload/client.hpp"
 #include "netload/user_stop.hpp"
 
-#include "core/clock.hpp"
-#include "core/units.hpp"
-#include "core/verdict.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/units.hpp"
+#include "core/wire/verdict.hpp"
+#include "core/base/version.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/multiple_exceptions.hpp>

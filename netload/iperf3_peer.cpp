@@ -1,10 +1,10 @@
 // The control side of netload --peer iperf3: the handshake, the streams, the end and the results exchange.
 #include "netload/iperf3_peer.hpp"
 
-#include "core/clock.hpp"
-#include "core/frame_io.hpp"
-#include "core/json_text.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/base/json_text.hpp"
+#include "core/base/version.hpp"
 #include "netload/user_stop.hpp"
 
 #include <boost/asio/co_spawn.hpp>

@@ -1,6 +1,6 @@
 #pragma once
 // netload --peer iperf3: one test against a running stock `iperf3 -s`, speaking iperf3's client protocol
-// (core/iperf3_wire.hpp) on the control connection and moving the data with netload's own data plane
+// (core/wire/iperf3_wire.hpp) on the control connection and moving the data with netload's own data plane
 // (senders, pacer, receivers). iperf3 counts the side it runs, and those counts come back in its results:
 // forward, the receiver's figures are the iperf3 server's own; in reverse, the sender's are.
 //
@@ -9,9 +9,9 @@
 // the cookie; each UDP stream sends its 4-byte hello and awaits the answer), TEST_START, TEST_RUNNING; at
 // the end (or the user's stop) our TEST_END, EXCHANGE_RESULTS (ours, then the server's), DISPLAY_RESULTS
 // and our IPERF_DONE.
-#include "core/iperf3_wire.hpp"
-#include "core/result.hpp"
-#include "core/streams.hpp"
+#include "core/wire/iperf3_wire.hpp"
+#include "core/wire/result.hpp"
+#include "core/data/streams.hpp"
 #include "netload/client.hpp"
 
 #include <boost/asio/io_context.hpp>

@@ -2,10 +2,10 @@
 // counts (the iperf3 server's from its results).
 #include "netload/iperf3_peer.hpp"
 
-#include "core/clock.hpp"
-#include "core/frame_io.hpp"
-#include "core/verdict.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/wire/verdict.hpp"
+#include "core/base/version.hpp"
 
 #include <fmt/format.h>
 

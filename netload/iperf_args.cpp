@@ -1,7 +1,7 @@
 #include "netload/iperf_args.hpp"
 
-#include "core/text.hpp"
-#include "core/units.hpp"
+#include "core/base/text.hpp"
+#include "core/base/units.hpp"
 #include "netload/iperf_options.hpp"
 
 #include <fmt/format.h>

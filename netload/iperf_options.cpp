@@ -1,7 +1,7 @@
 #include "netload/iperf_options.hpp"
 
-#include "core/limits.hpp"
-#include "core/whole_number.hpp"
+#include "core/base/limits.hpp"
+#include "core/base/whole_number.hpp"
 
 #include <fmt/format.h>
 

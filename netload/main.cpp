@@ -1,8 +1,8 @@
 // netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM, UDP_RR, TCP_RR) with counts that add up.
-#include "core/host_info.hpp"
-#include "core/kernel_features.hpp"
-#include "core/socket.hpp"
-#include "core/version.hpp"
+#include "core/sys/host_info.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/sys/socket.hpp"
+#include "core/base/version.hpp"
 #include "netload/bidir.hpp"
 #include "netload/client.hpp"
 #include "netload/iperf3_peer.hpp"

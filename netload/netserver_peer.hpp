@@ -1,10 +1,10 @@
 #pragma once
 // netload --peer netserver: a test against a stock netperf netserver (2.7), in netperf's own control
-// protocol (core/netperf_wire.hpp): netload asks for an OMNI test as netperf's UDP_STREAM / TCP_STREAM
+// protocol (core/wire/netperf_wire.hpp): netload asks for an OMNI test as netperf's UDP_STREAM / TCP_STREAM
 // does, sends with its own data plane to the port netserver names, ends the test as netperf does (three
 // zero-length datagrams, or the close) and takes the receiver's figures from netserver's results. The
 // result is netload's usual one; its server_version says who counted the receiver's side.
-#include "core/result.hpp"
+#include "core/wire/result.hpp"
 #include "netload/cli.hpp"
 #include "netload/client.hpp"
 

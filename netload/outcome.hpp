@@ -1,6 +1,6 @@
 #pragma once
 // netload's exit status, from a result: one place for the single test (main.cpp) and --bidir's two.
-#include "core/result.hpp"
+#include "core/wire/result.hpp"
 
 #include <string>
 #include <string_view>

@@ -1,8 +1,8 @@
 #include "netload/report.hpp"
 
-#include "core/clock.hpp"
-#include "core/kernel_features.hpp"
-#include "core/units.hpp"
+#include "core/base/clock.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/base/units.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 // netload's output: netperf's classic tables with packets per second and loss under them, or JSON.
-#include "core/result.hpp"
+#include "core/wire/result.hpp"
 #include "netload/cli.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include "netload/user_stop.hpp"
 
-#include "core/clock.hpp"
+#include "core/base/clock.hpp"
 #include "netload/client.hpp"
 
 #include <fmt/format.h>

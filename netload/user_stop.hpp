@@ -4,7 +4,7 @@
 // exchange and keep their figures; if any had not begun, or the exchange takes longer than the grace, or
 // a second signal comes, the io_context stops and the tests are abandoned (their destructors stop and
 // join the data threads).
-#include "core/result.hpp"
+#include "core/wire/result.hpp"
 #include "netload/cli.hpp"
 
 #include <boost/asio/io_context.hpp>

@@ -1,15 +1,15 @@
 #include "netserve/control_connection.hpp"
 
-#include "core/clock.hpp"
-#include "core/request_rules.hpp"
-#include "core/host_stats.hpp"
-#include "core/saturating.hpp"
-#include "core/text.hpp"
-#include "core/units.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/request_rules.hpp"
+#include "core/sys/host_stats.hpp"
+#include "core/base/saturating.hpp"
+#include "core/base/text.hpp"
+#include "core/base/units.hpp"
+#include "core/base/version.hpp"
 #include "netserve/iperf3_session.hpp"
 #include "netserve/netperf_session.hpp"
-#include "core/netperf_wire.hpp"
+#include "core/wire/netperf_wire.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>

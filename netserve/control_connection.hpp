@@ -4,8 +4,8 @@
 // passed, and the test it registers: the test's slot on its port, its share of the budget and its
 // threads go when the connection ends. A data connection is one whose first frame is `data`: it hands
 // its socket over to its test and ends.
-#include "core/frame_io.hpp"
-#include "core/request_rules.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/wire/request_rules.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server.hpp"
 #include "netserve/server_budget.hpp"
@@ -22,7 +22,7 @@ namespace nb::serve {
 // limits, or not meaningful.
 void validate_request(const test_request& r, const server_options& o);
 // Where a UDP test's datagrams go (the client's address, whether it is this host's, the path MTU towards
-// it), for check_data_peer (core/request_rules.hpp). Throws protocol_error when there is no path.
+// it), for check_data_peer (core/wire/request_rules.hpp). Throws protocol_error when there is no path.
 data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::vector<std::uint16_t>& own_ports);
 
 class control_connection {

@@ -1,6 +1,6 @@
 // What an iperf3 client asks for, checked against what netserve serves and its limits, and made into the
 // served_tests that run it (netserve/iperf3_session.hpp).
-#include "core/limits.hpp"
+#include "core/base/limits.hpp"
 #include "netserve/control_connection.hpp"
 #include "netserve/iperf3_session.hpp"
 

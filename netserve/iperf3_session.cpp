@@ -1,9 +1,9 @@
 #include "netserve/iperf3_session.hpp"
 
-#include "core/clock.hpp"
-#include "core/frame_io.hpp"
-#include "core/rr.hpp"
-#include "core/text.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/data/rr.hpp"
+#include "core/base/text.hpp"
 #include "netserve/control_connection.hpp"
 
 #include <fmt/format.h>

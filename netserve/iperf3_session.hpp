@@ -1,6 +1,6 @@
 #pragma once
 // A stock iperf3 client's test, served on netserve's own ports with netserve's data plane: iperf3's control
-// protocol (core/iperf3_wire.hpp) drives one or two served_tests (two with --bidir: the client's sending
+// protocol (core/wire/iperf3_wire.hpp) drives one or two served_tests (two with --bidir: the client's sending
 // streams, then its receiving ones), which count as a netload client's do and are logged with the same
 // line. Several iperf3 clients run at once on one port, each its own test; the port's limits and the
 // process budget apply to them as to netload's.
@@ -11,7 +11,7 @@
 // hello on the port (udp_port::watch_hellos), answered from the port: a session collects its client's
 // hellos while no other session of the same client address on the port collects its own, so each hello
 // has one owner.
-#include "core/iperf3_wire.hpp"
+#include "core/wire/iperf3_wire.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server.hpp"
 #include "netserve/server_budget.hpp"

@@ -1,9 +1,9 @@
 // netserve: a netserver-like listener that binds many ports in one process.
-#include "core/auth.hpp"
-#include "core/cli_help.hpp"
-#include "core/kernel_features.hpp"
-#include "core/version.hpp"
-#include "core/port_spec.hpp"
+#include "core/wire/auth.hpp"
+#include "core/base/cli_help.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/base/version.hpp"
+#include "core/base/port_spec.hpp"
 #include "netserve/server.hpp"
 
 #include <CLI/CLI.hpp>

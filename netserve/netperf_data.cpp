@@ -1,7 +1,7 @@
 #include "netserve/netperf_data.hpp"
 
-#include "core/clock.hpp"
-#include "core/udp_io.hpp"
+#include "core/base/clock.hpp"
+#include "core/data/udp_io.hpp"
 
 #include <fmt/format.h>
 
@@ -83,7 +83,7 @@ void netperf_data::run() noexcept {
 }
 
 void netperf_data::udp_stream() {
-  // The one batched receive path of every test (core/udp_io.hpp), without GRO: netperf ends its test with
+  // The one batched receive path of every test (core/data/udp_io.hpp), without GRO: netperf ends its test with
   // zero-length datagrams, which must be seen one by one.
   udp_batch_receiver rx(socket_.get(), recv_batch, false);
   bool ended = false;

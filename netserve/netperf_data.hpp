@@ -5,8 +5,8 @@
 // the client's zero-length datagram, a TCP one at its close, either at the test's length plus netperf's
 // padding at the latest. Only the control connection's client address is served: anything else that
 // reaches the port is neither counted nor answered.
-#include "core/endpoint.hpp"
-#include "core/fd.hpp"
+#include "core/sys/endpoint.hpp"
+#include "core/base/fd.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -24,7 +24,7 @@ struct netperf_plan {
   std::int64_t deadline_mono_ns = 0;                  // the test's length and netperf's padding from its start
 };
 
-// Kept 64-bit here; netperf's own (32-bit) fields get them saturated (core/netperf_wire.hpp).
+// Kept 64-bit here; netperf's own (32-bit) fields get them saturated (core/wire/netperf_wire.hpp).
 struct netperf_counts {
   std::uint64_t bytes_received = 0, recv_calls = 0, bytes_sent = 0, send_calls = 0, transactions = 0;
   std::uint64_t failed_sends = 0;

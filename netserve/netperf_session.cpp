@@ -1,12 +1,12 @@
 #include "netserve/netperf_session.hpp"
 
-#include "core/clock.hpp"
-#include "core/frame_io.hpp"
-#include "core/limits.hpp"
-#include "core/netperf_wire.hpp"
-#include "core/socket.hpp"
-#include "core/text.hpp"
-#include "core/units.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/base/limits.hpp"
+#include "core/wire/netperf_wire.hpp"
+#include "core/sys/socket.hpp"
+#include "core/base/text.hpp"
+#include "core/base/units.hpp"
 #include "netserve/netperf_data.hpp"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #pragma once
 // A stock netperf client (2.7) on one of netserve's ports, served as netserver serves it: its control
-// connection carries fixed-size requests (core/netperf_wire.hpp); for each OMNI request (TCP_STREAM,
+// connection carries fixed-size requests (core/wire/netperf_wire.hpp); for each OMNI request (TCP_STREAM,
 // UDP_STREAM, TCP_RR, UDP_RR) netserve opens a data socket, names its port in the response, counts or
 // answers the data there (netserve/netperf_data.hpp) and sends its counts as netperf's results. What
 // netserve does not serve (another test, a count-bounded test, the CPU figures) is refused with netperf's

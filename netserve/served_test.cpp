@@ -1,9 +1,9 @@
 #include "netserve/served_test.hpp"
 
-#include "core/clock.hpp"
-#include "core/request_rules.hpp"
-#include "core/text.hpp"
-#include "core/units.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/request_rules.hpp"
+#include "core/base/text.hpp"
+#include "core/base/units.hpp"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
 #pragma once
 // The server's side of one test: its data-plane threads and counters. Built by its control connection,
 // which drives it; TCP data connections, which arrive on their own connections, attach to it by cookie.
-#include "core/flow.hpp"
-#include "core/limits.hpp"
-#include "core/protocol.hpp"
-#include "core/socket.hpp"
-#include "core/streams.hpp"
+#include "core/wire/flow.hpp"
+#include "core/base/limits.hpp"
+#include "core/wire/protocol.hpp"
+#include "core/sys/socket.hpp"
+#include "core/data/streams.hpp"
 #include "netserve/udp_port.hpp"
 #include "netserve/xdp_engine.hpp"
 
@@ -36,7 +36,7 @@ class served_test {
   void set_data_key(std::string key) { data_key_ = std::move(key); }
   const std::string& data_key() const noexcept { return data_key_; }
 
-  // The header of the test's datagrams, both ways (core/flow.hpp); before attach_udp and start.
+  // The header of the test's datagrams, both ways (core/wire/flow.hpp); before attach_udp and start.
   void set_payload(payload_format f) noexcept { payload_ = f; }
   // UDP: the client's port per stream, when they are learnt after registration (iperf3's hellos); before
   // attach_udp and start.
@@ -57,7 +57,7 @@ class served_test {
   std::string attach_next_tcp(fd_handle fd);
   // The agreed start instant: every stream's thread starts (senders wait for the instant), and a UDP_RR
   // test's requests are answered from the instant to its end (from now when the instant is past) and a
-  // drain (core/rr.hpp). Throws protocol_error when a reverse stream would go to netserve itself (an
+  // drain (core/data/rr.hpp). Throws protocol_error when a reverse stream would go to netserve itself (an
   // address of this host that has become one since the test was registered).
   void start(std::int64_t start_wall_ns);
   // When the test's data began on this side's clock: the start instant, or when start() ran if later.

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "core/clock.hpp"
-#include "core/kernel_features.hpp"
-#include "core/limits.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/base/limits.hpp"
+#include "core/base/version.hpp"
 
 namespace nb::serve {
 

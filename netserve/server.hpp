@@ -6,8 +6,8 @@
 // As in the Asio HTTP server example: `server` binds the ports and accepts; each connection is served by
 // a control_connection (netserve/control_connection.hpp); the tests live on their port, where data
 // connections find them (the example's connection_manager).
-#include "core/frame_io.hpp"
-#include "core/limits.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/base/limits.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server_budget.hpp"
 #include "netserve/udp_port.hpp"
@@ -95,7 +95,7 @@ struct server_shared {
   std::shared_ptr<budget> process_budget;
   std::uint64_t tests_registered = 0;  // numbers the tests, for the ready message and the log
   // Every port number netserve listens and sends on, sorted: a test's data peer is never one of them on
-  // an address of this host (core/request_rules.hpp).
+  // an address of this host (core/wire/request_rules.hpp).
   std::shared_ptr<const std::vector<std::uint16_t>> own_ports = std::make_shared<std::vector<std::uint16_t>>();
 };
 

@@ -1,8 +1,8 @@
 #include "netserve/server_budget.hpp"
 
-#include "core/saturating.hpp"
+#include "core/base/saturating.hpp"
 
-#include "core/streams.hpp"
+#include "core/data/streams.hpp"
 
 #include <fmt/format.h>
 

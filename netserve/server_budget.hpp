@@ -10,7 +10,7 @@
 // `client_share` of each budget, so a second address still finds room.
 //
 // Single-threaded: only the control plane's io_context thread takes and releases.
-#include "core/protocol.hpp"
+#include "core/wire/protocol.hpp"
 
 #include <boost/asio/ip/address.hpp>
 

@@ -1,9 +1,9 @@
 #include "netserve/udp_port.hpp"
 
-#include "core/clock.hpp"
-#include "core/kernel_features.hpp"
-#include "core/limits.hpp"
-#include "core/udp_io.hpp"
+#include "core/base/clock.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/base/limits.hpp"
+#include "core/data/udp_io.hpp"
 
 #include <fmt/format.h>
 

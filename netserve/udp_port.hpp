@@ -22,11 +22,11 @@
 // counter block per lane, each with a single writer, and readers add them up (flow_totals).
 // The flow table is copied to a thread only when it changes (a generation number is checked once per
 // batch), so the per-datagram path takes no lock.
-#include "core/endpoint.hpp"
-#include "core/flow.hpp"
-#include "core/rr.hpp"
-#include "core/socket.hpp"
-#include "core/udp_io.hpp"
+#include "core/sys/endpoint.hpp"
+#include "core/wire/flow.hpp"
+#include "core/data/rr.hpp"
+#include "core/sys/socket.hpp"
+#include "core/data/udp_io.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -151,7 +151,7 @@ class udp_port {
   // Bytes waiting in the lanes' receive queues (0 once drained).
   std::int64_t queued_bytes() const noexcept;
   // How the lanes receive, as the result says it: "gro" or "recvmmsg", then what the kernel lacks
-  // (core/kernel_features.hpp): ", lanes by kernel hash", ", no drop count".
+  // (core/sys/kernel_features.hpp): ", lanes by kernel hash", ", no drop count".
   const std::string& batching() const noexcept { return batching_; }
 
  private:

@@ -1,7 +1,7 @@
 #include "netserve/xdp_engine.hpp"
 
-#include "core/clock.hpp"
-#include "core/fd.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/fd.hpp"
 #include "netserve/xdp/count_maps.h"
 
 #include <bpf/bpf.h>

@@ -9,8 +9,8 @@
 // netserve (kill -9 included) leaves the program attached. A kernel without XDP links (before 5.9) gets the
 // netlink attachment instead, which outlives the process: the next netserve on DEV finds the program by its
 // name and detaches it before attaching its own.
-#include "core/endpoint.hpp"
-#include "core/flow.hpp"
+#include "core/sys/endpoint.hpp"
+#include "core/wire/flow.hpp"
 
 #include <cstdint>
 #include <memory>

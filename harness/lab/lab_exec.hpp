@@ -1,8 +1,8 @@
 #pragma once
-// Running the lab's commands (ip, tc, nft) through the project's one runner (core/process.hpp): always an
+// Running the lab's commands (ip, tc, nft) through the project's one runner (harness/process/process.hpp): always an
 // argv, never a shell string, each with a deadline, stdout and stderr captured, so a failure reads
 // "command `ip ...` failed: <its stderr>".
-#include "core/process.hpp"
+#include "harness/process/process.hpp"
 
 #include <chrono>
 #include <string>

@@ -2,8 +2,8 @@
 // safe (every address inside 198.18.0.0/15, every name short enough to derive interface names from).
 #include "harness/lab/lab.hpp"
 
-#include "core/units.hpp"
-#include "core/whole_number.hpp"
+#include "core/base/units.hpp"
+#include "core/base/whole_number.hpp"
 #include "harness/toml/toml_bounds.hpp"
 #include "harness/toml/toml_reader.hpp"
 

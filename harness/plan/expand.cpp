@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "core/limits.hpp"
+#include "core/base/limits.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 #include "harness/plan/plan.hpp"
 
-#include "core/limits.hpp"
-#include "core/port_spec.hpp"
-#include "core/units.hpp"
+#include "core/base/limits.hpp"
+#include "core/base/port_spec.hpp"
+#include "core/base/units.hpp"
 #include "harness/toml/toml_bounds.hpp"
 #include "harness/plan/plan_toml.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 // The typed plan: what a TOML plan file says, checked once at load time. Everything downstream works on
 // these structs and never looks at TOML again.
-#include "core/protocol.hpp"
+#include "core/wire/protocol.hpp"
 
 #include <cstdint>
 #include <map>

@@ -1,8 +1,8 @@
 // The [[tests]] part of a plan: kinds, sizes, rates, topology, and the checks that need the whole test
 // (port clashes, sizes that cannot be sent).
-#include "core/limits.hpp"
-#include "core/socket.hpp"
-#include "core/units.hpp"
+#include "core/base/limits.hpp"
+#include "core/sys/socket.hpp"
+#include "core/base/units.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/plan_toml.hpp"
 

@@ -1,6 +1,6 @@
 #include "harness/records/host_check.hpp"
 
-#include "core/version.hpp"
+#include "core/base/version.hpp"
 
 #include <fmt/format.h>
 

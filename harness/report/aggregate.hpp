@@ -2,7 +2,7 @@
 // From raw instance records to per-run figures: per instance, the plain sum over instances (what users
 // add up by hand), and the steady-state aggregate over the wall-clock window in which every instance was
 // sending, after the warm-up. A run with a failed instance reports its failures, never a number for them.
-#include "core/result.hpp"
+#include "core/wire/result.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/latency.hpp"
 

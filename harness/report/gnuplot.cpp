@@ -1,7 +1,7 @@
 #include "harness/report/gnuplot.hpp"
 
-#include "core/process.hpp"
-#include "core/text.hpp"
+#include "harness/process/process.hpp"
+#include "core/base/text.hpp"
 
 #include <fmt/format.h>
 

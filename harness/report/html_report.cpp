@@ -6,7 +6,7 @@
 #include "harness/report/results.hpp"
 #include "harness/records/host_check.hpp"
 
-#include "core/json_text.hpp"
+#include "core/base/json_text.hpp"
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 // counted until the stop, from their partial results or the per-second samples the harness received live.
 #include "harness/report/aggregate.hpp"
 
-#include "core/clock.hpp"
-#include "core/units.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/units.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Round trips in the reports: a request/response run's transactions, merged exactly over its instances,
 // and a latency probe's round trips idle and under the run's load, with their course over the run.
-#include "core/latency_histogram.hpp"
+#include "core/wire/latency_histogram.hpp"
 
 #include <nlohmann/json.hpp>
 

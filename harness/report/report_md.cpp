@@ -1,7 +1,7 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
 #include "harness/report/report.hpp"
-#include "core/json_text.hpp"
+#include "core/base/json_text.hpp"
 #include "harness/report/results.hpp"
 #include "harness/records/host_check.hpp"
 

@@ -1,6 +1,6 @@
 // The rate searches in the reports: per search, MRR, NDR and PDR side by side in pps and Mbit/s with
 // the final trial that confirmed each, then every trial in the order it ran.
-#include "core/units.hpp"
+#include "core/base/units.hpp"
 #include "harness/report/report.hpp"
 
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 #include "harness/report/report.hpp"
 #include "harness/report/stats.hpp"
 
-#include "core/json_text.hpp"
+#include "core/base/json_text.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

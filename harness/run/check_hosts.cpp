@@ -1,13 +1,13 @@
 // The runner's check of every host before a run (and all of `harness check`): host_check.hpp says what
 // and why; this is the asking.
 #include "harness/records/host_check.hpp"
-#include "core/json_text.hpp"
+#include "core/base/json_text.hpp"
 #include "harness/run/runner.hpp"
 
-#include "core/clock.hpp"
-#include "core/host_info.hpp"
-#include "core/text.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/sys/host_info.hpp"
+#include "core/base/text.hpp"
+#include "core/base/version.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

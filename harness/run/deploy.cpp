@@ -1,9 +1,9 @@
 #include "harness/run/deploy.hpp"
 
-#include "core/text.hpp"
+#include "core/base/text.hpp"
 
-#include "core/process.hpp"
-#include "core/version.hpp"
+#include "harness/process/process.hpp"
+#include "core/base/version.hpp"
 #include "harness/run/process_group.hpp"
 #include "harness/run/stop_signals.hpp"
 #include "harness/run/deploy_steps.hpp"

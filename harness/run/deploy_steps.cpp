@@ -2,7 +2,7 @@
 
 #include "harness/plan/expand.hpp"
 #include "harness/run/deploy.hpp"
-#include "core/process.hpp"
+#include "harness/process/process.hpp"
 
 #include <fmt/format.h>
 #include <openssl/evp.h>

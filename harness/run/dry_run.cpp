@@ -2,10 +2,10 @@
 
 #include "harness/records/host_check.hpp"
 
-#include "core/units.hpp"
+#include "core/base/units.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/run/launcher.hpp"
-#include "core/process.hpp"
+#include "harness/process/process.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

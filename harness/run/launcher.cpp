@@ -1,7 +1,7 @@
 #include "harness/run/launcher.hpp"
 
-#include "core/process.hpp"
-#include "core/whole_number.hpp"
+#include "harness/process/process.hpp"
+#include "core/base/whole_number.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // one: stop() asks them to end (SIGTERM) and kills them all (SIGKILL) if they have not within
 // kill_after; kill() does at once. A member leaves when its membership ends, so no signal ever reaches a
 // process that is gone (its pid may be another's by then). Used by `harness run`, `check` and `deploy`.
-#include "core/process.hpp"
+#include "harness/process/process.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>

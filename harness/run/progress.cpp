@@ -1,6 +1,6 @@
 #include "harness/run/progress.hpp"
 
-#include "core/units.hpp"
+#include "core/base/units.hpp"
 
 #include <fmt/format.h>
 

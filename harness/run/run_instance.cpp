@@ -1,8 +1,8 @@
 // The moving parts of one run: netserve processes up and ready, netload instances started together and
 // followed live, raw files written as each instance ends, servers stopped.
-#include "core/clock.hpp"
-#include "core/json_text.hpp"
-#include "core/units.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/json_text.hpp"
+#include "core/base/units.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
 

@@ -1,7 +1,7 @@
 // A search run: trial after trial, each an ordinary run with its own raw/ folder, chosen by the rate
 // search (harness/run/search.hpp) from what the trials before it measured. raw/<run>/search.json holds the
 // search's state after every trial, so an interrupted search still shows how far it got.
-#include "core/units.hpp"
+#include "core/base/units.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
 #include "harness/run/search.hpp"

@@ -1,9 +1,9 @@
 #include "harness/run/runner.hpp"
 
-#include "core/clock.hpp"
-#include "core/text.hpp"
-#include "core/units.hpp"
-#include "core/version.hpp"
+#include "core/base/clock.hpp"
+#include "core/base/text.hpp"
+#include "core/base/units.hpp"
+#include "core/base/version.hpp"
 #include "harness/report/results.hpp"
 
 #include <boost/asio/as_tuple.hpp>

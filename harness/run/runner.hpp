@@ -9,7 +9,7 @@
 #include "harness/run/process_group.hpp"
 #include "harness/run/progress.hpp"
 #include "harness/lab/lab.hpp"
-#include "core/process.hpp"
+#include "harness/process/process.hpp"
 #include "harness/plan/plan.hpp"
 
 #include <boost/asio/awaitable.hpp>

@@ -39,7 +39,7 @@ struct trial_outcome {
   double sent_pps = 0, received_pps = 0;
   double loss_pct = 0;                // (sent - received) / sent over all instances
   bool sender_limited = false;        // an instance sent under 99 % of its share: not a pass
-  std::string limit;                  // the run's verdict (core/verdict.hpp): where the limit was
+  std::string limit;                  // the run's verdict (core/wire/verdict.hpp): where the limit was
 };
 
 // What a finished run measured, as a trial of a search offering `offered_pps` over its instances.

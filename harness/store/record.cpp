@@ -1,6 +1,6 @@
 #include "harness/store/record.hpp"
 
-#include "core/json_text.hpp"
+#include "core/base/json_text.hpp"
 #include "harness/report/results.hpp"
 #include "harness/report/stats.hpp"
 #include "harness/store/sql.hpp"

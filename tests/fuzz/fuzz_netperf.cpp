@@ -3,7 +3,7 @@
 // The first 656 bytes of the input are the block (zero-filled when shorter). Every decoder must take the
 // block or refuse it with protocol_error, never crash or read out of bounds; what decodes must encode and
 // decode again to the same fields.
-#include "core/netperf_wire.hpp"
+#include "core/wire/netperf_wire.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Fuzz target for reading netload results back (the harness reads them from other hosts' output).
-#include "core/json_text.hpp"
-#include "core/result.hpp"
+#include "core/base/json_text.hpp"
+#include "core/wire/result.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // `harness compare` on real results: the same tiny loopback plan (two instances, repeats = 2) run twice,
 // then compared. The verdict may be anything (loopback is noisy); what must hold is that it is there, on
 // every row, with the repeats' spread in summary.json and report.md.
-#include "core/process.hpp"
+#include "harness/process/process.hpp"
 
 #include "tests/support/temp_file.hpp"
 

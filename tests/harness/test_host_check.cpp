@@ -1,6 +1,6 @@
 // The host check's judgement: the NTP-style offset from clock readings, the rules that stop a run, the
 // table, and the start-instant correction the reports undo (aggregate.cpp).
-#include "core/version.hpp"
+#include "core/base/version.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/aggregate.hpp"

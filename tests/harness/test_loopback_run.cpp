@@ -1,7 +1,7 @@
 // The real thing on loopback: the harness binary runs eight netload instances against one netserve
 // (127.0.0.1 <- 127.0.0.2..9, free ports), and the results folder must add up: the aggregate equals the
 // sum of the raw files, start skew is reported and small, `harness report` rebuilds the same summary.
-#include "core/process.hpp"
+#include "harness/process/process.hpp"
 #include "tests/harness/plan_text.hpp"
 
 #include <boost/asio/co_spawn.hpp>

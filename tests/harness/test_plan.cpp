@@ -133,7 +133,7 @@ TEST_CASE("harness plan error: impossible sizes", "[harness][plan]") {
   CHECK(error_of(zero) == "plan.toml:11:16: tests[0]: message_size 0 is impossible for UDP_STREAM (1 to 65507 bytes)");
   CHECK(error_of(fan_in("send_buffer = \"lots\"\n")) ==
         "plan.toml:15:15: tests[0]: 'send_buffer' = 'lots' is not a socket buffer size like 256K (1 byte to 1G)");
-  // netload takes at most 1 GiB (core/limits.hpp): a plan asking more is refused when read, not at run time.
+  // netload takes at most 1 GiB (core/base/limits.hpp): a plan asking more is refused when read, not at run time.
   CHECK(error_of(fan_in("send_buffer = \"1025M\"\n")) ==
         "plan.toml:15:15: tests[0]: 'send_buffer' = '1025M' is not a socket buffer size like 256K (1 byte to 1G)");
   CHECK(error_of(fan_in("mss = 1200\n")) == "plan.toml:15:7: tests[0]: 'mss' only applies to TCP tests");

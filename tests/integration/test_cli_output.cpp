@@ -1,6 +1,6 @@
 // What a user sees: the netperf table, JSON lines, start instants, and clear errors.
-#include "core/clock.hpp"
-#include "core/socket.hpp"
+#include "core/base/clock.hpp"
+#include "core/sys/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
-// Every kernel fallback (core/kernel_features.hpp), forced with NETBENCH_DISABLE on real netserve and
+// Every kernel fallback (core/sys/kernel_features.hpp), forced with NETBENCH_DISABLE on real netserve and
 // netload on 127.0.0.1: the program says so on stderr, the result's batching names the path that ran,
 // and the counts still reconcile.
-#include "core/socket.hpp"
+#include "core/sys/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/reconciles.hpp"
 

@@ -1,7 +1,7 @@
 // netload --iperf3 / --iperf2 for real: the seed's lines, host and port pointed at a netserve on
 // loopback and the duration shortened to 1 s (the literal lines, 120 s and all, are checked by
 // --iperf3-translate here and in tests/unit/test_iperf_args.cpp).
-#include "core/socket.hpp"
+#include "core/sys/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,10 +2,10 @@
 // of netserve's own sockets is refused (the self-sustaining answer loop), requests are answered only
 // within the test's window and each at most once, and the log carries netserve's own figures, not those
 // of the client's end message. (Fragmentation needs a path MTU below 64 KiB: tests/lab/lab_df.sh.)
-#include "core/clock.hpp"
-#include "core/flow.hpp"
-#include "core/protocol.hpp"
-#include "core/socket.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/flow.hpp"
+#include "core/wire/protocol.hpp"
+#include "core/sys/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/raw_protocol.hpp"
 

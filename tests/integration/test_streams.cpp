@@ -1,5 +1,5 @@
 // netserve and netload as real processes on 127.0.0.1: counts add up, and match netserve's own log.
-#include "core/socket.hpp"
+#include "core/sys/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/reconciles.hpp"
 
@@ -106,7 +106,7 @@ TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts ex
   require_reconciles(r);
   CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
   CHECK(r["tcp"]["congestion"] == "reno");  // read back from the sending socket: -K reached it
-  // Asked for, or the default for a loss-based algorithm such as reno (core/streams.hpp).
+  // Asked for, or the default for a loss-based algorithm such as reno (core/data/streams.hpp).
   CHECK(r["receiver"]["batching"] == (reverse ? "recv 256K, discarded in the kernel" : "recv 16K, discarded in the kernel"));
   // Loopback hands the pages to a local receiver, which cannot share them: the kernel copies every send,
   // and the result says so rather than claiming zero-copy.

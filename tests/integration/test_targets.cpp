@@ -1,6 +1,6 @@
 // Numbers that hold: paced targets are checked, a start instant already past is refused, and TCP
 // message counts reconcile whatever the streams and message size.
-#include "core/clock.hpp"
+#include "core/base/clock.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
 #include <catch2/catch.hpp>

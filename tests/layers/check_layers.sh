@@ -21,6 +21,6 @@ refused() {
   echo "ok: $1 -> $2 refused: $(head -1 "$tmp/err")"
 }
 refused harness/report/report.cpp harness/run/runner.hpp "upward include, harness/report -> harness/run"
-refused core/socket.cpp netload/cli.hpp "upward include, core -> netload"
+refused core/sys/socket.cpp netload/cli.hpp "upward include, core/sys -> netload"
 refused harness/run/runner.cpp harness/store/record.hpp "sideways include, harness/run -> harness/store"
 refused harness/plan/plan.cpp harness/newfolder/x.hpp "folder harness/newfolder has no layer"

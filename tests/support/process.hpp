@@ -1,8 +1,8 @@
 #pragma once
 // Test support: start a real program with its stdout and stderr captured, wait for a line, stop it.
 // Tests use the real binaries; this only spawns and reads them, through the project's one runner
-// (core/process.hpp), each child on an io_context of its own so that tests stay synchronous.
-#include "core/process.hpp"
+// (harness/process/process.hpp), each child on an io_context of its own so that tests stay synchronous.
+#include "harness/process/process.hpp"
 
 #include <boost/asio/io_context.hpp>
 

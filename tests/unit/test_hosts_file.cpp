@@ -1,6 +1,6 @@
 // Names without glibc's NSS (the static programs): a hosts(5) reader and the numeric-then-hosts resolver.
 // Addresses are loopback, RFC 2544 benchmarking space (198.18.0.0/15) and IPv6 documentation space.
-#include "core/endpoint.hpp"
+#include "core/sys/endpoint.hpp"
 #include "tests/support/temp_file.hpp"
 
 #include <catch2/catch.hpp>

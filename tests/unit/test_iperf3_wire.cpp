@@ -1,7 +1,7 @@
-// iperf3's wire format as netserve reads and writes it (core/iperf3_wire.hpp), with what iperf3 3.12 really
-// sends (captured with iperf3 --debug), and iperf3's UDP datagram header (core/flow.hpp).
-#include "core/flow.hpp"
-#include "core/iperf3_wire.hpp"
+// iperf3's wire format as netserve reads and writes it (core/wire/iperf3_wire.hpp), with what iperf3 3.12 really
+// sends (captured with iperf3 --debug), and iperf3's UDP datagram header (core/wire/flow.hpp).
+#include "core/wire/flow.hpp"
+#include "core/wire/iperf3_wire.hpp"
 
 #include <catch2/catch.hpp>
 

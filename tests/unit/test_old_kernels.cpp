@@ -2,11 +2,11 @@
 // socket options this machine's kernel has. Each case runs in a child process under a seccomp filter that
 // answers one option the way such a kernel does (ENOPROTOOPT, as sock_getsockopt/sock_setsockopt and
 // udp_lib_getsockopt/udp_lib_setsockopt do for an option they do not know), and checks that the code
-// copes as its header promises. The child forgets the parent's probes (core/kernel_features.hpp), so it
+// copes as its header promises. The child forgets the parent's probes (core/sys/kernel_features.hpp), so it
 // probes under the filter as a process on such a kernel would.
-#include "core/kernel_features.hpp"
-#include "core/socket.hpp"
-#include "core/udp_io.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/sys/socket.hpp"
+#include "core/data/udp_io.hpp"
 #include "netserve/udp_port.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,11 +2,11 @@
 // Real clocks: every bound below is an upper bound on what may leave by an instant measured *after* the
 // count was read, so a loaded machine (a thread preempted) only makes the bounds looser, never the test
 // fail; the lower bounds are small, there only so a pacer that sends nothing fails.
-#include "core/clock.hpp"
-#include "core/flow.hpp"
-#include "core/pacer.hpp"
-#include "core/socket.hpp"
-#include "core/streams.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/flow.hpp"
+#include "core/data/pacer.hpp"
+#include "core/sys/socket.hpp"
+#include "core/data/streams.hpp"
 
 #include <catch2/catch.hpp>
 

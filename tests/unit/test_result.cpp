@@ -1,5 +1,5 @@
-#include "core/flow.hpp"
-#include "core/result.hpp"
+#include "core/wire/flow.hpp"
+#include "core/wire/result.hpp"
 
 #include <catch2/catch.hpp>
 

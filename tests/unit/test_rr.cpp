@@ -1,10 +1,10 @@
 // Request/response: the client's transaction loop against servers that answer, drop and reorder, the
 // TCP server loop, and the reconciliation of both sides' counts.
-#include "core/clock.hpp"
-#include "core/result.hpp"
-#include "core/rr.hpp"
-#include "core/socket.hpp"
-#include "core/streams.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/result.hpp"
+#include "core/data/rr.hpp"
+#include "core/sys/socket.hpp"
+#include "core/data/streams.hpp"
 
 #include <catch2/catch.hpp>
 

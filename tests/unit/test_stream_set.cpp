@@ -1,6 +1,6 @@
 // stream_set::counts is the one place both programs turn their streams into a side's counts: these pin
 // the rules both depend on. No threads, no clocks: the counters are set by hand.
-#include "core/streams.hpp"
+#include "core/data/streams.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
 // System calls whose failure must be seen: a socket option on a bad descriptor throws rather than reading
 // as 0, the peer of an unconnected socket throws rather than reading as an empty address, and
 // sleep_until_ns returns on an instant clock_nanosleep refuses rather than retrying for ever.
-#include "core/clock.hpp"
-#include "core/endpoint.hpp"
-#include "core/socket.hpp"
-#include "core/udp_io.hpp"
+#include "core/base/clock.hpp"
+#include "core/sys/endpoint.hpp"
+#include "core/sys/socket.hpp"
+#include "core/data/udp_io.hpp"
 
 #include <catch2/catch.hpp>
 

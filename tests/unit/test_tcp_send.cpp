@@ -1,5 +1,5 @@
-// core/tcp_send: the bytes a TCP sender hands over, by sendfile() or send(), and a hung-up peer.
-#include "core/tcp_send.hpp"
+// core/data/tcp_send: the bytes a TCP sender hands over, by sendfile() or send(), and a hung-up peer.
+#include "core/data/tcp_send.hpp"
 
 #include <catch2/catch.hpp>
 #include <netinet/in.h>
@@ -82,7 +82,7 @@ TEST_CASE("a hung-up peer is EPIPE for a sender thread, not a SIGPIPE that ends 
 namespace {
 
 // A TCP connection over 127.0.0.1 with small buffers, the sender's end with the stream threads' 100-ms send
-// timeout (core/streams.cpp), and a reader that takes 16 KiB every 10 ms (about 13 Mbit/s): a slow path.
+// timeout (core/data/streams.cpp), and a reader that takes 16 KiB every 10 ms (about 13 Mbit/s): a slow path.
 struct slow_tcp_path {
   nb::fd_handle tx, rx;
   std::atomic<bool> hurry{false};

@@ -1,9 +1,9 @@
 // netserve's UDP_RR answers from a port's lanes: never outside the test's window, at most one per request
 // (a repeat, or netserve's own answer reflected back, gets none), none to a datagram of another size, none
 // to netserve itself; and every lane sends with don't-fragment set.
-#include "core/clock.hpp"
-#include "core/flow.hpp"
-#include "core/socket.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/flow.hpp"
+#include "core/sys/socket.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/udp_port.hpp"
 

@@ -1,8 +1,8 @@
 // netserve's receive lanes: which CPUs get one, that the kernel steers each datagram to the lane of the
 // CPU that sent it over loopback, and that a flow split over lanes is still counted exactly once.
-#include "core/clock.hpp"
-#include "core/flow.hpp"
-#include "core/socket.hpp"
+#include "core/base/clock.hpp"
+#include "core/wire/flow.hpp"
+#include "core/sys/socket.hpp"
 #include "netserve/udp_port.hpp"
 
 #include <catch2/catch.hpp>
