@@ -1,0 +1,88 @@
+#pragma once
+// MLRsearch, the Multiple Loss Ratio search of RFC 9971, as a state machine that knows nothing of
+// processes or sockets: its user asks next() for a trial (a load and a duration), runs it however it
+// runs traffic (the harness: eight netload/netserve pairs; netload: one stream to one netserve) and
+// record()s what it measured. Every trial counts for every goal. The names are the RFC's.
+//
+// Loads are intended loads, aggregate, in packets per second (the caller converts to and from its
+// per-instance rates and says so).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace nb::search {
+
+// A search goal (RFC 9971 section 4.6). Defaults: FD.io CSIT's PDR goal.
+struct goal {
+  std::string name = "PDR";              // what reports call it: "NDR", "PDR" or the plan's own
+  double loss_ratio = 0.005;             // goal loss ratio: trials losing more are high-loss trials
+  double exceed_ratio = 0.5;             // goal exceed ratio: the share of high-loss time a lower bound tolerates
+  double final_trial_duration = 1;       // seconds; shorter trials can only make a load an upper bound
+  double duration_sum = 21;              // seconds of trials at a load before it may be classified a lower bound
+  double width = 0.005;                  // goal width: (upper - lower) / upper at which the goal is done
+  double initial_trial_duration = 1;     // seconds of the first trials at a new load
+};
+goal ndr_goal();  // CSIT's NDR: loss ratio 0, other parameters as above
+goal pdr_goal();  // CSIT's PDR: loss ratio 0.005
+
+// One trial's measurement (RFC 9971 section 4.4).
+struct trial_result {
+  double intended_load = 0;     // packets per second offered, aggregate
+  double duration = 0;          // trial duration, seconds
+  std::uint64_t sent = 0;       // offered count
+  std::uint64_t received = 0;   // forwarding count
+  bool ran = true;              // false: the trial failed to run (a host fault, not the SUT): no loss ratio
+  bool load_limited = false;    // the sender could not offer the intended load: the trial does not count
+  double loss_ratio() const;    // (sent - received) / sent; 0 for an empty trial
+  double forwarding_rate() const;  // received / duration
+};
+
+enum class load_class { upper_bound, lower_bound, undecided };
+std::string_view to_string(load_class c) noexcept;
+
+// What the search found for one goal (RFC 9971 section 4.8, "Goal Result").
+struct goal_result {
+  goal g;
+  std::optional<double> relevant_lower_bound;    // none: even the minimal load is an upper bound
+  std::optional<double> relevant_upper_bound;    // none: the maximal load is a lower bound (irregular)
+  std::optional<double> conditional_throughput;  // at the relevant lower bound
+  bool regular = false;                          // both bounds exist and are within the goal width
+  std::vector<std::string> irregularities;       // named: "max load is a lower bound", "loss not monotonic", ...
+  double trial_seconds = 0;                      // all trial time spent while this goal was open
+};
+
+struct trial_request {
+  double intended_load = 0;
+  double duration = 0;
+  std::string reason;  // why this load: "starting guess (MRR)", "PDR: halving the width", ...
+};
+
+class mlr_search {
+ public:
+  // min_load and max_load bound every intended load (max_load: what the sender can offer, the MRR's
+  // offered rate); start_load: the first guess, typically the MRR's forwarding rate.
+  mlr_search(std::vector<goal> goals, double min_load, double max_load, double start_load);
+
+  std::optional<trial_request> next();  // nothing: every goal is done (or cannot progress)
+  void record(const trial_result& r);   // the result of the trial next() asked for
+
+  load_class classify(const goal& g, double load) const;  // from every trial at that load so far
+  std::vector<goal_result> results() const;
+  const std::vector<trial_result>& trials() const { return trials_; }
+  double trial_seconds() const;  // the sum of every recorded trial's duration
+
+ private:
+  std::vector<goal> goals_;
+  double min_load_, max_load_, start_load_;
+  std::vector<trial_result> trials_;
+};
+
+// The search's record for summary.json and the reports: goals, every trial, every goal result, with
+// the RFC's terms in snake_case.
+nlohmann::json to_json(const mlr_search& s);
+
+}  // namespace nb::search
