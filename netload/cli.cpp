@@ -6,6 +6,7 @@
 #include "core/base/units.hpp"
 #include "core/base/version.hpp"
 #include "core/base/whole_number.hpp"
+#include "netload/search_cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -199,6 +200,7 @@ std::string footer() {
          "  netload -H HOST -t UDP_RR -- -r 64,64                   round trips: transactions/s, latency percentiles\n"
          "  netload -H HOST -t UDP_RR --pps 100 -l 60               a latency probe: 100 transactions/s for a minute\n"
          "  netload -H HOST -t UDP_STREAM --bidir --pps 10000       both ways at once, 10 000 packets/s each\n"
+         "  netload -H HOST -t UDP_STREAM --search pdr -- -m 64     the highest load losing at most 0.5 % (RFC 9971)\n"
          "  netload --iperf3 -u -b 100m -c HOST                     an iperf client command line, translated\n"
          "                                                          (--iperf2 ARGS too; --iperf3 -h lists the options)\n"
          "\nnetperf options netload refuses (exit status 2, naming the option):\n" +
@@ -396,6 +398,7 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   // An option given twice takes its last value, as netperf's getopt loop does ("-l 1 -l 2" runs 2 s).
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_global(app, o, raw);
+  add_search_options(app, o.search);
   nb::cli::set_help(app, "netload", "netload [OPTIONS] [-- TEST-OPTIONS]");
   app.set_version_flag("-V,--version", version, "Print the version and exit")->group("Other");
   CLI::App test_app;
@@ -419,6 +422,7 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
     throw usage_error(nb::cli::describe(e));
   }
   finish(o, raw);
+  finish_search(o, app);
   if (o.peer == peer_kind::iperf3 && app.get_option("--port")->count() == 0) o.port = 5201;  // iperf3's default
   return o;
 }

@@ -3,6 +3,7 @@
 // procedure's commands work by changing the program name, plus long options for everything netperf
 // lacks.
 #include "core/wire/protocol.hpp"
+#include "netload/search_options.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -61,6 +62,7 @@ struct client_options {
   // --host-info: no test; this host's facts (core/sys/host_info.hpp), then the clock service on stdin.
   bool host_info = false;
   std::vector<std::string> mtu_peers;     // --mtu-to: the peers whose path MTU the facts give
+  search_options search;                  // --search: a rate search instead of one test (netload/search_run.hpp)
 
   // Packets per second all streams together, from --pps or --rate; 0 = unlimited.
   double target_pps() const;

@@ -10,6 +10,7 @@
 #include "netload/netserver_peer.hpp"
 #include "netload/outcome.hpp"
 #include "netload/report.hpp"
+#include "netload/search_run.hpp"
 
 #include <fmt/format.h>
 
@@ -101,7 +102,9 @@ int main(int argc, char** argv) {
                                             nb::kernel_feature::meminfo});
     int status = ok;
     for (const auto& o : runs) {
-      const int s = o.bidir && o.peer == nb::load::peer_kind::netserve ? nb::load::run_bidir(o) : run(o);
+      const int s = o.search.enabled()                                  ? nb::load::run_search(o)
+                    : o.bidir && o.peer == nb::load::peer_kind::netserve ? nb::load::run_bidir(o)
+                                                                         : run(o);
       status = worse(status, s);
       // iperf2 -r: a forward run that failed leaves nothing for the reverse one, and one the user stopped
       // ends the command: no test starts after a stop.

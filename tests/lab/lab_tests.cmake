@@ -88,6 +88,15 @@ if(TARGET harness)
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE LABELS speed)
 endif()
 
+# netload alone: `netload --search both` across the circuit's packet-rate limit from one instance (about
+# 60 s: 1-s trials, 1-% width, 5-s duration sum). Label speed, as the harness's search: a sanitised sender
+# falls behind its paced target and the search would measure the sanitiser.
+add_test(NAME "lab: netload --search - NDR and PDR lower bounds and conditional throughput within 3 % of the circuit's 20000 pps"
+         COMMAND ${_lab}/lab_netload_search.sh ${_lab_bins})
+set_tests_properties(
+  "lab: netload --search - NDR and PDR lower bounds and conditional throughput within 3 % of the circuit's 20000 pps"
+  PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240 RUN_SERIAL TRUE LABELS speed)
+
 # The ssh launcher across the circuit: sshd in the device namespace, the harness in instance 1's (about 8 s).
 if(TARGET harness)
   add_test(NAME "lab: harness over ssh to an sshd in the device namespace, across the circuit - pps within 5 %"
