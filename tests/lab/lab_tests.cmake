@@ -118,3 +118,10 @@ if(TARGET harness)
     "lab: wire-like path - livelock verdicts, harness PDR beside the kernel's best rate, 1 instance"
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE LABELS speed)
 endif()
+
+# netload alone on the wire-like path: `netload --search pdr` beside the kernel's own best lossless rate,
+# failing only on a gross miss as the harness's test there does (about 1.5 min; label speed as that one).
+add_test(NAME "lab: wire-like path - netload --search PDR beside the kernel's best rate"
+         COMMAND ${_lab}/lab_wirelike_search.sh $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
+set_tests_properties("lab: wire-like path - netload --search PDR beside the kernel's best rate"
+                     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 RUN_SERIAL TRUE LABELS speed)
