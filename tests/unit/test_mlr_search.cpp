@@ -137,7 +137,7 @@ TEST_CASE("mlr search: loss not monotonic - a lower bound above the upper bound 
   CHECK(r.regular);  // the RFC's conservative reading: the upper bound holds, the lower bound above it was a fluke
 }
 
-TEST_CASE("mlr search: a trial that failed to run is repeated and named; two in a row stop the search", "[mlr]") {
+TEST_CASE("mlr search: a trial that failed to run is repeated and named, two in a row stop the search", "[mlr]") {
   simulated_sut once;
   once.fail_trials = {3};
   auto s = search_of(once);
