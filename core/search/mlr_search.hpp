@@ -77,7 +77,9 @@ class mlr_search {
   mlr_search(std::vector<goal> goals, double min_load, double max_load, double start_load);
 
   std::optional<trial_request> next();  // nothing: every goal is done (or cannot progress)
-  void record(const trial_result& r);   // the result of the trial next() asked for (any trial is accepted)
+  // The result of the trial next() asked for; within 0.1 % of the asked load it is taken as at that
+  // load (a caller rounding per-instance rates). Any other trial is accepted at its own load.
+  void record(const trial_result& r);
 
   load_class classify(const goal& g, double load) const;  // from every trial at that load so far
   // The RFC's conditional throughput computed at any load (not only the relevant lower bound); none

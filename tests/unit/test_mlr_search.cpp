@@ -242,3 +242,20 @@ TEST_CASE("mlr search: each goal's trial-seconds and the JSON record in the RFC'
   CHECK(jm["results"][0]["relevant_lower_bound"].is_null());
   CHECK(jm["results"][0]["conditional_throughput"].is_null());
 }
+
+TEST_CASE("mlr search: a caller that rounds the load into 8 per-instance rates still converges", "[mlr]") {
+  simulated_sut sut;
+  sut.knee = 12345;
+  mlr_search s({nb::search::ndr_goal(), nb::search::pdr_goal()}, 100, 30000, 12000);
+  while (auto n = s.next()) {
+    const double per_instance = std::round(n->intended_load / 8);  // whole packets per second each
+    s.record(sut.run(per_instance * 8, n->duration));
+    REQUIRE(s.trials().size() < 200);
+  }
+  INFO(describe(s));
+  CHECK(s.reasons().back() != "recorded without a request");
+  for (const auto& r : s.results()) {
+    CHECK(r.regular);
+    CHECK(std::abs(*r.conditional_throughput - sut.knee) <= r.g.width * sut.knee);
+  }
+}
