@@ -69,7 +69,6 @@ search_trial run_trial(const client_options& o, int n, double load, double durat
   out.n = n;
   out.reason = std::move(reason);
   out.result = run_test(io, t, client_events{});
-  out.result.options = options_json(t);
   const test_result& r = out.result;
   nb::search::trial_result& m = out.measured;
   m.intended_load = load;
