@@ -77,8 +77,9 @@ search_trial run_trial(const client_options& o, int n, double load, double durat
   m.sent = r.ok ? r.sender.packets : 0;
   m.received = r.ok ? r.receiver.packets : 0;
   // The sender short of its target by more than the tolerance: the load was not offered, the trial
-  // says nothing of the system under test at that load.
-  m.load_limited = r.ok && r.target && r.target->error_percent < -target_tolerance_percent;
+  // says nothing of the system under test at that load. (An interrupted trial's rate is over the time
+  // measured until the stop; it is not counted at all.)
+  m.load_limited = r.ok && !r.interrupted && r.target && r.target->error_percent < -target_tolerance_percent;
   return out;
 }
 
