@@ -23,7 +23,7 @@ work=$(mktemp -d)
 server=""
 cleanup() {
   local rc=$?
-  [[ -n $server ]] && { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
+  [[ -n $server ]] && { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; }
   wl_down "$name" >/dev/null 2>&1 || true
   rm -rf "$work"
   exit "$rc"
