@@ -32,7 +32,8 @@ std::string trial_note(const search_trial& t) {
   if (t.n == 0)
     note = fmt::format("MRR: maximum load {:.0f} pps (sent), first guess {:.0f} pps (received)", r.sender.pps, r.receiver.pps);
   if (t.measured.load_limited)
-    note += fmt::format("; load-limited: sent {:.0f} pps, not counted", r.sender.pps);
+    note += fmt::format("; load-limited: sent {} of {:.0f} due, not counted", t.measured.sent,
+                        t.measured.intended_load * t.measured.duration);
   if (r.verdict && r.verdict->limit != "none" && r.verdict->limit != "path") note += fmt::format(" [limit: {}]", r.verdict->limit);
   return note;
 }

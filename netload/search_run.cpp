@@ -76,10 +76,7 @@ search_trial run_trial(const client_options& o, int n, double load, double durat
   m.ran = r.ok;
   m.sent = r.ok ? r.sender.packets : 0;
   m.received = r.ok ? r.receiver.packets : 0;
-  // The sender short of its target by more than the tolerance: the load was not offered, the trial
-  // says nothing of the system under test at that load. (An interrupted trial's rate is over the time
-  // measured until the stop; it is not counted at all.)
-  m.load_limited = r.ok && !r.interrupted && r.target && r.target->error_percent < -target_tolerance_percent;
+  m.load_limited = r.ok && !r.interrupted && load > 0 && offered_short(m.sent, load, duration);
   return out;
 }
 
@@ -186,6 +183,10 @@ int search_session::finish() {
 }
 
 }  // namespace
+
+bool offered_short(std::uint64_t sent, double load, double duration) {
+  return static_cast<double>(sent) + 1 < load * duration * (1 - target_tolerance_percent / 100);
+}
 
 int run_search(const client_options& o) {
   // -T: as for one test, the whole program where it was asked.

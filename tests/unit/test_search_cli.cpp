@@ -1,4 +1,5 @@
 #include "netload/cli.hpp"
+#include "netload/search_run.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -65,4 +66,15 @@ TEST_CASE("--search refuses what one test sets and what it cannot search, saying
   refused({"-t", "UDP_STREAM", "--exceed-ratio", "0.5"}, "--exceed-ratio goes with --search");
   refused({"-t", "UDP_STREAM", "--search", "--initial-trial-duration", "3"}, "longer than --final-trial-duration");
   refused({"-t", "UDP_STREAM", "--search", "--width", "0.9"}, "--width must be from");
+}
+
+TEST_CASE("a search trial is load-limited by its count against load x duration, not the sender's rate", "[search]") {
+  // Measured on the lab circuit: 20002 sent at 20093 pps for 1 s while the sender's own elapsed time,
+  // 1.0066 s with its last wake-up late, gave 19871 pps (-1.1 %): 0.45 % short, the load was offered.
+  CHECK_FALSE(offered_short(20002, 20093, 1));
+  CHECK(offered_short(19673, 20002, 1));  // 1.6 % short: not offered
+  CHECK_FALSE(offered_short(5, 5.06, 1));  // whole datagrams: one of slack
+  CHECK(offered_short(3, 5, 1));
+  CHECK_FALSE(offered_short(198000, 100000, 2));  // 1 % of 200000 exactly: within the tolerance
+  CHECK(offered_short(197000, 100000, 2));
 }
