@@ -32,8 +32,8 @@ std::string trial_note(const search_trial& t) {
   if (t.n == 0)
     note = fmt::format("MRR: maximum load {:.0f} pps (sent), first guess {:.0f} pps (received)", r.sender.pps, r.receiver.pps);
   if (t.measured.load_limited)
-    note += fmt::format("; load-limited: sent {} of {:.0f} due, not counted", t.measured.sent,
-                        t.measured.intended_load * t.measured.duration);
+    note += fmt::format("; load-limited: sent {} of {:.0f} due, {}", t.measured.sent, t.measured.intended_load * t.measured.duration,
+                        t.repeated ? "run again (the search is told the next)" : "not counted");
   if (r.verdict && r.verdict->limit != "none" && r.verdict->limit != "path") note += fmt::format(" [limit: {}]", r.verdict->limit);
   return note;
 }
@@ -78,7 +78,8 @@ json trial_test_json(const search_trial& t) {
   json j = {{"n", t.n}, {"reason", t.reason}, {"intended_load", t.measured.intended_load}, {"duration", t.measured.duration},
             {"ok", r.ok}, {"error", r.ok ? json(nullptr) : json(r.error)}, {"sent", r.sender.packets},
             {"received", r.receiver.packets}, {"sent_pps", r.sender.pps}, {"received_pps", r.receiver.pps},
-            {"load_limited", t.measured.load_limited}, {"limit", r.verdict ? json(r.verdict->limit) : json(nullptr)}};
+            {"load_limited", t.measured.load_limited}, {"repeated", t.repeated},
+            {"limit", r.verdict ? json(r.verdict->limit) : json(nullptr)}};
   j["interrupted"] = t.interrupted() ? json{{"signal", r.interrupted->signal}, {"measured_s", r.interrupted->measured_s}}
                                      : json(nullptr);
   return j;
@@ -116,8 +117,8 @@ std::string search_trial_line(const search_trial& t, const std::vector<goal>& go
   std::string line = fmt::format("{:>4} {:>11} {:>6.2f} {:>11} {:>11} {:>10}", t.n, load, m.duration,
                                  figures ? fmt::format("{}", r.sender.packets) : "-",
                                  figures ? fmt::format("{}", r.receiver.packets) : "-", loss);
-  // The MRR trial is no trial of the search, and an interrupted one was never told to it.
-  const bool classed = s && t.n > 0 && !t.interrupted();
+  // The MRR trial is no trial of the search, and an interrupted or repeated one was never told to it.
+  const bool classed = s && t.n > 0 && !t.interrupted() && !t.repeated;
   for (const auto& g : goals)
     line += fmt::format(" {:<{}}", classed ? std::string(nb::search::to_string(s->classify(g, m.intended_load))) : "-",
                         class_width);
@@ -132,8 +133,10 @@ std::string search_results_text(const client_options& o, const nb::search::mlr_s
                        "bounds\n", end.signal);
   if (s) {
     for (const auto& g : s->results()) out += goal_result_text(o, g, interrupted);
-    out += fmt::format("Search: {} trial{} after the unpaced one, {:.1f} trial-seconds, {:.1f} s in all; ", s->trials().size(),
-                       s->trials().size() == 1 ? "" : "s", s->trial_seconds(), end.elapsed_s);
+    out += fmt::format("Search: {} trial{} after the unpaced one{}, {:.1f} trial-seconds, {:.1f} s in all; ", s->trials().size(),
+                       s->trials().size() == 1 ? "" : "s",
+                       end.repeated ? fmt::format(" (and {} load-limited, run again)", end.repeated) : "", s->trial_seconds(),
+                       end.elapsed_s);
   } else {
     out += "No search ran: ";
   }
@@ -156,6 +159,7 @@ json search_json(const client_options& o, const nb::search::mlr_search* s, const
   j["signal"] = interrupted ? json(end.signal) : json(nullptr);
   j["stopped_by_cap"] = end.cap.empty() ? json(nullptr) : json(end.cap);
   j["elapsed_s"] = end.elapsed_s;
+  j["repeated_trials"] = end.repeated;
   j["trial_seconds"] = s ? s->trial_seconds() : 0.0;
   j["mrr"] = trials.empty() ? json(nullptr) : trial_test_json(trials.front());
   j["tests"] = json::array();

@@ -19,6 +19,7 @@ struct search_trial {
   std::string reason;        // why this load (the search's words); "MRR" for the unpaced trial
   nb::search::trial_result measured;
   test_result result;
+  bool repeated = false;     // load-limited and run once more at the same load: the search never saw it
   bool interrupted() const noexcept { return result.interrupted.has_value(); }
 };
 
@@ -27,6 +28,7 @@ struct search_end {
   std::string cap;          // "" or which bound stopped it first: "--max-trials 200", trials failing, ...
   std::string signal;       // "" or the user's stop: "SIGINT", "SIGTERM"
   double elapsed_s = 0;     // wall-clock seconds from the MRR trial's start to the end
+  int repeated = 0;         // load-limited trials run once more (search_trial::repeated)
 };
 
 // The header line and the table's column names: the goals, the message size, what a load means.

@@ -95,6 +95,9 @@ class search_session {
   bool interrupted() const { return !trials_.empty() && trials_.back().interrupted(); }
   bool run_mrr();
   void run_trials();
+  // The settle pause, then the trial `next` asks for; nothing when a cap or the user's stop comes first,
+  // or the trial was interrupted.
+  const search_trial* attempt(const nb::search::trial_request& next);
   // The cap that forbids the next trial of `duration` seconds, or "".
   std::string cap_before(double duration) const;
   int finish();
@@ -130,27 +133,45 @@ bool search_session::run_mrr() {
 
 std::string search_session::cap_before(double duration) const {
   const search_options& s = o_.search;
+  if (trials_.size() >= s.max_trials) return fmt::format("--max-trials {} reached", s.max_trials);
   if (elapsed() + s.settle_s + duration > s.max_time_s)
     return fmt::format("--max-search-time {:g} s: a {:g}-s trial would end after it", s.max_time_s, duration);
   return {};
 }
 
+const search_trial* search_session::attempt(const nb::search::trial_request& next) {
+  if (stop_.stopped()) return nullptr;
+  if (auto cap = cap_before(next.duration); !cap.empty()) {
+    end_.cap = std::move(cap);
+    return nullptr;
+  }
+  stop_.pause(o_.search.settle_s);  // so the last trial's tail does not reach this one
+  if (stop_.stopped()) return nullptr;  // no trial starts after the user's stop
+  const int n = static_cast<int>(trials_.size());
+  const search_trial& t = trials_.emplace_back(run_trial(o_, n, next.intended_load, next.duration, next.reason));
+  return t.interrupted() ? nullptr : &t;  // cut short: its figures are printed, the search learns nothing from them
+}
+
 void search_session::run_trials() {
-  // The search's own bound on its trials (it names it in every goal it leaves open); ours is the time.
+  // The search's own bound on its trials (it names it in every goal it leaves open); ours counts every
+  // trial netload ran, and the time.
   search_->set_trial_limit(o_.search.max_trials - 1);
+  bool limited_before = false;  // the last trial the search was told was load-limited
   while (auto next = search_->next()) {
-    if (stop_.stopped()) return;
-    if (auto cap = cap_before(next->duration); !cap.empty()) {
-      end_.cap = std::move(cap);
-      return;
+    const search_trial* t = attempt(*next);
+    // Load-limited: the search takes what was sent as the most the sender can offer, for good. A sender
+    // the host starved for a while (lab, wire-like path: 72 401 of 210 513 due, right after 181 043 of
+    // 181 476) says nothing of that: once more, and the search is told the second. Not while the sender
+    // is at its limit already (the trial before was load-limited too): each step down would cost two.
+    if (t && t->measured.load_limited && !limited_before) {
+      trials_.back().repeated = true;
+      show(trials_.back());
+      t = attempt(*next);
     }
-    stop_.pause(o_.search.settle_s);  // so the last trial's tail does not reach this one
-    if (stop_.stopped()) return;      // no trial starts after the user's stop
-    const int n = static_cast<int>(trials_.size());
-    const search_trial& t = trials_.emplace_back(run_trial(o_, n, next->intended_load, next->duration, next->reason));
-    if (t.interrupted()) return;  // cut short: its figures are printed, the search learns nothing from them
-    search_->record(t.measured);
-    show(t);
+    if (!t) return;
+    search_->record(t->measured);
+    limited_before = t->measured.load_limited;
+    show(*t);
   }
   // Ended by itself: by its goals, or by its trial limit or trials that failed to run, which it names.
   if (search_->trials().size() >= o_.search.max_trials - 1) end_.cap = fmt::format("--max-trials {} reached", o_.search.max_trials);
@@ -163,6 +184,7 @@ int search_session::run() {
   stop_.stopped();  // a stop during the last trial's end exchange counts too
   end_.signal = interrupted() ? trials_.back().result.interrupted->signal : stop_.name();
   end_.elapsed_s = elapsed();
+  end_.repeated = static_cast<int>(std::count_if(trials_.begin(), trials_.end(), [](const search_trial& t) { return t.repeated; }));
   return finish();
 }
 
