@@ -259,3 +259,31 @@ TEST_CASE("mlr search: a caller that rounds the load into 8 per-instance rates s
     CHECK(std::abs(*r.conditional_throughput - sut.knee) <= r.g.width * sut.knee);
   }
 }
+
+TEST_CASE("mlr search: an RFC 2544-like goal (60-s final trials, 60-s sum, exceed ratio 0) grows its trials from 1 s to 60 s", "[mlr]") {
+  goal g;
+  g.name = "RFC 2544";
+  g.loss_ratio = 0;
+  g.exceed_ratio = 0;
+  g.final_trial_duration = 60;
+  g.duration_sum = 60;
+  g.initial_trial_duration = 1;
+  g.width = 0.01;
+  simulated_sut sut;
+  sut.knee = 5e5;
+  sut.knee_jitter = 0.001;
+  auto s = search_of(sut, {g});
+  INFO(describe(s));
+  const auto r = s.results().front();
+  CHECK(r.regular);
+  CHECK(std::abs(*r.conditional_throughput - sut.knee) <= 2 * g.width * sut.knee);
+  // The first trials are 1 s long, the last ones 60 s; each relevant bound rests on one 60-s trial.
+  CHECK(s.trials().front().duration == 1);
+  CHECK(s.trials().back().duration == 60);
+  for (double bound : {*r.relevant_lower_bound, *r.relevant_upper_bound}) {
+    const auto sums = nb::search::sums_at(g, bound, s.trials());
+    CHECK(sums.full_length_low_loss + sums.full_length_high_loss == Approx(60));
+  }
+  const auto full = std::count_if(s.trials().begin(), s.trials().end(), [](const auto& t) { return t.duration == 60; });
+  CHECK(full <= 4);
+}
