@@ -128,14 +128,24 @@ bool mlr_search::stopped_by_failures() const {
   return trials_.size() >= 2 && !trials_.back().ran && !trials_[trials_.size() - 2].ran;
 }
 
+double mlr_search::highest_offered_in_full() const {
+  double highest = 0;
+  for (const auto& t : trials_)
+    if (is_evidence(t)) highest = std::max(highest, t.intended_load);
+  return highest;
+}
+
 void mlr_search::record(const trial_result& r) {
   for (auto& s : state_)
     if (s.open) s.trial_seconds += r.duration;
   // The sender did not offer this load: nothing at or above it can be measured. What it did offer is
-  // the new ceiling (a little under the asked load, so the search cannot ask for it again).
+  // the new ceiling (a little under the asked load, so the search cannot ask for it again), but never
+  // under a load a sender has offered in full: that one it can offer, and a host that starved its
+  // sender for a moment must not cap the search for good.
   if (r.ran && r.load_limited && r.duration > 0) {
     const double offered = static_cast<double>(r.sent) / r.duration;
-    max_load_ = std::max(min_load_, std::min({max_load_, offered, r.intended_load * (1 - 1e-3)}));
+    const double floor = std::max(min_load_, highest_offered_in_full());
+    max_load_ = std::max(floor, std::min({max_load_, offered, r.intended_load * (1 - 1e-3)}));
   }
   // A caller that splits the load into per-instance rates and adds them up again records a load a
   // rounding away from the one asked for; that trial is at the asked load (else the load it was to

@@ -117,6 +117,7 @@ class mlr_search {
   bool stage_done(const goal& stage_goal, std::optional<double> lower, std::optional<double> upper) const;
   double forwarding_hint(const goal& g, double upper) const;
   bool stopped_by_failures() const;
+  double highest_offered_in_full() const;  // the highest load of a trial that counts as evidence
 
   std::vector<goal> goals_;
   double min_load_, max_load_, start_load_;

@@ -182,6 +182,28 @@ TEST_CASE("mlr search: trials the sender could not offer are no evidence and low
   }
 }
 
+TEST_CASE("mlr search: a sender starved once never caps the max load under a load it offered in full", "[mlr]") {
+  mlr_search s({nb::search::pdr_goal()}, 1000, 2e6, 1e6);
+  nb::search::trial_result full;
+  full.intended_load = 1e6;
+  full.duration = 1;
+  full.sent = full.received = 1'000'000;
+  s.next();
+  s.record(full);
+  nb::search::trial_result starved = full;  // asked 1.5e6, the host let the sender offer 0.4e6
+  starved.intended_load = 1.5e6;
+  starved.sent = starved.received = 400'000;
+  starved.load_limited = true;
+  s.next();
+  s.record(starved);
+  CHECK(s.max_load() == Approx(1e6));
+  for (int i = 0; i < 5; ++i) {  // further starved trials lower it no more
+    starved.intended_load = s.max_load() * 1.2;
+    s.record(starved);
+  }
+  CHECK(s.max_load() == Approx(1e6));
+}
+
 TEST_CASE("mlr search: bad starting guesses far below and far above still converge", "[mlr]") {
   for (double start_share : {0.01, 0.3, 1.0, 1.9}) {
     simulated_sut sut;
