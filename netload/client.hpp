@@ -80,6 +80,8 @@ class client_test {
   void emit_intervals(bool final);
   // --omit: the sender's and receiver's figures from the end of the left-out part on.
   void leave_out_start(test_result& r) const;
+  // The user's stop: the result says so, and one stopped before the start instant has no figures.
+  void note_interruption(test_result& r) const;
   bool sends_tcp() const noexcept { return o_.kind == test_kind::tcp_stream && !o_.reverse; }
   // TCP: the sending streams' connections at the end of interval k (ours forward, the server's in
   // reverse), empty when unknown; and the interval's figures from them.

@@ -285,16 +285,18 @@ test_result client_test::result() const {
   (o_.reverse ? r.hosts.receiver : r.hosts.sender) = std::move(local);
   (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
   r.verdict = judge_limit(r);  // after the target and both hosts
-  if (stopping()) {
-    r.interrupted = interruption{stop_signal_, std::max(0.0, ns_to_s(stop_wall_ns_ - start_wall_ns_)), o_.duration_s};
-    if (stop_wall_ns_ <= start_wall_ns_) {  // the senders never began: no figures, and nothing to judge
-      r.ok = false;
-      r.error = fmt::format("interrupted by {} before the start instant: nothing was sent", stop_signal_);
-      r.verdict.reset();
-      r.target.reset();
-    }
-  }
+  if (stopping()) note_interruption(r);
   return r;
+}
+
+void client_test::note_interruption(test_result& r) const {
+  r.interrupted = interruption{stop_signal_, std::max(0.0, ns_to_s(stop_wall_ns_ - start_wall_ns_)), o_.duration_s};
+  if (stop_wall_ns_ <= start_wall_ns_) {  // the senders never began: no figures, and nothing to judge
+    r.ok = false;
+    r.error = fmt::format("interrupted by {} before the start instant: nothing was sent", stop_signal_);
+    r.verdict.reset();
+    r.target.reset();
+  }
 }
 
 void client_test::leave_out_start(test_result& r) const {
