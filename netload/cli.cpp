@@ -72,11 +72,10 @@ struct raw_options {
 };
 
 // Options in the groups --help shows them in; ranges are checked by validators that say what is wrong
-// in words ("-l must be a positive number of seconds").
-void add_global(CLI::App& app, client_options& o, raw_options& raw) {
+// in words ("-l must be a positive number of seconds"). First the server and the connection to it.
+void add_connection(CLI::App& app, client_options& o, raw_options& raw) {
   using namespace nb::cli;
-  const std::string conn = "Server and connection", test = "Test", pace = "Pacing", out = "Output",
-                    start = "Start instant", wire = "Data sockets";
+  const std::string conn = "Server and connection";
   app.add_option("-H,--host", o.host, "Server host name or address (default 127.0.0.1)")->option_text("HOST")->group(conn);
   app.add_option("-p,--port", o.port, "Server port, control and data (default 12865)")
       ->option_text("PORT")->check(whole_in("-p", 1, 65535))->group(conn);
@@ -92,6 +91,12 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
       ->option_text("SECONDS")->check(positive("--connect-timeout", "seconds"))->group(conn);
   app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file")
       ->option_text("FILE")->group(conn);
+}
+
+void add_global(CLI::App& app, client_options& o, raw_options& raw) {
+  using namespace nb::cli;
+  const std::string test = "Test", pace = "Pacing", out = "Output", start = "Start instant", wire = "Data sockets";
+  add_connection(app, o, raw);
   app.add_option("-t,--test", raw.test, "UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR (default TCP_STREAM)")
       ->option_text("TEST")->group(test);
   app.add_option("-l,--length", o.duration_s, "Test duration, seconds (default 10)")

@@ -50,13 +50,16 @@ asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, do
     throw std::runtime_error(fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
 }
 
-client_test::client_test(asio::io_context& io, client_options options, client_events events)
+load_test::load_test(asio::io_context& io, client_options options, client_events events)
     : io_(io),
       o_(std::move(options)),
-      psk_(o_.psk_file.empty() ? std::string() : read_psk_file(o_.psk_file)),
       events_(std::move(events)),
       control_(io),
       streams_(o_.streams, !o_.reverse, o_.kind, o_.message_size) {}
+
+client_test::client_test(asio::io_context& io, client_options options, client_events events)
+    : load_test(io, std::move(options), std::move(events)),
+      psk_(o_.psk_file.empty() ? std::string() : read_psk_file(o_.psk_file)) {}
 
 void client_test::bind_local(tcp::socket& s, const tcp::endpoint& to) const {
   s.open(to.protocol());
@@ -105,11 +108,8 @@ void client_test::open_udp_sockets() {
 
 test_request client_test::make_request() const {
   test_request r;
-  r.kind = o_.kind;
-  r.message_size = o_.message_size;
+  name_test(r, o_);
   r.duration_s = o_.duration_s;
-  r.streams = o_.streams;
-  r.reverse = o_.reverse;
   r.pps = o_.target_pps();
   for (std::uint32_t s = 0; s < o_.streams && is_udp(o_.kind); ++s)
     r.data_ports.push_back(endpoint::local_of(streams_[s].fd.get()).port());
@@ -283,7 +283,7 @@ asio::awaitable<void> client_test::run() {
   const message start = start_msg{server_start_ns_ ? server_start_ns_ : start_wall_ns_};
   co_await write_message(control_, control_mac_, start);
   start_threads();
-  threads_started_ = true;
+  traffic_started(start_wall_ns_ + s_to_ns(o_.duration_s));
   // The server's side first: when both fail, `&&` reports the first operand's exception, and a server
   // that went away is the cause, the local side's cancellation only its consequence.
   auto result = co_await (read_server() && local_side());

@@ -39,20 +39,50 @@ struct client_events {
   std::function<void(const start_instant&)> chosen;
 };
 
-class client_test {
+// What run_to_end drives: one test against one kind of server (client_test: netserve; iperf3_client: a
+// stock iperf3 -s), with what every such test holds: its options, its control connection and this side's
+// streams; and the user's stop, which every such test takes alike.
+class load_test {
  public:
-  client_test(asio::io_context& io, client_options options, client_events events);
-
-  // Runs the test; throws (protocol_error, system_error, std::runtime_error) with the reason it failed.
-  asio::awaitable<void> run();
+  load_test(asio::io_context& io, client_options options, client_events events);
+  virtual ~load_test() = default;
+  // Runs the test; throws (protocol_error, system_error, std::runtime_error) with the reason it failed:
+  // the server's refusal, a timeout, a lost connection.
+  virtual asio::awaitable<void> run() = 0;
   // The figures; valid after run() completed.
-  test_result result() const;
+  virtual test_result result() const = 0;
   // The user's stop (SIGINT, SIGTERM; `signal` names it). Before the data threads started it returns
   // false: the caller abandons the test, and nothing is ever sent. After, it returns true: this side's
   // senders stop at once (in reverse the server is told to stop first, then what is in flight is
   // drained), the end exchange runs as at a normal end, and run() completes with figures over the seconds
-  // measured, which result() marks interrupted.
+  // measured, which result() marks interrupted. Past the end of the traffic it changes nothing: the
+  // drain and the end exchange finish as usual.
   bool interrupt(std::string signal);
+
+ protected:
+  // The data threads run until `end_wall_ns`: a stop from now on ends their traffic and keeps its figures.
+  void traffic_started(std::int64_t end_wall_ns) noexcept { traffic_end_wall_ns_ = end_wall_ns; }
+  bool stopping() const noexcept { return stop_wall_ns_ != 0; }
+  const std::string& stop_signal() const noexcept { return stop_signal_; }
+  std::int64_t stop_wall_ns() const noexcept { return stop_wall_ns_; }
+
+  asio::io_context& io_;
+  client_options o_;
+  client_events events_;
+  tcp::socket control_;
+  stream_set streams_;  // this side's: senders, or receivers in reverse
+
+ private:
+  std::int64_t traffic_end_wall_ns_ = 0;  // 0 until the data threads started
+  std::string stop_signal_;  // the user's stop, once interrupt() accepted it
+  std::int64_t stop_wall_ns_ = 0;
+};
+
+class client_test final : public load_test {
+ public:
+  client_test(asio::io_context& io, client_options options, client_events events);
+  asio::awaitable<void> run() override;
+  test_result result() const override;
 
  private:
   void bind_local(tcp::socket& s, const tcp::endpoint& to) const;
@@ -68,7 +98,6 @@ class client_test {
   test_request make_request() const;
   void start_threads();
   asio::awaitable<void> local_side();
-  bool stopping() const noexcept { return stop_wall_ns_ != 0; }
   // Until wall-clock `t`, or the user's stop, in short slices.
   asio::awaitable<void> sleep_until_wall(std::int64_t t);
   // The end message, once: in reverse a stopped test sends it early, so the server stops sending.
@@ -80,6 +109,8 @@ class client_test {
   void emit_intervals(bool final);
   // --omit: the sender's and receiver's figures from the end of the left-out part on.
   void leave_out_start(test_result& r) const;
+  // The user's stop: the result says so, and one stopped before the start instant has no figures.
+  void note_interruption(test_result& r) const;
   bool sends_tcp() const noexcept { return o_.kind == test_kind::tcp_stream && !o_.reverse; }
   // TCP: the sending streams' connections at the end of interval k (ours forward, the server's in
   // reverse), empty when unknown; and the interval's figures from them.
@@ -88,11 +119,7 @@ class client_test {
   // TCP: the sending streams' connections at their end, and their congestion control.
   std::optional<tcp_figures> tcp_end() const;
 
-  asio::io_context& io_;
-  client_options o_;
   std::string psk_;  // from o_.psk_file, read once
-  client_events events_;
-  tcp::socket control_;
   frame_mac control_mac_;
   endpoint server_;
   ready_msg ready_;
@@ -107,12 +134,7 @@ class client_test {
   result_msg server_final_;
   std::optional<host_snapshot> host_start_, host_end_;  // this host at the start instant and the end
 
-  bool threads_started_ = false;
   bool end_sent_ = false;
-  std::string stop_signal_;      // the user's stop, once interrupt() accepted it
-  std::int64_t stop_wall_ns_ = 0;
-
-  stream_set streams_;  // this side's: senders, or receivers in reverse
 
   // Cumulative samples at interval boundaries: own side by index, server side as it reports them.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;
@@ -136,6 +158,16 @@ std::pair<std::int64_t, std::int64_t> parse_start_line(std::string_view line);
 std::string describe_failure(std::exception_ptr e);
 // The result of a test that failed: what was asked for, and why it failed.
 test_result failed_result(const client_options& o, std::string reason);
+
+// What names the test in the request to the server and in its result: its kind, message size, streams
+// and direction, as the options give them.
+template <class Message>
+void name_test(Message& m, const client_options& o) {
+  m.kind = o.kind;
+  m.message_size = o.message_size;
+  m.streams = o.streams;
+  m.reverse = o.reverse;
+}
 
 // What every stream of a test sends or receives by, from the options: netload's own client and the
 // stock-peer clients fill in the rest (payload format, RR sizes).

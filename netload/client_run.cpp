@@ -28,12 +28,9 @@ constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // senders or TCP rece
 // What every result says, whether the test ran or failed: the test that was asked for.
 test_result asked(const client_options& o) {
   test_result r;
-  r.kind = o.kind;
+  name_test(r, o);
   r.host = o.host;
   r.port = o.port;
-  r.message_size = o.message_size;
-  r.streams = o.streams;
-  r.reverse = o.reverse;
   r.client_version = version;
   if (is_rr(o.kind)) {  // a failed test's result still says which transaction it was
     r.rr.emplace();
@@ -46,14 +43,14 @@ test_result asked(const client_options& o) {
 
 }  // namespace
 
-bool client_test::interrupt(std::string signal) {
-  if (!threads_started_) return false;
+bool load_test::interrupt(std::string signal) {
+  if (traffic_end_wall_ns_ == 0) return false;
   // Past the end the traffic is complete: the drain and the end exchange finish as usual.
-  if (stopping() || wall_ns() >= start_wall_ns_ + s_to_ns(o_.duration_s)) return true;
+  if (stopping() || wall_ns() >= traffic_end_wall_ns_) return true;
   stop_signal_ = std::move(signal);
   stop_wall_ns_ = wall_ns();
   // Our senders stop now. In reverse ours are receivers: they keep counting what the server sends until
-  // it has been told to stop (wait_local_done) and the last of it has arrived.
+  // it has been told to stop (client_test::wait_local_done) and the last of it has arrived.
   if (!o_.reverse) streams_.request_stop();
   return true;
 }
@@ -285,16 +282,18 @@ test_result client_test::result() const {
   (o_.reverse ? r.hosts.receiver : r.hosts.sender) = std::move(local);
   (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
   r.verdict = judge_limit(r);  // after the target and both hosts
-  if (stopping()) {
-    r.interrupted = interruption{stop_signal_, std::max(0.0, ns_to_s(stop_wall_ns_ - start_wall_ns_)), o_.duration_s};
-    if (stop_wall_ns_ <= start_wall_ns_) {  // the senders never began: no figures, and nothing to judge
-      r.ok = false;
-      r.error = fmt::format("interrupted by {} before the start instant: nothing was sent", stop_signal_);
-      r.verdict.reset();
-      r.target.reset();
-    }
-  }
+  if (stopping()) note_interruption(r);
   return r;
+}
+
+void client_test::note_interruption(test_result& r) const {
+  r.interrupted = interruption{stop_signal(), std::max(0.0, ns_to_s(stop_wall_ns() - start_wall_ns_)), o_.duration_s};
+  if (stop_wall_ns() <= start_wall_ns_) {  // the senders never began: no figures, and nothing to judge
+    r.ok = false;
+    r.error = fmt::format("interrupted by {} before the start instant: nothing was sent", stop_signal());
+    r.verdict.reset();
+    r.target.reset();
+  }
 }
 
 void client_test::leave_out_start(test_result& r) const {

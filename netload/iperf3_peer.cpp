@@ -57,13 +57,6 @@ std::string error_text(std::int32_t code) {
 
 }  // namespace
 
-iperf3_client::iperf3_client(asio::io_context& io, client_options options, client_events events)
-    : io_(io),
-      o_(std::move(options)),
-      events_(std::move(events)),
-      control_(io),
-      streams_(o_.streams, !o_.reverse, o_.kind, o_.message_size) {}
-
 asio::awaitable<i3::state> iperf3_client::read_state(std::chrono::steady_clock::duration timeout, const char* what) {
   signed char s = 0;
   co_await read_exact(control_, asio::buffer(&s, 1), timeout, what);
@@ -207,7 +200,7 @@ asio::awaitable<void> iperf3_client::run() {
   start_wall_ns_ = std::max(requested_start_ns_, wall_ns() + 1'000'000);
   end_wall_ns_ = start_wall_ns_ + s_to_ns(o_.duration_s);
   start_threads();
-  threads_started_ = true;
+  traffic_started(end_wall_ns_);
   co_await run_data();
   co_await exchange_results();
 }
@@ -237,15 +230,6 @@ asio::awaitable<void> iperf3_client::exchange_results() {
   if (s == i3::state::display_results) co_await send_state(i3::state::iperf_done);
   boost::system::error_code ignored;
   control_.shutdown(tcp::socket::shutdown_both, ignored);
-}
-
-bool iperf3_client::interrupt(std::string signal) {
-  if (!threads_started_) return false;
-  if (stopping() || wall_ns() >= end_wall_ns_) return true;
-  stop_signal_ = std::move(signal);
-  stop_wall_ns_ = wall_ns();
-  if (!o_.reverse) streams_.request_stop();
-  return true;
 }
 
 test_result run_iperf3_test(asio::io_context& io, const client_options& options, client_events events) {

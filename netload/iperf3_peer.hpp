@@ -22,17 +22,12 @@
 
 namespace nb::load {
 
-class iperf3_client {
+// Its user's stop (load_test::interrupt) sends TEST_END early; the results are still exchanged.
+class iperf3_client final : public load_test {
  public:
-  iperf3_client(asio::io_context& io, client_options options, client_events events);
-
-  // Runs the test; throws with the reason it failed (the server's refusal, a timeout, a lost connection).
-  asio::awaitable<void> run();
-  // The figures; valid after run() completed.
-  test_result result() const;
-  // The user's stop, as client_test::interrupt: false before the traffic began (the caller abandons the
-  // test); after, this side's senders stop, TEST_END goes early, and the results are still exchanged.
-  bool interrupt(std::string signal);
+  using load_test::load_test;
+  asio::awaitable<void> run() override;
+  test_result result() const override;
 
  private:
   asio::awaitable<iperf3::state> read_state(std::chrono::steady_clock::duration timeout, const char* what);
@@ -50,21 +45,12 @@ class iperf3_client {
   void sample(bool final_sample);
   asio::awaitable<void> exchange_results();
   iperf3::results our_results() const;
-  bool stopping() const noexcept { return stop_wall_ns_ != 0; }
 
-  asio::io_context& io_;
-  client_options o_;
-  client_events events_;
-  tcp::socket control_;
   endpoint server_;
   std::string cookie_;
   std::chrono::steady_clock::time_point deadline_{};  // --connect-timeout, over the connection and handshake
   std::int64_t requested_start_ns_ = 0, start_wall_ns_ = 0, end_wall_ns_ = 0;
   int path_mtu_ = 0, mss_ = 0, local_buffer_granted_ = 0;
-  stream_set streams_;
-  bool threads_started_ = false;
-  std::string stop_signal_;
-  std::int64_t stop_wall_ns_ = 0;
   side_counts own_;              // this side's at the end
   iperf3::results theirs_;       // the server's results
   std::string counted_by_ = "iperf3";  // "iperf3 3.12" once the server's output told its version

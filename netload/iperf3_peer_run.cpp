@@ -74,7 +74,7 @@ asio::awaitable<void> iperf3_client::run_data() {
   }
   co_await settle();
   seconds_ = ns_to_s(std::min(wall_ns(), end_wall_ns_) - start_wall_ns_);
-  if (stopping()) seconds_ = std::max(0.0, ns_to_s(stop_wall_ns_ - start_wall_ns_));
+  if (stopping()) seconds_ = std::max(0.0, ns_to_s(stop_wall_ns() - start_wall_ns_));
   co_await write_frame(control_, std::string(1, static_cast<char>(i3::state::test_end)), 10s);
   if (o_.reverse) {  // what the server had in flight at TEST_END still arrives and is counted
     const std::int64_t give_up = wall_ns() + drain_max_ns;
@@ -186,7 +186,7 @@ test_result iperf3_client::result() const {
   r.ok = own_.error.empty();
   r.error = own_.error;
   r.verdict = judge_limit(r);
-  if (stopping()) r.interrupted = interruption{stop_signal_, seconds_, o_.duration_s};
+  if (stopping()) r.interrupted = interruption{stop_signal(), seconds_, o_.duration_s};
   return r;
 }
 

@@ -120,23 +120,57 @@ constexpr const char* examples =
     "line's \"kernel\" and each result's batching say which. NETBENCH_DISABLE=gso,gro,cbpf,meminfo\n"
     "(any of them) takes those paths on any kernel, for tests.\n\n";
 
+// Where netserve listens, and who may connect.
+void add_listen_options(CLI::App& app, nb::serve::server_options& options, std::vector<std::string>& port_specs,
+                        std::string& psk_file) {
+  const std::string listen = "Listening";
+  app.add_option("-p,--port", port_specs, "Ports: 11256-11263, 11256,11300, 0 = any free port; repeatable")
+      ->required()->option_text("PORTS")->group(listen);
+  app.add_option("-L,--bind", options.bind, "Local address to bind (IPv4 or IPv6)")
+      ->capture_default_str()->option_text("ADDR")->group(listen);
+  app.add_option("--psk-file", psk_file,
+                 "Key file (first line, mode 600): every connection must prove it holds the key (netload --psk-file)")
+      ->option_text("FILE")->group(listen);
+  // netserve never daemonizes; -D is accepted so netserver command lines work.
+  app.add_flag_callback("-D", [] {}, "Stay in the foreground (always; accepted for netserver compatibility)")->group(listen);
+}
+
+// Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the usual
+// soft limit of 1024, so take the hard limit.
+void raise_descriptor_limit() {
+  if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+// Binds every port, prints the ready line, and serves until SIGINT or SIGTERM.
+void serve(const nb::serve::server_options& options) {
+  boost::asio::io_context io;
+  nb::serve::server server(io, options);
+  server.bind();
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (ec) return;
+    fmt::print(stderr, "netserve: signal {}: shutting down\n", signo);
+    server.stop();
+    io.stop();
+  });
+  server.start();
+  fmt::print("{}\n", server.ready_line());
+  std::fflush(stdout);
+  io.run();
+}
+
+
 }  // namespace
 
 int main(int argc, char** argv) {
   nb::serve::server_options options;
   std::vector<std::string> port_specs;
   CLI::App app{"netserve: receives netload tests on many ports (TCP control, TCP and UDP data on each port)"};
-  const std::string listen = "Listening";
-  app.add_option("-p,--port", port_specs, "Ports: 11256-11263, 11256,11300, 0 = any free port; repeatable")
-      ->required()->option_text("PORTS")->group(listen);
-  app.add_option("-L,--bind", options.bind, "Local address to bind (IPv4 or IPv6)")
-      ->capture_default_str()->option_text("ADDR")->group(listen);
   std::string psk_file;
-  app.add_option("--psk-file", psk_file,
-                 "Key file (first line, mode 600): every connection must prove it holds the key (netload --psk-file)")
-      ->option_text("FILE")->group(listen);
-  bool foreground = true;  // netserve never daemonizes; -D is accepted so netserver command lines work
-  app.add_flag("-D", foreground, "Stay in the foreground (always; accepted for netserver compatibility)")->group(listen);
+  add_listen_options(app, options, port_specs, psk_file);
   std::uint64_t buffer_mib = options.budget.buffer_bytes >> 20;
   add_limit_options(app, options, buffer_mib);
   unsigned rx_threads = 0;
@@ -169,26 +203,8 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "netserve: forward UDP counted at {}'s driver ({}, {})\n", engine.xdp.interface,
                  options.xdp->name(), engine.xdp.pass ? "passed on to the socket path" : "dropped there");
     }
-    // Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the
-    // usual soft limit of 1024, so take the hard limit.
-    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-      lim.rlim_cur = lim.rlim_max;
-      ::setrlimit(RLIMIT_NOFILE, &lim);
-    }
-    boost::asio::io_context io;
-    nb::serve::server server(io, options);
-    server.bind();
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code& ec, int signo) {
-      if (ec) return;
-      fmt::print(stderr, "netserve: signal {}: shutting down\n", signo);
-      server.stop();
-      io.stop();
-    });
-    server.start();
-    fmt::print("{}\n", server.ready_line());
-    std::fflush(stdout);
-    io.run();
+    raise_descriptor_limit();
+    serve(options);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "netserve: {}\n", e.what());

@@ -68,6 +68,36 @@ std::uint32_t tcp_read_size(const np::omni_request& r) noexcept {
   return chosen ? std::min<std::uint32_t>(r.receive_size, 1u << 20) : 128u << 10;
 }
 
+// What the data thread of request `r` does, with `peer` (the control connection's far end).
+netperf_plan data_plan_of(const np::omni_request& r, const endpoint& peer) {
+  netperf_plan plan;
+  plan.udp = r.protocol == np::ipproto_udp;
+  plan.rr = r.direction != np::dir_recv;
+  plan.request_size = static_cast<std::uint32_t>(std::max(r.request_size, 0));
+  plan.response_size = static_cast<std::uint32_t>(std::max(r.response_size, 0));
+  plan.receive_size = tcp_read_size(r);
+  plan.peer = peer;
+  // netserver pads a receiving test's timer: the client's end (its close, or its zero-length datagrams)
+  // comes first, and only a client that vanished runs it out.
+  plan.deadline_mono_ns = mono_ns() + s_to_ns(r.test_length + np::pad_time_s);
+  return plan;
+}
+
+// The results block netperf reads: this side's counts over `seconds`, and the buffers it had.
+np::omni_results omni_results_of(const netperf_counts& c, const np::omni_setup& setup, double seconds) {
+  np::omni_results out;
+  out.bytes_received = c.bytes_received;
+  out.recv_calls = np::field32(c.recv_calls);
+  out.recv_buf_size = setup.recv_buf_size;
+  out.bytes_sent = c.bytes_sent;
+  out.send_calls = np::field32(c.send_calls);
+  out.send_buf_size = setup.send_buf_size;
+  out.failed_sends = np::field32(c.failed_sends);
+  out.trans_received = np::field32(c.transactions);
+  out.elapsed_time = static_cast<float>(seconds);
+  return out;
+}
+
 // A test's place on its port, given back when the test ends.
 class port_slot {
  public:
@@ -218,17 +248,7 @@ asio::awaitable<void> netperf_session::serve_test(const np::block& request) {
   setup.recv_width = setup.send_width = 1;
   setup.flags = r.flags & np::flag_no_delay;  // no CPU figures: netperf then prints none for this side
   setup.test_length = static_cast<std::uint32_t>(r.test_length);
-  netperf_plan plan;
-  plan.udp = r.protocol == np::ipproto_udp;
-  plan.rr = rr;
-  plan.request_size = static_cast<std::uint32_t>(std::max(r.request_size, 0));
-  plan.response_size = static_cast<std::uint32_t>(std::max(r.response_size, 0));
-  plan.receive_size = tcp_read_size(r);
-  plan.peer = endpoint::peer_of(socket_.native_handle());
-  // netserver pads a receiving test's timer: the client's end (its close, or its zero-length datagrams)
-  // comes first, and only a client that vanished runs it out.
-  plan.deadline_mono_ns = mono_ns() + s_to_ns(r.test_length + np::pad_time_s);
-  auto data = std::make_unique<netperf_data>(std::move(fd), plan);
+  auto data = std::make_unique<netperf_data>(std::move(fd), data_plan_of(r, endpoint::peer_of(socket_.native_handle())));
   co_await send(np::encode_setup(setup));
   // The thread ends by its deadline at the latest; a client that has gone (its control connection closed,
   // as a killed netperf's is) ends it at once, so it holds no slot, thread or budget for nothing.
@@ -239,18 +259,8 @@ asio::awaitable<void> netperf_session::serve_test(const np::block& request) {
   const netperf_counts& c = data->counts();
   // Ended by the deadline: the padding was idle time, as netserver subtracts it.
   const double seconds = std::max(0.0, ns_to_s(c.elapsed_ns) - (c.timed_out ? np::pad_time_s : 0));
-  np::omni_results out;
-  out.bytes_received = c.bytes_received;
-  out.recv_calls = np::field32(c.recv_calls);
-  out.recv_buf_size = setup.recv_buf_size;
-  out.bytes_sent = c.bytes_sent;
-  out.send_calls = np::field32(c.send_calls);
-  out.send_buf_size = setup.send_buf_size;
-  out.failed_sends = np::field32(c.failed_sends);
-  out.trans_received = np::field32(c.transactions);
-  out.elapsed_time = static_cast<float>(seconds);
   log_result(id, r, c, seconds);  // first: a client that has gone gets no results, and the log keeps them
-  co_await send(np::encode_results(out));
+  co_await send(np::encode_results(omni_results_of(c, setup, seconds)));
 }
 
 bool netperf_session::control_closed() {

@@ -220,18 +220,48 @@ std::int64_t udp_port::queued_bytes() const noexcept {
   return total;
 }
 
-bool udp_port::refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked,
-                       bool& watching_hellos) {
+bool udp_port::refresh(std::size_t lane, lane_view& view) {
   std::lock_guard lock(mu_);
-  local.clear();
-  asked = -1;
+  view.flows.clear();
+  view.asked = -1;
   for (const entry& e : table_) {
-    local.push_back({e.source, &e.owner->at(lane, e.stream), e.owner, e.stream, &e.owner->answers_at(lane, e.stream)});
-    if (asked < 0) asked = e.owner->cpu;
+    view.flows.push_back({e.source, &e.owner->at(lane, e.stream), e.owner, e.stream, &e.owner->answers_at(lane, e.stream)});
+    if (view.asked < 0) view.asked = e.owner->cpu;
   }
-  seen = generation_.load(std::memory_order_acquire);
-  watching_hellos = hello_watchers_ > 0;
-  return !local.empty() || watching_hellos;
+  view.seen = generation_.load(std::memory_order_acquire);
+  view.watching = hello_watchers_ > 0;
+  view.hint = 0;
+  return !view.flows.empty() || view.watching;
+}
+
+// A datagram the hint does not match: points the hint at its flow, or returns false when it has none (an
+// iperf3 hello, kept, or a foreign datagram, counted). Consecutive datagrams mostly belong to one flow,
+// so this call is made per flow change, not per datagram.
+bool udp_port::find_flow(lane_state& self, std::size_t lane, lane_view& view, const received& r) {
+  auto find = [&] {
+    return std::find_if(view.flows.begin(), view.flows.end(), [&](const local_entry& e) { return e.source.same(r.source); });
+  };
+  auto it = find();
+  // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very batch, so
+  // a miss looks at the table again before calling a datagram foreign.
+  if (it == view.flows.end() && generation_.load(std::memory_order_acquire) != view.seen) {
+    refresh(lane, view);
+    it = find();
+  }
+  if (it != view.flows.end()) {
+    view.hint = static_cast<std::size_t>(it - view.flows.begin());
+    return true;
+  }
+  if (view.watching && r.len == 4 && r.copied == 4) {
+    std::uint32_t word;
+    std::memcpy(&word, r.data, 4);
+    if (word == iperf3_udp_hello) {
+      keep_hello(r.source, r.arrival_ns);
+      return false;
+    }
+  }
+  self.unattributed.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);
+  return false;
 }
 
 // UDP_RR: at most one answer per request in the buffer. GRO merges consecutive datagrams of one flow, so a
@@ -297,25 +327,20 @@ void udp_port::run(std::size_t lane) {
   lane_state& self = *lanes_[lane];
   const std::vector<int> home = allowed_cpus();  // inherited from netserve's main thread: where "unpinned" goes back to
   self.pinned = -1;
-  int asked = -1;  // the CPU an attached test asked for
   std::int64_t next_place = 0;
   udp_batch_receiver rx(self.lane.fd.get(), batch, gro_);
-  std::vector<local_entry> local;
-  std::uint64_t seen = ~0ULL;
+  lane_view view;
   std::int64_t idle_since = mono_ns();
-  std::size_t hint = 0;  // the last matching entry: consecutive datagrams mostly belong to one flow
-  bool watching = false;  // an iperf3 session waits for its streams' hellos
   std::vector<unsigned char> scratch(max_udp_message_size);  // UDP_RR: the answer being sent
   while (!stop_.load(std::memory_order_relaxed)) {
-    if (generation_.load(std::memory_order_acquire) != seen) {
-      if (refresh(lane, local, seen, asked, watching)) idle_since = 0;
+    if (generation_.load(std::memory_order_acquire) != view.seen) {
+      if (refresh(lane, view)) idle_since = 0;
       else if (idle_since == 0) idle_since = mono_ns();
       next_place = 0;  // a test that asks for a CPU gets it at once
-      hint = 0;
     }
-    if (local.empty() && !watching && mono_ns() - idle_since > idle_exit_ns) {
+    if (view.flows.empty() && !view.watching && mono_ns() - idle_since > idle_exit_ns) {
       std::lock_guard lock(mu_);
-      if (generation_.load(std::memory_order_acquire) == seen) {
+      if (generation_.load(std::memory_order_acquire) == view.seen) {
         self.running = false;
         return;
       }
@@ -324,38 +349,21 @@ void udp_port::run(std::size_t lane) {
     std::error_code ec;
     std::size_t got = rx.receive(
         [&](const received& r) {
-          if (hint >= local.size() || !local[hint].source.same(r.source)) {
-            auto find = [&] {
-              return std::find_if(local.begin(), local.end(), [&](const local_entry& e) { return e.source.same(r.source); });
-            };
-            auto it = find();
-            // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very
-            // batch, so a miss looks at the table again before calling a datagram foreign.
-            if (it == local.end() && generation_.load(std::memory_order_acquire) != seen) {
-              refresh(lane, local, seen, asked, watching);
-              it = find();
-            }
-            if (it == local.end() && watching && r.len == 4 && r.copied == 4) {
-              std::uint32_t word;
-              std::memcpy(&word, r.data, 4);
-              if (word == iperf3_udp_hello) return keep_hello(r.source, r.arrival_ns);
-            }
-            if (it == local.end()) {
-              self.unattributed.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);
-              return;
-            }
-            hint = static_cast<std::size_t>(it - local.begin());
-          }
-          local[hint].counters->on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns);
-          if (local[hint].owner->answer_size) answer(self.lane.fd.get(), local[hint], r, scratch);
+          if ((view.hint >= view.flows.size() || !view.flows[view.hint].source.same(r.source)) &&
+              !find_flow(self, lane, view, r))
+            return;
+          const local_entry& e = view.flows[view.hint];
+          e.counters->on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns);
+          if (e.owner->answer_size) answer(self.lane.fd.get(), e, r, scratch);
         },
         ec);
     std::int64_t now = mono_ns();
     if (got) self.busy_ns.set(now);
     if (now >= next_place) {
+      const int asked = view.asked;
       place(self, home, asked, now);
       if (asked >= 0 && self.pinned == asked)  // the verdict judges this CPU: only once it is true
-        for (const auto& e : local)
+        for (const auto& e : view.flows)
           if (e.owner->cpu == asked) e.owner->pinned.store(asked, std::memory_order_relaxed);
       next_place = now + place_every_ns;
     }

@@ -175,9 +175,18 @@ class udp_port {
     relaxed<std::uint64_t> unattributed;
     relaxed<std::int64_t> busy_ns;  // monotonic time of the last datagram
   };
+  // A lane thread's copy of the flow table, taken again when the generation changes (refresh).
+  struct lane_view {
+    std::vector<local_entry> flows;
+    std::uint64_t seen = ~0ULL;  // the generation copied
+    int asked = -1;              // the CPU an attached test asked for
+    bool watching = false;       // an iperf3 session waits for its streams' hellos
+    std::size_t hint = 0;        // the last matching flow: consecutive datagrams mostly belong to one
+  };
   void run(std::size_t lane);
   void place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now);
-  bool refresh(std::size_t lane, std::vector<local_entry>& local, std::uint64_t& seen, int& asked, bool& watching_hellos);
+  bool refresh(std::size_t lane, lane_view& view);
+  bool find_flow(lane_state& self, std::size_t lane, lane_view& view, const received& r);
   void answer(int fd, const local_entry& e, const received& r, std::vector<unsigned char>& scratch) const noexcept;
   void start_lanes();  // with mu_ held
   void keep_hello(const sockaddr* source, std::int64_t arrival_ns);

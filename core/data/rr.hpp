@@ -41,6 +41,11 @@ inline constexpr std::int64_t rr_timeout_floor_ns = 200'000'000;
 inline constexpr std::int64_t rr_timeout_ceiling_ns = 2'000'000'000;
 std::int64_t rr_timeout_ns(std::uint64_t longest_rtt_ns) noexcept;
 
+// Waits until `fd` is ready for `events` or `until` (monotonic) comes, at most rr_poll_ns at a time, so
+// that a waiting loop looks at its stop token that often; returns the events that came (0: none).
+inline constexpr std::int64_t rr_poll_ns = 100'000'000;
+short rr_wait_ready(int fd, short events, std::int64_t until) noexcept;
+
 // What a client stream records: its requests (sent), answers (received), the rest, and the round trips.
 struct rr_client_state {
   send_counters& requests;

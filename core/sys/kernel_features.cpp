@@ -19,26 +19,6 @@ namespace {
 enum probe_state : int { unknown = 0, present, absent, disabled };
 std::array<std::atomic<int>, all_kernel_features.size()> cache{};
 
-struct feature_text {
-  const char* what;     // the feature, with the option and the kernel that brought it
-  const char* instead;  // what runs without it
-};
-
-feature_text text_of(kernel_feature f) noexcept {
-  switch (f) {
-    case kernel_feature::udp_gso:
-      return {"UDP GSO (UDP_SEGMENT, Linux 4.18)", "UDP is sent with sendmmsg, a datagram per message"};
-    case kernel_feature::udp_gro:
-      return {"UDP GRO (Linux 5.0)", "UDP is received with recvmmsg, a datagram per message"};
-    case kernel_feature::reuseport_cbpf:
-      return {"reuseport BPF steering (SO_ATTACH_REUSEPORT_CBPF, Linux 4.5)",
-              "a port's receive lanes share it by the kernel's hash of each sender's address, not by CPU"};
-    case kernel_feature::meminfo:
-      return {"SO_MEMINFO (Linux 4.12)", "socket drops cannot be counted: a receiver's loss is all counted as path loss"};
-  }
-  return {"?", "?"};
-}
-
 // A UDP socket for a probe, IPv4 or, on a host without it, IPv6; -1 when neither can be made.
 class probe_socket {
  public:
@@ -110,15 +90,32 @@ bool probe_meminfo() noexcept {
          len > SK_MEMINFO_DROPS * sizeof(std::uint32_t);
 }
 
-bool probe(kernel_feature f) noexcept {
-  switch (f) {
-    case kernel_feature::udp_gso: return probe_gso();
-    case kernel_feature::udp_gro: return probe_gro();
-    case kernel_feature::reuseport_cbpf: return probe_cbpf();
-    case kernel_feature::meminfo: return probe_meminfo();
-  }
-  return false;
-}
+// Each feature, in kernel_feature's order: its name in NETBENCH_DISABLE and the ready line, what it is
+// (the option and the kernel that brought it), what runs without it, and its probe.
+struct feature_facts {
+  kernel_feature feature;
+  std::string_view name;
+  const char* what;
+  const char* instead;
+  bool (*probe)() noexcept;
+};
+constexpr std::array<feature_facts, all_kernel_features.size()> facts{{
+    {kernel_feature::udp_gso, "gso", "UDP GSO (UDP_SEGMENT, Linux 4.18)",
+     "UDP is sent with sendmmsg, a datagram per message", probe_gso},
+    {kernel_feature::udp_gro, "gro", "UDP GRO (Linux 5.0)", "UDP is received with recvmmsg, a datagram per message",
+     probe_gro},
+    {kernel_feature::reuseport_cbpf, "cbpf", "reuseport BPF steering (SO_ATTACH_REUSEPORT_CBPF, Linux 4.5)",
+     "a port's receive lanes share it by the kernel's hash of each sender's address, not by CPU", probe_cbpf},
+    {kernel_feature::meminfo, "meminfo", "SO_MEMINFO (Linux 4.12)",
+     "socket drops cannot be counted: a receiver's loss is all counted as path loss", probe_meminfo},
+}};
+static_assert([] {
+  for (std::size_t i = 0; i < facts.size(); ++i)
+    if (facts[i].feature != all_kernel_features[i] || static_cast<std::size_t>(facts[i].feature) != i) return false;
+  return true;
+}());
+
+const feature_facts& facts_of(kernel_feature f) noexcept { return facts[static_cast<std::size_t>(f)]; }
 
 // Calls `visit(entry)` for each entry of NETBENCH_DISABLE, spaces around it trimmed, empty ones skipped.
 template <class Visit>
@@ -147,22 +144,14 @@ int state_of(kernel_feature f) noexcept {
   int s = slot.load(std::memory_order_acquire);
   if (s != unknown) return s;
   // Two threads may probe at once; both get the same answer, and the probe has no lasting effect.
-  s = disabled_by_switch(f) ? disabled : probe(f) ? present : absent;
+  s = disabled_by_switch(f) ? disabled : facts_of(f).probe() ? present : absent;
   slot.store(s, std::memory_order_release);
   return s;
 }
 
 }  // namespace
 
-std::string_view switch_name(kernel_feature f) noexcept {
-  switch (f) {
-    case kernel_feature::udp_gso: return "gso";
-    case kernel_feature::udp_gro: return "gro";
-    case kernel_feature::reuseport_cbpf: return "cbpf";
-    case kernel_feature::meminfo: return "meminfo";
-  }
-  return "?";
-}
+std::string_view switch_name(kernel_feature f) noexcept { return facts_of(f).name; }
 
 bool kernel_has(kernel_feature f) noexcept { return state_of(f) == present; }
 
@@ -180,7 +169,7 @@ void report_kernel_fallbacks(std::string_view program, std::initializer_list<ker
   for (kernel_feature f : which) {
     const int s = state_of(f);
     if (s == present) continue;
-    const feature_text t = text_of(f);
+    const feature_facts& t = facts_of(f);
     fmt::print(to, "{}: no {} {}: {}\n", program, t.what,
                s == disabled ? fmt::format("(disabled by {})", kernel_disable_variable) : std::string("in this kernel"),
                t.instead);

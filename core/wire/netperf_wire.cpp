@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <concepts>
 #include <cstring>
+#include <type_traits>
 
 namespace nb::netperf {
 
@@ -22,26 +24,41 @@ void put(block& b, std::size_t i, std::uint32_t v) noexcept {
   b[4 * i + 3] = static_cast<unsigned char>(v);
 }
 
-// Reads the test-specific data's words in order, from field 0.
+// Reads the test-specific data's fields in order, from word 0, each by its type: a 32-bit word, signed or
+// not; a float by its bit pattern; a 64-bit count in two words, high first; an address in four words.
 class reader {
  public:
   explicit reader(const block& b) : b_(b) {}
-  std::uint32_t u() noexcept { return word(b_, 2 + i_++); }
-  std::int32_t i() noexcept { return static_cast<std::int32_t>(u()); }
-  float f() noexcept { return std::bit_cast<float>(u()); }
+  template <class... Field>
+  void operator()(Field&... fields) noexcept {
+    (take(fields), ...);
+  }
   // A char[size] at byte `at` of the test-specific data: must hold a NUL (netperf strncpy()s and ends it).
-  std::string text(std::size_t at, std::size_t size, const char* field) const {
+  void text(std::size_t at, std::size_t size, std::string& out, const char* field) const {
     const char* p = reinterpret_cast<const char*>(b_.data() + data_at + at);
     const void* end = std::memchr(p, 0, size);
     if (!end) throw protocol_error(fmt::format("netperf message: '{}' is not NUL-terminated", field));
-    return std::string(p, static_cast<const char*>(end));
+    out.assign(p, static_cast<const char*>(end));
   }
 
  private:
+  std::uint32_t next() noexcept { return word(b_, 2 + i_++); }
+  void take(std::uint32_t& v) noexcept { v = next(); }
+  void take(std::int32_t& v) noexcept { v = static_cast<std::int32_t>(next()); }
+  void take(float& v) noexcept { v = std::bit_cast<float>(next()); }
+  void take(std::uint64_t& v) noexcept {
+    v = std::uint64_t{next()} << 32;
+    v |= next();
+  }
+  void take(std::array<std::uint32_t, 4>& words) noexcept {
+    for (auto& w : words) w = next();
+  }
+
   const block& b_;
   std::size_t i_ = 0;
 };
 
+// Writes a message: its type and value words, then the fields as reader reads them.
 class writer {
  public:
   writer(std::int32_t type, std::int32_t value) {
@@ -49,19 +66,86 @@ class writer {
     put(b_, 0, static_cast<std::uint32_t>(type));
     put(b_, 1, static_cast<std::uint32_t>(value));
   }
-  void u(std::uint32_t v) noexcept { put(b_, 2 + i_++, v); }
-  void i(std::int32_t v) noexcept { u(static_cast<std::uint32_t>(v)); }
-  void f(float v) noexcept { u(std::bit_cast<std::uint32_t>(v)); }
+  template <class... Field>
+  void operator()(const Field&... fields) noexcept {
+    (give(fields), ...);
+  }
   // At most size - 1 characters and a NUL, as netperf's strncpy and its terminator give.
-  void text(std::size_t at, std::size_t size, const std::string& s) noexcept {
+  void text(std::size_t at, std::size_t size, const std::string& s, const char*) noexcept {
     std::memcpy(b_.data() + data_at + at, s.data(), std::min(s.size(), size - 1));
   }
   const block& done() const noexcept { return b_; }
 
  private:
+  void give(std::uint32_t v) noexcept { put(b_, 2 + i_++, v); }
+  void give(std::int32_t v) noexcept { give(static_cast<std::uint32_t>(v)); }
+  void give(float v) noexcept { give(std::bit_cast<std::uint32_t>(v)); }
+  void give(std::uint64_t v) noexcept {
+    give(static_cast<std::uint32_t>(v >> 32));
+    give(static_cast<std::uint32_t>(v));
+  }
+  void give(const std::array<std::uint32_t, 4>& words) noexcept {
+    for (auto w : words) give(w);
+  }
+
   block b_{};
   std::size_t i_ = 0;
 };
+
+// Each message's fields in netperf's order, written once for both directions: `io` is a reader (into a
+// message) or a writer (from a const one). A line is a group of netperf's struct.
+template <class IO, class Request>
+void fields(IO& io, Request& r) requires std::same_as<std::remove_const_t<Request>, omni_request> {
+  io(r.send_buf_size, r.send_size, r.send_alignment, r.send_offset, r.send_width, r.request_size);
+  io(r.recv_buf_size, r.receive_size, r.recv_alignment, r.recv_offset, r.recv_width, r.response_size);
+  io(r.flags, r.cpu_rate, r.test_length, r.so_rcvavoid, r.so_sndavoid);
+  io(r.send_dirty_count, r.recv_dirty_count, r.recv_clean_count);
+  io(r.data_port, r.ipfamily, r.socket_type, r.protocol, r.direction, r.netperf_port);
+  io(r.interval_burst, r.interval_usecs, r.netperf_ip, r.netserver_ip, r.socket_prio, r.socket_tos);
+  io.text(152, 16, r.cong_control, "cong_control");
+  io.text(168, 32, r.fill_file, "fill_file");
+}
+
+template <class IO, class Setup>
+void fields(IO& io, Setup& s) requires std::same_as<std::remove_const_t<Setup>, omni_setup> {
+  io(s.recv_buf_size, s.receive_size, s.recv_width, s.send_buf_size, s.send_size, s.send_width);
+  io(s.flags, s.cpu_rate, s.test_length, s.so_rcvavoid, s.so_sndavoid, s.data_port);
+  io(s.interval_burst, s.interval_usecs, s.cpu_frequency, s.security_info, s.socket_prio, s.socket_tos);
+  io.text(72, 33, s.system_model, "system_model");
+  io.text(105, 80, s.cpu_model, "cpu_model");
+  io.text(185, 16, s.security_string, "security_string");
+}
+
+template <class IO, class Results>
+void fields(IO& io, Results& r) requires std::same_as<std::remove_const_t<Results>, omni_results> {
+  io(r.bytes_received, r.recv_calls, r.recv_buf_size, r.bytes_sent, r.send_calls, r.send_buf_size);
+  io(r.failed_sends, r.trans_received, r.elapsed_time);
+  io(r.cpu_util, r.cpu_percent_user, r.cpu_percent_system, r.cpu_percent_iowait, r.cpu_percent_irq,
+     r.cpu_percent_swintr, r.serv_dem, r.cpu_method, r.num_cpus, r.peak_cpu_id, r.peak_cpu_util);
+  io(r.vendor, r.device, r.subvendor, r.subdevice, r.transport_retrans);
+  io.text(108, 16, r.ifname, "ifname");
+  io.text(124, 32, r.driver, "driver");
+  io.text(156, 32, r.version, "version");
+  io.text(188, 32, r.firmware, "firmware");
+  io.text(220, 32, r.bus, "bus");
+  io.text(252, 16, r.ifslot, "ifslot");
+  io.text(268, 16, r.cong_control, "cong_control");
+}
+
+template <class Message>
+Message decoded(const block& b) {
+  reader in(b);
+  Message m;
+  fields(in, m);
+  return m;
+}
+
+template <class Message>
+block encoded(const Message& m, std::int32_t type, std::int32_t value) {
+  writer out(type, value);
+  fields(out, m);
+  return out.done();
+}
 
 void expect_type(const block& b, std::int32_t type, const char* what) {
   const auto got = static_cast<std::int32_t>(word(b, 0));
@@ -76,137 +160,17 @@ header decode_header(const block& b) noexcept {
 
 omni_request decode_request(const block& b) {
   expect_type(b, type_request, "request");
-  reader in(b);
-  omni_request r;
-  r.send_buf_size = in.i();
-  r.send_size = in.u();
-  r.send_alignment = in.u();
-  r.send_offset = in.u();
-  r.send_width = in.u();
-  r.request_size = in.i();
-  r.recv_buf_size = in.i();
-  r.receive_size = in.u();
-  r.recv_alignment = in.u();
-  r.recv_offset = in.u();
-  r.recv_width = in.u();
-  r.response_size = in.i();
-  r.flags = in.u();
-  r.cpu_rate = in.f();
-  r.test_length = in.i();
-  r.so_rcvavoid = in.u();
-  r.so_sndavoid = in.u();
-  r.send_dirty_count = in.u();
-  r.recv_dirty_count = in.u();
-  r.recv_clean_count = in.u();
-  r.data_port = in.u();
-  r.ipfamily = in.u();
-  r.socket_type = in.u();
-  r.protocol = in.u();
-  r.direction = in.u();
-  r.netperf_port = in.u();
-  r.interval_burst = in.u();
-  r.interval_usecs = in.u();
-  for (auto& w : r.netperf_ip) w = in.u();
-  for (auto& w : r.netserver_ip) w = in.u();
-  r.socket_prio = in.i();
-  r.socket_tos = in.i();
-  r.cong_control = in.text(152, 16, "cong_control");
-  r.fill_file = in.text(168, 32, "fill_file");
-  return r;
+  return decoded<omni_request>(b);
 }
 
-block encode_request(const omni_request& r, std::int32_t cpu) {
-  writer out(type_request, cpu);
-  out.i(r.send_buf_size);
-  out.u(r.send_size);
-  out.u(r.send_alignment);
-  out.u(r.send_offset);
-  out.u(r.send_width);
-  out.i(r.request_size);
-  out.i(r.recv_buf_size);
-  out.u(r.receive_size);
-  out.u(r.recv_alignment);
-  out.u(r.recv_offset);
-  out.u(r.recv_width);
-  out.i(r.response_size);
-  out.u(r.flags);
-  out.f(r.cpu_rate);
-  out.i(r.test_length);
-  out.u(r.so_rcvavoid);
-  out.u(r.so_sndavoid);
-  out.u(r.send_dirty_count);
-  out.u(r.recv_dirty_count);
-  out.u(r.recv_clean_count);
-  out.u(r.data_port);
-  out.u(r.ipfamily);
-  out.u(r.socket_type);
-  out.u(r.protocol);
-  out.u(r.direction);
-  out.u(r.netperf_port);
-  out.u(r.interval_burst);
-  out.u(r.interval_usecs);
-  for (auto w : r.netperf_ip) out.u(w);
-  for (auto w : r.netserver_ip) out.u(w);
-  out.i(r.socket_prio);
-  out.i(r.socket_tos);
-  out.text(152, 16, r.cong_control);
-  out.text(168, 32, r.fill_file);
-  return out.done();
-}
+block encode_request(const omni_request& r, std::int32_t cpu) { return encoded(r, type_request, cpu); }
 
 omni_setup decode_setup(const block& b) {
   expect_type(b, type_setup, "response");
-  reader in(b);
-  omni_setup s;
-  s.recv_buf_size = in.i();
-  s.receive_size = in.u();
-  s.recv_width = in.i();
-  s.send_buf_size = in.i();
-  s.send_size = in.u();
-  s.send_width = in.i();
-  s.flags = in.u();
-  s.cpu_rate = in.f();
-  s.test_length = in.u();
-  s.so_rcvavoid = in.u();
-  s.so_sndavoid = in.u();
-  s.data_port = in.u();
-  s.interval_burst = in.u();
-  s.interval_usecs = in.u();
-  s.cpu_frequency = in.u();
-  s.security_info = in.u();
-  s.socket_prio = in.i();
-  s.socket_tos = in.i();
-  s.system_model = in.text(72, 33, "system_model");
-  s.cpu_model = in.text(105, 80, "cpu_model");
-  s.security_string = in.text(185, 16, "security_string");
-  return s;
+  return decoded<omni_setup>(b);
 }
 
-block encode_setup(const omni_setup& s) {
-  writer out(type_setup, 0);
-  out.i(s.recv_buf_size);
-  out.u(s.receive_size);
-  out.i(s.recv_width);
-  out.i(s.send_buf_size);
-  out.u(s.send_size);
-  out.i(s.send_width);
-  out.u(s.flags);
-  out.f(s.cpu_rate);
-  out.u(s.test_length);
-  out.u(s.so_rcvavoid);
-  out.u(s.so_sndavoid);
-  out.u(s.data_port);
-  out.u(s.interval_burst);
-  out.u(s.interval_usecs);
-  out.u(s.cpu_frequency);
-  out.u(s.security_info);
-  out.i(s.socket_prio);
-  out.i(s.socket_tos);
-  out.text(72, 33, s.system_model);
-  out.text(105, 80, s.cpu_model);
-  out.text(185, 16, s.security_string);
-  return out.done();
-}
+block encode_setup(const omni_setup& s) { return encoded(s, type_setup, 0); }
 
 omni_results decode_results(const block& b) {
   // netserver reuses its setup response's block for the results, converted in place once already: its
@@ -217,83 +181,10 @@ omni_results decode_results(const block& b) {
   auto known = [](std::int32_t t) { return t == type_results || t == type_setup; };
   if (!known(type) && !known(swapped))
     throw protocol_error(fmt::format("netperf results: message type {}, expected {}", type, type_results));
-  reader in(b);
-  omni_results r;
-  r.bytes_received = std::uint64_t{in.u()} << 32;
-  r.bytes_received |= in.u();
-  r.recv_calls = in.u();
-  r.recv_buf_size = in.i();
-  r.bytes_sent = std::uint64_t{in.u()} << 32;
-  r.bytes_sent |= in.u();
-  r.send_calls = in.u();
-  r.send_buf_size = in.i();
-  r.failed_sends = in.u();
-  r.trans_received = in.u();
-  r.elapsed_time = in.f();
-  r.cpu_util = in.f();
-  r.cpu_percent_user = in.f();
-  r.cpu_percent_system = in.f();
-  r.cpu_percent_iowait = in.f();
-  r.cpu_percent_irq = in.f();
-  r.cpu_percent_swintr = in.f();
-  r.serv_dem = in.f();
-  r.cpu_method = in.u();
-  r.num_cpus = in.u();
-  r.peak_cpu_id = in.i();
-  r.peak_cpu_util = in.f();
-  r.vendor = in.i();
-  r.device = in.i();
-  r.subvendor = in.i();
-  r.subdevice = in.i();
-  r.transport_retrans = in.i();
-  r.ifname = in.text(108, 16, "ifname");
-  r.driver = in.text(124, 32, "driver");
-  r.version = in.text(156, 32, "version");
-  r.firmware = in.text(188, 32, "firmware");
-  r.bus = in.text(220, 32, "bus");
-  r.ifslot = in.text(252, 16, "ifslot");
-  r.cong_control = in.text(268, 16, "cong_control");
-  return r;
+  return decoded<omni_results>(b);
 }
 
-block encode_results(const omni_results& r) {
-  writer out(type_results, 0);
-  out.u(static_cast<std::uint32_t>(r.bytes_received >> 32));
-  out.u(static_cast<std::uint32_t>(r.bytes_received));
-  out.u(r.recv_calls);
-  out.i(r.recv_buf_size);
-  out.u(static_cast<std::uint32_t>(r.bytes_sent >> 32));
-  out.u(static_cast<std::uint32_t>(r.bytes_sent));
-  out.u(r.send_calls);
-  out.i(r.send_buf_size);
-  out.u(r.failed_sends);
-  out.u(r.trans_received);
-  out.f(r.elapsed_time);
-  out.f(r.cpu_util);
-  out.f(r.cpu_percent_user);
-  out.f(r.cpu_percent_system);
-  out.f(r.cpu_percent_iowait);
-  out.f(r.cpu_percent_irq);
-  out.f(r.cpu_percent_swintr);
-  out.f(r.serv_dem);
-  out.u(r.cpu_method);
-  out.u(r.num_cpus);
-  out.i(r.peak_cpu_id);
-  out.f(r.peak_cpu_util);
-  out.i(r.vendor);
-  out.i(r.device);
-  out.i(r.subvendor);
-  out.i(r.subdevice);
-  out.i(r.transport_retrans);
-  out.text(108, 16, r.ifname);
-  out.text(124, 32, r.driver);
-  out.text(156, 32, r.version);
-  out.text(188, 32, r.firmware);
-  out.text(220, 32, r.bus);
-  out.text(252, 16, r.ifslot);
-  out.text(268, 16, r.cong_control);
-  return out.done();
-}
+block encode_results(const omni_results& r) { return encoded(r, type_results, 0); }
 
 block encode_error(std::int32_t type, std::int32_t errno_value) { return writer(type, errno_value).done(); }
 

@@ -61,18 +61,15 @@ struct omni_request {
   std::string fill_file;     // up to 31
 };
 
-// struct omni_response_struct: the server's answer to the request, 18 words, then raw bytes.
+// struct omni_response_struct: the server's answer to the request, 18 words, then raw bytes (their order:
+// netperf_wire.cpp).
 struct omni_setup {
-  std::int32_t recv_buf_size = 0;
-  std::uint32_t receive_size = 0;
-  std::int32_t recv_width = 0;
-  std::int32_t send_buf_size = 0;
-  std::uint32_t send_size = 0;
-  std::int32_t send_width = 0;
-  std::uint32_t flags = 0;
+  std::int32_t recv_buf_size = 0, send_buf_size = 0;  // as granted
+  std::uint32_t receive_size = 0, send_size = 0;      // one call's bytes
+  std::int32_t recv_width = 0, send_width = 0;
+  std::uint32_t flags = 0, test_length = 0, data_port = 0;
   float cpu_rate = 0;
-  std::uint32_t test_length = 0, so_rcvavoid = 0, so_sndavoid = 0;
-  std::uint32_t data_port = 0;
+  std::uint32_t so_rcvavoid = 0, so_sndavoid = 0;
   std::uint32_t interval_burst = 0, interval_usecs = 0, cpu_frequency = 0, security_info = 0;
   std::int32_t socket_prio = -1, socket_tos = -1;
   std::string system_model, cpu_model, security_string;
@@ -81,19 +78,14 @@ struct omni_setup {
 // struct omni_results_struct: the server's counts at the end, 27 words, then raw bytes. Byte counts are
 // 64-bit (two words); calls and transactions are netperf's 32-bit fields.
 struct omni_results {
-  std::uint64_t bytes_received = 0;
-  std::uint32_t recv_calls = 0;
-  std::int32_t recv_buf_size = 0;
-  std::uint64_t bytes_sent = 0;
-  std::uint32_t send_calls = 0;
-  std::int32_t send_buf_size = 0;
-  std::uint32_t failed_sends = 0, trans_received = 0;
+  std::uint64_t bytes_received = 0, bytes_sent = 0;
+  std::uint32_t recv_calls = 0, send_calls = 0, failed_sends = 0, trans_received = 0;
+  std::int32_t recv_buf_size = 0, send_buf_size = 0;
   float elapsed_time = 0;
   float cpu_util = -1, cpu_percent_user = 0, cpu_percent_system = 0, cpu_percent_iowait = 0, cpu_percent_irq = 0,
-        cpu_percent_swintr = 0, serv_dem = -1;
+        cpu_percent_swintr = 0, serv_dem = -1, peak_cpu_util = 0;
   std::uint32_t cpu_method = 0, num_cpus = 0;
   std::int32_t peak_cpu_id = -1;
-  float peak_cpu_util = 0;
   std::int32_t vendor = 0, device = 0, subvendor = 0, subdevice = 0, transport_retrans = 0;
   std::string ifname, driver, version, firmware, bus, ifslot, cong_control;
 };

@@ -66,14 +66,14 @@ std::string y_scale(double lo, double hi, bool prefixed = true) {
 
 const char* common = "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nset key outside top center horizontal\n";
 
-}  // namespace
-
-std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_metric metric, const std::string& id) {
+// A sweep chart's curves: a title, and its groups by message size. One line per role (and kind and
+// offered load where they vary), one point per message size: the procedure's PPS test (-m 1) and BPS test
+// (-m 1400) of a role are one curve. Two tests of a role at the same size are not: that role's lines are
+// then drawn per test.
+using sweep_curve = std::pair<std::string, std::map<std::uint32_t, const repeat_group*>>;
+std::vector<sweep_curve> sweep_curves(const std::vector<repeat_group>& groups) {
   std::set<std::string> kinds;
   for (const auto& g : groups) kinds.insert(std::string(nb::to_string(g.kind)));
-  // One line per role (and kind and offered load where they vary), one point per message size: the
-  // procedure's PPS test (-m 1) and BPS test (-m 1400) of a role are one curve. Two tests of a role at the
-  // same size are not: that role's lines are then drawn per test.
   auto base_title = [&](const repeat_group& g) {
     std::string title = g.role;
     if (kinds.size() > 1) title += fmt::format(" {}", nb::to_string(g.kind));
@@ -85,7 +85,7 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
     const auto& sizes = tests_at[base];
     return std::any_of(sizes.begin(), sizes.end(), [](const auto& s) { return s.second.size() > 1; });
   };
-  std::vector<std::pair<std::string, std::map<std::uint32_t, const repeat_group*>>> lines;
+  std::vector<sweep_curve> lines;
   for (const auto& g : groups) {
     if (g.topo == topology::pairs || g.received_pps.n == 0) continue;
     const std::string base = base_title(g);
@@ -94,6 +94,13 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
     if (it == lines.end()) it = lines.insert(lines.end(), {title, {}});
     it->second.emplace(g.message_size, &g);
   }
+  return lines;
+}
+
+}  // namespace
+
+std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_metric metric, const std::string& id) {
+  const auto lines = sweep_curves(groups);
   if (std::none_of(lines.begin(), lines.end(), [](const auto& l) { return l.second.size() >= 2; })) return std::nullopt;
   const bool pps = metric == sweep_metric::pps;
   const double scale = pps ? 1.0 : 1e-6;

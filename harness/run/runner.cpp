@@ -1,3 +1,5 @@
+// The runner's plan, run after run (runner.hpp lists which file holds which of its roles): its runs in
+// order, the user's stop, and what each run records (commands, environment, failed and interrupted runs).
 #include "harness/run/runner.hpp"
 
 #include "core/base/clock.hpp"

@@ -2,6 +2,13 @@
 // One plan, run: preflight every host, then run by run: start the servers and wait for their ready
 // lines, pick T0, start every netload at T0, follow them live, collect, write raw/ at once, rebuild the
 // reports; servers are stopped after each run, also after an error or a signal.
+//
+// The runner class is split by role:
+//   runner.cpp              the plan run after run, the user's stop (cancel), what each run records
+//   runner_host_checks.cpp  the preflight: every host checked before the first run (and `harness check`)
+//   runner_instances.cpp    one run's processes: netserves up and ready, netload instances started
+//                           together and followed live, servers stopped
+//   run_search.cpp          a search run: trial after trial, each chosen by the rate search (search.hpp)
 #include "harness/report/aggregate.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/records/host_check.hpp"

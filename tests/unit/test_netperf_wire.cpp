@@ -92,3 +92,32 @@ TEST_CASE("netperf wire: a request's first bytes are told from a netload frame a
   const unsigned char cookie[5] = {'a', 'b', 'c', 'd', 'e'};
   CHECK_FALSE(np::looks_like_request(cookie));
 }
+
+TEST_CASE("netperf wire: netserver's setup and TCP_RR results decode field by field, and netserve's blocks encode back",
+          "[netperf]") {
+  const np::omni_setup setup = np::decode_setup(captured("setup_netserver_tcp.bin"));  // -- -M 500 -S 1M
+  CHECK(setup.recv_buf_size == 2097152);
+  CHECK(setup.receive_size == 500);
+  CHECK(setup.send_size == 0xffffffffU);
+  CHECK(setup.data_port == 36111);
+  CHECK(setup.socket_prio == -1);
+  CHECK(setup.socket_tos == -1);
+  const np::omni_results rr = np::decode_results(captured("results_netserver_tcp_rr.bin"));
+  CHECK(rr.bytes_received == 1021408);
+  CHECK(rr.recv_calls == 31919);
+  CHECK(rr.recv_buf_size == 344812);
+  CHECK(rr.bytes_sent == 32685056);
+  CHECK(rr.send_buf_size == 3939840);
+  CHECK(rr.trans_received == 31919);
+  CHECK(rr.elapsed_time == Approx(1.0005).epsilon(1e-4));
+  for (const char* name : {"request_tcp_rr.bin", "request_udp_rr.bin", "request_tcp_maerts.bin",
+                           "request_tcp_stream_M500_S1M.bin"}) {
+    INFO(name);
+    const np::block b = captured(name);
+    CHECK(np::encode_request(np::decode_request(b), np::decode_header(b).value) == b);
+  }
+  const np::block netserve_setup = captured("setup_netserve_udp.bin");
+  CHECK(np::encode_setup(np::decode_setup(netserve_setup)) == netserve_setup);
+  const np::block netserve_results = captured("results_netserve_udp.bin");
+  CHECK(np::encode_results(np::decode_results(netserve_results)) == netserve_results);
+}

@@ -38,6 +38,27 @@ void take_ready_line(running_server& s, const std::string& line, std::size_t wan
     throw std::runtime_error(fmt::format("ready with {} ports, {} asked for", s.ports.size(), want));
 }
 
+// An instance's record before it runs: who it is, between which hosts and addresses.
+instance_record new_instance_record(const instance_spec& spec, const launcher& client, const host& server) {
+  instance_record rec;
+  rec.name = spec.name;
+  rec.client = spec.client;
+  rec.server = spec.server;
+  rec.client_address = client.target().address;
+  rec.server_address = server.address;
+  rec.category = spec.category;
+  return rec;
+}
+
+// The rates of one of netload's interval lines, for the live view.
+interval_rates live_rates_of(const json& interval) {
+  const double secs = static_cast<double>(interval.value("end_ns", 0LL) - interval.value("start_ns", 0LL)) / 1e9;
+  return {nb::per_second(interval.value("sent_packets", 0ULL), secs),
+          nb::bits_per_second(interval.value("sent_bytes", 0ULL), secs),
+          nb::per_second(interval.value("received_packets", 0ULL), secs),
+          nb::bits_per_second(interval.value("received_bytes", 0ULL), secs)};
+}
+
 }  // namespace
 
 asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<running_server>& servers) {
@@ -187,13 +208,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   const instance_spec& spec = r.instances[index];
   const launcher& l = on(spec.client);
   const host& srv = plan_.hosts.at(spec.server);
-  instance_record rec;
-  rec.name = spec.name;
-  rec.client = spec.client;
-  rec.server = spec.server;
-  rec.client_address = l.target().address;
-  rec.server_address = srv.address;
-  rec.category = spec.category;
+  instance_record rec = new_instance_record(spec, l, srv);
   const auto port = server.ports.at(spec.port_slot);
   auto argv = l.wrap_announcing_pid(
       netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client), spec.reverse, spec.probe));
@@ -212,12 +227,8 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       live.armed = true;
       wake.cancel();
     } else if (j.value("type", "") == "interval") {
-      samples.push_back(j);
-      const double secs = static_cast<double>(j.value("end_ns", 0LL) - j.value("start_ns", 0LL)) / 1e9;
-      live.intervals.push_back({nb::per_second(j.value("sent_packets", 0ULL), secs),
-                                nb::bits_per_second(j.value("sent_bytes", 0ULL), secs),
-                                nb::per_second(j.value("received_packets", 0ULL), secs),
-                                nb::bits_per_second(j.value("received_bytes", 0ULL), secs)});
+      live.intervals.push_back(live_rates_of(j));
+      samples.push_back(std::move(j));
     } else if (j.value("type", "") == "result") {
       j.erase("type");
       result_line = std::move(j);
