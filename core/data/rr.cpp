@@ -1,5 +1,6 @@
 #include "core/data/rr.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/data/streams.hpp"
 #include "core/data/udp_io.hpp"
@@ -196,10 +197,7 @@ bool udp_answerer::send(int fd, const unsigned char* answer, std::size_t size) c
   h.msg_iovlen = 1;
   h.msg_control = const_cast<unsigned char*>(control_);
   h.msg_controllen = control_len_;
-  for (;;) {
-    if (::sendmsg(fd, &h, MSG_DONTWAIT) >= 0) return true;
-    if (errno != EINTR) return false;
-  }
+  return retry_eintr([&] { return ::sendmsg(fd, &h, MSG_DONTWAIT); }) >= 0;
 }
 
 void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_state s, stream_outcome& out) {
@@ -221,8 +219,7 @@ void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
       if (plan.message_size >= payload_header_size) write_payload_header(request.data(), n, wall_ns());
       else if (numbered) write_number(request.data(), n);
       now = mono_ns();
-      if (::send(plan.fd, request.data(), plan.message_size, 0) < 0) {
-        if (errno == EINTR) continue;
+      if (retry_eintr([&] { return ::send(plan.fd, request.data(), plan.message_size, 0); }) < 0) {
         if (errno == EMSGSIZE) {
           out.error = fmt::format("send: a request of {} bytes does not fit the path MTU", plan.message_size);
           return;
@@ -291,7 +288,7 @@ void run_tcp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
     bool progress = false;
     if (writing) {
       ssize_t r = ::send(plan.fd, request.data() + written, plan.message_size - written, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (r < 0 && errno != EAGAIN && errno != EINTR) {
+      if (r < 0 && !transient_errno(errno)) {
         out.error = fmt::format("send: {}", std::strerror(errno));
         return;
       }
@@ -310,7 +307,7 @@ void run_tcp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
       out.error = "the server closed the data connection during the test";
       return;
     }
-    if (r < 0 && errno != EAGAIN && errno != EINTR) {
+    if (r < 0 && !transient_errno(errno)) {
       out.error = fmt::format("recv: {}", std::strerror(errno));
       return;
     }
@@ -346,7 +343,7 @@ void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_count
     if (!eof) {
       ssize_t r = ::recv(plan.fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
       if (r == 0) eof = true;
-      else if (r < 0 && errno != EAGAIN && errno != EINTR) {
+      else if (r < 0 && !transient_errno(errno)) {
         out.error = fmt::format("recv: {}", std::strerror(errno));
         return;
       } else if (r > 0) {
@@ -364,7 +361,7 @@ void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_count
     while (owed > 0) {
       ssize_t w = ::send(plan.fd, answer.data() + written, plan.response_size - written, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (w < 0) {
-        if (errno == EAGAIN || errno == EINTR) break;
+        if (transient_errno(errno)) break;
         out.error = fmt::format("send: {}", std::strerror(errno));
         return;
       }
