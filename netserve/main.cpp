@@ -47,7 +47,7 @@ void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::u
   app.add_option("--max-socket-buffer", options.max_socket_buffer,
                  "Largest socket buffer a client's request is granted (its -s/-S), bytes")
       ->capture_default_str()->option_text("BYTES")
-      ->check(whole_in("--max-socket-buffer", 64 << 10, 1 << 30))->group(budget);
+      ->check(whole_in("--max-socket-buffer", 64 << 10, nb::max_socket_buffer_request))->group(budget);
   app.add_option("--client-share", options.budget.client_share,
                  "Fraction of each budget, and of each port's tests, one client address may hold")
       ->capture_default_str()->option_text("FRACTION")->check(number_in("--client-share", 0.01, 1.0, ""))->group(budget);
@@ -59,7 +59,7 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
   const std::string group = "Receiving";
   app.add_option("--rcvbuf", options.rcvbuf,
                  "Receive buffer of each UDP socket, bytes (default: 32 MiB per port over its lanes, at least 4 MiB)")
-      ->option_text("BYTES")->check(whole_in("--rcvbuf", 0, 1 << 30))->group(group);
+      ->option_text("BYTES")->check(whole_in("--rcvbuf", 0, nb::max_socket_buffer_request))->group(group);
   app.add_option("--rx-threads", rx_threads,
                  "UDP receive sockets and threads per port, one per CPU (0 = every CPU netserve may run on)")
       ->capture_default_str()->option_text("N")->check(whole_in("--rx-threads", 0, 64))->group(group);
