@@ -1,5 +1,6 @@
 #include "harness/records/host_check.hpp"
 
+#include "core/base/json_fields.hpp"
 #include "core/base/version.hpp"
 
 #include <fmt/format.h>
@@ -161,21 +162,26 @@ json to_json(const host_check& c) {
   return j;
 }
 
-host_check host_check_from_json(const json& j) {
+host_check host_check_from_json(const json& j, const std::string& context) {
+  using fields = nb::json_fields<std::runtime_error>;
+  fields f(j, context);
   host_check c;
-  c.host = j.value("host", "");
-  c.address = j.value("address", "");
-  c.launcher = j.value("launcher", "");
-  c.reachable = j.value("reachable", false);
-  c.netload_version = j.value("netload_version", "");
-  c.netserve_version = j.value("netserve_version", "");
-  c.facts = j.value("facts", json());
-  c.errors = j.value("errors", std::vector<std::string>{});
-  c.notes = j.value("notes", std::vector<std::string>{});
-  c.warnings = j.value("warnings", std::vector<std::string>{});
-  if (j.contains("clock"))
-    c.clock = clock_offset{j["clock"].value("offset_ms", 0.0), j["clock"].value("bound_ms", 0.0),
-                           j["clock"].value("exchanges", 0)};
+  c.host = f.get<std::string>("host");
+  c.address = f.get<std::string>("address");
+  c.launcher = f.get<std::string>("launcher");
+  c.reachable = f.get<bool>("reachable");
+  c.netload_version = f.get<std::string>("netload_version");
+  c.netserve_version = f.get<std::string>("netserve_version");
+  c.facts = f.get<json>("facts");  // netload --host-info's line as it came: judged by facts_problem, not here
+  c.errors = f.get<std::vector<std::string>>("errors");
+  c.notes = f.get<std::vector<std::string>>("notes");
+  c.warnings = f.get_or<std::vector<std::string>>("warnings", {});  // checks written before the MTU warnings
+  if (const json clock = f.get_or<json>("clock", nullptr); !clock.is_null()) {  // none when it was not read
+    fields k(clock, context + ": clock");
+    c.clock = clock_offset{k.get<double>("offset_ms"), k.get<double>("bound_ms"), k.get<int>("exchanges")};
+    k.done();
+  }
+  f.done();
   return c;
 }
 

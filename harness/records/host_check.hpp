@@ -74,7 +74,9 @@ void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& pay
 // The table `harness check` prints and the report shows, one row per host, then its errors and notes.
 std::string check_table(const std::vector<host_check>& checks);
 nlohmann::json to_json(const host_check& c);
-host_check host_check_from_json(const nlohmann::json& j);
+// Read back as to_json wrote it; throws std::runtime_error naming `context` (the file and host) and the
+// field when a field is missing, of another type, or unknown.
+host_check host_check_from_json(const nlohmann::json& j, const std::string& context = "host check");
 
 // The addresses each host sends test data to, by host name: a client its servers, a server its clients
 // only in reverse tests (in forward ones a client's plan address may be an ssh alias the server never uses).
