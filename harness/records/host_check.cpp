@@ -25,9 +25,9 @@ std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& re
                       static_cast<double>(best->answered_ns - best->asked_ns) / 2e6, static_cast<int>(readings.size())};
 }
 
-std::string facts_problem(const json& f) {
+std::optional<std::string> facts_problem(const json& f) {
   if (!f.is_object()) return "not a JSON object";
-  if (f.value("type", json()) != "host_info") return "no \"type\": \"host_info\"";
+  if (!f.contains("type") || f["type"] != "host_info") return "no \"type\": \"host_info\"";
   if (!f.contains("version") || !f["version"].is_string()) return "no version";
   for (const char* n : {"cpus", "cpus_allowed"})
     if (!f.contains(n) || !f[n].is_number_integer() || f[n].get<long long>() < 0) return fmt::format("'{}' is not a count", n);
@@ -42,7 +42,7 @@ std::string facts_problem(const json& f) {
     const bool failed = m.is_object() && m.contains("error") && m["error"].is_string();
     if (!known && !failed) return fmt::format("the MTU to '{}' is neither a number and a device nor an error", peer);
   }
-  return "";
+  return std::nullopt;
 }
 
 namespace {
@@ -83,7 +83,7 @@ void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
 }
 
 void judge_facts(host_check& c) {
-  if (!facts_problem(c.facts).empty()) return;
+  if (facts_problem(c.facts)) return;
   for (const auto& [name, has] : member(c.facts, "features").items())
     if (has.is_boolean() && !has.get<bool>())
       c.notes.push_back(fmt::format("the kernel lacks '{}': the data plane falls back (README: which kernel gives "
@@ -211,7 +211,7 @@ std::map<std::string, std::map<std::string, udp_payload>> udp_payloads_per_host(
 }
 
 void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& payloads) {
-  if (!facts_problem(c.facts).empty()) return;
+  if (facts_problem(c.facts)) return;
   for (const auto& [peer, m] : member(c.facts, "mtu").items()) {
     const auto it = payloads.find(peer);
     if (it == payloads.end() || !m.contains("mtu")) continue;

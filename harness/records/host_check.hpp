@@ -38,9 +38,9 @@ struct clock_offset {
 // reading is inconsistent (answered before asked).
 std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& readings);
 
-// What is wrong with a `netload --host-info` line, "" when nothing: the type of every field the check
-// reads, so an old or foreign program's line is an error naming the host, never an exception.
-std::string facts_problem(const nlohmann::json& facts);
+// What is wrong with a `netload --host-info` line, std::nullopt when nothing: the type of every field the
+// check reads, so an old or foreign program's line is an error naming the host, never an exception.
+std::optional<std::string> facts_problem(const nlohmann::json& facts);
 
 struct host_check {
   std::string host, address, launcher;

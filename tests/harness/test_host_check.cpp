@@ -120,18 +120,18 @@ TEST_CASE("host check: a record missing a field or carrying an unknown one is an
 
 TEST_CASE("host check: facts of the wrong shape are named, never an exception", "[host_check]") {
   const auto good = reachable_host(0).facts;
-  CHECK(harness::facts_problem(good).empty());
+  CHECK_FALSE(harness::facts_problem(good));
   auto f = good;
   f["cpus"] = "two";
-  CHECK_THAT(harness::facts_problem(f), Catch::Contains("cpus"));
+  CHECK_THAT(harness::facts_problem(f).value_or(""), Catch::Contains("cpus"));
   f = good;
   f["mtu"]["198.18.0.1"]["mtu"] = "big";
-  CHECK_THAT(harness::facts_problem(f), Catch::Contains("198.18.0.1"));
+  CHECK_THAT(harness::facts_problem(f).value_or(""), Catch::Contains("198.18.0.1"));
   f = good;
   f["features"]["gso"] = 1;
-  CHECK_THAT(harness::facts_problem(f), Catch::Contains("gso"));
-  CHECK_FALSE(harness::facts_problem(nlohmann::json::array()).empty());
-  CHECK_FALSE(harness::facts_problem({{"type", "other"}}).empty());
+  CHECK_THAT(harness::facts_problem(f).value_or(""), Catch::Contains("gso"));
+  CHECK(harness::facts_problem(nlohmann::json::array()));
+  CHECK(harness::facts_problem({{"type", "other"}}));
   auto c = reachable_host(0);
   c.facts = f;
   harness::judge(c, 20, false);  // no exception, and the table still prints
