@@ -99,7 +99,7 @@ TEST_CASE("host check: the JSON record reads back as written") {
   CHECK(back.notes == c.notes);
 }
 
-TEST_CASE("host check: a record missing a field or carrying an unknown one is an error naming both; one from "
+TEST_CASE("host check: a record missing a field or carrying an unknown one is an error naming both, and one from "
           "before the MTU warnings reads") {
   auto c = reachable_host(-3.25, 0.2);
   harness::judge(c, 20, false);
