@@ -10,6 +10,7 @@
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
+#include "harness/process/process.hpp"
 #include "harness/run/runner.hpp"
 #include "harness/run/stop_signals.hpp"
 #include "harness/store/commands.hpp"
@@ -116,15 +117,7 @@ int run_plan(const run_request& req) {
   asio::io_context io;
   runner r(io, p, {req.results_root, bin_dir, req.live, req.allow_offset});
   stop_signals signals(io, "process", [&r](int sig) { r.cancel(sig); });
-  std::filesystem::path dir;
-  std::exception_ptr failure;
-  asio::co_spawn(io, r.run_all(), [&](std::exception_ptr e, std::filesystem::path d) {
-    failure = e;
-    dir = std::move(d);
-    signals.close();
-  });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
+  const std::filesystem::path dir = nb::run_on(io, r.run_all(), [&signals] { signals.close(); });
   return finish_run(req, r, dir, stdout).status;
 }
 
@@ -133,15 +126,7 @@ int check_plan(const run_request& req) {
   asio::io_context io;
   runner r(io, p, {req.results_root, find_local_bin_dir(req.self_exe, req.bin_dir), false, req.allow_offset});
   stop_signals signals(io, "", [&r](int) { r.cancel(); });  // a second signal kills at once
-  std::vector<host_check> checks;
-  std::exception_ptr failure;
-  asio::co_spawn(io, r.check_only(), [&](std::exception_ptr e, std::vector<host_check> c) {
-    failure = e;
-    checks = std::move(c);
-    signals.close();
-  });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
+  const std::vector<host_check> checks = nb::run_on(io, r.check_only(), [&signals] { signals.close(); });
   fmt::print("{}", check_table(checks));
   const bool ok = std::all_of(checks.begin(), checks.end(), [](const host_check& c) { return c.errors.empty(); });
   std::size_t warnings = 0;

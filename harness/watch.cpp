@@ -3,6 +3,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/text.hpp"
 #include "harness/app_run.hpp"
+#include "harness/process/process.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/stop_signals.hpp"
 #include "harness/watch/duration.hpp"
@@ -149,14 +150,10 @@ int watch_plan(const watch_request& w) {
              w.count ? fmt::format(", {} run(s)", w.count) : std::string(", until stopped (Ctrl-C)"));
   // Each signal's line is the watcher's: it says whether a run or only the wait was stopped.
   stop_signals signals(io, "", [&watch](int sig) { watch.on_signal(sig); });
-  std::exception_ptr failure;
-  asio::co_spawn(io, watch.loop(), [&](std::exception_ptr e) {
-    failure = e;
+  nb::run_on(io, watch.loop(), [&] {
     signals.close();
     if (server) server->stop();
   });
-  io.run();
-  if (failure) std::rethrow_exception(failure);
   return watch.status();
 }
 

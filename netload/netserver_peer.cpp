@@ -1,5 +1,6 @@
 #include "netload/netserver_peer.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/wire/netperf_wire.hpp"
@@ -87,7 +88,7 @@ void send_block(int fd, const np::block& b, polled_stop& stop) {
   while (put < b.size()) {
     wait_for(fd, POLLOUT, d, "sending a request", stop);
     const ssize_t n = ::send(fd, b.data() + put, b.size() - put, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
+    if (n < 0 && !nb::transient_errno(errno)) throw std::system_error(errno, std::generic_category(), "netserver control connection");
     if (n > 0) put += static_cast<std::size_t>(n);
   }
 }
@@ -100,7 +101,7 @@ np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what
     wait_for(fd, POLLIN, d, what, stop);
     const ssize_t n = ::recv(fd, b.data() + got, b.size() - got, MSG_DONTWAIT);
     if (n == 0) throw std::runtime_error(fmt::format("netserver closed the control connection {}", what));
-    if (n < 0 && errno != EAGAIN && errno != EINTR) throw std::system_error(errno, std::generic_category(), "netserver control connection");
+    if (n < 0 && !nb::transient_errno(errno)) throw std::system_error(errno, std::generic_category(), "netserver control connection");
     if (n > 0) got += static_cast<std::size_t>(n);
   }
   return b;
@@ -236,7 +237,7 @@ std::int64_t read_start_instant(const client_events& events, polled_stop& stop) 
     if (!p[0].revents) continue;
     char buf[128];
     const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
-    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+    if (n == 0 || (n < 0 && !nb::transient_errno(errno)))
       throw std::runtime_error("--start-on-stdin: standard input closed before a start instant came");
     if (n > 0) line.append(buf, static_cast<std::size_t>(n));
     if (line.size() > 256) throw std::runtime_error("--start-on-stdin: no start instant in the first line");

@@ -210,7 +210,7 @@ void control_connection::attach_data(const data_hello& hello) {
   if (const std::string& key = it->second->data_key();
       !key.empty() && !constant_time_equal(hello.token, data_token(key, mac_, hello.cookie, hello.stream)))
     throw protocol_error("data connection without a valid token for its test");
-  if (auto error = it->second->attach_tcp(hello.stream, release_blocking(socket_)); !error.empty()) throw protocol_error(error);
+  if (auto why = it->second->attach_tcp(hello.stream, release_blocking(socket_))) throw protocol_error(*why);
 }
 
 asio::awaitable<void> control_connection::run_test(test_request request) {

@@ -53,8 +53,8 @@ asio::awaitable<void> serve_iperf3(tcp::socket socket, std::shared_ptr<served_po
     co_await read_exact(socket, asio::buffer(cookie), timeout, "waiting for an iperf3 cookie");
     if (!i3::is_cookie(cookie)) throw protocol_error("neither a netload frame nor an iperf3 cookie");
     if (auto it = port->iperf3_sessions.find(cookie); it != port->iperf3_sessions.end()) {
-      if (std::string error = it->second->attach_stream(socket); !error.empty()) {
-        fmt::print(stderr, "netserve: port {}: iperf3 data connection from {} refused: {}\n", port->number, peer, error);
+      if (const attach_refusal why = it->second->attach_stream(socket)) {
+        fmt::print(stderr, "netserve: port {}: iperf3 data connection from {} refused: {}\n", port->number, peer, *why);
         const signed char denied = static_cast<signed char>(i3::state::access_denied);
         boost::system::error_code ignored;
         socket.write_some(asio::buffer(&denied, 1), ignored);
@@ -86,7 +86,7 @@ iperf3_session::~iperf3_session() {
   for (const auto& t : tests_) port_->remove(*t, client_);
 }
 
-std::string iperf3_session::attach_stream(tcp::socket& socket) {
+attach_refusal iperf3_session::attach_stream(tcp::socket& socket) {
   if (!accepting_streams_) return "the test takes no streams now";
   for (const auto& t : tests_) {
     if (!is_tcp(t->request().kind)) return "a TCP connection for a UDP test";

@@ -39,9 +39,9 @@ class iperf3_session {
   iperf3_session& operator=(const iperf3_session&) = delete;
 
   asio::awaitable<void> run();
-  // A TCP data connection presenting this session's cookie: an error text when it has no place (then the
-  // caller refuses it as iperf3 does, with ACCESS_DENIED).
-  std::string attach_stream(tcp::socket& socket);
+  // A TCP data connection presenting this session's cookie: std::nullopt when a test took it, else why it
+  // has no place (then the caller refuses it as iperf3 does, with ACCESS_DENIED).
+  [[nodiscard]] attach_refusal attach_stream(tcp::socket& socket);
 
  private:
   struct refusal {

@@ -1,6 +1,7 @@
 // netserve: a netserver-like listener that binds many ports in one process.
 #include "core/wire/auth.hpp"
 #include "core/base/cli_help.hpp"
+#include "core/base/receive_engine.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/base/version.hpp"
 #include "core/base/port_spec.hpp"
@@ -46,7 +47,7 @@ void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::u
   app.add_option("--max-socket-buffer", options.max_socket_buffer,
                  "Largest socket buffer a client's request is granted (its -s/-S), bytes")
       ->capture_default_str()->option_text("BYTES")
-      ->check(whole_in("--max-socket-buffer", 64 << 10, 1 << 30))->group(budget);
+      ->check(whole_in("--max-socket-buffer", 64 << 10, nb::max_socket_buffer_request))->group(budget);
   app.add_option("--client-share", options.budget.client_share,
                  "Fraction of each budget, and of each port's tests, one client address may hold")
       ->capture_default_str()->option_text("FRACTION")->check(number_in("--client-share", 0.01, 1.0, ""))->group(budget);
@@ -58,7 +59,7 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
   const std::string group = "Receiving";
   app.add_option("--rcvbuf", options.rcvbuf,
                  "Receive buffer of each UDP socket, bytes (default: 32 MiB per port over its lanes, at least 4 MiB)")
-      ->option_text("BYTES")->check(whole_in("--rcvbuf", 0, 1 << 30))->group(group);
+      ->option_text("BYTES")->check(whole_in("--rcvbuf", 0, nb::max_socket_buffer_request))->group(group);
   app.add_option("--rx-threads", rx_threads,
                  "UDP receive sockets and threads per port, one per CPU (0 = every CPU netserve may run on)")
       ->capture_default_str()->option_text("N")->check(whole_in("--rx-threads", 0, 64))->group(group);
@@ -75,7 +76,7 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
 
 // Where forward UDP is counted: the socket path, or an XDP program at the driver.
 struct engine_choice {
-  std::string engine = "socket";
+  nb::receive_engine engine = nb::receive_engine::socket;
   nb::serve::xdp_options xdp;
 };
 
@@ -83,10 +84,13 @@ void add_engine_options(CLI::App& app, engine_choice& e) {
   const std::string group = "Receive engine";
   // The choices --help shows are what this build has (scripts and the bench read them).
   const bool xdp = nb::serve::xdp_engine::built_in();
-  app.add_option("--engine", e.engine,
-                 xdp ? "Where forward UDP is counted: socket, or xdp (an XDP program on --interface counts at the driver; root)"
-                     : "Where forward UDP is counted: socket (xdp: not in this build)")
-      ->capture_default_str()->option_text(xdp ? "socket|xdp" : "socket")->check(CLI::IsMember({"socket", "xdp"}))->group(group);
+  // IsMember checks the word before the callback reads it into the type.
+  app.add_option_function<std::string>(
+         "--engine", [&e](const std::string& name) { e.engine = *nb::parse_receive_engine(name); },
+         xdp ? "Where forward UDP is counted: socket, or xdp (an XDP program on --interface counts at the driver; root)"
+             : "Where forward UDP is counted: socket (xdp: not in this build)")
+      ->default_str(std::string(nb::to_string(e.engine)))->option_text(xdp ? "socket|xdp" : "socket")
+      ->check(CLI::IsMember({"socket", "xdp"}))->group(group);
   app.add_option("--interface", e.xdp.interface, "With --engine xdp: the interface the tests' datagrams arrive on")
       ->option_text("DEV")->group(group);
   app.add_flag("--xdp-pass", e.xdp.pass,
@@ -99,8 +103,8 @@ void add_engine_options(CLI::App& app, engine_choice& e) {
 
 // The options of --engine xdp make sense only with it, and it needs its interface.
 void check_engine(const engine_choice& e) {
-  if (e.engine == "xdp" && e.xdp.interface.empty()) throw CLI::ValidationError("--engine xdp", "needs --interface DEV");
-  if (e.engine != "xdp" && (!e.xdp.interface.empty() || e.xdp.pass || e.xdp.mode != "auto"))
+  if (e.engine == nb::receive_engine::xdp && e.xdp.interface.empty()) throw CLI::ValidationError("--engine xdp", "needs --interface DEV");
+  if (e.engine != nb::receive_engine::xdp && (!e.xdp.interface.empty() || e.xdp.pass || e.xdp.mode != "auto"))
     throw CLI::ValidationError("--interface, --xdp-pass, --xdp-mode", "apply only with --engine xdp");
 }
 
@@ -198,7 +202,7 @@ int main(int argc, char** argv) {
                                              nb::kernel_feature::reuseport_cbpf, nb::kernel_feature::meminfo});
     options.rx_cpus = nb::serve::receive_cpus(nb::allowed_cpus(), rx_threads);
     if (!psk_file.empty()) options.psk = nb::read_psk_file(psk_file);
-    if (engine.engine == "xdp") {
+    if (engine.engine == nb::receive_engine::xdp) {
       options.xdp = std::make_shared<nb::serve::xdp_engine>(engine.xdp);
       fmt::print(stderr, "netserve: forward UDP counted at {}'s driver ({}, {})\n", engine.xdp.interface,
                  options.xdp->name(), engine.xdp.pass ? "passed on to the socket path" : "dropped there");

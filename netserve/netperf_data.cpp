@@ -1,5 +1,6 @@
 #include "netserve/netperf_data.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/data/udp_io.hpp"
 
@@ -23,7 +24,6 @@ constexpr std::size_t recv_batch = 64;   // datagrams per recvmmsg
 
 std::string failure(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 
-bool transient(int e) noexcept { return e == EINTR || e == EAGAIN || e == EWOULDBLOCK; }
 
 }  // namespace
 
@@ -117,7 +117,7 @@ void netperf_data::udp_rr() {
     const ssize_t n = ::recvfrom(socket_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT | MSG_TRUNC,
                                  reinterpret_cast<sockaddr*>(&from), &from_len);
     if (n < 0) {
-      if (transient(errno)) continue;
+      if (nb::transient_errno(errno)) continue;
       counts_.error = failure("recvfrom");
       return;
     }
@@ -146,7 +146,7 @@ int netperf_data::accept_client() {
     socklen_t from_len = sizeof(from);
     const int fd = ::accept4(socket_.get(), reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
-      if (transient(errno) || errno == ECONNABORTED) continue;
+      if (nb::transient_errno(errno) || errno == ECONNABORTED) continue;
       counts_.error = failure("accept");
       return -1;
     }
@@ -165,7 +165,7 @@ void netperf_data::tcp_stream(int fd) {
       const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
       if (n == 0) return;  // the client closed: the end of its test
       if (n < 0) {
-        if (transient(errno)) break;
+        if (nb::transient_errno(errno)) break;
         counts_.error = failure("recv");
         return;
       }
@@ -184,7 +184,7 @@ void netperf_data::tcp_rr(int fd) {
       const ssize_t n = ::recv(fd, buffer.data() + got, plan_.request_size - got, MSG_DONTWAIT);
       if (n == 0) return;  // the client closed (between transactions: the end of its test)
       if (n < 0) {
-        if (transient(errno)) continue;
+        if (nb::transient_errno(errno)) continue;
         counts_.error = failure("recv");
         return;
       }
@@ -197,7 +197,7 @@ void netperf_data::tcp_rr(int fd) {
       if (!wait_for(fd, POLLOUT)) return;
       const ssize_t n = ::send(fd, buffer.data() + put, plan_.response_size - put, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (n < 0) {
-        if (transient(errno)) continue;
+        if (nb::transient_errno(errno)) continue;
         if (errno == EPIPE || errno == ECONNRESET) return;
         counts_.error = failure("send");
         return;

@@ -1,5 +1,6 @@
 #include "netserve/netperf_session.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/wire/frame_io.hpp"
 #include "core/base/limits.hpp"
@@ -266,7 +267,7 @@ asio::awaitable<void> netperf_session::serve_test(const np::block& request) {
 bool netperf_session::control_closed() {
   char byte = 0;
   const ssize_t n = ::recv(socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  return n == 0 || (n < 0 && !nb::transient_errno(errno));
 }
 
 void netperf_session::log_result(std::uint64_t id, const np::omni_request& r, const netperf_counts& c, double seconds) const {

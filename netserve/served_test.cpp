@@ -96,7 +96,7 @@ std::pair<int, int> served_test::data_socket_buffers() const {
           request_.sndbuf > 0 ? set_send_buffer(probe.get(), request_.sndbuf) : send_buffer(probe.get())};
 }
 
-std::string served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
+attach_refusal served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
   if (!is_tcp(request_.kind)) return "data connection for a test that is not a TCP test";
   if (stream >= request_.streams) return fmt::format("stream {} is out of range", stream);
   if (streams_[stream].fd) return fmt::format("stream {} is already connected", stream);
@@ -116,7 +116,7 @@ std::string served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
   // The stream's thread and its buffer come with the start instant, not now: a client that connects
   // its streams and never starts holds descriptors (counted in its budget), no memory.
   if (start_wall_ns_ != 0) start_tcp_stream(stream);
-  return {};
+  return std::nullopt;
 }
 
 void served_test::start_tcp_stream(std::uint32_t stream) {
@@ -131,7 +131,7 @@ void served_test::start_tcp_stream(std::uint32_t stream) {
   streams_.start(stream, plan);
 }
 
-std::string served_test::attach_next_tcp(fd_handle fd) {
+attach_refusal served_test::attach_next_tcp(fd_handle fd) {
   for (std::uint32_t s = 0; s < request_.streams; ++s)
     if (!streams_[s].fd) return attach_tcp(s, std::move(fd));
   return "every stream of the test is connected already";

@@ -10,10 +10,14 @@
 #include "netserve/xdp_engine.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 namespace nb::serve {
+
+// Why a data connection has no place in a test (for the log and the client); std::nullopt: attached.
+using attach_refusal = std::optional<std::string>;
 
 class served_test {
  public:
@@ -49,12 +53,12 @@ class served_test {
   // Reverse UDP and TCP: the receive and send buffers this side's data sockets get, for the ready
   // message (netperf's remote socket size columns).
   std::pair<int, int> data_socket_buffers() const;
-  // A TCP data connection for `stream`; returns an error text when it does not fit this test.
-  std::string attach_tcp(std::uint32_t stream, fd_handle fd);
+  // A TCP data connection for `stream`: std::nullopt when the test took it, else why it does not fit.
+  [[nodiscard]] attach_refusal attach_tcp(std::uint32_t stream, fd_handle fd);
   bool all_data_attached() const;
   // A TCP data connection for the first stream not yet connected (iperf3's streams come in order and do
-  // not say their number); an error text as attach_tcp's.
-  std::string attach_next_tcp(fd_handle fd);
+  // not say their number); refused as attach_tcp's.
+  [[nodiscard]] attach_refusal attach_next_tcp(fd_handle fd);
   // The agreed start instant: every stream's thread starts (senders wait for the instant), and a UDP_RR
   // test's requests are answered from the instant to its end (from now when the instant is past) and a
   // drain (core/data/rr.hpp). Throws protocol_error when a reverse stream would go to netserve itself (an

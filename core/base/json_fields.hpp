@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <set>
@@ -40,6 +41,12 @@ class json_fields {
   T get_or(const char* name, T fallback) {
     if (!j_.contains(name)) return fallback;
     return get<T>(name);
+  }
+
+  // Fields another reader takes from the same object (a record kept whole): done() accepts them unread.
+  void known(std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (j_.contains(n)) seen_.insert(n);
   }
 
   void done() const {

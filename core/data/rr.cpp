@@ -2,6 +2,7 @@
 // numbered requests at most once, from the address the client talks to; the TCP_RR server loop.
 #include "core/data/rr.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/data/streams.hpp"
 #include "core/data/udp_io.hpp"
@@ -96,10 +97,7 @@ bool udp_answerer::send(int fd, const unsigned char* answer, std::size_t size) c
   h.msg_iovlen = 1;
   h.msg_control = const_cast<unsigned char*>(control_);
   h.msg_controllen = control_len_;
-  for (;;) {
-    if (::sendmsg(fd, &h, MSG_DONTWAIT) >= 0) return true;
-    if (errno != EINTR) return false;
-  }
+  return retry_eintr([&] { return ::sendmsg(fd, &h, MSG_DONTWAIT); }) >= 0;
 }
 
 void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_counters& requests, send_counters& answers,
@@ -115,7 +113,7 @@ void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_count
     if (!eof) {
       ssize_t r = ::recv(plan.fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
       if (r == 0) eof = true;
-      else if (r < 0 && errno != EAGAIN && errno != EINTR) {
+      else if (r < 0 && !transient_errno(errno)) {
         out.error = fmt::format("recv: {}", std::strerror(errno));
         return;
       } else if (r > 0) {
@@ -133,7 +131,7 @@ void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_count
     while (owed > 0) {
       ssize_t w = ::send(plan.fd, answer.data() + written, plan.response_size - written, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (w < 0) {
-        if (errno == EAGAIN || errno == EINTR) break;
+        if (transient_errno(errno)) break;
         out.error = fmt::format("send: {}", std::strerror(errno));
         return;
       }

@@ -3,6 +3,7 @@
 #include "core/data/rr.hpp"
 
 #include "core/base/clock.hpp"
+#include "core/sys/eintr.hpp"
 #include "core/data/streams.hpp"
 #include "core/data/udp_io.hpp"
 
@@ -139,8 +140,7 @@ bool send_udp_requests(udp_rr_state& u, std::int64_t now, stream_outcome& out) {
     if (plan.message_size >= payload_header_size) write_payload_header(u.request.data(), n, wall_ns());
     else if (u.numbered) write_number(u.request.data(), n);
     now = mono_ns();
-    if (::send(plan.fd, u.request.data(), plan.message_size, 0) < 0) {
-      if (errno == EINTR) continue;
+    if (retry_eintr([&] { return ::send(plan.fd, u.request.data(), plan.message_size, 0); }) < 0) {
       if (errno == EMSGSIZE) {
         out.error = fmt::format("send: a request of {} bytes does not fit the path MTU", plan.message_size);
         return false;
@@ -193,7 +193,7 @@ enum class rr_io { idle, progress, failed };
 // As much of the request under way as the socket takes now; failed: out.error says why.
 rr_io write_tcp_request(tcp_rr_state& t, stream_outcome& out) {
   ssize_t r = ::send(t.plan.fd, t.request.data() + t.written, t.plan.message_size - t.written, MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (r < 0 && errno != EAGAIN && errno != EINTR) {
+  if (r < 0 && !transient_errno(errno)) {
     out.error = fmt::format("send: {}", std::strerror(errno));
     return rr_io::failed;
   }
@@ -214,7 +214,7 @@ rr_io read_tcp_answers(tcp_rr_state& t, stream_outcome& out) {
     out.error = "the server closed the data connection during the test";
     return rr_io::failed;
   }
-  if (r < 0 && errno != EAGAIN && errno != EINTR) {
+  if (r < 0 && !transient_errno(errno)) {
     out.error = fmt::format("recv: {}", std::strerror(errno));
     return rr_io::failed;
   }

@@ -1,5 +1,6 @@
 #include "core/data/streams.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/data/pacer.hpp"
@@ -137,7 +138,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
     if (offset == 0 && pace.due(sends, 1, end, stop) == 0) break;
     ssize_t r = source.send(plan.fd, offset, flags);
     if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+      if (transient_errno(errno)) continue;
       // Unread completions hold the socket's option memory (and pinned pages): read them, send again.
       if (errno == ENOBUFS && zc) {
         // With nothing outstanding no completion can come to free anything: the kernel will not pin this
@@ -199,7 +200,7 @@ void run_tcp_receiver(std::stop_token stop, const stream_plan& plan, recv_counte
     ssize_t r = ::recv(fd, buffer.data(), buffer.size(), flags);
     if (r == 0) break;  // the sender shut down its side: every byte is in
     if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+      if (transient_errno(errno)) continue;
       out.error = fmt::format("recv: {}", std::strerror(errno));
       break;
     }

@@ -1,5 +1,7 @@
 #include "core/data/tcp_send.hpp"
 
+#include "core/sys/eintr.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -28,8 +30,8 @@ fd_handle payload_file(std::size_t size, std::string& why) {
   }
   const std::string chunk(std::min<std::size_t>(size, 1u << 16), payload_byte);
   for (std::size_t done = 0; done < size;) {
-    const ssize_t w = ::pwrite(f.get(), chunk.data(), std::min(chunk.size(), size - done), static_cast<off_t>(done));
-    if (w < 0 && errno == EINTR) continue;
+    const ssize_t w = retry_eintr(
+        [&] { return ::pwrite(f.get(), chunk.data(), std::min(chunk.size(), size - done), static_cast<off_t>(done)); });
     if (w <= 0) {
       why = fmt::format("writing the payload file: {}", w < 0 ? std::strerror(errno) : "no progress");
       return {};

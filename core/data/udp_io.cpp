@@ -1,5 +1,6 @@
 #include "core/data/udp_io.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/wire/flow.hpp"
 #include "core/sys/kernel_features.hpp"
@@ -118,14 +119,13 @@ send_outcome udp_batch_sender::send(std::size_t count, std::uint64_t first_seq, 
   stamp(count, first_seq, now_wall_ns);
   std::size_t n = fill_messages(count), next = 0;
   while (next < n) {
-    int r = ::sendmmsg(fd_, &msgs_[next], static_cast<unsigned>(n - next), 0);
+    int r = retry_eintr([&] { return ::sendmmsg(fd_, &msgs_[next], static_cast<unsigned>(n - next), 0); });
     if (r > 0) {
       for (std::size_t i = next; i < next + static_cast<std::size_t>(r); ++i) out.sent += iovs_[i].iov_len / size_;
       next += static_cast<std::size_t>(r);
       continue;
     }
     int err = errno;
-    if (err == EINTR) continue;
     if (gso_segments_ > 1 && (err == EIO || err == EINVAL || err == ENOPROTOOPT)) {
       // The device or kernel refused segmentation offload: go on with plain batching.
       std::uint64_t already = out.sent;
@@ -176,16 +176,14 @@ std::size_t udp_batch_receiver::receive_raw(std::error_code& ec) {
     h.msg_controllen = control_size;
     h.msg_flags = 0;
   }
-  for (;;) {
-    int r = ::recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_WAITFORONE | MSG_TRUNC, nullptr);
-    if (r >= 0) return static_cast<std::size_t>(r);
-    if (errno == EINTR) continue;
-    // The receive timeout, or a connected socket's peer port closed (ICMP from an earlier send): nothing
-    // to read now, and the loop goes on.
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED) return 0;
-    ec = std::error_code(errno, std::system_category());
-    return 0;
-  }
+  const int r = retry_eintr(
+      [&] { return ::recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_WAITFORONE | MSG_TRUNC, nullptr); });
+  if (r >= 0) return static_cast<std::size_t>(r);
+  // The receive timeout, or a connected socket's peer port closed (ICMP from an earlier send): nothing
+  // to read now, and the loop goes on.
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED) return 0;
+  ec = std::error_code(errno, std::system_category());
+  return 0;
 }
 
 received udp_batch_receiver::decode(std::size_t i) const noexcept {

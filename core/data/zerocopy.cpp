@@ -1,5 +1,7 @@
 #include "core/data/zerocopy.hpp"
 
+#include "core/sys/eintr.hpp"
+
 #include <fmt/format.h>
 #include <linux/errqueue.h>
 #include <netinet/in.h>
@@ -23,9 +25,8 @@ std::error_code zerocopy_completions::drain() {
     msghdr msg{};
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
-    if (::recvmsg(fd_, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+    if (retry_eintr([&] { return ::recvmsg(fd_, &msg, MSG_ERRQUEUE | MSG_DONTWAIT); }) < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return {};
-      if (errno == EINTR) continue;
       return {errno, std::system_category()};
     }
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {

@@ -1,5 +1,6 @@
 #include "core/sys/host_info.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/sys/endpoint.hpp"
 #include "core/base/fd.hpp"
@@ -82,8 +83,7 @@ int serve_clock(int in, std::FILE* out, int max_replies, int idle_ms) {
   char buf[256];
   while (replies < max_replies) {
     pollfd p{in, POLLIN, 0};
-    const int ready = ::poll(&p, 1, idle_ms);
-    if (ready < 0 && errno == EINTR) continue;
+    const int ready = retry_eintr([&] { return ::poll(&p, 1, idle_ms); });
     if (ready <= 0) break;  // idle, or stdin unusable: the service ends
     // Each request is one short line; a read may hold several, each gets its reply.
     const ssize_t n = ::read(in, buf, sizeof buf);

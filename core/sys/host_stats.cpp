@@ -1,6 +1,7 @@
 // Snapshots of the host from /proc: the parsers take the files' text, so tests feed them fixed samples.
 #include "core/sys/host_stats.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/fd.hpp"
 
@@ -158,8 +159,7 @@ std::string read_proc_file(const char* path) {
   std::string text;
   char buf[16384];
   for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = retry_eintr([&] { return ::read(fd.get(), buf, sizeof buf); });
     if (n < 0) throw fmt::system_error(errno, "cannot read {}", path);
     if (n == 0) return text;
     text.append(buf, static_cast<std::size_t>(n));

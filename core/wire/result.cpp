@@ -219,6 +219,8 @@ json to_json(const interval_figures& i) {
   return j;
 }
 
+interval_figures interval_from_json(const json& j) { return interval_from(j); }
+
 json to_json(const test_result& r) {
   json j = {{"schema", result_schema}, {"ok", r.ok}, {"error", r.error}, {"test", to_string(r.kind)},
             {"host", r.host}, {"port", r.port}, {"message_size", r.message_size}, {"streams", r.streams},

@@ -194,6 +194,8 @@ void compute_rates(flow_figures& f);
 
 nlohmann::json to_json(const test_result& r);
 nlohmann::json to_json(const interval_figures& i);
+// Throws std::runtime_error naming the field when the JSON is not an interval of this schema.
+interval_figures interval_from_json(const nlohmann::json& j);
 // Throws std::runtime_error naming the field when the JSON is not a result of this schema.
 test_result result_from_json(const nlohmann::json& j);
 

@@ -112,8 +112,8 @@ std::vector<std::string> netserve_command(const std::string& program, const host
   for (auto port : ports) list += (list.empty() ? "" : ",") + std::to_string(port);
   std::vector<std::string> argv{program, "-p", list, "--bind", server.address};
   if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", server.psk_file});
-  if (server.engine == "xdp") {
-    argv.insert(argv.end(), {"--engine", "xdp", "--interface", server.interface});
+  if (server.engine == nb::receive_engine::xdp) {
+    argv.insert(argv.end(), {"--engine", std::string(nb::to_string(server.engine)), "--interface", server.interface});
     if (server.xdp_pass) argv.push_back("--xdp-pass");
     if (!server.xdp_mode.empty()) argv.insert(argv.end(), {"--xdp-mode", server.xdp_mode});
   }

@@ -94,11 +94,12 @@ bool interface_name(const std::string& s) {
 // engine = "xdp" with its interface; the XDP keys without it are an error, as netserve's options are.
 void parse_engine(toml_reader& r, host& h) {
   if (const toml::node* n = r.find("engine")) {
-    h.engine = r.string(*n, "engine");
-    if (h.engine != "socket" && h.engine != "xdp")
-      fail_at(n->source(), fmt::format("{}: engine '{}' is not socket or xdp", r.context(), h.engine));
+    const std::string name = r.string(*n, "engine");
+    const auto engine = nb::parse_receive_engine(name);
+    if (!engine) fail_at(n->source(), fmt::format("{}: engine '{}' is not socket or xdp", r.context(), name));
+    h.engine = *engine;
   }
-  if (h.engine != "xdp") {
+  if (h.engine != nb::receive_engine::xdp) {
     for (const char* key : {"interface", "xdp_pass", "xdp_mode"})
       if (const toml::node* k = r.find(key))
         fail_at(k->source(), fmt::format("{}: '{}' only applies with engine = \"xdp\"", r.context(), key));
@@ -123,7 +124,7 @@ void parse_peer(toml_reader& r, host& h) {
   h.peer = r.string(*n, "peer");
   if (h.peer != "netserve" && h.peer != "iperf3" && h.peer != "netserver")
     fail_at(n->source(), fmt::format("{}: peer '{}' is not netserve, iperf3 or netserver", r.context(), h.peer));
-  if (h.stock_peer() && h.engine != "socket")
+  if (h.stock_peer() && h.engine != nb::receive_engine::socket)
     fail_at(n->source(), fmt::format("{}: peer '{}' runs no netserve: 'engine' does not apply", r.context(), h.peer));
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The typed plan: what a TOML plan file says, checked once at load time. Everything downstream works on
 // these structs and never looks at TOML again.
+#include "core/base/receive_engine.hpp"
 #include "core/wire/protocol.hpp"
 
 #include <cstdint>
@@ -36,9 +37,9 @@ struct host {
   std::string netns;    // namespace name for launcher netns
   std::string bin_dir;  // where netserve / netload live on that host; empty: the harness default
   std::string psk_file; // key file on that host, for its netserve and netload (--psk-file); empty: none
-  // Where its netserve counts forward UDP: "socket", or "xdp" at `interface`'s driver (netserve --engine
-  // xdp; root on that host), passing counted datagrams on with xdp_pass, in xdp_mode ("" = auto).
-  std::string engine = "socket";
+  // Where its netserve counts forward UDP: the socket path, or xdp at `interface`'s driver (netserve
+  // --engine xdp; root on that host), passing counted datagrams on with xdp_pass, in xdp_mode ("" = auto).
+  nb::receive_engine engine = nb::receive_engine::socket;
   std::string interface;
   bool xdp_pass = false;
   std::string xdp_mode;

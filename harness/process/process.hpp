@@ -13,12 +13,15 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,20 +78,30 @@ class child_process {
 // Runs a command to its end, with a deadline, `input` on its stdin (/dev/null when empty); output collected.
 asio::awaitable<process_outcome> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                                              std::string input = {});
-// One coroutine run to its end on `io`, for code that is not a coroutine (the lab, the tests); `io` runs
-// nothing else meanwhile. Rethrows what the coroutine threw.
+// `work`, then `at_end` however it ended (by a value or an exception).
 template <typename T>
-T run_on(asio::io_context& io, asio::awaitable<T> work) {
-  std::optional<T> out;
-  std::exception_ptr failure;
-  asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, T v) {
-    failure = e;
-    out = std::move(v);
-  });
+asio::awaitable<T> then_at_end(asio::awaitable<T> work, std::function<void()> at_end) {
+  struct on_exit {
+    std::function<void()>& f;
+    ~on_exit() {
+      if (f) f();
+    }
+  } guard{at_end};
+  co_return co_await std::move(work);
+}
+
+// One coroutine run to its end on `io`, for code that is not a coroutine (the commands, the lab, the
+// tests); `at_end` runs as it ends, to close what else keeps `io` running (a signal set, a server).
+// Returns its value or rethrows what it threw.
+template <typename T>
+T run_on(asio::io_context& io, asio::awaitable<T> work, std::function<void()> at_end = {}) {
+  std::future<T> done = asio::co_spawn(io, then_at_end(std::move(work), std::move(at_end)), asio::use_future);
   io.restart();
   io.run();
-  if (failure) std::rethrow_exception(failure);
-  return std::move(*out);
+  // io.run() returns only once nothing is pending, which the unfinished work would be.
+  if (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    throw std::logic_error("run_on: the io_context stopped before its work ended");
+  return done.get();
 }
 
 // run_command on a private io_context, for code that is not a coroutine.

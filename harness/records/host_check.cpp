@@ -1,5 +1,6 @@
 #include "harness/records/host_check.hpp"
 
+#include "core/base/json_fields.hpp"
 #include "core/base/version.hpp"
 
 #include <fmt/format.h>
@@ -24,9 +25,9 @@ std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& re
                       static_cast<double>(best->answered_ns - best->asked_ns) / 2e6, static_cast<int>(readings.size())};
 }
 
-std::string facts_problem(const json& f) {
+std::optional<std::string> facts_problem(const json& f) {
   if (!f.is_object()) return "not a JSON object";
-  if (f.value("type", json()) != "host_info") return "no \"type\": \"host_info\"";
+  if (!f.contains("type") || f["type"] != "host_info") return "no \"type\": \"host_info\"";
   if (!f.contains("version") || !f["version"].is_string()) return "no version";
   for (const char* n : {"cpus", "cpus_allowed"})
     if (!f.contains(n) || !f[n].is_number_integer() || f[n].get<long long>() < 0) return fmt::format("'{}' is not a count", n);
@@ -41,7 +42,7 @@ std::string facts_problem(const json& f) {
     const bool failed = m.is_object() && m.contains("error") && m["error"].is_string();
     if (!known && !failed) return fmt::format("the MTU to '{}' is neither a number and a device nor an error", peer);
   }
-  return "";
+  return std::nullopt;
 }
 
 namespace {
@@ -82,7 +83,7 @@ void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
 }
 
 void judge_facts(host_check& c) {
-  if (!facts_problem(c.facts).empty()) return;
+  if (facts_problem(c.facts)) return;
   for (const auto& [name, has] : member(c.facts, "features").items())
     if (has.is_boolean() && !has.get<bool>())
       c.notes.push_back(fmt::format("the kernel lacks '{}': the data plane falls back (README: which kernel gives "
@@ -161,21 +162,26 @@ json to_json(const host_check& c) {
   return j;
 }
 
-host_check host_check_from_json(const json& j) {
+host_check host_check_from_json(const json& j, const std::string& context) {
+  using fields = nb::json_fields<std::runtime_error>;
+  fields f(j, context);
   host_check c;
-  c.host = j.value("host", "");
-  c.address = j.value("address", "");
-  c.launcher = j.value("launcher", "");
-  c.reachable = j.value("reachable", false);
-  c.netload_version = j.value("netload_version", "");
-  c.netserve_version = j.value("netserve_version", "");
-  c.facts = j.value("facts", json());
-  c.errors = j.value("errors", std::vector<std::string>{});
-  c.notes = j.value("notes", std::vector<std::string>{});
-  c.warnings = j.value("warnings", std::vector<std::string>{});
-  if (j.contains("clock"))
-    c.clock = clock_offset{j["clock"].value("offset_ms", 0.0), j["clock"].value("bound_ms", 0.0),
-                           j["clock"].value("exchanges", 0)};
+  c.host = f.get<std::string>("host");
+  c.address = f.get<std::string>("address");
+  c.launcher = f.get<std::string>("launcher");
+  c.reachable = f.get<bool>("reachable");
+  c.netload_version = f.get<std::string>("netload_version");
+  c.netserve_version = f.get<std::string>("netserve_version");
+  c.facts = f.get<json>("facts");  // netload --host-info's line as it came: judged by facts_problem, not here
+  c.errors = f.get<std::vector<std::string>>("errors");
+  c.notes = f.get<std::vector<std::string>>("notes");
+  c.warnings = f.get_or<std::vector<std::string>>("warnings", {});  // checks written before the MTU warnings
+  if (const json clock = f.get_or<json>("clock", nullptr); !clock.is_null()) {  // none when it was not read
+    fields k(clock, context + ": clock");
+    c.clock = clock_offset{k.get<double>("offset_ms"), k.get<double>("bound_ms"), k.get<int>("exchanges")};
+    k.done();
+  }
+  f.done();
   return c;
 }
 
@@ -205,7 +211,7 @@ std::map<std::string, std::map<std::string, udp_payload>> udp_payloads_per_host(
 }
 
 void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& payloads) {
-  if (!facts_problem(c.facts).empty()) return;
+  if (facts_problem(c.facts)) return;
   for (const auto& [peer, m] : member(c.facts, "mtu").items()) {
     const auto it = payloads.find(peer);
     if (it == payloads.end() || !m.contains("mtu")) continue;

@@ -38,9 +38,9 @@ struct clock_offset {
 // reading is inconsistent (answered before asked).
 std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& readings);
 
-// What is wrong with a `netload --host-info` line, "" when nothing: the type of every field the check
-// reads, so an old or foreign program's line is an error naming the host, never an exception.
-std::string facts_problem(const nlohmann::json& facts);
+// What is wrong with a `netload --host-info` line, std::nullopt when nothing: the type of every field the
+// check reads, so an old or foreign program's line is an error naming the host, never an exception.
+std::optional<std::string> facts_problem(const nlohmann::json& facts);
 
 struct host_check {
   std::string host, address, launcher;
@@ -74,7 +74,9 @@ void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& pay
 // The table `harness check` prints and the report shows, one row per host, then its errors and notes.
 std::string check_table(const std::vector<host_check>& checks);
 nlohmann::json to_json(const host_check& c);
-host_check host_check_from_json(const nlohmann::json& j);
+// Read back as to_json wrote it; throws std::runtime_error naming `context` (the file and host) and the
+// field when a field is missing, of another type, or unknown.
+host_check host_check_from_json(const nlohmann::json& j, const std::string& context = "host check");
 
 // The addresses each host sends test data to, by host name: a client its servers, a server its clients
 // only in reverse tests (in forward ones a client's plan address may be an ssh alias the server never uses).

@@ -1,6 +1,7 @@
 #include "harness/report/aggregate.hpp"
 
 #include "core/base/clock.hpp"
+#include "core/base/json_fields.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/base/units.hpp"
 
@@ -269,18 +270,22 @@ json to_json(const instance_record& i) {
 
 namespace {
 
+// The harness's own records read as the wire formats are: each field with its type, a missing one an
+// error naming it, and a field no reader knows refused (the caller's error names the file).
+using record_fields = nb::json_fields<std::runtime_error>;
+
 // The text members of a record, by the JSON key each is stored under.
 template <class R>
-void read_strings(const json& j, R& r, std::initializer_list<std::pair<const char*, std::string R::*>> fields) {
-  for (const auto& [key, member] : fields) r.*member = j.at(key).template get<std::string>();
+void read_strings(record_fields& f, R& r, std::initializer_list<std::pair<const char*, std::string R::*>> fields) {
+  for (const auto& [key, member] : fields) r.*member = f.get<std::string>(key);
 }
 
 // kind and topology: what the harness wrote with to_string, read back; anything else is not our file.
 template <class E>
-E named(const json& spec, const char* key, std::optional<E> (*parse)(std::string_view)) {
-  const auto text = spec.at(key).get<std::string>();
+E named(record_fields& f, const std::string& id, const char* key, std::optional<E> (*parse)(std::string_view)) {
+  const auto text = f.get<std::string>(key);
   if (const auto value = parse(text)) return *value;
-  throw std::runtime_error(fmt::format("run {}: {} '{}' is unknown", spec.value("id", "?"), key, text));
+  throw std::runtime_error(fmt::format("run {}: {} '{}' is unknown", id, key, text));
 }
 
 }  // namespace
@@ -291,15 +296,19 @@ void read_result(instance_record& i, const json& result) {
 }
 
 instance_record instance_from_json(const json& j) {
+  record_fields f(j, "instance");
   instance_record i;
-  read_strings(j, i, {{"instance", &instance_record::name}, {"client", &instance_record::client},
+  read_strings(f, i, {{"instance", &instance_record::name}, {"client", &instance_record::client},
                       {"server", &instance_record::server}, {"client_address", &instance_record::client_address},
                       {"server_address", &instance_record::server_address}, {"category", &instance_record::category},
                       {"error", &instance_record::error}, {"stderr", &instance_record::stderr_text}});
-  i.exit_code = j.at("exit_code").get<int>();
-  i.timed_out = j.at("timed_out").get<bool>();
-  if (const json& result = j.at("result"); !result.is_null()) read_result(i, result);
-  i.samples = j.value("samples", json::array());
+  i.exit_code = f.get<int>("exit_code");
+  i.timed_out = f.get<bool>("timed_out");
+  if (const json result = f.get<json>("result"); !result.is_null()) read_result(i, result);
+  i.samples = f.get_or<json>("samples", json::array());  // records written before the live samples were kept
+  if (!i.samples.is_array()) f.fail("samples", "must be an array");
+  for (const json& s : i.samples) sample_interval(s);  // each read as the report will, so a bad one names this file
+  f.done();
   return i;
 }
 
@@ -309,21 +318,28 @@ std::pair<std::string, std::string> data_route(const run_record& r, const instan
 }
 
 run_record run_from_json(const json& spec) {
+  record_fields f(spec, "run");
   run_record r;
   r.spec = spec;
-  read_strings(spec, r, {{"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}});
-  r.topo = named<topology>(spec, "topology", topology_named);
-  r.kind = named<nb::test_kind>(spec, "kind", nb::parse_test_kind);
-  r.message_size = spec.at("message_size").get<std::uint32_t>();
-  r.error = spec.value("error", std::string());
-  r.interrupted = spec.value("interrupted", false);
-  if (const auto m = spec.find("measured_s"); m != spec.end() && m->is_number()) r.measured_s = m->get<double>();
-  if (const auto d = spec.find("duration"); d != spec.end() && d->is_number()) r.duration = d->get<double>();
+  read_strings(f, r, {{"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}});
+  r.topo = named<topology>(f, r.id, "topology", topology_named);
+  r.kind = named<nb::test_kind>(f, r.id, "kind", nb::parse_test_kind);
+  r.message_size = f.get<std::uint32_t>("message_size");
+  // Written only when they happened: a failed run's error, a stop's interruption and what it measured.
+  r.error = f.get_or<std::string>("error", "");
+  r.interrupted = f.get_or<bool>("interrupted", false);
+  r.measured_s = f.get_or<double>("measured_s", 0.0);
+  r.duration = f.get<double>("duration");
   // A run that failed before its start instant has no T0.
-  r.t0 = r.error.empty() || spec.contains("t0") ? spec.at("t0").get<double>() : 0.0;
-  r.warmup = spec.at("warmup").get<double>();
-  r.interval = spec.at("interval").get<double>();
-  r.skew_bound_ms = spec.at("skew_bound_ms").get<double>();
+  r.t0 = r.error.empty() || spec.contains("t0") ? f.get<double>("t0") : 0.0;
+  r.warmup = f.get<double>("warmup");
+  r.interval = f.get<double>("interval");
+  r.skew_bound_ms = f.get<double>("skew_bound_ms");
+  // The rest stays in r.spec for the readers that need it (load_run, the reports); fields added since
+  // the first runs (requested_rate, probe, ...) are absent from older folders.
+  f.known({"order", "repeat", "instances", "requested_pps", "requested_rate", "search_trial", "bidirectional",
+           "probe", "clock_offsets_ms", "circuit", "direction", "together_with"});
+  f.done();
   return r;
 }
 

@@ -59,6 +59,9 @@ struct measured_part {
 };
 std::optional<measured_part> measured_until_stop(const instance_record& i);
 // The instance's per-second samples: its result's, or else those the harness received live.
+// One live sample as the harness kept it (netload's interval line); throws std::runtime_error naming the
+// field when it is not one.
+nb::interval_figures sample_interval(const nlohmann::json& sample);
 std::vector<nb::interval_figures> intervals_of(const instance_record& i);
 
 struct steady_state {

@@ -299,11 +299,12 @@ std::string history_section(const run_history* history, chart_ids& ids) {
   return out;
 }
 
-std::string hosts_section(const json& env) {
+std::string hosts_section(const json& env, const std::filesystem::path& env_file) {
   std::vector<host_check> checks;
   if (env.contains("hosts") && env["hosts"].is_object())
     for (const auto& [name, host] : env["hosts"].items())
-      if (host.contains("check")) checks.push_back(host_check_from_json(host["check"]));
+      if (host.contains("check"))
+        checks.push_back(host_check_from_json(host["check"], fmt::format("{}: host '{}': check", env_file.string(), name)));
   std::string out;
   if (!checks.empty())
     out += "<h2>Hosts, as checked before the runs</h2>\n<p class=\"note\">Clock offset: the host's wall clock minus the "
@@ -325,7 +326,7 @@ std::string report_html(const std::vector<run_summary>& runs, const std::vector<
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) run_sections += run_section(s, ids);
   if (!run_sections.empty()) body += "<h2>Runs</h2>\n" + run_sections;
-  body += hosts_section(env);
+  body += hosts_section(env, dir / "environment.json");
   body += "<h2>Environment</h2>\n<p class=\"note\">environment.json</p>\n<pre>" +
           h::escape(env.dump(2, ' ', false, json::error_handler_t::replace)) + "</pre>\n";
   body += "<h2>Plan</h2>\n<p class=\"note\">plan.toml</p>\n<pre>" + h::escape(read_text(dir / "plan.toml")) + "</pre>\n";

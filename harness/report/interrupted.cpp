@@ -13,22 +13,19 @@ namespace harness {
 
 using nlohmann::json;
 
+nb::interval_figures sample_interval(const json& sample) {
+  // netload's interval line as it came: the interval's fields and "type": "interval".
+  if (!sample.is_object() || !sample.contains("type") || sample.at("type") != "interval")
+    throw std::runtime_error("sample: not a netload interval line (\"type\": \"interval\")");
+  json figures = sample;
+  figures.erase("type");
+  return nb::interval_from_json(figures);
+}
+
 std::vector<nb::interval_figures> intervals_of(const instance_record& i) {
   if (i.result && !i.result->intervals.empty()) return i.result->intervals;
   std::vector<nb::interval_figures> out;
-  for (const json& j : i.samples) {
-    if (!j.is_object()) continue;
-    nb::interval_figures f;
-    f.index = j.value("index", static_cast<std::uint32_t>(out.size()));
-    f.start_ns = j.value("start_ns", std::int64_t{0});
-    f.end_ns = j.value("end_ns", std::int64_t{0});
-    f.sent_packets = j.value("sent_packets", std::uint64_t{0});
-    f.sent_bytes = j.value("sent_bytes", std::uint64_t{0});
-    f.received_packets = j.value("received_packets", std::uint64_t{0});
-    f.received_bytes = j.value("received_bytes", std::uint64_t{0});
-    f.complete = j.value("complete", false);
-    out.push_back(f);
-  }
+  for (const json& j : i.samples) out.push_back(sample_interval(j));
   return out;
 }
 

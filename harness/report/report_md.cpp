@@ -180,7 +180,8 @@ std::string hosts_markdown(const std::filesystem::path& dir) {
   if (!env.is_object() || !env.contains("hosts") || !env["hosts"].is_object()) return "";
   std::vector<host_check> checks;
   for (const auto& [name, h] : env["hosts"].items())
-    if (h.contains("check")) checks.push_back(host_check_from_json(h["check"]));
+    if (h.contains("check"))
+      checks.push_back(host_check_from_json(h["check"], fmt::format("{}: host '{}': check", (dir / "environment.json").string(), name)));
   if (checks.empty()) return "";
   return "## Hosts, as checked before the runs\n\nClock offset: the host's wall clock minus the harness's, measured "
          "over the ssh channel as NTP does (+- its bound).\n\n```\n" + check_table(checks) + "```\n\n";

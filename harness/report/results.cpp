@@ -1,5 +1,6 @@
 #include "harness/report/results.hpp"
 
+#include "core/sys/eintr.hpp"
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/stats.hpp"
@@ -45,8 +46,7 @@ void write_file(const fs::path& path, const std::string& text) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw write_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
   for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = nb::retry_eintr([&] { return ::write(fd, text.data() + done, text.size() - done); });
     if (n < 0) {
       const int err = errno;
       ::close(fd);

@@ -261,15 +261,13 @@ int deploy(const deploy_request& req) {
   // As for `harness run`: Ctrl-C, SIGTERM and a lost terminal stop every command; a second one kills them.
   stop_signals signals(io, "command", [&d](int) { d.cancel(); });
   int failures = 0;
-  std::exception_ptr failure;
-  asio::co_spawn(io, d.run_all(hosts), [&](std::exception_ptr e, int n) {
-    failure = e;
-    failures = n;
-    signals.close();
-  });
-  io.run();
+  try {
+    failures = nb::run_on(io, d.run_all(hosts), [&signals] { signals.close(); });
+  } catch (const std::exception&) {
+    if (d.cancelled()) throw std::runtime_error("interrupted");  // whatever a stopped command was doing
+    throw;
+  }
   if (d.cancelled()) throw std::runtime_error("interrupted");
-  if (failure) std::rethrow_exception(failure);
   return failures == 0 ? 0 : 1;
 }
 

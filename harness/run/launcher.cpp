@@ -27,8 +27,8 @@ class netns_launcher final : public launcher {
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   }
-  std::string unreachable() const override {
-    if (netns_exists(host_.netns)) return {};
+  std::optional<std::string> unreachable() const override {
+    if (netns_exists(host_.netns)) return std::nullopt;
     return fmt::format("network namespace '{}' does not exist (`ip netns list` does not show it)", host_.netns);
   }
 };

@@ -35,9 +35,9 @@ class launcher {
   }
   // Like wrap, but the program's standard input is ours (harness deploy copies a file through it).
   virtual std::vector<std::string> wrap_with_stdin(const std::vector<std::string>& command) const { return wrap(command); }
-  // Why the host cannot be reached before anything runs ("" when nothing is known against it): a netns
-  // host whose namespace does not exist.
-  virtual std::string unreachable() const { return {}; }
+  // Why the host cannot be reached before anything runs (std::nullopt when nothing is known against it):
+  // a netns host whose namespace does not exist.
+  virtual std::optional<std::string> unreachable() const { return std::nullopt; }
   // Commands to run once before / after all others (the ssh master connection), possibly empty.
   virtual std::vector<std::string> open_argv() const { return {}; }
   virtual std::vector<std::string> close_argv() const { return {}; }

@@ -66,11 +66,11 @@ asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string
     }
   }
   if (line) c.facts = nb::parse_json_bounded(*line);  // another host's output
-  if (const std::string bad = facts_problem(c.facts); bad.empty()) {
+  if (const auto bad = facts_problem(c.facts); !bad) {
     c.netload_version = c.facts["version"].get<std::string>();
     c.clock = co_await read_clock(p, deadline);
   } else if (line && c.facts.is_object()) {
-    c.errors.push_back(fmt::format("netload --host-info gave malformed facts: {}", bad));
+    c.errors.push_back(fmt::format("netload --host-info gave malformed facts: {}", *bad));
   }
   p.close_stdin();
   const auto o = co_await p.finish(deadline);
@@ -120,8 +120,8 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
   c.host = name;
   c.address = l.target().address;
   c.launcher = to_string(l.target().launcher);
-  if (const std::string why = l.unreachable(); !why.empty()) {
-    c.errors.push_back(plan_.has_lab ? fmt::format("{}: run `harness lab up {}`", why, plan_.source_path) : why);
+  if (const auto why = l.unreachable()) {
+    c.errors.push_back(plan_.has_lab ? fmt::format("{}: run `harness lab up {}`", *why, plan_.source_path) : *why);
     co_return c;
   }
   if (auto open = l.open_argv(); !open.empty()) {

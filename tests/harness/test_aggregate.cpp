@@ -101,6 +101,44 @@ TEST_CASE("harness aggregate: raw records round-trip through JSON", "[harness][a
   CHECK(back.name == "i1");
 }
 
+TEST_CASE("harness aggregate: a raw record missing a field or carrying an unknown one is an error naming it",
+          "[harness][aggregate]") {
+  auto run = run_of({result(1000, 0.001, 1000, 2)});
+  const auto j = harness::to_json(run.instances[0]);
+  auto old = j;
+  old.erase("samples");  // written before the live samples were kept
+  CHECK(harness::instance_from_json(old).name == "i1");
+  auto missing = j;
+  missing.erase("exit_code");
+  CHECK_THROWS_WITH(harness::instance_from_json(missing), "instance: field 'exit_code' is missing");
+  auto unknown = j;
+  unknown["exitcode"] = 0;
+  CHECK_THROWS_WITH(harness::instance_from_json(unknown), "instance: field 'exitcode' is not a known field");
+  auto sampled = j;  // a live sample as the harness keeps it: netload's interval line
+  sampled["samples"] = nlohmann::json::array({nb::to_json(run.instances[0].result->intervals[0])});
+  sampled["samples"][0]["type"] = "interval";
+  CHECK(harness::intervals_of(harness::instance_from_json(sampled)).size() == 2);  // the result's own
+  sampled["samples"][0].erase("received_bytes");
+  CHECK_THROWS_WITH(harness::instance_from_json(sampled), "interval: field 'received_bytes' is missing");
+  sampled["samples"][0] = 5;
+  CHECK_THROWS_WITH(harness::instance_from_json(sampled), Catch::Contains("not a netload interval line"));
+  auto typed = j;
+  typed["timed_out"] = "no";
+  CHECK_THROWS_WITH(harness::instance_from_json(typed), "instance: field 'timed_out' must be a boolean");
+
+  const nlohmann::json spec = {{"id", "r"}, {"test", "t"}, {"role", "device as server"}, {"topology", "fan-in"},
+                               {"kind", "UDP_STREAM"}, {"message_size", 64u}, {"repeat", 1}, {"duration", 10.0},
+                               {"warmup", 1.0}, {"interval", 1.0}, {"skew_bound_ms", 20.0}, {"instances", nlohmann::json::array()},
+                               {"order", 0}, {"t0", 1000.0}};  // the fields of the first runs' run.json
+  CHECK(harness::run_from_json(spec).duration == 10.0);
+  auto no_kind = spec;
+  no_kind.erase("kind");
+  CHECK_THROWS_WITH(harness::run_from_json(no_kind), "run: field 'kind' is missing");
+  auto extra = spec;
+  extra["lead"] = 2.0;
+  CHECK_THROWS_WITH(harness::run_from_json(extra), "run: field 'lead' is not a known field");
+}
+
 TEST_CASE("harness aggregate: samples not aligned on wall clock give no steady state, with the reason",
           "[harness][aggregate]") {
   auto shifted = result(1000, 0.001, 1000, 4);

@@ -99,20 +99,39 @@ TEST_CASE("host check: the JSON record reads back as written") {
   CHECK(back.notes == c.notes);
 }
 
+TEST_CASE("host check: a record missing a field or carrying an unknown one is an error naming both, and one from "
+          "before the MTU warnings reads") {
+  auto c = reachable_host(-3.25, 0.2);
+  harness::judge(c, 20, false);
+  const std::string where = "results/x/environment.json: host 'dev': check";
+  auto j = harness::to_json(c);
+  j.erase("warnings");  // written before the warnings existed
+  CHECK(harness::host_check_from_json(j, where).warnings.empty());
+  auto missing = j;
+  missing.erase("reachable");
+  CHECK_THROWS_WITH(harness::host_check_from_json(missing, where), where + ": field 'reachable' is missing");
+  auto unknown = j;
+  unknown["reachabel"] = true;
+  CHECK_THROWS_WITH(harness::host_check_from_json(unknown, where), where + ": field 'reachabel' is not a known field");
+  auto clock = j;
+  clock["clock"].erase("bound_ms");
+  CHECK_THROWS_WITH(harness::host_check_from_json(clock, where), where + ": clock: field 'bound_ms' is missing");
+}
+
 TEST_CASE("host check: facts of the wrong shape are named, never an exception", "[host_check]") {
   const auto good = reachable_host(0).facts;
-  CHECK(harness::facts_problem(good).empty());
+  CHECK_FALSE(harness::facts_problem(good));
   auto f = good;
   f["cpus"] = "two";
-  CHECK_THAT(harness::facts_problem(f), Catch::Contains("cpus"));
+  CHECK_THAT(harness::facts_problem(f).value_or(""), Catch::Contains("cpus"));
   f = good;
   f["mtu"]["198.18.0.1"]["mtu"] = "big";
-  CHECK_THAT(harness::facts_problem(f), Catch::Contains("198.18.0.1"));
+  CHECK_THAT(harness::facts_problem(f).value_or(""), Catch::Contains("198.18.0.1"));
   f = good;
   f["features"]["gso"] = 1;
-  CHECK_THAT(harness::facts_problem(f), Catch::Contains("gso"));
-  CHECK_FALSE(harness::facts_problem(nlohmann::json::array()).empty());
-  CHECK_FALSE(harness::facts_problem({{"type", "other"}}).empty());
+  CHECK_THAT(harness::facts_problem(f).value_or(""), Catch::Contains("gso"));
+  CHECK(harness::facts_problem(nlohmann::json::array()));
+  CHECK(harness::facts_problem({{"type", "other"}}));
   auto c = reachable_host(0);
   c.facts = f;
   harness::judge(c, 20, false);  // no exception, and the table still prints

@@ -168,6 +168,8 @@ TEST_CASE("harness plan: engine = \"xdp\" on a host makes its netserve count at 
   std::string text = fan_in("");
   text.replace(text.find("dev = { address = \"127.0.0.1\" }"), std::string("dev = { address = \"127.0.0.1\" }").size(), xdp_dev);
   const auto p = parse_plan(text, "plan.toml");
+  CHECK(p.hosts.at("dev").engine == nb::receive_engine::xdp);
+  CHECK(p.hosts.at("a").engine == nb::receive_engine::socket);
   const auto argv = harness::netserve_command("netserve", p.hosts.at("dev"), {5000});
   CHECK(fmt::format("{}", fmt::join(argv, " ")) == "netserve -p 5000 --bind 127.0.0.1 --engine xdp --interface eth1 --xdp-pass");
   CHECK(fmt::format("{}", fmt::join(harness::netserve_command("netserve", p.hosts.at("a"), {5000}), " ")) ==
@@ -417,4 +419,12 @@ TEST_CASE("harness dry run: a search's commands are its trials', with their leng
   CHECK_THAT(dry, Catch::Contains(" -l 1 ") && !Catch::Contains(" -l 5 "));
   CHECK_THAT(dry, Catch::Contains("this unpaced trial (MRR, -l 1)"));
   CHECK_THAT(dry, Catch::Contains("final trials of -l 4"));
+}
+
+TEST_CASE("the receive engine's words read back as the engine they name, and nothing else reads", "[harness][plan]") {
+  for (auto e : {nb::receive_engine::socket, nb::receive_engine::xdp}) CHECK(nb::parse_receive_engine(nb::to_string(e)) == e);
+  CHECK(nb::to_string(nb::receive_engine::xdp) == "xdp");
+  CHECK_FALSE(nb::parse_receive_engine("XDP"));
+  CHECK_FALSE(nb::parse_receive_engine(""));
+  CHECK_FALSE(nb::parse_receive_engine("xdp-native"));
 }

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -118,4 +119,37 @@ TEST_CASE("process group: run() is a member while it runs, and one that left is 
   CHECK(left);
   CHECK_FALSE(killed_without_members);
   CHECK(fed.exit_code == 0);
+}
+
+namespace {
+
+asio::awaitable<int> answer_later(asio::io_context& io, int v) {
+  asio::steady_timer t(io, 10ms);
+  co_await t.async_wait(asio::use_awaitable);
+  if (v < 0) throw std::runtime_error("no answer");
+  co_return v;
+}
+
+}  // namespace
+
+TEST_CASE("run_on returns the coroutine's value or rethrows its failure, and runs at_end either way", "[harness][process]") {
+  asio::io_context io;
+  int ended = 0;
+  // What else keeps the io_context running (a signal set in the commands) is closed by at_end.
+  asio::steady_timer held(io, std::chrono::steady_clock::time_point::max());
+  held.async_wait([](boost::system::error_code) {});
+  CHECK(nb::run_on(io, answer_later(io, 7), [&] {
+          ++ended;
+          held.cancel();
+        }) == 7);
+  CHECK(ended == 1);
+  held.expires_at(std::chrono::steady_clock::time_point::max());
+  held.async_wait([](boost::system::error_code) {});
+  CHECK_THROWS_WITH(nb::run_on(io, answer_later(io, -1), [&] {
+                      ++ended;
+                      held.cancel();
+                    }),
+                    "no answer");
+  CHECK(ended == 2);
+  CHECK(nb::run_on(io, answer_later(io, 3)) == 3);
 }

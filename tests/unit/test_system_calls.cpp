@@ -6,8 +6,15 @@
 #include "core/sys/socket.hpp"
 #include "core/data/udp_io.hpp"
 
-#include <catch2/catch.hpp>
+#include "core/sys/eintr.hpp"
 
+#include <catch2/catch.hpp>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -46,4 +53,62 @@ TEST_CASE("sleep_until_ns returns for an instant clock_nanosleep refuses instead
     returned->set_value();
   }).detach();
   REQUIRE(done.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+}
+
+namespace {
+std::atomic<int> interruptions{0};
+void count_interruption(int) { interruptions.fetch_add(1); }
+}  // namespace
+
+TEST_CASE("retry_eintr calls again only after EINTR, and returns any other outcome as it came") {
+  int calls = 0;
+  CHECK(retry_eintr([&] {
+          ++calls;
+          if (calls < 3) {
+            errno = EINTR;
+            return -1;
+          }
+          return 5;
+        }) == 5);
+  CHECK(calls == 3);
+  calls = 0;
+  CHECK(retry_eintr([&] {
+          ++calls;
+          errno = EAGAIN;
+          return -1;
+        }) == -1);
+  CHECK(errno == EAGAIN);
+  CHECK(calls == 1);
+  CHECK(transient_errno(EINTR));
+  CHECK(transient_errno(EAGAIN));
+  CHECK_FALSE(transient_errno(ECONNRESET));
+}
+
+TEST_CASE("a blocking read a signal interrupts is retried and gets the data that comes after") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  struct sigaction sa {};
+  struct sigaction old {};
+  sa.sa_handler = count_interruption;
+  sa.sa_flags = 0;  // no SA_RESTART: the read returns EINTR
+  ::sigemptyset(&sa.sa_mask);
+  REQUIRE(::sigaction(SIGUSR1, &sa, &old) == 0);
+  interruptions = 0;
+  const pthread_t reader = ::pthread_self();
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ::pthread_kill(reader, SIGUSR1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const char c = 'x';
+    CHECK(::write(fds[1], &c, 1) == 1);
+  });
+  char got = 0;
+  const ssize_t n = retry_eintr([&] { return ::read(fds[0], &got, 1); });
+  writer.join();
+  ::sigaction(SIGUSR1, &old, nullptr);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  CHECK(n == 1);
+  CHECK(got == 'x');
+  CHECK(interruptions == 1);
 }
