@@ -13,7 +13,7 @@ client_options parse_search(std::vector<std::string> args) {
 }
 }  // namespace
 
-TEST_CASE("--search: the goals asked for, CSIT's parameters unless given by RFC 9971's names", "[cli][search]") {
+TEST_CASE("netload --search: the goals asked for, CSIT's parameters unless given by RFC 9971's names", "[cli][search]") {
   CHECK_FALSE(parse_search({"-t", "UDP_STREAM"}).search.enabled());
   auto both = parse_search({"-t", "UDP_STREAM", "--search"}).search;  // no value: both goals
   CHECK(both.goals == "both");
@@ -49,7 +49,7 @@ TEST_CASE("--search: the goals asked for, CSIT's parameters unless given by RFC 
   CHECK(mixed[1].loss_ratio == 0.02);
 }
 
-TEST_CASE("--search refuses what one test sets and what it cannot search, saying why", "[cli][search]") {
+TEST_CASE("netload --search refuses what one test sets and what it cannot search, saying why", "[cli][search]") {
   auto refused = [](std::vector<std::string> args, const std::string& why) {
     CHECK_THROWS_WITH(parse_command_line(args), Catch::Contains(why));
   };
