@@ -294,6 +294,8 @@ test_result client_test::result() const {
       r.target.reset();
     }
   }
+  r.receiver_note = figure_meaning(r);  // after the verdict
+  if (o_.kind == test_kind::tcp_stream) r.receive = receive_;
   return r;
 }
 
