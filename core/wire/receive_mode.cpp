@@ -7,11 +7,15 @@
 // runs in the *sender's* softirq unless the receiver holds the socket at that moment: a discarding
 // receiver holds it briefly and then idles, so one stream's sender does both ends' TCP work on its CPU.
 // A copying receiver holds the socket for the length of each copy, the segments queued meanwhile are
-// processed on the receiver's CPU, and the work is split between the two: one stream, pinned apart,
-// copying measured 1.0-1.2x discarding at 1 MiB writes. With several streams the receivers between them
-// already hold their sockets often enough to take that work, and copying only adds to it: five streams,
-// discarding measured 1.3-1.7x copying on the same host. Hence: copy for one stream to this host, discard
-// for the rest.
+// processed on the receiver's CPU, and the work is split between the two: one stream of 1 MiB writes,
+// pinned apart, copying measured 38.0 against 31.6 Gbit/s over ten rounds (35.0 against 34.2 over six).
+// With several streams the receivers between them hold their sockets often enough to take that work, and
+// copying adds to it: five streams, discarding measured 1.05-1.08x copying (bench/run --tcp, medians of
+// seven rounds), up to 1.8x in rounds where other load shared the CPUs. Hence: copy for one stream to this
+// host, discard for the rest. The same seven rounds could not separate the two modes for one stream on
+// loopback (per-round ratios 0.72-1.44x, median 1.01x): the choice there rests on the runs above; on the
+// wire-like path discarding led in all four cells (1.04-1.41x).
+
 #include "core/wire/receive_mode.hpp"
 
 #include <fmt/format.h>
