@@ -243,7 +243,7 @@ TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy re
   CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nrecv_copy = true\n")), Catch::Contains("'recv_copy' only applies to TCP_STREAM"));
 }
 
-TEST_CASE("harness plan: recv_mode reaches netload's command; recv_copy, the older key, still works", "[harness][plan]") {
+TEST_CASE("harness plan: recv_mode reaches netload's command, and recv_copy, the older key, still works", "[harness][plan]") {
   auto tail = [](const std::string& keys) {
     const auto p = parse_plan(fan_in("kind = \"TCP_STREAM\"\n" + keys), "plan.toml");
     const auto runs = harness::expand(p);

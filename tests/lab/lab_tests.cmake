@@ -28,10 +28,10 @@ add_test(NAME "lab: TCP_INFO across a 50 Mbit/s circuit - retransmits, RTT above
 
 # netload alone on the wire-like path (about 10 s): the seed's unpaced -m 1 line says what its overdriven
 # figure means, and TCP across the path discards by itself. Serial: it overdrives a receiver on purpose.
-add_test(NAME "lab: wire-like seed line - an overdriven receiver's figure says what it means; TCP to another host discards"
+add_test(NAME "lab: wire-like seed line - an overdriven receiver's figure says what it means, TCP to another host discards"
          COMMAND ${_lab}/lab_seed_line.sh $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
 set_tests_properties(
-  "lab: wire-like seed line - an overdriven receiver's figure says what it means; TCP to another host discards"
+  "lab: wire-like seed line - an overdriven receiver's figure says what it means, TCP to another host discards"
   PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
 
 set_tests_properties(

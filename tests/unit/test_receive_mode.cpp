@@ -15,7 +15,7 @@
 
 using namespace nb;
 
-TEST_CASE("receive mode: automatic copies for one stream to this host, discards otherwise; asked is kept", "[receive]") {
+TEST_CASE("receive mode: automatic copies for one stream to this host, discards otherwise, and asked is kept", "[receive]") {
   auto one_here = choose_receive(recv_mode::automatic, {true, 1});
   CHECK(one_here.mode == "copy");
   CHECK(one_here.automatic);
