@@ -58,6 +58,7 @@ def parse_netload(raw, name):
         "intervals": d.get("intervals") or [],
         "tcp": d.get("tcp"),
         "streams": d.get("streams"),
+        "receive_mode": (d.get("receive") or {}).get("mode"),
     }
     return out
 

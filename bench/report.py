@@ -167,6 +167,11 @@ def tcp_note(cell):
     return "/".join("failed" if x is None else f"{x / 1000:.1f}" for x in cell["rounds"]) + " Gbit/s"
 
 
+def receive_modes(cell):
+    """The receive modes a netload cell's rounds ran in ("copy", "discard", "copy/discard" if they differed)."""
+    return "/".join(sorted({x.get("receive_mode") or "?" for x in cell["runs"] if x["ok"]})) or "?"
+
+
 def tcp(t, where):
     """4 (loopback) and 8 (wire-like): TCP_STREAM against iperf3 and iperf2 at equal write size, streams and
     congestion control; the median of the interleaved rounds, graded >= 1.0x against each."""
@@ -183,7 +188,7 @@ def tcp(t, where):
     for size in meta["sizes"]:
         for n in meta["streams"]:
             cells = {tool: tcp_cell(t, where, size, n, tool, rounds)
-                     for tool in ("netload", "iperf3", "iperf2", "zerocopy", "iperf3sendfile", "sendcopy")}
+                     for tool in ("netload", "othermode", "iperf3", "iperf2", "zerocopy", "iperf3sendfile", "sendcopy")}
             res[f"m{size}_s{n}"] = {k: dict(v, runs=None) for k, v in cells.items()}
             label = f"{num}  TCP {place} -m {size}, {n} stream{'s' if n > 1 else ''}, {cc}, rx Mbit/s"
             nl = cells["netload"]
@@ -191,6 +196,12 @@ def tcp(t, where):
                 t.ratio_row(f"{label} vs {other}", nl, cells[other], "recv_mbps", fmt_mbps, 1.0, other)
                 add_note(t, f"median of {rounds} rounds: netload {tcp_note(nl)}, {other} {tcp_note(cells[other])}")
             streams = f"{n} stream{'s' if n > 1 else ''}"
+            # netload's receive mode (chosen from where the peer is) against the other one, same rounds.
+            om = cells["othermode"]
+            mode = receive_modes(nl)
+            t.ratio_row(f"{num}   receive mode: netload's own ({mode}) vs the other, -m {size}, {streams}", nl, om,
+                        "recv_mbps", fmt_mbps, None, f"netload, the other mode ({receive_modes(om)})")
+            add_note(t, f"rounds: {mode} {tcp_note(nl)}, {receive_modes(om)} {tcp_note(om)}")
             # Like for like: the same send call on both sides (bench/tcp.sh says why these two rows).
             i3z, sc = cells["iperf3sendfile"], cells["sendcopy"]
             t.ratio_row(f"{num}   sendfile both (iperf3's receiver copies): netload vs iperf3 -Z, -m {size}, {streams}", nl, i3z, "recv_mbps",

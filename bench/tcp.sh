@@ -15,6 +15,8 @@
 # write() from a buffer and read() into one. Info rows say where a difference comes from: iperf3 -Z (its
 # sendfile(); its receiver still copies) against netload, and netload --send-copy --recv-copy (copies at
 # both ends, as iperf does) against iperf3 and iperf2.
+# netload's receiver reads in the mode it chooses from where the peer is (core/wire/receive_mode.cpp: copy
+# for one stream to this host, discard otherwise); an info row per cell runs the other mode beside it.
 # Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
 # by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
 # takes each cell's median. `--zerocopy` rows run beside netload's plain ones.
@@ -93,13 +95,17 @@ tcp_iperf2() {  # WHERE NAME SIZE STREAMS — the server's CSV report (-y C): a 
 
 # tcp_matrix WHERE: every cell, TCP_ROUNDS rounds, the tools interleaved; raw/tcp_WHERE.json says what ran.
 tcp_matrix() {
-    local where=$1 r size n cell
+    local where=$1 r size n cell other
     tcp_netserve "$where" || return 0
     for r in $(seq 1 "$TCP_ROUNDS"); do
         for size in "${TCP_SIZES[@]}"; do
             for n in "${TCP_STREAMS[@]}"; do
                 cell="tcp_${where}_m${size}_s${n}"
                 tcp_netload "$where" "${cell}_netload_r$r" "$size" "$n"
+                # The receive mode netload did not choose, right after the one it did (raw/*.json "receive").
+                other=--recv-copy
+                [ "$(python3 "$LIB" field "$RAW/${cell}_netload_r$r.json" receive.mode 2>/dev/null)" = copy ] && other=--recv-discard
+                tcp_netload "$where" "${cell}_othermode_r$r" "$size" "$n" "$other"
                 tcp_iperf3 "$where" "${cell}_iperf3_r$r" "$size" "$n"
                 tcp_iperf2 "$where" "${cell}_iperf2_r$r" "$size" "$n"
                 tcp_netload "$where" "${cell}_zerocopy_r$r" "$size" "$n" --zerocopy

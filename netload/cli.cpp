@@ -68,6 +68,8 @@ struct raw_options {
   std::string peer = "netserve";
   std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size, remote_recv_size, rr_sizes, units;
   std::optional<std::uint32_t> burst, test_burst;  // --burst and -- -b: the same setting, given once
+  std::string recv_mode;                           // --recv-mode, and its two short forms: one setting
+  bool recv_copy = false, recv_discard = false;
   int routing = 1;
 };
 
@@ -161,8 +163,13 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
   app.add_flag("--zerocopy", o.zerocopy, "TCP: send with MSG_ZEROCOPY (the result says what the kernel copied)")->group(group);
   app.add_flag("--send-copy", o.send_copy, "TCP: send() from a buffer, as iperf3 and iperf2 do, instead of sendfile()")
       ->group(group);
-  app.add_flag("--recv-copy", o.recv_copy, "TCP: the receiver copies the bytes out, as iperf3 and iperf2 do (default: the kernel discards them)")
-      ->group(group);
+  app.add_option("--recv-mode", raw.recv_mode,
+                 "TCP: how the receiver reads: copy (as iperf3 and iperf2 do), discard (the kernel counts and drops the "
+                 "bytes, MSG_TRUNC) or auto (default: copy for one stream to this host, where that splits TCP's work "
+                 "between the two CPUs; discard otherwise)")
+      ->option_text("auto|copy|discard")->group(group);
+  app.add_flag("--recv-copy", raw.recv_copy, "TCP: --recv-mode copy")->group(group);
+  app.add_flag("--recv-discard", raw.recv_discard, "TCP: --recv-mode discard")->group(group);
   app.add_option("-r", raw.rr_sizes, "RR: request and response sizes, bytes (default 1,1)")
       ->option_text("REQ,RESP")->group(group);
   app.add_option("-b", raw.test_burst, "RR: transactions in flight beyond the first (default 0)")
@@ -231,6 +238,24 @@ void check_local_cpu(std::int32_t cpu, const std::string& text) {
                                 fmt::join(allowed, ",")));
 }
 
+// --recv-mode and its short forms --recv-copy / --recv-discard: one setting, said once or alike.
+void finish_recv_mode(client_options& o, const raw_options& raw) {
+  std::vector<std::pair<std::string, recv_mode>> said;
+  if (!raw.recv_mode.empty()) {
+    const auto m = parse_recv_mode(raw.recv_mode);
+    if (!m) throw usage_error(fmt::format("--recv-mode '{}': the modes are auto, copy and discard", raw.recv_mode));
+    said.emplace_back("--recv-mode " + raw.recv_mode, *m);
+  }
+  if (raw.recv_copy) said.emplace_back("--recv-copy", recv_mode::copy);
+  if (raw.recv_discard) said.emplace_back("--recv-discard", recv_mode::discard);
+  if (said.empty()) return;
+  for (const auto& [name, mode] : said)
+    if (mode != said.front().second)
+      throw usage_error(fmt::format("{} and {}: one receive mode, not both", said.front().first, name));
+  if (o.kind != test_kind::tcp_stream) throw usage_error(fmt::format("{} applies to TCP_STREAM only", said.front().first));
+  o.receive = said.front().second;
+}
+
 // The TCP-only test options, once the test is known.
 void finish_tcp(client_options& o, const raw_options& raw) {
   const bool tcp = o.kind == test_kind::tcp_stream;
@@ -239,7 +264,7 @@ void finish_tcp(client_options& o, const raw_options& raw) {
     throw usage_error(fmt::format("-K '{}': a congestion-control name is 1 to 15 letters, digits, '_' or '-'", o.congestion));
   if (o.zerocopy && !tcp) throw usage_error("--zerocopy applies to TCP_STREAM only");
   if (o.send_copy && !tcp) throw usage_error("--send-copy applies to TCP_STREAM only");
-  if (o.recv_copy && !tcp) throw usage_error("--recv-copy applies to TCP_STREAM only");
+  finish_recv_mode(o, raw);
   if (o.send_copy && o.zerocopy) throw usage_error("--send-copy and --zerocopy: one way of sending, not both");
   // netperf's -M (the remote receive size; in TCP_MAERTS, netload's --reverse, the local one) is the
   // receiver's bytes per recv(): --recv-size under netperf's letter.
@@ -305,7 +330,7 @@ void finish_iperf3_peer(client_options& o) {
   if (o.omit_s > 0) no("--omit");
   if (!o.psk_file.empty()) no("--psk-file (a netserve key)");
   if (o.remote_cpu_util) no("-C (the remote host's CPU figures)");
-  if (!o.reverse && (o.recv_size || o.recv_copy)) no("--recv-size / --recv-copy for iperf3's receiver");
+  if (!o.reverse && (o.recv_size || o.receive != recv_mode::automatic)) no("--recv-size / --recv-mode for iperf3's receiver");
   if (o.reverse && (o.zerocopy || o.send_copy)) no("--zerocopy / --send-copy for iperf3's sender");
   if (o.kind == test_kind::udp_stream && o.message_size < 16)
     no(fmt::format("-m {}: iperf3's datagrams carry a 16-byte header (time and 64-bit count)", o.message_size));

@@ -3,6 +3,7 @@
 // procedure's commands work by changing the program name, plus long options for everything netperf
 // lacks.
 #include "core/wire/protocol.hpp"
+#include "core/wire/receive_mode.hpp"
 #include "netload/search_options.hpp"
 
 #include <cstdint>
@@ -39,7 +40,9 @@ struct client_options {
   std::uint32_t recv_size = 0;            // --recv-size (TCP): the receiver's bytes per recv(), 0 = its default
   bool zerocopy = false;                  // --zerocopy (TCP): the sender uses MSG_ZEROCOPY
   bool send_copy = false;                 // --send-copy (TCP): the sender copies with send(), not sendfile()
-  bool recv_copy = false;                 // --recv-copy (TCP): the receiver copies the bytes out
+  recv_mode receive = recv_mode::automatic;  // --recv-mode, --recv-copy, --recv-discard (TCP): how the receiver reads
+  bool recv_copy = false;                 // the receiver copies the bytes out: `receive` as it was resolved when the
+                                          // test connected (resolve_receive, netload/client.hpp)
   std::uint32_t response_size = 0;        // -- -r REQ,RESP (RR): the answer's bytes; the request's is message_size
   std::uint32_t burst = 0;                // -- -b N, --burst N (RR): transactions in flight beyond the first
   double rate_bps = 0;                    // --rate, payload bits per second, all streams

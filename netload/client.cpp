@@ -3,6 +3,7 @@
 #include "core/wire/auth.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/version.hpp"
+#include "core/sys/host_info.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -170,6 +171,12 @@ void client_test::start_threads() {
   }
 }
 
+receive_figures resolve_receive(client_options& o, int control) {
+  const receive_figures f = choose_receive(o.receive, {held_by_this_host(endpoint::peer_of(control)), o.streams});
+  o.recv_copy = f.mode == "copy";
+  return f;
+}
+
 stream_plan common_stream_plan(const client_options& o, int fd, std::uint32_t stream, std::int64_t start_wall_ns) {
   stream_plan plan;
   plan.fd = fd;
@@ -253,6 +260,7 @@ asio::awaitable<std::int64_t> client_test::read_start_instant() {
 
 asio::awaitable<void> client_test::run() {
   co_await connect_control();
+  if (o_.kind == test_kind::tcp_stream) receive_ = resolve_receive(o_, control_.native_handle());
   if (is_udp(o_.kind)) open_udp_sockets();
   const message request = make_request();
   co_await write_message(control_, control_mac_, request);

@@ -283,6 +283,8 @@ test_result client_test::result() const {
   (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
   r.verdict = judge_limit(r);  // after the target and both hosts
   if (stopping()) note_interruption(r);
+  r.receiver_note = figure_meaning(r);  // after the verdict
+  if (o_.kind == test_kind::tcp_stream) r.receive = receive_;
   return r;
 }
 

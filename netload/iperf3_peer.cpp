@@ -174,6 +174,7 @@ asio::awaitable<void> iperf3_client::run() {
   if (!o_.local_address.empty()) control_.bind(tcp::endpoint(asio::ip::make_address(o_.local_address), 0));
   co_await connect_within(control_, to, o_.connect_timeout_s);
   control_.set_option(tcp::no_delay(true));
+  if (o_.kind == test_kind::tcp_stream && o_.reverse) receive_ = resolve_receive(o_, control_.native_handle());
   cookie_ = make_cookie();
   co_await write_frame(control_, cookie_, 10s);
   const auto left = std::max<std::chrono::steady_clock::duration>(deadline_ - std::chrono::steady_clock::now(), 1ms);

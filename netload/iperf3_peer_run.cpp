@@ -186,6 +186,8 @@ test_result iperf3_client::result() const {
   r.ok = own_.error.empty();
   r.error = own_.error;
   r.verdict = judge_limit(r);
+  r.receiver_note = figure_meaning(r);
+  r.receive = receive_;
   if (stopping()) r.interrupted = interruption{stop_signal(), seconds_, o_.duration_s};
   return r;
 }

@@ -87,6 +87,8 @@ std::string udp_table(const test_result& r, char units) {
   s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", r.receiver.socket_buffer, "", r.receiver.seconds,
                    r.receiver.packets, "", u.of(r.receiver.bits_per_second));
   s += fmt::format("Packets/s   sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
+  // Beside the figure: an overdriven receiver's count is not a speed to quote (core/wire/verdict.hpp).
+  if (r.receiver_note) s += fmt::format("Meaning     {}\n", *r.receiver_note);
   s += target_line(r, units);
   s += omit_line(r);
   s += loss_line(r);
@@ -135,6 +137,7 @@ std::string tcp_table(const test_result& r, char units) {
   s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", r.receiver.socket_buffer, r.sender.socket_buffer, r.message_size,
                    r.sender.seconds, u.of(r.receiver.bits_per_second));
   s += fmt::format("Messages/s  sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
+  if (r.receive) s += fmt::format("Receive     {}\n", receive_words(*r.receive));
   s += target_line(r, units);
   s += omit_line(r);
   s += fmt::format("Bytes       sent {}   received {}{}\n", r.omit ? r.omit->sent_bytes : r.sender.bytes,
@@ -245,7 +248,7 @@ nlohmann::json options_json(const client_options& o) {
           {"duration_s", o.duration_s}, {"message_size", o.message_size}, {"local_buffer", o.local_buffer},
           {"remote_buffer", o.remote_buffer}, {"local_cpu", o.local_cpu}, {"remote_cpu", o.remote_cpu},
           {"local_cpu_util", o.local_cpu_util}, {"remote_cpu_util", o.remote_cpu_util},
-          {"mss", o.mss},             {"recv_size", o.recv_size}, {"omit_s", o.omit_s},
+          {"mss", o.mss},             {"recv_size", o.recv_size}, {"recv_mode", std::string(to_string(o.receive))}, {"omit_s", o.omit_s},
           {"rate_bps", o.rate_bps},   {"pps", o.pps},
           {"target_pps", o.target_pps()}, {"interval_s", o.interval_s}, {"streams", o.streams},
           {"reverse", o.reverse},     {"bidir", o.bidir},         {"response_size", o.response_size},

@@ -49,6 +49,11 @@ std::string device_holding(const endpoint& local) {
 
 }  // namespace
 
+bool held_by_this_host(const endpoint& address) {
+  const endpoint a = address.unmapped();
+  return a.is_loopback() || !device_holding(a).empty();
+}
+
 nlohmann::json path_mtu(const std::string& peer) {
   try {
     const endpoint to = endpoint::resolve(peer, 9);  // discard port: connect only picks the route

@@ -246,6 +246,8 @@ json to_json(const test_result& r) {
   if (r.rr) j["rr"] = rr_json(*r.rr);  // request/response tests only
   j["hosts"] = hosts_json(r.hosts);
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
+  j["receiver_note"] = r.receiver_note ? json(*r.receiver_note) : json(nullptr);
+  j["receive"] = r.receive ? write_described(*r.receive) : json(nullptr);
   j["interrupted"] = r.interrupted ? json{{"signal", r.interrupted->signal}, {"measured_s", r.interrupted->measured_s},
                                           {"planned_s", r.interrupted->planned_s}}
                                    : json(nullptr);
@@ -304,6 +306,9 @@ test_result result_from_json(const json& j) {
   if (auto h = f.get_or<json>("hosts", nullptr); !h.is_null()) r.hosts = hosts_from(h);
   if (auto v = f.get_or<json>("verdict", nullptr); !v.is_null()) r.verdict = verdict_from(v);
   if (auto i = f.get_or<json>("interrupted", nullptr); !i.is_null()) r.interrupted = interruption_from(i);
+  // Results written before these were recorded have neither.
+  if (auto n = f.get_or<json>("receiver_note", nullptr); !n.is_null()) r.receiver_note = f.get<std::string>("receiver_note");
+  if (auto m = f.get_or<json>("receive", nullptr); !m.is_null()) r.receive = fields::read_object<receive_figures>(m, "receive");
   f.done();
   return r;
 }

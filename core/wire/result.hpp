@@ -67,6 +67,15 @@ struct interval_figures {
 BOOST_DESCRIBE_STRUCT(interval_figures, (), (index, start_ns, end_ns, sent_packets, sent_bytes, received_packets,
                                              received_bytes, complete))
 
+// How a TCP_STREAM receiver took its bytes in (core/wire/receive_mode.hpp chooses): "copy" or "discard",
+// whether netload chose it from where the peer is (else the user did), and why.
+struct receive_figures {
+  std::string mode;
+  bool automatic = false;
+  std::string why;
+};
+BOOST_DESCRIBE_STRUCT(receive_figures, (), (mode, automatic, why))
+
 // Where the limit was (core/wire/verdict.hpp decides): limit is one of verdict_limits, text says why.
 struct limit_verdict {
   std::string limit;
@@ -172,6 +181,11 @@ struct test_result {
   std::optional<rr_figures> rr;               // request/response tests only
   host_figures hosts;
   std::optional<limit_verdict> verdict;
+  // An unpaced UDP_STREAM the receiver's side limited: what its received figure means (it is not the
+  // sender's speed nor the path's lossless rate; core/wire/verdict.hpp figure_meaning). "receiver_note",
+  // null otherwise.
+  std::optional<std::string> receiver_note;
+  std::optional<receive_figures> receive;     // TCP_STREAM: "receive", null otherwise (and in older results)
   std::optional<interruption> interrupted;    // null unless the user stopped the test early
 };
 

@@ -198,4 +198,30 @@ limit_verdict judge_limit(const test_result& r) {
   return judge_limit(r, p);
 }
 
+namespace {
+
+// Why the receiver could not keep what it was sent, by the limit the verdict named; nullptr where the
+// receiver's side was not the limit.
+const char* overdriven_because(const std::string& limit) {
+  if (limit == "receiver-cpu") return "its CPU could not take them all in";
+  if (limit == "receiver-socket") return "its socket overflowed";
+  if (limit == "before-socket") return "its kernel dropped them before the socket";
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<std::string> figure_meaning(const test_result& r) {
+  if (!r.ok || !r.verdict || r.kind != test_kind::udp_stream || r.target || r.loss.packets == 0) return std::nullopt;
+  const char* because = overdriven_because(r.verdict->limit);
+  if (!because) return std::nullopt;
+  // Overdriven, a receiver may keep less than its lossless rate (receive livelock: the CPU goes to
+  // packets it then drops) or more (a socket that keeps the bursts it can): either way the figure is not
+  // the rate to quote, and the search finds that one.
+  return fmt::format("received {:.1f} pps is what this receiver kept while overdriven ({:.1f} pps sent, {:.2f} % lost: {}); "
+                     "it is neither the sender's speed nor the rate this receiver carries without loss, which may be "
+                     "lower or higher: run netload --search pdr with the same options to find it",
+                     r.receiver.pps, r.sender.pps, r.loss.percent, because);
+}
+
 }  // namespace nb

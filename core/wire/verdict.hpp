@@ -3,6 +3,9 @@
 // function of the result's counts and both hosts' deltas, so the harness can re-judge old results.
 #include "core/wire/result.hpp"
 
+#include <optional>
+#include <string>
+
 namespace nb {
 
 // Whether the test was paced and met its pace (--pps / --rate): a missed target is how a paced sender
@@ -22,5 +25,12 @@ limit_verdict judge_limit(const test_result& r, const pacing_outcome& pacing);
 // The same, the pacing from the result's target: missed when not met and short of it (a sender above
 // its target is no limit).
 limit_verdict judge_limit(const test_result& r);
+
+// What the received figure of an unpaced UDP_STREAM means when the receiver's side set it (limit
+// receiver-cpu, receiver-socket or before-socket): what an overdriven receiver kept, which is neither the
+// sender's speed nor the rate the receiver carries without loss; one sentence, for the table (beside the
+// figure) and the JSON ("receiver_note"). Nothing for a paced test, another test or another limit, whose
+// figures mean what they say. Needs r.verdict.
+std::optional<std::string> figure_meaning(const test_result& r);
 
 }  // namespace nb

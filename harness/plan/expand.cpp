@@ -176,7 +176,7 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
   if (!t.recv_size.empty()) argv.insert(argv.end(), {"--recv-size", t.recv_size});
   if (t.zerocopy) argv.push_back("--zerocopy");
   if (t.send_copy) argv.push_back("--send-copy");
-  if (t.recv_copy) argv.push_back("--recv-copy");
+  if (!t.recv_mode.empty() && t.recv_mode != "auto") argv.insert(argv.end(), {"--recv-mode", t.recv_mode});
   return argv;
 }
 

@@ -98,7 +98,7 @@ struct test_spec {
   std::string recv_size;                        // TCP: netload --recv-size ("64K"); empty = netserve's default
   bool zerocopy = false;                        // TCP: netload --zerocopy
   bool send_copy = false;                       // TCP: netload --send-copy (send(), not sendfile())
-  bool recv_copy = false;                       // TCP: netload --recv-copy (the receiver copies, not discards)
+  std::string recv_mode;                        // TCP: netload --recv-mode (copy, discard); "" = auto, netload's choice
   int dscp = -1;
   bool reverse = false;
   topology topo = topology::fan_in;

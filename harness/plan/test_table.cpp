@@ -2,6 +2,7 @@
 // (port clashes, sizes that cannot be sent).
 #include "core/base/limits.hpp"
 #include "core/sys/socket.hpp"
+#include "core/wire/receive_mode.hpp"
 #include "core/base/units.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/plan_toml.hpp"
@@ -234,8 +235,25 @@ void check_ports(const test_spec& t, const toml_reader& r, const std::string& lo
 // A netserve with a key (its host's psk_file) refuses a netload without one: every client host of a
 // keyed server must have a key file too, and that is known before anything runs.
 // The TCP socket options, refused on a UDP test where they are given.
+// recv_mode = "auto" | "copy" | "discard"; the older key recv_copy = true is "copy", false "discard" (what
+// it meant when discarding was the default). Both given: they must agree.
+void parse_recv_mode_key(test_spec& t, toml_reader& r) {
+  if (const toml::node* n = r.find("recv_mode")) {
+    t.recv_mode = r.string(*n, "recv_mode");
+    if (!nb::parse_recv_mode(t.recv_mode))
+      fail_at(n->source(), fmt::format("{}: recv_mode '{}' is not auto, copy or discard", r.context(), t.recv_mode));
+  }
+  const toml::node* old = r.find("recv_copy");
+  if (!old) return;
+  const std::string said = r.boolean_or("recv_copy", false) ? "copy" : "discard";
+  if (r.find("recv_mode") && t.recv_mode != said)
+    fail_at(old->source(), fmt::format("{}: recv_copy = {} and recv_mode = '{}' disagree: give recv_mode only",
+                                       r.context(), said == "copy", t.recv_mode));
+  t.recv_mode = said;
+}
+
 void parse_tcp_options(test_spec& t, toml_reader& r) {
-  for (const char* key : {"congestion", "recv_size", "zerocopy", "send_copy", "recv_copy"})
+  for (const char* key : {"congestion", "recv_size", "zerocopy", "send_copy", "recv_copy", "recv_mode"})
     if (const toml::node* n = r.find(key); n && (std::string_view(key) == "congestion" ? !nb::is_tcp(t.kind)
                                                                                       : t.kind != nb::test_kind::tcp_stream))
       fail_at(n->source(), fmt::format("{}: '{}' only applies to {}", r.context(), key,
@@ -261,7 +279,7 @@ void parse_tcp_options(test_spec& t, toml_reader& r) {
   }
   t.zerocopy = r.boolean_or("zerocopy", false);
   t.send_copy = r.boolean_or("send_copy", false);
-  t.recv_copy = r.boolean_or("recv_copy", false);
+  parse_recv_mode_key(t, r);
   if (t.zerocopy && t.send_copy)
     fail_at(r.find("send_copy")->source(), fmt::format("{}: 'send_copy' and 'zerocopy': one way of sending, not both", r.context()));
 }

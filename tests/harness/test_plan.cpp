@@ -245,6 +245,29 @@ TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy re
   CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nrecv_copy = true\n")), Catch::Contains("'recv_copy' only applies to TCP_STREAM"));
 }
 
+TEST_CASE("harness plan: recv_mode reaches netload's command, and recv_copy, the older key, still works", "[harness][plan]") {
+  auto tail = [](const std::string& keys) {
+    const auto p = parse_plan(fan_in("kind = \"TCP_STREAM\"\n" + keys), "plan.toml");
+    const auto runs = harness::expand(p);
+    REQUIRE(runs.size() == 1);
+    const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5000, p.hosts.at("a"), false);
+    return fmt::format("{}", fmt::join(argv, " "));
+  };
+  CHECK_THAT(tail(""), Catch::EndsWith("-- -m 1"));  // auto: netload's own choice
+  CHECK_THAT(tail("recv_mode = \"auto\"\n"), Catch::EndsWith("-- -m 1"));
+  CHECK_THAT(tail("recv_mode = \"copy\"\n"), Catch::EndsWith("-- -m 1 --recv-mode copy"));
+  CHECK_THAT(tail("recv_mode = \"discard\"\n"), Catch::EndsWith("-- -m 1 --recv-mode discard"));
+  CHECK_THAT(tail("recv_copy = true\n"), Catch::EndsWith("-- -m 1 --recv-mode copy"));
+  CHECK_THAT(tail("recv_copy = false\n"), Catch::EndsWith("-- -m 1 --recv-mode discard"));  // its meaning when it was written
+  CHECK_THAT(tail("recv_copy = true\nrecv_mode = \"copy\"\n"), Catch::EndsWith("-- -m 1 --recv-mode copy"));
+  CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nrecv_copy = true\nrecv_mode = \"discard\"\n")),
+             Catch::Contains("recv_copy = true and recv_mode = 'discard' disagree: give recv_mode only"));
+  CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nrecv_mode = \"zero\"\n")),
+             Catch::Contains("recv_mode 'zero' is not auto, copy or discard"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nrecv_mode = \"copy\"\n")),
+             Catch::Contains("'recv_mode' only applies to TCP_STREAM"));
+}
+
 TEST_CASE("harness plan: search settings, defaults, and what cannot be searched", "[harness][plan]") {
   const auto p = parse_plan(fan_in("search = { loss = [0.5, 0.0], trial = 1, final = 5, precision = 2 }\n"), "plan.toml");
   REQUIRE(p.tests[0].search);

@@ -106,8 +106,9 @@ TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts ex
   require_reconciles(r);
   CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
   CHECK(r["tcp"]["congestion"] == "reno");  // read back from the sending socket: -K reached it
-  // Asked for, or the default for a loss-based algorithm such as reno (core/data/streams.hpp).
-  CHECK(r["receiver"]["batching"] == (reverse ? "recv 256K, discarded in the kernel" : "recv 16K, discarded in the kernel"));
+  // Asked for, or the default for a loss-based algorithm such as reno (core/data/streams.hpp); one stream to
+  // this host: the receiver copies (core/wire/receive_mode.hpp).
+  CHECK(r["receiver"]["batching"] == (reverse ? "recv 256K" : "recv 16K"));
   // Loopback hands the pages to a local receiver, which cannot share them: the kernel copies every send,
   // and the result says so rather than claiming zero-copy.
   const std::string sent_by = r["sender"]["batching"];
@@ -116,7 +117,7 @@ TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts ex
   CHECK_THAT(sent_by, !Catch::Contains("unconfirmed"));
 }
 
-TEST_CASE("TCP_STREAM sends with sendfile() and discards in the kernel unless --send-copy / --recv-copy: both ways, counts exact, the result says which", "[integration][tcp]") {
+TEST_CASE("TCP_STREAM sends with sendfile() unless --send-copy: both ways, counts exact, the result says which", "[integration][tcp]") {
   netserve_process server(1);
   const bool reverse = GENERATE(false, true);
   const bool copy = GENERATE(false, true);
@@ -125,11 +126,42 @@ TEST_CASE("TCP_STREAM sends with sendfile() and discards in the kernel unless --
   // Not a whole number of pages: partial sends resume. reno: the receive size's default is 256K.
   std::vector<std::string> test_opts = {"-m", "100000", "-K", "reno"};
   if (copy) test_opts.insert(test_opts.end(), {"--send-copy", "--recv-copy"});
+  else test_opts.push_back("--recv-discard");
   json r = run_json(server.port(), "TCP_STREAM", 1, global, test_opts);
   require_reconciles(r);
   CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
   CHECK(r["sender"]["batching"] == (copy ? "send" : "sendfile"));
   CHECK(r["receiver"]["batching"] == (copy ? "recv 256K" : "recv 256K, discarded in the kernel"));
+  CHECK(r["receive"]["mode"] == (copy ? "copy" : "discard"));
+  CHECK(r["receive"]["automatic"] == false);
+}
+
+// Where netload's peer is this host (here 127.0.0.1), one stream's receiver copies and several discard,
+// unless told; the receiver (netserve forward, netload in reverse) reads that way, and the table and the
+// JSON say which and why. The other side of the choice, a peer on another host, is the lab's
+// (tests/lab/lab_tcp_info.sh) and the unit tests'.
+TEST_CASE("TCP_STREAM chooses its receive mode from where the peer is, and says so", "[integration][tcp]") {
+  netserve_process server(1);
+  const bool reverse = GENERATE(false, true);
+  const std::uint32_t streams = GENERATE(1u, 2u);
+  std::vector<std::string> global = {"--rate", "400M", "--streams", std::to_string(streams)};
+  if (reverse) global.push_back("--reverse");
+  json r = run_json(server.port(), "TCP_STREAM", 1, global, {"-m", "64K", "-K", "reno"});
+  INFO(r.dump());
+  require_reconciles(r);
+  const bool copies = streams == 1;
+  CHECK(r["receive"]["mode"] == (copies ? "copy" : "discard"));
+  CHECK(r["receive"]["automatic"] == true);
+  CHECK_THAT(r["receive"]["why"].get<std::string>(), Catch::StartsWith("sender and receiver share this host"));
+  CHECK(r["receiver"]["batching"] == (copies ? "recv 256K" : "recv 256K, discarded in the kernel"));
+  CHECK(r["options"]["recv_mode"] == "auto");
+
+  // The table says it too, beside the rates.
+  auto c = nb::test::run(netload_argv(server.port(), "TCP_STREAM", 1, global, {"-m", "64K", "-K", "reno", "--recv-mode", "auto"}));
+  INFO(c.out);
+  REQUIRE(nb::test::ran_and_reconciled(c.status));
+  CHECK_THAT(c.out, Catch::Contains(copies ? "\nReceive     copy (automatic: sender and receiver share this host"
+                                           : "\nReceive     discard (automatic: sender and receiver share this host"));
 }
 
 TEST_CASE("TCP_STREAM -K with an algorithm the host lacks is one clear line", "[integration][tcp][errors]") {

@@ -26,6 +26,14 @@ add_test(NAME "lab: nothing netserve sends fragments - UDP_RR answers and a raw 
 add_test(NAME "lab: TCP_INFO across a 50 Mbit/s circuit - retransmits, RTT above idle, netload = ss -tin within 10 %, both directions"
          COMMAND ${_lab}/lab_tcp_info.sh ${_lab_bins})
 
+# netload alone on the wire-like path (about 10 s): the seed's unpaced -m 1 line says what its overdriven
+# figure means, and TCP across the path discards by itself. Serial: it overdrives a receiver on purpose.
+add_test(NAME "lab: wire-like seed line - an overdriven receiver's figure says what it means, TCP to another host discards"
+         COMMAND ${_lab}/lab_seed_line.sh $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
+set_tests_properties(
+  "lab: wire-like seed line - an overdriven receiver's figure says what it means, TCP to another host discards"
+  PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
+
 set_tests_properties(
   "lab: [lab] errors name file:line:col, addresses outside 198.18.0.0/15 are refused"
   "lab: MTU step 1500/1400 - UDP -m 1472 fails naming path MTU 1400, harness check warns of -m 1373, TCP MSS <= 1360"

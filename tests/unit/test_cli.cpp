@@ -118,7 +118,6 @@ TEST_CASE("TCP options: -K (netperf's congestion control), --recv-size, --zeroco
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-K", "cubic"}), Catch::Contains("TCP tests only"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--zerocopy"}), Catch::Contains("TCP_STREAM only"));
   CHECK(parse({"--", "--send-copy"}).send_copy);
-  CHECK(parse({"--", "--recv-copy"}).recv_copy);
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-copy"}), Catch::Contains("TCP_STREAM only"));
   CHECK_FALSE(o.send_copy);  // sendfile() unless asked
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--send-copy"}), Catch::Contains("TCP_STREAM only"));
@@ -175,4 +174,25 @@ TEST_CASE("the peer option: netserve by default, iperf3 or netserver, nothing el
   CHECK(parse({"--peer", "iperf3"}).peer == peer_kind::iperf3);
   CHECK(parse({"--peer", "netserve"}).peer == peer_kind::netserve);
   CHECK_THROWS_AS(parse_command_line({"--peer", "netperf"}), usage_error);
+}
+
+TEST_CASE("TCP receive mode: --recv-mode auto|copy|discard, --recv-copy and --recv-discard its short forms, one setting", "[cli]") {
+  CHECK(parse({}).receive == nb::recv_mode::automatic);  // netload chooses when it knows where the peer is
+  CHECK_FALSE(parse({}).recv_copy);                      // ...not before
+  CHECK(parse({"--", "--recv-copy"}).receive == nb::recv_mode::copy);
+  CHECK(parse({"--", "--recv-discard"}).receive == nb::recv_mode::discard);
+  CHECK(parse({"--", "--recv-mode", "copy"}).receive == nb::recv_mode::copy);
+  CHECK(parse({"--", "--recv-mode", "discard"}).receive == nb::recv_mode::discard);
+  CHECK(parse({"--", "--recv-mode", "auto"}).receive == nb::recv_mode::automatic);
+  CHECK(parse({"--", "--recv-mode", "copy", "--recv-copy"}).receive == nb::recv_mode::copy);  // alike: fine
+  CHECK_THROWS_WITH(parse_command_line({"--", "--recv-copy", "--recv-discard"}),
+                    Catch::Contains("--recv-copy and --recv-discard: one receive mode, not both"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "--recv-mode", "auto", "--recv-copy"}), Catch::Contains("not both"));
+  CHECK_THROWS_WITH(parse_command_line({"--", "--recv-mode", "zero"}),
+                    Catch::Contains("--recv-mode 'zero': the modes are auto, copy and discard"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-discard"}),
+                    Catch::Contains("--recv-discard applies to TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "TCP_RR", "--", "--recv-mode", "copy"}),
+                    Catch::Contains("--recv-mode copy applies to TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"--peer", "iperf3", "--", "--recv-discard"}), Catch::Contains("iperf3's receiver"));
 }

@@ -226,3 +226,83 @@ TEST_CASE("verdict: without SO_MEMINFO the host's RcvbufErrors, not the unknown 
     CHECK_THAT(v.text, Catch::Contains("unknown"));
   }
 }
+
+namespace {
+
+// An unpaced UDP_STREAM judged: 1000 sent, 600 received over 1 s, `drops` of the 400 lost in the socket.
+test_result judged_udp(std::uint64_t drops) {
+  auto r = udp(1000, 600, drops);
+  r.sender.seconds = r.receiver.seconds = 1;
+  compute_rates(r.sender);
+  compute_rates(r.receiver);
+  r.verdict = judge_limit(r);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("figure meaning: for each verdict, an overdriven receiver's figure says what it is, others say nothing", "[verdict]") {
+  const std::string search = "run netload --search pdr with the same options to find it";
+  SECTION("receiver-cpu: receive livelock") {
+    auto r = udp(1000, 600, 400);
+    r.hosts.receiver = host(99, 93, 20);
+    r.sender.seconds = r.receiver.seconds = 1;
+    compute_rates(r.sender);
+    compute_rates(r.receiver);
+    r.verdict = judge_limit(r);
+    REQUIRE(r.verdict->limit == "receiver-cpu");
+    auto m = figure_meaning(r);
+    REQUIRE(m);
+    CHECK_THAT(*m, Catch::StartsWith("received 600.0 pps is what this receiver kept while overdriven (1000.0 pps sent, "
+                                     "40.00 % lost: its CPU could not take them all in); it is neither the sender's "
+                                     "speed nor the rate this receiver carries without loss, which may be lower or higher"));
+    CHECK_THAT(*m, Catch::EndsWith(search));
+  }
+  SECTION("receiver-socket") {
+    auto r = judged_udp(300);
+    r.hosts.receiver = host(99, 20, 95);
+    r.verdict = judge_limit(r);
+    REQUIRE(r.verdict->limit == "receiver-socket");
+    REQUIRE(figure_meaning(r));
+    CHECK_THAT(*figure_meaning(r), Catch::Contains("40.00 % lost: its socket overflowed)"));
+    CHECK_THAT(*figure_meaning(r), Catch::EndsWith(search));
+  }
+  SECTION("before-socket") {
+    auto r = judged_udp(10);
+    r.hosts.receiver->softnet_dropped = 350;
+    r.verdict = judge_limit(r);
+    REQUIRE(r.verdict->limit == "before-socket");
+    REQUIRE(figure_meaning(r));
+    CHECK_THAT(*figure_meaning(r), Catch::Contains("its kernel dropped them before the socket"));
+  }
+  SECTION("path, sender-cpu and none: the figure means what it says") {
+    auto r = judged_udp(0);
+    REQUIRE(r.verdict->limit == "path");
+    CHECK_FALSE(figure_meaning(r));
+    r = udp(1000, 1000, 0);
+    r.hosts.sender = host(99, 1, 97);
+    r.verdict = judge_limit(r);
+    REQUIRE(r.verdict->limit == "sender-cpu");
+    CHECK_FALSE(figure_meaning(r));
+    r = udp(1000, 1000, 0);
+    r.verdict = judge_limit(r);
+    REQUIRE(r.verdict->limit == "none");
+    CHECK_FALSE(figure_meaning(r));
+  }
+  SECTION("a paced test, a TCP test or a failed one: nothing, whatever the limit") {
+    auto r = judged_udp(400);
+    REQUIRE(figure_meaning(r));
+    auto paced = r;
+    paced.target = check_target(1000, 1, paced.sender);
+    CHECK_FALSE(figure_meaning(paced));
+    auto tcp = r;
+    tcp.kind = test_kind::tcp_stream;
+    CHECK_FALSE(figure_meaning(tcp));
+    auto failed = r;
+    failed.ok = false;
+    CHECK_FALSE(figure_meaning(failed));
+    auto unjudged = r;
+    unjudged.verdict.reset();
+    CHECK_FALSE(figure_meaning(unjudged));
+  }
+}
