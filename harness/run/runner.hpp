@@ -19,6 +19,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,6 +62,8 @@ struct live_instance {
 // packet-rate limit and its bit-rate shaper dropped, UDP datagrams the hosts' kernels delivered.
 nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json& after);
 
+struct search_state;  // search_trials.hpp
+
 class runner {
  public:
   runner(asio::io_context& io, const plan& p, run_options o);
@@ -92,6 +95,8 @@ class runner {
   asio::awaitable<void> preflight();
   asio::awaitable<void> run_one(const run_spec& r);
   asio::awaitable<void> run_search(const run_spec& r);
+  asio::awaitable<std::optional<run_summary>> run_search_trial(const run_spec& trial);
+  asio::awaitable<void> run_latency_steps(const run_spec& r, search_state& st, int& k, std::function<void()> write);
   asio::awaitable<void> settle_pause();
   asio::awaitable<void> start_servers(const run_spec& r, std::vector<running_server>& servers);
   asio::awaitable<void> stop_servers(std::vector<running_server>& servers);
