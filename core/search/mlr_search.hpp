@@ -32,13 +32,13 @@ goal pdr_goal();  // CSIT's PDR: loss ratio 0.005
 // One trial's measurement (RFC 9971 section 4.4).
 struct trial_result {
   double intended_load = 0;     // packets per second offered, aggregate
-  double duration = 0;          // trial duration, seconds
+  double duration = 0;          // trial duration (the intended one, as the RFC defines it), seconds
   std::uint64_t sent = 0;       // offered count
   std::uint64_t received = 0;   // forwarding count
   bool ran = true;              // false: the trial failed to run (a host fault, not the SUT): no loss ratio
   bool load_limited = false;    // the sender could not offer the intended load: the trial does not count
   double loss_ratio() const;    // (sent - received) / sent; 0 for an empty trial
-  double forwarding_rate() const;  // received / duration
+  double forwarding_rate() const;  // RFC 9971's trial forwarding rate: intended load * (1 - loss ratio)
 };
 
 enum class load_class { upper_bound, lower_bound, undecided };
@@ -68,17 +68,52 @@ class mlr_search {
   mlr_search(std::vector<goal> goals, double min_load, double max_load, double start_load);
 
   std::optional<trial_request> next();  // nothing: every goal is done (or cannot progress)
-  void record(const trial_result& r);   // the result of the trial next() asked for
+  void record(const trial_result& r);   // the result of the trial next() asked for (any trial is accepted)
 
   load_class classify(const goal& g, double load) const;  // from every trial at that load so far
+  // The RFC's conditional throughput computed at any load (not only the relevant lower bound); none
+  // where no full-length trial was measured.
+  std::optional<double> conditional_throughput(const goal& g, double load) const;
   std::vector<goal_result> results() const;
   const std::vector<trial_result>& trials() const { return trials_; }
+  const std::vector<std::string>& reasons() const { return reasons_; }  // per trial: why next() chose it
+  const std::vector<goal>& goals() const { return goals_; }
   double trial_seconds() const;  // the sum of every recorded trial's duration
+  double min_load() const { return min_load_; }
+  double max_load() const { return max_load_; }  // lowered below a load the sender could not offer
+  double start_load() const { return start_load_; }
+  // A bound on the trials of one search, so it always ends (a noisy SUT at an unlucky width); at the
+  // limit next() returns nothing and every open goal names it.
+  void set_trial_limit(std::size_t n) { trial_limit_ = n; }
 
  private:
+  // Each goal is searched in stages (CSIT's "targets"): the goal itself last, before it stages with
+  // shorter trial duration sums, shorter trials and twice the width each step back. A stage's relevant
+  // bounds are the next stage's initial bracket.
+  struct goal_state {
+    std::vector<goal> stages;
+    std::size_t stage = 0;
+    std::optional<double> initial_lower, initial_upper;  // the previous stage's relevant bounds
+    std::optional<double> focus;   // the load being measured until the stage classifies it
+    double up_anchor = 0, up_step = 0;      // external search upwards: from which lower bound, how far
+    double down_anchor = 0, down_step = 0;  // and downwards from an upper bound
+    bool open = true;
+    double trial_seconds = 0;
+  };
+  std::optional<trial_request> advance(goal_state& s);
+  std::optional<trial_request> candidate(goal_state& s, const goal& stage_goal, std::optional<double> lower,
+                                         std::optional<double> upper);
+  bool stage_done(const goal& stage_goal, std::optional<double> lower, std::optional<double> upper) const;
+  double forwarding_hint(const goal& g, double upper) const;
+  bool stopped_by_failures() const;
+
   std::vector<goal> goals_;
   double min_load_, max_load_, start_load_;
   std::vector<trial_result> trials_;
+  std::vector<std::string> reasons_;
+  std::vector<goal_state> state_;
+  std::optional<trial_request> pending_;
+  std::size_t trial_limit_ = 500;
 };
 
 // The search's record for summary.json and the reports: goals, every trial, every goal result, with

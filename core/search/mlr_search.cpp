@@ -1,0 +1,254 @@
+// How the next trial is chosen (the RFC leaves it to the implementation; this follows FD.io CSIT's
+// selectors in a simpler form):
+//
+// - Stages. Each goal is searched in three stages: two preceding stages and the goal itself. Stage k's
+//   duration sum grows geometrically from the goal initial trial duration to the goal duration sum,
+//   its trial duration is that sum capped at the goal final trial duration, and its width is the goal
+//   width times 2^(stages left). With the defaults (1 s, 1 s, 21 s, 0.005): sums 1, 4.6 and 21 s, widths
+//   0.02, 0.01 and 0.005, 1-s trials throughout: a load costs one trial in stage 0, three in stage 1
+//   and eleven (or more when the results are balanced) in the last. A stage ends when its relevant
+//   bounds are within its width, or when it cannot progress (its lower bound is the max load, its upper
+//   bound the min load); its bounds become the next stage's initial bracket.
+// - Within a stage, in this order: keep measuring the goal's focus load until the stage classifies
+//   it; with both relevant bounds, bisect them (geometric middle, as widths are relative); with
+//   neither, halve the initial bracket if it is wider than the stage width, else re-measure its lower
+//   end (stage 0: the start load, the MRR's forwarding rate); with a lower bound only, re-measure the
+//   initial bracket's upper end if it is above, else search upwards from the lower bound in steps that
+//   start at the stage width and double each time the lower bound moves (external search); with an
+//   upper bound only, the mirror image downwards, the first step going straight to the forwarding rate
+//   measured at the upper bound when that is lower.
+// - Across goals: every trial counts for every goal; of the goals' candidates the smallest load is
+//   measured first (bounds found at small loads are the least likely to be invalidated), at equal loads
+//   the longer trial.
+// - A trial that failed to run is repeated once; two in a row stop the search. A trial the sender
+//   could not offer lowers the max load to what the sender did offer.
+#include "core/search/mlr_search.hpp"
+
+#include "core/search/load_stats.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace nb::search {
+
+namespace {
+
+constexpr std::size_t preceding_stages = 2;
+constexpr double widest_stage = 0.5;
+
+// The stages of one goal, the goal itself last.
+std::vector<goal> stages_of(const goal& g) {
+  std::vector<goal> out;
+  const double first = std::min(g.initial_trial_duration, g.duration_sum);
+  for (std::size_t k = 0; k <= preceding_stages; ++k) {
+    goal s = g;
+    if (k < preceding_stages) {
+      const double share = static_cast<double>(k) / static_cast<double>(preceding_stages);
+      s.duration_sum = first * std::pow(g.duration_sum / first, share);
+      s.final_trial_duration = std::min(g.final_trial_duration, s.duration_sum);
+      s.width = std::min(widest_stage, g.width * std::pow(2.0, static_cast<double>(preceding_stages - k)));
+      s.name = fmt::format("{} stage {}/{}", g.name, k + 1, preceding_stages + 1);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+void check_goal(const goal& g) {
+  const auto fail = [&](const char* what) { throw std::invalid_argument(fmt::format("search goal {}: {}", g.name, what)); };
+  if (!(g.loss_ratio >= 0 && g.loss_ratio < 1)) fail("the loss ratio must be at least 0 and below 1");
+  if (!(g.exceed_ratio >= 0 && g.exceed_ratio < 1)) fail("the exceed ratio must be at least 0 and below 1");
+  if (!(g.final_trial_duration > 0)) fail("the final trial duration must be positive");
+  if (!(g.duration_sum > 0)) fail("the duration sum must be positive");
+  if (!(g.width > 0 && g.width < 1)) fail("the width must be above 0 and below 1");
+  if (!(g.initial_trial_duration > 0)) fail("the initial trial duration must be positive");
+}
+
+}  // namespace
+
+goal ndr_goal() {
+  goal g;
+  g.name = "NDR";
+  g.loss_ratio = 0;
+  return g;
+}
+
+goal pdr_goal() { return goal{}; }
+
+double trial_result::loss_ratio() const {
+  if (sent == 0 || received >= sent) return 0;
+  return static_cast<double>(sent - received) / static_cast<double>(sent);
+}
+
+double trial_result::forwarding_rate() const { return intended_load * (1 - loss_ratio()); }
+
+std::string_view to_string(load_class c) noexcept {
+  switch (c) {
+    case load_class::upper_bound: return "upper bound";
+    case load_class::lower_bound: return "lower bound";
+    case load_class::undecided: return "undecided";
+  }
+  return "undecided";
+}
+
+mlr_search::mlr_search(std::vector<goal> goals, double min_load, double max_load, double start_load)
+    : goals_(std::move(goals)), min_load_(min_load), max_load_(max_load), start_load_(start_load) {
+  if (goals_.empty()) throw std::invalid_argument("a search needs at least one goal");
+  for (const auto& g : goals_) check_goal(g);
+  if (!(min_load_ > 0 && max_load_ >= min_load_))
+    throw std::invalid_argument(fmt::format("search loads: min {} and max {} must be positive, min <= max", min_load_, max_load_));
+  start_load_ = std::clamp(std::isfinite(start_load_) ? start_load_ : max_load_, min_load_, max_load_);
+  for (const auto& g : goals_) {
+    goal_state s;
+    s.stages = stages_of(g);
+    state_.push_back(std::move(s));
+  }
+}
+
+load_class mlr_search::classify(const goal& g, double load) const {
+  return classify_sums(g, sums_at(g, load, trials_)).result;
+}
+
+std::optional<double> mlr_search::conditional_throughput(const goal& g, double load) const {
+  return conditional_throughput_at(g, load, trials_);
+}
+
+double mlr_search::trial_seconds() const {
+  double sum = 0;
+  for (const auto& t : trials_) sum += t.duration;
+  return sum;
+}
+
+bool mlr_search::stopped_by_failures() const {
+  return trials_.size() >= 2 && !trials_.back().ran && !trials_[trials_.size() - 2].ran;
+}
+
+void mlr_search::record(const trial_result& r) {
+  for (auto& s : state_)
+    if (s.open) s.trial_seconds += r.duration;
+  // The sender did not offer this load: nothing at or above it can be measured. What it did offer is
+  // the new ceiling (a little under the asked load, so the search cannot ask for it again).
+  if (r.ran && r.load_limited && r.duration > 0) {
+    const double offered = static_cast<double>(r.sent) / r.duration;
+    max_load_ = std::max(min_load_, std::min({max_load_, offered, r.intended_load * (1 - 1e-3)}));
+  }
+  const bool asked = pending_ && same_load(pending_->intended_load, r.intended_load);
+  reasons_.push_back(asked ? pending_->reason : "recorded without a request");
+  pending_.reset();
+  trials_.push_back(r);
+}
+
+std::optional<trial_request> mlr_search::next() {
+  const auto close_all = [&] {
+    for (auto& s : state_) s.open = false;
+    pending_.reset();
+    return std::nullopt;
+  };
+  if (trials_.size() >= trial_limit_ || stopped_by_failures()) return close_all();
+  if (!trials_.empty() && !trials_.back().ran) {
+    pending_ = trial_request{trials_.back().intended_load, trials_.back().duration,
+                             "repeating a trial that failed to run"};
+    return pending_;
+  }
+  std::optional<trial_request> best;
+  for (auto& s : state_) {
+    auto c = advance(s);
+    if (!c) continue;
+    if (!best || c->intended_load < best->intended_load ||
+        (same_load(c->intended_load, best->intended_load) && c->duration > best->duration))
+      best = std::move(c);
+  }
+  pending_ = best;
+  return best;
+}
+
+bool mlr_search::stage_done(const goal& stage_goal, std::optional<double> lower, std::optional<double> upper) const {
+  if (lower && upper) return relative_width(*lower, *upper) <= stage_goal.width * (1 + 1e-9);
+  if (lower && !upper) return *lower >= max_load_ || same_load(*lower, max_load_);
+  if (upper && !lower) return *upper <= min_load_ || same_load(*upper, min_load_);
+  return false;
+}
+
+// Moves the goal through its stages as far as the trials so far allow, then names its next load.
+std::optional<trial_request> mlr_search::advance(goal_state& s) {
+  while (true) {
+    const goal& sg = s.stages[s.stage];
+    const auto b = find_relevant_bounds(sg, trials_);
+    std::optional<trial_request> c;
+    if (!stage_done(sg, b.lower, b.upper)) c = candidate(s, sg, b.lower, b.upper);
+    if (c) {
+      s.open = true;
+      return c;
+    }
+    if (s.stage + 1 == s.stages.size()) {
+      s.open = false;
+      return std::nullopt;
+    }
+    s.initial_lower = b.lower;
+    s.initial_upper = b.upper;
+    s.focus.reset();
+    s.up_anchor = s.up_step = s.down_anchor = s.down_step = 0;
+    ++s.stage;
+  }
+}
+
+// The lowest forwarding rate measured at an upper bound, scaled up by the goal loss ratio (a load
+// that loses exactly that much still forwards this): the first guess below an upper bound.
+double mlr_search::forwarding_hint(const goal& g, double upper) const {
+  double lowest = upper;
+  for (const auto& t : trials_)
+    if (is_evidence(t) && same_load(t.intended_load, upper)) lowest = std::min(lowest, t.forwarding_rate());
+  return lowest / (1 - g.loss_ratio);
+}
+
+std::optional<trial_request> mlr_search::candidate(goal_state& s, const goal& sg, std::optional<double> lower,
+                                                   std::optional<double> upper) {
+  // Worth measuring: within the load limits and strictly between the stage's relevant bounds, so
+  // it can only create or tighten one of them.
+  const auto worth = [&](double x) {
+    return x >= min_load_ * (1 - 1e-9) && x <= max_load_ * (1 + 1e-9) && !(lower && (x <= *lower || same_load(x, *lower))) &&
+           !(upper && (x >= *upper || same_load(x, *upper)));
+  };
+  const auto request = [&](double x, std::string why) -> std::optional<trial_request> {
+    x = std::clamp(x, min_load_, max_load_);
+    if (!worth(x)) return std::nullopt;
+    s.focus = x;
+    return trial_request{x, sg.final_trial_duration, fmt::format("{}: {}", sg.name, why)};
+  };
+  if (s.focus && worth(*s.focus)) return trial_request{*s.focus, sg.final_trial_duration, fmt::format("{}: classifying {:.0f}", sg.name, *s.focus)};
+  const auto& ilo = s.initial_lower;
+  const auto& ihi = s.initial_upper;
+  if (lower && upper) return request(std::sqrt(*lower * *upper), "bisecting the relevant bounds");
+  if (!lower && !upper) {
+    if (ilo && ihi && relative_width(*ilo, *ihi) > sg.width * (1 + 1e-9))
+      return request(std::sqrt(*ilo * *ihi), "halving the previous stage's bounds");
+    if (ilo) return request(*ilo, "re-measuring the previous stage's lower bound");
+    if (ihi) return request(*ihi, "re-measuring the previous stage's upper bound");
+    return request(start_load_, "starting guess (MRR)");
+  }
+  if (lower) {
+    if (ihi && worth(*ihi)) return request(*ihi, "re-measuring the previous stage's upper bound");
+    if (s.up_anchor == 0)
+      s.up_step = sg.width;
+    else if (*lower > s.up_anchor && !same_load(*lower, s.up_anchor))
+      s.up_step *= 2;
+    s.up_anchor = *lower;
+    return request(*lower * (1 + s.up_step), fmt::format("external search up, step {:.3g}", s.up_step));
+  }
+  if (ilo && worth(*ilo)) return request(*ilo, "re-measuring the previous stage's lower bound");
+  double x = 0;
+  if (s.down_anchor == 0) {
+    s.down_step = sg.width;
+    x = std::min(*upper * (1 - s.down_step), forwarding_hint(sg, *upper));
+  } else {
+    if (*upper < s.down_anchor && !same_load(*upper, s.down_anchor)) s.down_step *= 2;
+    x = *upper * (1 - std::min(s.down_step, widest_stage));
+  }
+  s.down_anchor = *upper;
+  return request(x, fmt::format("external search down, step {:.3g}", s.down_step));
+}
+
+}  // namespace nb::search
