@@ -84,9 +84,9 @@ std::optional<chart> search_chart(const json& search, const std::string& id) {
     }
   }
   const bool log = p.lo > 0 && p.hi / p.lo > 30;
-  script += fmt::format("{}set format x '%.1s %c'\nset xlabel 'intended load, packets per second (aggregate: {})'\n"
+  script += fmt::format("{}set format x '{}'\nset xlabel 'intended load, packets per second (aggregate: {})'\n"
                         "set ylabel 'trial loss ratio'\nset yrange [0:*]\nplot {}\n",
-                        log ? "set logscale x 10\n" : "", sr.value("load_conversion", ""), plot);
+                        log ? "set logscale x 10\n" : "", log ? "%.0s %c" : "%.1s %c", sr.value("load_conversion", ""), plot);
   chart c{"search",
           "Every trial of the search: its intended load against its loss ratio (filled: trials of the final duration; "
           "open: shorter ones). Dashed: each goal's relevant lower bound; long dashes: its relevant upper bound; dotted: "

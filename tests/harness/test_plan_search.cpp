@@ -101,14 +101,14 @@ TEST_CASE("plan search: mistakes named at their place", "[harness][plan][search]
   CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, exceed_ratio = 1.5 } ] }\n")) ==
         "plan.toml:15:57: tests[0] search goals[0]: 'exceed_ratio' = 1.5 is out of range [0, 0.99]");
   CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, final_trial_duration = 30, duration_sum = 10 } ] }\n")) ==
-        "plan.toml:15:85: tests[0] search goals[0]: duration_sum 10 s is shorter than one final trial (30 s)");
+        "plan.toml:15:84: tests[0] search goals[0]: duration_sum 10 s is shorter than one final trial (30 s)");
   CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, initial_trial_duration = 5 } ] }\n")) ==
         "plan.toml:15:67: tests[0] search goals[0]: initial_trial_duration 5 s is longer than final_trial_duration 1 s");
   CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0 }, { loss_ratio = 0 } ] }\n")) ==
-        "plan.toml:15:42: tests[0] search: two goals are named 'NDR'");
-  CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, widht = 0.01 } ] }\n")) ==
-        "plan.toml:15:40: tests[0] search goals[0]: unknown key 'widht' (did you mean 'width'?)");
-  CHECK(search_error(search_plan("search = { goals = [] }\n")) == "plan.toml:15:19: tests[0] search: 'goals' is empty");
+        "plan.toml:15:44: tests[0] search: two goals are named 'NDR'");
+  CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, widh = 0.01 } ] }\n")) ==
+        "plan.toml:15:42: tests[0] search goals[0]: unknown key 'widh' (did you mean 'width'?)");
+  CHECK(search_error(search_plan("search = { goals = [] }\n")) == "plan.toml:15:20: tests[0] search: 'goals' is empty");
   CHECK_THAT(search_error(search_plan("search = { loss = [60.0] }\n")), Catch::Contains("out of range"));
   CHECK_THAT(search_error(search_plan("pps = 10\nsearch = {}\n")), Catch::Contains("'search' finds the rate itself"));
   CHECK_THAT(search_error(search_plan("kind = \"TCP_STREAM\"\nsearch = {}\n")), Catch::Contains("only UDP_STREAM"));
