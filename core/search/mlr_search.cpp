@@ -38,6 +38,8 @@ namespace {
 
 constexpr std::size_t preceding_stages = 2;
 constexpr double widest_stage = 0.5;
+// A recorded load this close to the asked one is the asked one (per-instance rounding).
+constexpr double asked_load_tolerance = 1e-3;
 
 // The stages of one goal, the goal itself last.
 std::vector<goal> stages_of(const goal& g) {
@@ -135,10 +137,15 @@ void mlr_search::record(const trial_result& r) {
     const double offered = static_cast<double>(r.sent) / r.duration;
     max_load_ = std::max(min_load_, std::min({max_load_, offered, r.intended_load * (1 - 1e-3)}));
   }
-  const bool asked = pending_ && same_load(pending_->intended_load, r.intended_load);
+  // A caller that splits the load into per-instance rates and adds them up again records a load a
+  // rounding away from the one asked for; that trial is at the asked load (else the load it was to
+  // classify never would be).
+  trial_result t = r;
+  const bool asked = pending_ && std::abs(t.intended_load - pending_->intended_load) <= asked_load_tolerance * pending_->intended_load;
+  if (asked) t.intended_load = pending_->intended_load;
   reasons_.push_back(asked ? pending_->reason : "recorded without a request");
   pending_.reset();
-  trials_.push_back(r);
+  trials_.push_back(t);
 }
 
 std::optional<trial_request> mlr_search::next() {

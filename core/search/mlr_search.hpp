@@ -5,7 +5,7 @@
 // record()s what it measured. Every trial counts for every goal. The names are the RFC's.
 //
 // Loads are intended loads, aggregate, in packets per second (the caller converts to and from its
-// per-instance rates and says so).
+// per-instance rates and says so). How next() chooses the load and duration: mlr_search.cpp's head.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,7 +36,9 @@ struct trial_result {
   std::uint64_t sent = 0;       // offered count
   std::uint64_t received = 0;   // forwarding count
   bool ran = true;              // false: the trial failed to run (a host fault, not the SUT): no loss ratio
-  bool load_limited = false;    // the sender could not offer the intended load: the trial does not count
+  // The sender could not offer the intended load: it measured the sender, not the SUT at that load, so
+  // it enters no sum (like a trial that did not run); the search lowers its max load to what was offered.
+  bool load_limited = false;
   double loss_ratio() const;    // (sent - received) / sent; 0 for an empty trial
   double forwarding_rate() const;  // RFC 9971's trial forwarding rate: intended load * (1 - loss ratio)
 };
@@ -47,11 +49,18 @@ std::string_view to_string(load_class c) noexcept;
 // What the search found for one goal (RFC 9971 section 4.8, "Goal Result").
 struct goal_result {
   goal g;
-  std::optional<double> relevant_lower_bound;    // none: even the minimal load is an upper bound
-  std::optional<double> relevant_upper_bound;    // none: the maximal load is a lower bound (irregular)
-  std::optional<double> conditional_throughput;  // at the relevant lower bound
-  bool regular = false;                          // both bounds exist and are within the goal width
-  std::vector<std::string> irregularities;       // named: "max load is a lower bound", "loss not monotonic", ...
+  // Without an upper bound there is strictly no relevant lower bound; as the RFC recommends, the
+  // largest lower bound is reported as an effective one (with its conditional throughput), the result
+  // irregular. None: no load was a lower bound (min load an upper bound, or the search stopped early).
+  std::optional<double> relevant_lower_bound;
+  std::optional<double> relevant_upper_bound;    // the smallest upper bound; none: no load was one
+  std::optional<double> conditional_throughput;  // at the relevant lower bound (RFC 9971 appendix B)
+  bool regular = false;                          // the RFC's: both bounds exist and are within the goal width
+  // Named conditions for the report. Some are why a result is irregular ("max load is a lower bound",
+  // "min load is an upper bound", bounds wider than the width, the search stopped); some leave a
+  // regular result regular but must be shown beside it ("loss not monotonic in load: X is a lower bound
+  // above the relevant upper bound Y", "N trial(s) failed to run", trials the sender could not offer).
+  std::vector<std::string> irregularities;
   double trial_seconds = 0;                      // all trial time spent while this goal was open
 };
 
@@ -68,7 +77,9 @@ class mlr_search {
   mlr_search(std::vector<goal> goals, double min_load, double max_load, double start_load);
 
   std::optional<trial_request> next();  // nothing: every goal is done (or cannot progress)
-  void record(const trial_result& r);   // the result of the trial next() asked for (any trial is accepted)
+  // The result of the trial next() asked for; within 0.1 % of the asked load it is taken as at that
+  // load (a caller rounding per-instance rates). Any other trial is accepted at its own load.
+  void record(const trial_result& r);
 
   load_class classify(const goal& g, double load) const;  // from every trial at that load so far
   // The RFC's conditional throughput computed at any load (not only the relevant lower bound); none

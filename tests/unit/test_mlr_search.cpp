@@ -137,7 +137,7 @@ TEST_CASE("mlr search: loss not monotonic - a lower bound above the upper bound 
   CHECK(r.regular);  // the RFC's conservative reading: the upper bound holds, the lower bound above it was a fluke
 }
 
-TEST_CASE("mlr search: a trial that failed to run is repeated and named; two in a row stop the search", "[mlr]") {
+TEST_CASE("mlr search: a trial that failed to run is repeated and named, two in a row stop the search", "[mlr]") {
   simulated_sut once;
   once.fail_trials = {3};
   auto s = search_of(once);
@@ -241,4 +241,49 @@ TEST_CASE("mlr search: each goal's trial-seconds and the JSON record in the RFC'
   const auto jm = nb::search::to_json(m);
   CHECK(jm["results"][0]["relevant_lower_bound"].is_null());
   CHECK(jm["results"][0]["conditional_throughput"].is_null());
+}
+
+TEST_CASE("mlr search: a caller that rounds the load into 8 per-instance rates still converges", "[mlr]") {
+  simulated_sut sut;
+  sut.knee = 12345;
+  mlr_search s({nb::search::ndr_goal(), nb::search::pdr_goal()}, 100, 30000, 12000);
+  while (auto n = s.next()) {
+    const double per_instance = std::round(n->intended_load / 8);  // whole packets per second each
+    s.record(sut.run(per_instance * 8, n->duration));
+    REQUIRE(s.trials().size() < 200);
+  }
+  INFO(describe(s));
+  CHECK(s.reasons().back() != "recorded without a request");
+  for (const auto& r : s.results()) {
+    CHECK(r.regular);
+    CHECK(std::abs(*r.conditional_throughput - sut.knee) <= r.g.width * sut.knee);
+  }
+}
+
+TEST_CASE("mlr search: an RFC 2544-like goal (60-s final trials, 60-s sum, exceed ratio 0) grows its trials from 1 s to 60 s", "[mlr]") {
+  goal g;
+  g.name = "RFC 2544";
+  g.loss_ratio = 0;
+  g.exceed_ratio = 0;
+  g.final_trial_duration = 60;
+  g.duration_sum = 60;
+  g.initial_trial_duration = 1;
+  g.width = 0.01;
+  simulated_sut sut;
+  sut.knee = 5e5;
+  sut.knee_jitter = 0.001;
+  auto s = search_of(sut, {g});
+  INFO(describe(s));
+  const auto r = s.results().front();
+  CHECK(r.regular);
+  CHECK(std::abs(*r.conditional_throughput - sut.knee) <= 2 * g.width * sut.knee);
+  // The first trials are 1 s long, the last ones 60 s; each relevant bound rests on one 60-s trial.
+  CHECK(s.trials().front().duration == 1);
+  CHECK(s.trials().back().duration == 60);
+  for (double bound : {*r.relevant_lower_bound, *r.relevant_upper_bound}) {
+    const auto sums = nb::search::sums_at(g, bound, s.trials());
+    CHECK(sums.full_length_low_loss + sums.full_length_high_loss == Approx(60));
+  }
+  const auto full = std::count_if(s.trials().begin(), s.trials().end(), [](const auto& t) { return t.duration == 60; });
+  CHECK(full <= 4);
 }
