@@ -55,7 +55,7 @@ std::string trial_table(const json& s) {
     } else {
       row.insert(row.end(), {fmt_pps(number_or(x, "offered_rate")), fmt_pps(number_or(x, "forwarding_rate")),
                              fmt::format("{:.6f}", number_or(x, "loss_ratio")), x.value("limit", ""),
-                             x.value("load_limited", false) ? "load-limited: does not count" : ""});
+                             x.value("note", x.value("load_limited", false) ? "load-limited: does not count" : "")});
     }
     t.add(row);
   }

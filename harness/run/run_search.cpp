@@ -70,6 +70,36 @@ const nb::search::goal_result* pdr_of(const std::vector<nb::search::goal_result>
   return best;
 }
 
+// What the search is told of a trial. A first shortfall of the senders at a load is told as a trial at
+// the load they did offer (what the path saw), and the search may ask for its load again: on a shared host
+// a sender's slice comes late now and then, and a load-limited trial lowers the search's max load for
+// good. A second one in a row at the same load is the senders' limit, told as load-limited.
+nb::search::trial_result told_to_search(search_trial& t, std::optional<double>& short_at) {
+  nb::search::trial_result r = t.result;
+  const bool again = short_at && *short_at == r.intended_load;
+  short_at.reset();
+  if (!r.ran || !r.load_limited || again) return r;
+  short_at = r.intended_load;
+  r.load_limited = false;
+  r.intended_load = t.sent_pps;
+  t.note = fmt::format("the senders fell short once: counted at the {:.0f} pps they offered", t.sent_pps);
+  return r;
+}
+
+// From the unpaced trial: the max load is what it sent (one packet per second per instance the least a
+// trial offers), the starting guess what it received. False when it failed: nothing to search from.
+bool start_search(search_state& st, const search_trial& mrr) {
+  if (!mrr.result.ran || mrr.sent_pps <= 0) {
+    st.stopped = "the unpaced trial (MRR) failed: " + (mrr.result.ran ? std::string("it sent nothing") : mrr.failure);
+    return false;
+  }
+  const double min_load = static_cast<double>(st.instances);
+  const double max_load = std::max(mrr.sent_pps, min_load);
+  st.search.emplace(st.spec->goals, min_load, max_load, std::clamp(mrr.received_pps, min_load, max_load));
+  st.search->set_trial_limit(static_cast<std::size_t>(st.spec->max_trials));  // at the limit every open goal names it
+  return true;
+}
+
 }  // namespace
 
 // One trial: an ordinary run under its own id; nothing when a stop came during it (an interrupted trial
@@ -87,6 +117,7 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
   fs::create_directories(dir);
   const int order = order_;
   int k = 0, failed_in_a_row = 0;
+  std::optional<double> short_at;  // the load of the last trial whose senders fell short
   auto write = [&] { write_json(dir / "search.json", search_record(r, order, st)); };
   // The unpaced trial, as long as the goals' longest first trials.
   double mrr_duration = 0;
@@ -104,26 +135,17 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
     if (!measured) break;
     search_trial t = search_trial_of(*measured, mrr ? "mrr" : "search", next->intended_load, next->duration);
     t.reason = next->reason;
-    fmt::print(stderr, "harness: search {} trial {} ({}): {}\n", r.id, k, t.reason, describe(t, st.instances));
+    const nb::search::trial_result told = mrr ? t.result : told_to_search(t, short_at);
+    fmt::print(stderr, "harness: search {} trial {} ({}): {}{}\n", r.id, k, t.reason, describe(t, st.instances),
+               t.note.empty() ? "" : " - " + t.note);
     st.trials.push_back(t);
-    failed_in_a_row = t.result.ran ? 0 : failed_in_a_row + 1;
-    if (mrr && (!t.result.ran || t.sent_pps <= 0)) {
-      st.stopped = "the unpaced trial (MRR) failed: " + (t.result.ran ? std::string("it sent nothing") : t.failure);
-      break;
-    }
-    if (mrr) {
-      // One packet per second per instance is the least a trial offers; the MRR's sent rate the most.
-      const double min_load = static_cast<double>(st.instances);
-      const double max_load = std::max(t.sent_pps, min_load);
-      st.search.emplace(spec.goals, min_load, max_load, std::clamp(t.received_pps, min_load, max_load));
-      st.search->set_trial_limit(static_cast<std::size_t>(spec.max_trials));  // at the limit every open goal names it
-    } else {
-      st.search->record(t.result);
-    }
+    failed_in_a_row = told.ran ? 0 : failed_in_a_row + 1;
+    if (mrr && !start_search(st, t)) break;
+    if (!mrr) st.search->record(told);
     write();
     // A trial that fails to run twice in a row is a fault of the hosts, not a figure of the path.
     if (failed_in_a_row >= 2) {
-      st.stopped = fmt::format("trials {} and {} failed to run: {}", k - 1, k, t.failure);
+      st.stopped = fmt::format("trials {} and {} failed to run: {}", k - 1, k, t.failure.empty() ? t.note : t.failure);
       break;
     }
     next = st.search->next();

@@ -26,10 +26,11 @@ struct search_trial {
   double sent_pps = 0, received_pps = 0;
   std::string failure;  // why it did not run as asked (result.ran is false)
   std::string limit;    // the run's verdict (core/wire/verdict.hpp): where the limit was
+  std::string note;     // how the search took it, when not as measured ("run again", ...)
 };
 
 // What a finished run measured, as a trial at `intended_load` (aggregate; 0 = unpaced) of `duration`
-// seconds. An instance that sent under 99 % of its share made the trial load-limited.
+// seconds. Instances that together sent under 99 % of the load made the trial load-limited.
 search_trial search_trial_of(const run_summary& s, std::string phase, double intended_load, double duration);
 
 // A latency step: the probe's round trips under a load at a fraction of the PDR's conditional throughput.
