@@ -35,7 +35,7 @@ std::string describe(const search_trial& t, std::size_t n) {
   if (!t.result.ran) return fmt::format("{} for {:g} s: FAILED TO RUN: {}", load, t.result.duration, t.failure);
   return fmt::format("{} for {:g} s: sent {} pps, received {} pps, loss ratio {:.6f}{}{}", load, t.result.duration,
                      nb::format_si(t.sent_pps), nb::format_si(t.received_pps), t.result.loss_ratio(),
-                     t.result.load_limited ? " - load-limited (the senders fell short): does not count" : "",
+                     t.result.load_limited && t.note.empty() ? " - load-limited (the senders fell short): does not count" : "",
                      t.limit.empty() ? "" : fmt::format(" [limit: {}]", t.limit));
 }
 
