@@ -32,10 +32,10 @@ void add_rows(text_table& t, const json& s) {
   }
   if (const json& mrr = search.at("mrr"); mrr.is_object()) {
     if (mrr.value("ran", false))
-      row({"MRR (unpaced)", fmt::format("received {}", fmt_pps(number_or(mrr, "forwarding_rate"))), "", "",
-           fmt::format("offered {} (the maximal load)", fmt_pps(number_or(mrr, "offered_rate"))), ""});
+      row({"MRR (unpaced)", fmt::format("received {}", fmt_pps(number_or(mrr, "forwarding_rate"))), "", "", "",
+           fmt::format("offered {} (the maximal load)", fmt_pps(number_or(mrr, "offered_rate")))});
     else
-      row({"MRR (unpaced)", "**FAILED**", "", "", mrr.value("failure", ""), ""});
+      row({"MRR (unpaced)", "**FAILED**", "", "", "", mrr.value("failure", "")});
   }
   for (const json& r : search.at("goal_results")) {
     row({goal_words(r.at("goal")), load_cell(r, "relevant_lower_bound"), load_cell(r, "relevant_upper_bound"),

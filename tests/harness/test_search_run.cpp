@@ -34,7 +34,7 @@ interval = 0.5
 warmup = 0
 lead = 0.3
 settle = 0.2
-skew_bound_ms = 50
+skew_bound_ms = 200    # the machine may be busy: a late start is not what this test is about
 ports = [0, 0]
 [hosts]
 dev = { address = "127.0.0.1" }
