@@ -22,7 +22,7 @@ duration = 3
 warmup = 0
 lead = 0.5
 settle = 0.3
-skew_bound_ms = 50     # eight senders on a 2-core machine: the unpaced trial starts its last one late
+skew_bound_ms = 100    # eight senders on a busy 2-core machine: the last one may start late (not what this test measures)
 ports = "11256-11263"
 TOML
   # [hosts], [groups] and [lab] as the shipped plan has them; its [[tests]] replaced by searches.
