@@ -18,7 +18,8 @@
 # (RFC 9971) with one PDR goal (loss ratio 0.005, 2-s final trials like the kernel search's, a duration sum
 # of one final trial, width 5 %); the check takes its conditional throughput, and prints the trial-seconds
 # it spent. --old-harness BIN also runs an older harness binary (its search = { loss, trial, final,
-# precision, max_trials } form) right after, on the same path, and prints both trial-seconds sums.
+# precision, max_trials } form; netload and netserve beside it) right after, on the same path, and prints
+# both trial-seconds sums.
 #   lab_wirelike.sh [--grade PCT] [--json FILE] [--instances "1 2"] [--old-harness BIN] HARNESS NETSERVE NETLOAD
 lo=0.5 hi=2 bound="a factor of 2" bound_why="a defect, not the knee moving"
 # The searches' depth: a factor of 2 needs no 2-% bracket, and CI's 30 minutes are shared by every test
@@ -118,7 +119,7 @@ attempt() {  # N K
   grep '^harness: search' "$dir/console"
   if [[ -n $old_harness ]]; then  # the older search on the same path, right after: its trial-seconds beside
     plan_for "$n" old >"$dir/old.toml"
-    timeout 400 "$old_harness" run "$dir/old.toml" --results "$dir/old-results" --bin-dir "$(dirname "$netload")" --no-live \
+    timeout 400 "$old_harness" run "$dir/old.toml" --results "$dir/old-results" --bin-dir "$(dirname "$old_harness")" --no-live \
       >"$dir/old-console" 2>&1 || { tail -30 "$dir/old-console"; echo "FAIL: the older harness's run failed"; exit 1; }
     python3 - "$dir" <<'PY'
 import glob, json, sys
