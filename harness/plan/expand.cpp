@@ -197,14 +197,17 @@ nlohmann::json to_json(const run_spec& r, const plan& p) {
           {"search_trial", r.search_trial}, {"bidirectional", r.bidirectional}, {"probe", probe}};
 }
 
-run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag) {
+run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag,
+                  bool with_probe) {
   run_spec t = r;
   t.id = id;
   t.duration = duration;
   t.interval = std::min(r.interval, duration);  // netload wants at least one interval per test
   t.warmup = std::min(r.warmup, duration / 2);
   t.load = {};
-  if (offered_pps > 0) t.load.pps = offered_pps / static_cast<double>(r.instances.size());
+  if (!with_probe && t.probe()) t.instances.pop_back();  // the probe is no part of the load
+  const std::size_t load_instances = t.instances.size() - (t.probe() ? 1 : 0);
+  if (offered_pps > 0) t.load.pps = offered_pps / static_cast<double>(load_instances);
   t.search_trial = std::move(tag);
   return t;
 }

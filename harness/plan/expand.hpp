@@ -37,7 +37,7 @@ struct run_spec {
   int repeat = 1;
   double duration = 0, warmup = 0, interval = 1;
   load_level load;              // per instance; unpaced when empty
-  nlohmann::json search_trial;  // a trial of a rate search: {"of", "phase", "offered_pps", ...}; null otherwise
+  nlohmann::json search_trial;  // a trial of a rate search: {"of", "phase", "intended_load", ...}; null otherwise
   std::vector<server_spec> servers;
   std::vector<instance_spec> instances;  // the load's, then the latency probe's when the test has one
   bool bidirectional = false;   // every instance twice at T0: forward, and reverse on the same port
@@ -51,9 +51,11 @@ struct run_spec {
 };
 
 std::vector<run_spec> expand(const plan& p);
-// A trial of a search run: the same run at `offered_pps` in all (split evenly over the instances; 0 =
-// unpaced) for `duration` seconds, under its own id.
-run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag);
+// A trial of a search run: the same run at `offered_pps` in all (split evenly over the load's instances;
+// 0 = unpaced) for `duration` seconds, under its own id; with the run's latency probe beside the load only
+// when `with_probe` (the latency steps after the search).
+run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag,
+                  bool with_probe = false);
 
 // The commands meant for the host (launchers wrap them). Ports are the actual ones once known.
 // netserve binds the server host's plan address and, with the host's psk_file, requires a key; netload

@@ -53,6 +53,11 @@ void keep_only(plan& p, const std::vector<std::string>& only, std::vector<std::s
   if (!left_out.empty()) changes.push_back(fmt::format("tests left out (--only): {}", fmt::join(left_out, ", ")));
 }
 
+// The older form's duration sum is its final trial; a goal's own keeps its sum unless d exceeds it.
+double searched_sum(const search_spec& s, const nb::search::goal& g, double d) {
+  return s.older_form ? d : std::max(g.duration_sum, d);
+}
+
 void set_duration(plan& p, double d, std::vector<std::string>& changes) {
   if (!(d >= 0.1 && d <= 86400)) throw plan_error(fmt::format("--duration {:g}: 0.1 to 86400 seconds", d));
   const std::string durations = values_of(p.tests, &test_spec::duration);
@@ -67,10 +72,17 @@ void set_duration(plan& p, double d, std::vector<std::string>& changes) {
     warmup_changed = warmup_changed || t.warmup > d / 2;
     t.warmup = std::min(t.warmup, d / 2);
     if (!t.search) continue;
-    changes.push_back(fmt::format("test {}: a rate search: final trials {:g} s -> {:g} s, search trials {:g} s -> {:g} s",
-                                  t.name, t.search->final_s, d, t.search->trial, std::min(t.search->trial, d)));
-    t.search->final_s = d;
-    t.search->trial = std::min(t.search->trial, d);
+    // A search's trials: its goals' final trials last d, no first trial is longer, and a duration sum
+    // holds at least one final trial (as the older form's final trial was its duration sum).
+    for (auto& g : t.search->goals) {
+      changes.push_back(fmt::format("test {}: search goal {}: final_trial_duration {:g} s -> {:g} s, initial_trial_duration "
+                                    "{:g} s -> {:g} s, duration_sum {:g} s -> {:g} s",
+                                    t.name, g.name, g.final_trial_duration, d, g.initial_trial_duration,
+                                    std::min(g.initial_trial_duration, d), g.duration_sum, searched_sum(*t.search, g, d)));
+      g.duration_sum = searched_sum(*t.search, g, d);
+      g.final_trial_duration = d;
+      g.initial_trial_duration = std::min(g.initial_trial_duration, d);
+    }
   }
   changes.push_back(fmt::format("duration {} -> {:g} s", durations, d));
   if (warmup_changed)

@@ -2,6 +2,7 @@
 // The typed plan: what a TOML plan file says, checked once at load time. Everything downstream works on
 // these structs and never looks at TOML again.
 #include "core/base/receive_engine.hpp"
+#include "core/search/mlr_search.hpp"
 #include "core/wire/protocol.hpp"
 
 #include <cstdint>
@@ -63,16 +64,21 @@ struct load_level {
   std::string label() const;        // "" when unpaced; "p5000", "r100M" for run ids
 };
 
-// A search for the highest rate at a given loss ratio (RFC 2544 throughput, FD.io CSIT's MLRsearch):
-// one unpaced trial (the maximum receive rate, MRR), short paced trials bisecting between what was
-// received and what was offered, then a full-length final trial at each rate found.
+// A rate search: MLRsearch (RFC 9971), with its search goals (core/search/mlr_search.hpp). One unpaced trial
+// first (the maximum receive rate, MRR: the maximal load and the starting guess), then the trials the goals
+// ask for, every trial counting for every goal.
 struct search_spec {
-  std::vector<double> loss_pct{0.0, 0.5};  // targets in percent: NDR (0 %) and PDR (0.5 %) by default
-  double trial = 2;                        // seconds per search trial
-  double final_s = 30;                     // seconds per final trial
-  double precision_pct = 1;                // stop when the bracket is this narrow, relative to its top
-  int max_trials = 30;                     // search trials at the most, the MRR and finals not counted
-  int max_finals = 3;                      // final trials per target (a failed final resumes the search)
+  std::vector<nb::search::goal> goals = default_search_goals();
+  // The harness's bound on a search (the MRR and latency steps not counted): a path whose loss never
+  // settles could otherwise keep a goal open for long; a search stopped by it says so.
+  int max_trials = 200;
+  // Given in the older form (loss, trial, final, precision in percent): the goals are its mapping, and a
+  // rewritten plan (--duration) writes those keys back, not goals.
+  bool older_form = false;
+
+  // FD.io CSIT's goals: NDR (loss ratio 0) and PDR (0.005), exceed ratio 0.5, 1-s trials, a 21-s duration
+  // sum, width 0.005.
+  static std::vector<nb::search::goal> default_search_goals();
 };
 
 // A latency probe beside a test's load (flent's RRUL idea): one UDP_RR netload at a low rate on the first

@@ -97,6 +97,49 @@ void header_lines(const toml::node& n, std::set<toml::source_index>& out) {
   }
 }
 
+bool same_goals(const std::vector<nb::search::goal>& a, const std::vector<nb::search::goal>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.name == y.name && x.loss_ratio == y.loss_ratio && x.exceed_ratio == y.exceed_ratio &&
+           x.final_trial_duration == y.final_trial_duration && x.duration_sum == y.duration_sum && x.width == y.width &&
+           x.initial_trial_duration == y.initial_trial_duration;
+  });
+}
+
+// A goal as an inline table, every parameter given.
+std::string goal_text(const nb::search::goal& g) {
+  return fmt::format("{{ name = \"{}\", loss_ratio = {}, exceed_ratio = {}, final_trial_duration = {}, duration_sum = {}, "
+                     "width = {}, initial_trial_duration = {} }}",
+                     g.name, num(g.loss_ratio), num(g.exceed_ratio), num(g.final_trial_duration), num(g.duration_sum),
+                     num(g.width), num(g.initial_trial_duration));
+}
+
+// The search's trial durations as --duration made them: the older form's keys, each goal table's, or,
+// for a search that left its goals to the defaults, the goals written out.
+void rewrite_search(rewriter& w, const toml::table& t, const search_spec& want) {
+  const toml::table* s = t["search"].as_table();
+  if (!s) throw plan_error("search is not a table");
+  if (want.older_form) {
+    const auto& g = want.goals.front();
+    w.set(*s, "final", num(g.final_trial_duration));
+    w.set(*s, "trial", num(g.initial_trial_duration));
+    return;
+  }
+  const toml::array* goals = (*s)["goals"].as_array();
+  if (!goals) {
+    std::string text;
+    for (const auto& g : want.goals) text += (text.empty() ? "" : ", ") + goal_text(g);
+    return w.set(*s, "goals", "[" + text + "]");
+  }
+  if (goals->size() != want.goals.size()) throw plan_error("goals differ");
+  for (std::size_t i = 0; i < goals->size(); ++i) {
+    const toml::table* g = goals->get(i)->as_table();
+    if (!g) throw plan_error("a goal is not a table");
+    w.set(*g, "final_trial_duration", num(want.goals[i].final_trial_duration));
+    w.set(*g, "initial_trial_duration", num(want.goals[i].initial_trial_duration));
+    w.set(*g, "duration_sum", num(want.goals[i].duration_sum));
+  }
+}
+
 bool same_run(const plan& a, const plan& b) {
   if (a.duration != b.duration || a.warmup != b.warmup || a.repeats != b.repeats || a.tests.size() != b.tests.size())
     return false;
@@ -105,7 +148,7 @@ bool same_run(const plan& a, const plan& b) {
     if (x.name != y.name || x.duration != y.duration || x.warmup != y.warmup || x.repeats != y.repeats ||
         x.search.has_value() != y.search.has_value())
       return false;
-    if (x.search && (x.search->final_s != y.search->final_s || x.search->trial != y.search->trial)) return false;
+    if (x.search && !same_goals(x.search->goals, y.search->goals)) return false;
   }
   return true;
 }
@@ -128,12 +171,7 @@ void rewrite_test(rewriter& w, const toml::table& t, const test_spec& want, cons
   if (o.duration) {
     if (const toml::node* n = t.get("duration")) w.replace(*n, num(want.duration));
     if (const toml::node* n = t.get("warmup")) w.replace(*n, num(want.warmup));
-    if (want.search) {
-      const toml::table* s = t["search"].as_table();
-      if (!s) throw plan_error("search is not a table");
-      w.set(*s, "final", num(want.search->final_s));
-      w.set(*s, "trial", num(want.search->trial));
-    }
+    if (want.search) rewrite_search(w, t, *want.search);
   }
   if (const toml::node* n = t.get("repeats"); n && o.repeats) w.replace(*n, std::to_string(want.repeats));
 }

@@ -22,6 +22,7 @@ using toml_reader = basic_toml_reader<plan_error>;
 // Shared by the plan parser's files.
 std::string host_ref(const plan& p, const toml_reader& r, const toml::node& n, const char* key);
 void parse_tests(plan& p, const toml::node& n);
+void parse_search(test_spec& t, toml_reader& r);  // plan_search.cpp
 std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n);
 
 }  // namespace harness

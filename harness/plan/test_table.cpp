@@ -58,7 +58,6 @@ void parse_probe(test_spec& t, toml_reader& r, double interval) {
   if (nb::is_rr(t.kind))
     fail_at(n->source(), fmt::format("{}: 'latency_probe' goes beside a stream test's load; this test is itself "
                                      "request/response", r.context()));
-  if (t.search) fail_at(n->source(), fmt::format("{}: 'latency_probe' and 'search' do not go together", r.context()));
   if (n->is_boolean()) {
     if (n->as_boolean()->get()) t.probe = probe_spec{};
     return;
@@ -120,32 +119,6 @@ void parse_loads(test_spec& t, toml_reader& r) {
   else
     one(*n);
   if (t.loads.empty()) fail_at(n->source(), fmt::format("{}: '{}' is empty", r.context(), pps ? "pps" : "rate"));
-}
-
-// search = { loss = [0.0, 0.5], trial = 2, final = 30, precision = 1, max_trials = 30 }
-void parse_search(test_spec& t, toml_reader& r) {
-  const toml::node* n = r.find("search");
-  if (!n) return;
-  if (t.kind != nb::test_kind::udp_stream)
-    fail_at(n->source(), fmt::format("{}: 'search' needs a loss ratio, which only UDP_STREAM has", r.context()));
-  if (t.loads.size() != 1 || t.loads.front().pps || t.loads.front().rate)
-    fail_at(n->source(), fmt::format("{}: 'search' finds the rate itself: give it without 'pps' or 'rate'", r.context()));
-  toml_reader sr(r.table(*n, "search"), r.context() + " search");
-  search_spec s;
-  if (const toml::node* loss = sr.find("loss")) {
-    s.loss_pct.clear();
-    for (const toml::node& e : sr.array(*loss, "loss")) s.loss_pct.push_back(sr.number(e, "loss", 0, 50));
-    if (s.loss_pct.empty()) fail_at(loss->source(), fmt::format("{}: 'loss' is empty", sr.context()));
-    std::sort(s.loss_pct.begin(), s.loss_pct.end());
-    s.loss_pct.erase(std::unique(s.loss_pct.begin(), s.loss_pct.end()), s.loss_pct.end());
-  }
-  s.trial = sr.number_or("trial", s.trial, 0.2, 3600);
-  s.final_s = sr.number_or("final", s.final_s, 0.2, 86400);
-  s.precision_pct = sr.number_or("precision", s.precision_pct, 0.1, 50);
-  s.max_trials = static_cast<int>(sr.integer_or("max_trials", s.max_trials, 2, 1000));
-  s.max_finals = static_cast<int>(sr.integer_or("max_finals", s.max_finals, 1, 10));
-  sr.done();
-  t.search = s;
 }
 
 // netperf's -T l,r: "1,0", or "1" for netload alone.

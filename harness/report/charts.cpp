@@ -280,52 +280,6 @@ std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
               script, 900, 300, id);
 }
 
-std::optional<chart> search_chart(const json& search, const std::string& id) {
-  const json& sr = search.at("search");
-  data_rows offered, received;
-  int k = 0;
-  extent span;
-  for (const json& t : sr.at("trials")) {
-    ++k;
-    if (!t.at("ok").get<bool>()) continue;
-    const double paced = t.at("offered_pps").get<double>();
-    // The unpaced trial (MRR) offered what its senders could: their sent rate, on the axis like the rest.
-    const double off = paced > 0 ? paced : t.at("sent_pps").get<double>();
-    const double rx = t.at("received_pps").get<double>();
-    offered.push_back({std::to_string(k), num(off)});
-    received.push_back({std::to_string(k), num(rx)});
-    span.add(off);
-    span.add(rx);
-  }
-  if (received.empty()) return std::nullopt;
-  std::string script = std::string(common) + gp_datablock("O", offered) + gp_datablock("R", received);
-  int line = 0;
-  // Each mark's label at its own place along the line: MRR, NDR and PDR are often the same rate.
-  auto mark = [&](double rate, const std::string& what, const std::string& colour) {
-    ++line;
-    script += fmt::format("set arrow {} from graph 0, first {} to graph 1, first {} nohead lw 1.5 dt 2 lc rgb '{}'\n"
-                          "set label {} {} at graph {}, first {} offset 0,0.6 tc rgb '{}'\n",
-                          line, num(rate), num(rate), colour, line, gp_quote(what), 0.01 + 0.3 * (line - 1), num(rate), colour);
-  };
-  if (const json& mrr = sr.at("mrr"); !mrr.is_null() && mrr.at("ok").get<bool>())
-    mark(mrr.at("received_pps").get<double>(), "MRR", "#5f6368");
-  for (const json& r : sr.at("results"))
-    if (!r.at("rate_pps").is_null()) {
-      const double target = r.at("loss_target_pct").get<double>();
-      mark(r.at("rate_pps").get<double>(),
-           target == 0 ? "NDR" : target == 0.5 ? "PDR" : fmt::format("loss <= {:g} %", target),
-           target == 0 ? "#188038" : "#d93025");
-    }
-  script += fmt::format("set xlabel 'trial'\nset ylabel 'packets per second (all instances)'\nset xrange [0.5:{}.5]\n"
-                        "set xtics 1\n{}plot $O using 1:2 with points pt 6 ps 1.2 {} title 'offered', "
-                        "$R using 1:2 with points pt 7 ps 0.9 {} title 'received'\n",
-                        k, y_scale(span.lo, span.hi), color(1), color(0));
-  return draw("search",
-              "Each trial of the search in the order it ran: the aggregate rate offered (circles) and received (dots); "
-              "dashed: the rates found." + log_note(span.lo, span.hi),
-              script, 900, 380, id);
-}
-
 // The change of each measurement's received pps against the baseline, in %, with the interval of the
 // difference of the means (as a share of the baseline's mean) where both sides have repeats.
 std::optional<chart> change_chart(const std::vector<comparison>& all, const std::string& id) {

@@ -37,7 +37,8 @@ std::optional<chart> latency_chart(const run_summary& s, const std::string& id);
 // Busy CPU per host during the run, split into user, system, softirq, irq and steal; nullopt when no
 // host figures came back.
 std::optional<chart> cpu_chart(const run_summary& s, const std::string& id);
-// A rate search (its search.json): offered and received per trial, with MRR, NDR and PDR marked.
+// A rate search (its search.json; charts_search.cpp): every trial's intended load against its loss ratio,
+// each goal's loss ratio and relevant bounds marked; nullopt for a search recorded by an older harness.
 std::optional<chart> search_chart(const nlohmann::json& search, const std::string& id);
 // compare.html's chart: each measurement's change in received pps against the baseline, with the interval
 // of the difference where both sides have repeats.

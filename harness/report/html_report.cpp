@@ -4,6 +4,7 @@
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
+#include "harness/report/search_view.hpp"
 #include "harness/records/host_check.hpp"
 
 #include "core/base/json_text.hpp"
@@ -118,36 +119,59 @@ std::string sweep_section(const std::vector<repeat_group>& groups, chart_ids& id
                         rows);
 }
 
+std::vector<std::vector<std::string>> goal_rows(const json& sr) {
+  std::vector<std::vector<std::string>> rows;
+  if (const json& mrr = sr.at("mrr"); mrr.is_object() && mrr.value("ran", false))
+    rows.push_back({"MRR (unpaced)", "received " + h::pps(number_or(mrr, "forwarding_rate")), "", "",
+                    "offered " + h::pps(number_or(mrr, "offered_rate")) + " (the maximal load)"});
+  for (const json& r : sr.at("goal_results")) {
+    const std::string result = regularity(r);
+    rows.push_back({h::escape(goal_words(r.at("goal"))), h::escape(load_cell(r, "relevant_lower_bound")),
+                    h::escape(load_cell(r, "relevant_upper_bound")),
+                    h::escape(load_cell(r, "conditional_throughput")) + " " + h::escape(mbps_cell(r, "conditional_throughput_bits_per_second")),
+                    result == "regular" ? result : "<span class=\"bad\">" + h::escape(result) + "</span>"});
+  }
+  return rows;
+}
+
+std::string latency_steps_html(const json& sr) {
+  std::vector<std::vector<std::string>> rows;
+  for (const json& l : sr.value("latency", json::array())) {
+    std::vector<std::string> row{h::escape(l.value("name", "")), h::pps(number_or(l, "intended_load")) + " (" +
+                                                                     h::pps(number_or(l, "intended_load_per_instance")) + " each)"};
+    if (l.contains("error")) {
+      row.insert(row.end(), {"<span class=\"bad\">FAILED: " + h::escape(l.value("error", "")) + "</span>", "", "", "", "", ""});
+    } else {
+      row.push_back(fmt::format("{:.6f}", number_or(l, "loss_ratio")));
+      for (const char* p : {"p50_us", "p90_us", "p99_us", "p999_us", "max_us"})
+        row.push_back(fmt::format("{:.1f}", number_or(l.at("latency"), p)));
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) return "";
+  return "<p>Latency under load: the probe's round trips in µs at fractions of the PDR's conditional throughput.</p>\n" +
+         h::table({"load", "intended load", "loss ratio", "p50", "p90", "p99", "p99.9", "max"}, rows);
+}
+
 std::string search_section(const std::vector<json>& searches, chart_ids& ids) {
   if (searches.empty()) return "";
-  std::string out = "<h2>Rate search: MRR, NDR and PDR</h2>\n<p class=\"note\">MRR: what one unpaced trial received. NDR "
-                    "and PDR: the highest aggregate rates whose loss stayed at 0 % and within 0.5 %, each confirmed by a "
-                    "full-length final trial. A sender-limited trial never counts as a pass.</p>\n";
+  std::string out = "<h2>Rate search (MLRsearch, RFC 9971)</h2>\n<p class=\"note\">Per search goal: the relevant lower "
+                    "bound, the relevant upper bound and the conditional throughput (the forwarding rate at the lower "
+                    "bound). Loads are the aggregate intended load over the instances, split equally, per instance in "
+                    "brackets. A result is regular when both bounds exist within the goal width.</p>\n";
   for (const json& s : searches) {
     const json& sr = s.at("search");
-    std::vector<std::vector<std::string>> rows;
-    if (const json& mrr = sr.at("mrr"); !mrr.is_null() && mrr.at("ok").get<bool>())
-      rows.push_back({"MRR (unpaced)", h::pps(mrr.at("received_pps").get<double>()),
-                      h::mbps(mrr.at("received_bits_per_second").get<double>()), percent(mrr.at("loss_pct").get<double>()), ""});
-    for (const json& r : sr.at("results")) {
-      const double target = r.at("loss_target_pct").get<double>();
-      const std::string name = target == 0 ? "NDR (loss 0 %)" : target == 0.5 ? "PDR (loss ≤ 0.5 %)" : fmt::format("loss ≤ {:g} %", target);
-      if (r.at("rate_pps").is_null()) {
-        rows.push_back({name,
-                        r.value("interrupted", false) ? "<span class=\"bad\">not established (interrupted)</span>"
-                                                      : "<span class=\"bad\">none</span>",
-                        "", "", h::escape(r.value("note", std::string()))});
-        continue;
-      }
-      const json& fin = r.at("final");
-      rows.push_back({name, h::pps(r.at("rate_pps").get<double>()), h::mbps(r.at("rate_bits_per_second").get<double>()),
-                      fin.is_object() && fin.value("ok", false) ? percent(fin.at("loss_pct").get<double>()) : "",
-                      h::escape(r.value("note", std::string()))});
-    }
     out += fmt::format("<h3>{}: {}, {} -m {}</h3>\n", h::escape(s.at("id").get<std::string>()),
                        h::escape(s.at("role").get<std::string>()), h::escape(s.at("kind").get<std::string>()),
                        s.at("message_size").get<std::uint32_t>());
-    out += h::table({"measure", "rate", "Mbit/s", "loss of the final trial", "note"}, rows);
+    if (!is_goal_search(sr)) {
+      out += "<p class=\"note\">Recorded by an older harness: see its search.json.</p>\n";
+      continue;
+    }
+    out += fmt::format("<p class=\"note\">{}; {:g} trial-seconds in {} trials{}.</p>\n", h::escape(sr.value("load_conversion", "")),
+                       number_or(sr, "trial_seconds"), sr.at("trials").size(), h::escape(stopped_words(sr)));
+    out += h::table({"goal", "relevant lower bound", "relevant upper bound", "conditional throughput", "result"}, goal_rows(sr));
+    out += latency_steps_html(sr);
     if (auto c = search_chart(s, ids())) out += ids.place(*c);
   }
   return out;

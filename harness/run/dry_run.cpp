@@ -5,6 +5,7 @@
 #include "core/base/units.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/run/launcher.hpp"
+#include "harness/run/search_trials.hpp"
 #include "harness/process/process.hpp"
 
 #include <fmt/format.h>
@@ -151,13 +152,24 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
     const auto& s = r.spec->search;
     // A search runs trials, not the run's own length: its commands are shown as the first trial runs them
     // (unpaced, the trial's length); the trials' rates are found at run time.
-    add_run(per_host, progs, p, s ? trial_of(r, r.id, 0, s->trial, nullptr) : r, ls);
+    double first = 0;
     if (s)
-      for (const auto& i : r.instances)
+      for (const auto& g : s->goals) first = std::max(first, g.initial_trial_duration);
+    add_run(per_host, progs, p, s ? trial_of(r, r.id, 0, first, nullptr) : r, ls);
+    if (!s) continue;
+    std::vector<std::string> goals;
+    for (const auto& g : s->goals)
+      goals.push_back(fmt::format("{} (loss_ratio {:g}, exceed_ratio {:g}, trials {:g} to {:g} s, duration_sum {:g} s, width {:g})",
+                                  g.name, g.loss_ratio, g.exceed_ratio, g.initial_trial_duration, g.final_trial_duration,
+                                  g.duration_sum, g.width));
+    const std::size_t load = r.instances.size() - (r.probe() ? 1 : 0);
+    for (const auto& i : r.instances)
+      if (!i.probe)
         per_host[i.client].push_back(fmt::format(
-            "    rate search: this unpaced trial (MRR, -l {:g}), then up to {} trials of -l {:g} s or longer (up to "
-            "{:g}) with --pps RATE/{}, and final trials of -l {:g} per loss target ({}%)",
-            s->trial, s->max_trials, s->trial, s->final_s, r.instances.size(), s->final_s, fmt::join(s->loss_pct, "%, ")));
+            "    rate search (MLRsearch, RFC 9971): this unpaced trial (MRR, -l {:g}), then up to {} trials with --pps LOAD/{} "
+            "({}) for the goals {}{}",
+            first, s->max_trials, load, load_conversion(load), fmt::join(goals, ", "),
+            r.probe() ? "; then the latency probe under 0, 10, 50 and 90 % of the PDR's conditional throughput" : ""));
   }
   std::string out = fmt::format("# dry run of plan '{}' ({}): {} run(s); each netload connects, prints 'armed' and waits; "
                                 "once all of a run are armed, each gets T0 = that moment + {:g} s (lead) on its stdin\n",

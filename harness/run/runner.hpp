@@ -8,7 +8,8 @@
 //   runner_host_checks.cpp  the preflight: every host checked before the first run (and `harness check`)
 //   runner_instances.cpp    one run's processes: netserves up and ready, netload instances started
 //                           together and followed live, servers stopped
-//   run_search.cpp          a search run: trial after trial, each chosen by the rate search (search.hpp)
+//   run_search.cpp          a search run: trial after trial, each chosen by MLRsearch (core/search), each
+//                           run measured as a trial (search_trials.hpp)
 #include "harness/report/aggregate.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/records/host_check.hpp"
@@ -26,6 +27,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -68,6 +70,8 @@ struct live_instance {
 // packet-rate limit and its bit-rate shaper dropped, UDP datagrams the hosts' kernels delivered.
 nlohmann::json circuit_delta(const nlohmann::json& before, const nlohmann::json& after);
 
+struct search_state;  // search_trials.hpp
+
 class runner {
  public:
   runner(asio::io_context& io, const plan& p, run_options o);
@@ -99,6 +103,8 @@ class runner {
   asio::awaitable<void> preflight();
   asio::awaitable<void> run_one(const run_spec& r);
   asio::awaitable<void> run_search(const run_spec& r);
+  asio::awaitable<std::optional<run_summary>> run_search_trial(const run_spec& trial);
+  asio::awaitable<void> run_latency_steps(const run_spec& r, search_state& st, int& k, std::function<void()> write);
   asio::awaitable<void> settle_pause();
   asio::awaitable<void> start_servers(const run_spec& r, std::vector<running_server>& servers);
   asio::awaitable<void> stop_servers(std::vector<running_server>& servers);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -126,18 +127,26 @@ std::optional<double> number_at(const json& j, const char* a, const char* b = nu
   return x->get<double>();
 }
 
+// A search's row per goal: its loss ratio in percent, and as its rate the relevant lower bound (an intended
+// load, as the older search's rate was the offered rate found), "converged" when the result is regular.
+// A folder from an older harness has loss targets and rates of its own.
 void insert_searches(SQLite::Database& db, std::int64_t folder, const std::vector<json>& searches) {
   for (const auto& s : searches) {
     const json& search = s.at("search");
-    const auto mrr = search.contains("mrr") ? number_at(search.at("mrr"), "received_pps") : std::nullopt;
-    const json results = search.value("results", json::array());
-    for (const auto& r : results) {
-      const auto pps = number_at(r, "rate_pps"), bps = number_at(r, "rate_bits_per_second");
+    const bool goals = search.contains("goal_results");
+    const json mrr_trial = search.value("mrr", json());
+    const auto mrr = mrr_trial.is_object() ? number_at(mrr_trial, goals ? "forwarding_rate" : "received_pps") : std::nullopt;
+    std::set<double> stored;  // one row per loss ratio: two goals at one ratio keep the first's
+    for (const auto& r : search.value(goals ? "goal_results" : "results", json::array())) {
+      const double target = goals ? r.at("goal").at("loss_ratio").get<double>() * 100 : r.at("loss_target_pct").get<double>();
+      if (!stored.insert(target).second) continue;
+      const auto pps = number_at(r, goals ? "relevant_lower_bound" : "rate_pps");
+      const auto bps = number_at(r, goals ? "relevant_lower_bound_bits_per_second" : "rate_bits_per_second");
       insert(db, "searches",
              {{"folder_id", folder}, {"run", s.at("id").get<std::string>()}, {"test", s.at("test").get<std::string>()},
               {"role", s.at("role").get<std::string>()}, {"message_size", s.at("message_size").get<std::int64_t>()},
-              {"loss_target_pct", r.at("loss_target_pct").get<double>()}, {"rate_pps", optional(pps)},
-              {"rate_bps", optional(bps)}, {"converged", static_cast<std::int64_t>(r.value("converged", false))},
+              {"loss_target_pct", target}, {"rate_pps", optional(pps)}, {"rate_bps", optional(bps)},
+              {"converged", static_cast<std::int64_t>(r.value(goals ? "regular" : "converged", false))},
               {"mrr_received_pps", optional(mrr)}});
     }
   }

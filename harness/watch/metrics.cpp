@@ -35,7 +35,7 @@ std::vector<family> families() {
       {"netbench_sent_bytes_per_second", "gauge", "Payload bytes sent per second in the last run", {}},
       {"netbench_loss_ratio", "gauge", "Packets lost over packets sent (0..1) in the last run", {}},
       {"netbench_pdr_packets_per_second", "gauge",
-       "Highest offered packet rate a rate search found within its loss target (partial drop rate)", {}},
+       "A rate search goal's relevant lower bound (RFC 9971): the highest load, aggregate packets per second, that met the goal", {}},
       {"netbench_round_trip_seconds", "gauge",
        "Round-trip time percentile of the last run: request/response transactions or the latency probe", {}},
       {"netbench_last_run_timestamp_seconds", "gauge", "When the last run of the test started (its T0, unix seconds)", {}},
@@ -112,14 +112,18 @@ void add_run(std::vector<family>& f, const std::string& plan, const std::string&
   }
 }
 
+// Per goal its relevant lower bound (a folder from an older harness: its rate per loss target).
 void add_search(family& f, const std::string& plan, const nlohmann::json& s) {
   const auto& search = s.at("search");
-  for (const auto& r : search.value("results", nlohmann::json::array())) {
-    if (!r.contains("rate_pps") || !r.at("rate_pps").is_number()) continue;  // nothing passed: no rate
+  const bool goals = search.contains("goal_results");
+  for (const auto& r : search.value(goals ? "goal_results" : "results", nlohmann::json::array())) {
+    const char* rate = goals ? "relevant_lower_bound" : "rate_pps";
+    if (!r.contains(rate) || !r.at(rate).is_number()) continue;  // no lower bound: no rate
     auto labels = base_labels(plan, s.at("test").get<std::string>(), s.at("id").get<std::string>(),
                               s.at("role").get<std::string>(), s.at("message_size").get<std::uint32_t>(), "all");
-    labels.emplace_back("loss_target_ratio", number(r.at("loss_target_pct").get<double>() / 100));
-    set(f, labels, r.at("rate_pps").get<double>());
+    labels.emplace_back("loss_target_ratio",
+                        number(goals ? r.at("goal").at("loss_ratio").get<double>() : r.at("loss_target_pct").get<double>() / 100));
+    set(f, labels, r.at(rate).get<double>());
   }
 }
 

@@ -68,8 +68,9 @@ TEST_CASE("overrides: --duration sets every test, halves a long warmup, and a se
     CHECK(t.warmup == 2);  // 10 s of warmup would leave nothing of 4
   }
   REQUIRE(p.tests[2].search);
-  CHECK(p.tests[2].search->final_s == 4);
-  CHECK(p.tests[2].search->trial == 2);
+  CHECK(p.tests[2].search->goals.at(0).final_trial_duration == 4);
+  CHECK(p.tests[2].search->goals.at(0).initial_trial_duration == 2);
+  CHECK(p.tests[2].search->goals.at(0).duration_sum == 4);  // the older form: its final trial is its duration sum
   for (const auto& r : harness::expand(p)) CHECK(r.duration == 4);
   REQUIRE(changes.size() == 3);
   CHECK_THAT(changes[1], Catch::Contains("duration 60, 300 s -> 4 s"));
@@ -80,7 +81,7 @@ TEST_CASE("overrides: --duration sets every test, halves a long warmup, and a se
     CHECK(t.duration == 4);
     CHECK(t.warmup == 2);
   }
-  CHECK(back.tests[2].search->final_s == 4);
+  CHECK(back.tests[2].search->goals.at(0).final_trial_duration == 4);
   CHECK_THAT(p.source_text, Catch::StartsWith("# The plan as it ran: the command line's --duration 4 changed ov.toml:"));
   CHECK_THAT(p.source_text, Catch::Contains("duration = 4   # five minutes") && Catch::Contains("# the packet-rate test") &&
                                 Catch::Contains("The values below are rewritten to match"));

@@ -268,25 +268,6 @@ TEST_CASE("harness plan: recv_mode reaches netload's command, and recv_copy, the
              Catch::Contains("'recv_mode' only applies to TCP_STREAM"));
 }
 
-TEST_CASE("harness plan: search settings, defaults, and what cannot be searched", "[harness][plan]") {
-  const auto p = parse_plan(fan_in("search = { loss = [0.5, 0.0], trial = 1, final = 5, precision = 2 }\n"), "plan.toml");
-  REQUIRE(p.tests[0].search);
-  const auto& s = *p.tests[0].search;
-  CHECK(s.loss_pct == std::vector<double>{0.0, 0.5});  // strictest first
-  CHECK(s.trial == 1);
-  CHECK(s.final_s == 5);
-  CHECK(s.precision_pct == 2);
-  CHECK(s.max_trials == 30);
-  const auto d = parse_plan(fan_in("search = {}\n"), "plan.toml").tests[0].search;
-  REQUIRE(d);
-  CHECK(d->loss_pct == std::vector<double>{0.0, 0.5});
-  CHECK(d->final_s == 30);
-  CHECK_THAT(error_of(fan_in("pps = 10\nsearch = {}\n")), Catch::Contains("'search' finds the rate itself"));
-  CHECK_THAT(error_of(fan_in("search = { los = [1.0] }\n")), Catch::Contains("tests[0] search: unknown key 'los'"));
-  CHECK_THAT(error_of(fan_in("search = { loss = [60.0] }\n")), Catch::Contains("out of range"));
-  CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nsearch = {}\n")), Catch::Contains("only UDP_STREAM"));
-}
-
 TEST_CASE("harness plan: a search trial is the run at a rate split over its instances, under its own id", "[harness][plan]") {
   const auto p = parse_plan(fan_in("search = {}\n"), "plan.toml");
   const auto runs = harness::expand(p);
@@ -296,6 +277,18 @@ TEST_CASE("harness plan: a search trial is the run at a rate split over its inst
   CHECK(t.duration == 0.5);
   CHECK(t.interval == 0.5);
   CHECK(harness::trial_of(runs[0], "x", 0, 2, {}).load.pps == std::nullopt);
+  // With a latency probe: a search trial leaves it out, a latency step keeps it beside the load, and the
+  // load is split over the two load instances either way.
+  const auto probed = harness::expand(parse_plan(fan_in("search = {}\nlatency_probe = true\n"), "plan.toml"));
+  REQUIRE(probed.at(0).probe());
+  const auto plain = harness::trial_of(probed[0], "y", 300000, 1, {});
+  CHECK(plain.instances.size() == 2);
+  CHECK_FALSE(plain.probe());
+  CHECK(plain.load.pps == 150000.0);
+  const auto step = harness::trial_of(probed[0], "z", 300000, 1, {}, true);
+  CHECK(step.instances.size() == 3);
+  CHECK(step.probe());
+  CHECK(step.load.pps == 150000.0);
 }
 
 TEST_CASE("harness plan: request/response tests and a latency probe beside a load", "[harness][plan]") {
@@ -441,7 +434,8 @@ TEST_CASE("harness dry run: a search's commands are its trials', with their leng
   const std::string dry = harness::dry_run(p, "/opt/bin");
   CHECK_THAT(dry, Catch::Contains(" -l 1 ") && !Catch::Contains(" -l 5 "));
   CHECK_THAT(dry, Catch::Contains("this unpaced trial (MRR, -l 1)"));
-  CHECK_THAT(dry, Catch::Contains("final trials of -l 4"));
+  CHECK_THAT(dry, Catch::Contains("with --pps LOAD/2 (aggregate = per instance × 2 instances)"));
+  CHECK_THAT(dry, Catch::Contains("NDR (loss_ratio 0, exceed_ratio 0, trials 1 to 4 s, duration_sum 4 s, width 0.01)"));
 }
 
 TEST_CASE("the receive engine's words read back as the engine they name, and nothing else reads", "[harness][plan]") {

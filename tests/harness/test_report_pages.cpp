@@ -192,21 +192,29 @@ TEST_CASE("report.html is a page to hand on: open sections, a print stylesheet, 
 TEST_CASE("a rate search whose unpaced trial is decades above its paced ones is drawn on a log axis, and says so",
           "[report][charts]") {
   json trials = json::array();
-  auto trial = [&](double offered, double sent, double received) {
-    trials.push_back({{"run", "s-t"}, {"phase", "trial"}, {"offered_pps", offered}, {"duration", 2.0}, {"ok", true},
-                      {"sent", 0}, {"received", 0}, {"sent_pps", sent}, {"received_pps", received},
-                      {"received_bits_per_second", received * 512}, {"loss_pct", 0.0}, {"sender_limited", false},
-                      {"limit", ""}});
+  auto trial = [&](double load, double loss_ratio, bool unpaced = false) {
+    trials.push_back({{"run", "s-t"}, {"phase", unpaced ? "mrr" : "search"}, {"unpaced", unpaced},
+                      {"intended_load", unpaced ? json(nullptr) : json(load)}, {"trial_duration", 1.0}, {"ran", true},
+                      {"offered_rate", load}, {"forwarding_rate", load * (1 - loss_ratio)}, {"loss_ratio", loss_ratio},
+                      {"load_limited", false}});
   };
-  trial(0, 640000, 20000);  // the unpaced trial: its senders' 640 k pps, the circuit's 20 k received
-  for (double rate : {21000.0, 19400.0, 20200.0, 19800.0}) trial(rate, rate, rate * 0.999);
-  const json search = {{"id", "s"}, {"search", {{"mrr", trials[0]}, {"results", json::array()}, {"trials", trials}}}};
+  trial(640000, 0.969, true);  // the unpaced trial: its senders' 640 k pps, the circuit's 20 k received
+  for (double rate : {21000.0, 19400.0, 20200.0, 19800.0}) trial(rate, rate > 20000 ? 1 - 20000 / rate : 0);
+  const json goal = {{"name", "NDR"}, {"loss_ratio", 0.0}, {"final_trial_duration", 1.0}};
+  const json result = {{"name", "NDR"}, {"goal", goal}, {"relevant_lower_bound", 19800.0}, {"relevant_upper_bound", 20200.0}};
+  const json search = {{"id", "s"},
+                       {"search", {{"mrr", trials[0]}, {"goal_results", {result}}, {"trials", trials},
+                                   {"load_conversion", "aggregate = per instance × 8 instances"}}}};
   const auto c = harness::search_chart(search, "c1");
   REQUIRE(c);
   REQUIRE(c->error.empty());
   CHECK_THAT(c->caption, Catch::Contains("Log scale"));
   // The log axis has its decades as tics: 10 k, 100 k and 1 M; a linear one up to 640 k has no 1 M.
   CHECK_THAT(c->svg, Catch::Contains(">10 k<") && Catch::Contains(">100 k<"));
+  // The goal's bounds are marked, by name.
+  CHECK_THAT(c->svg, Catch::Contains("NDR lower") && Catch::Contains("NDR upper"));
+  // A search recorded by an older harness is not drawn (its search.json says what it found).
+  CHECK_FALSE(harness::search_chart({{"id", "old"}, {"search", {{"results", json::array()}, {"trials", trials}}}}, "c2"));
 }
 
 TEST_CASE("instances that sent decades more than they received are drawn on a log axis, and it says so",

@@ -308,7 +308,34 @@ TEST_CASE("harness store: a failed or interrupted folder cannot be the baseline"
   CHECK(marked_baseline(db, "p").empty());
 }
 
+TEST_CASE("harness store: an MLRsearch's goals - NDR and PDR are their relevant lower bounds, MRR what it received",
+          "[harness][store]") {
+  temp_dir t;
+  database db(t.path / "s.sqlite");
+  auto f = folder("p-20261201T000000Z", 1, {});
+  auto goal = [](const char* name, double ratio, double lower, bool regular) {
+    return nlohmann::json{{"name", name}, {"goal", {{"name", name}, {"loss_ratio", ratio}}}, {"relevant_lower_bound", lower},
+                          {"relevant_lower_bound_bits_per_second", lower * 512}, {"relevant_upper_bound", lower * 1.004},
+                          {"conditional_throughput", lower * 0.999}, {"regular", regular}};
+  };
+  // Two goals at one loss ratio: the first one's row (the table holds one per ratio).
+  f.searches.push_back({{"id", "s-m64"}, {"test", "s"}, {"role", "device as server"}, {"topology", "fan-in"},
+                        {"kind", "UDP_STREAM"}, {"message_size", 64},
+                        {"search", {{"mrr", {{"forwarding_rate", 7000.5}, {"offered_rate", 9000.0}}},
+                                    {"goal_results", {goal("NDR", 0, 5000, true), goal("PDR", 0.005, 6000, false),
+                                                      goal("PDR2", 0.005, 6500, true)}}}}});
+  record(db, f);
+  const auto h = read_history(db, {});
+  REQUIRE(h.size() == 1);
+  REQUIRE(h[0].points.size() == 1);
+  CHECK(h[0].points[0].ndr_pps == 5000.0);
+  CHECK(h[0].points[0].pdr_pps == 6000.0);
+  CHECK(h[0].points[0].pdr_loss_target_pct == 0.5);
+  CHECK(h[0].points[0].mrr_pps == 7000.5);
+}
+
 TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as series of their own", "[harness][store]") {
+  // A folder an older harness recorded: rates per loss target in percent.
   temp_dir t;
   database db(t.path / "s.sqlite");
   auto f = folder("p-20261201T000000Z", 1, {});

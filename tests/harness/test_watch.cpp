@@ -167,6 +167,10 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
   last.searches.push_back({{"id", "s-m64"}, {"test", "s"}, {"role", "device receives"}, {"message_size", 64},
                            {"search", {{"results", {{{"loss_target_pct", 0.1}, {"rate_pps", 12345.0}},
                                                     {{"loss_target_pct", 1.0}, {"rate_pps", nullptr}}}}}}});
+  // An MLRsearch's goals: each goal's relevant lower bound, by its loss ratio; none without one.
+  last.searches.push_back({{"id", "g-m64"}, {"test", "g"}, {"role", "device receives"}, {"message_size", 64},
+                           {"search", {{"goal_results", {{{"goal", {{"loss_ratio", 0.005}}}, {"relevant_lower_bound", 23456.0}},
+                                                         {{"goal", {{"loss_ratio", 0.02}}}, {"relevant_lower_bound", nullptr}}}}}}});
   const std::string text = render_openmetrics({3, 1, 0}, last);
   const std::string labels =
       R"(plan="lb",test="t \"quoted\" \\ back\nslash",measurement="t-m64",role="device receives",message_size="64",netbench_instance=)";
@@ -180,6 +184,8 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
   CHECK(sample(text, "netbench_regression{" + labels + "\"all\"}") == 0);
   CHECK(sample(text, R"(netbench_pdr_packets_per_second{plan="lb",test="s",measurement="s-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.001"})") == 12345);
   CHECK(text.find("loss_target_ratio=\"0.01\"") == std::string::npos);  // nothing passed: no rate, not 0
+  CHECK(sample(text, R"(netbench_pdr_packets_per_second{plan="lb",test="g",measurement="g-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.005"})") == 23456);
+  CHECK(text.find("loss_target_ratio=\"0.02\"") == std::string::npos);
   CHECK(sample(text, "netbench_runs_total") == 3);
   CHECK(sample(text, "netbench_failed_runs_total") == 1);
   CHECK(sample(text, "netbench_interrupted_runs_total") == 0);

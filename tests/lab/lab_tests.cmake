@@ -84,16 +84,16 @@ if(TARGET harness)
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
 endif()
 
-# The rate search against the circuit's packet-rate limit, both roles (about 90 s). Label speed: under
+# The rate search against the circuit's packet-rate limit, both roles (about 3 min). Label speed: under
 # ASan, eight paced senders on two cores fall more than 1 % behind in 1-s trials (measured: every
 # trial sender-limited), and the search would measure the sanitiser.
 if(TARGET harness)
-  add_test(NAME "lab: harness rate search - NDR and PDR within 5 % of the circuit's 20000 pps, both roles"
+  add_test(NAME "lab: harness rate search - NDR and PDR relevant lower bounds within 3 % of the circuit's 20000 pps, upper bounds within the goal width, both roles"
            COMMAND ${_lab}/lab_search.sh $<TARGET_FILE:lab_cli> $<TARGET_FILE:harness> $<TARGET_FILE:netserve>
                    $<TARGET_FILE:netload> ${PROJECT_SOURCE_DIR}/configs/express-connect-lab.toml)
   set_tests_properties(
-    "lab: harness rate search - NDR and PDR within 5 % of the circuit's 20000 pps, both roles"
-    PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE LABELS speed)
+    "lab: harness rate search - NDR and PDR relevant lower bounds within 3 % of the circuit's 20000 pps, upper bounds within the goal width, both roles"
+    PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 RUN_SERIAL TRUE LABELS speed)
 endif()
 
 # netload alone: `netload --search both` across the circuit's packet-rate limit from one instance (about

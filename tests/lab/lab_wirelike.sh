@@ -14,13 +14,19 @@
 # defect (a unit slip, a search collapsing to its floor, counts that disagree with the kernel's), and prints
 # the figure. The 10 % target is graded by
 # bench/run's wire-like section, which calls this script with --grade 10 --json FILE.
-# ctest runs one instance (--instances 1: CI's time is bounded); bench/run both.
-#   lab_wirelike.sh [--grade PCT] [--json FILE] [--instances "1 2"] HARNESS NETSERVE NETLOAD
+# ctest runs one instance (--instances 1: CI's time is bounded); bench/run both. The search is MLRsearch
+# (RFC 9971) with one PDR goal (loss ratio 0.005, 2-s final trials like the kernel search's, a duration sum
+# of one final trial, width 5 %); the check takes its conditional throughput, and prints the trial-seconds
+# it spent. --old-harness BIN also runs an older harness binary (its search = { loss, trial, final,
+# precision, max_trials } form; netload and netserve beside it) right after, on the same path, and prints
+# both trial-seconds sums.
+#   lab_wirelike.sh [--grade PCT] [--json FILE] [--instances "1 2"] [--old-harness BIN] HARNESS NETSERVE NETLOAD
 lo=0.5 hi=2 bound="a factor of 2" bound_why="a defect, not the knee moving"
 # The searches' depth: a factor of 2 needs no 2-% bracket, and CI's 30 minutes are shared by every test
 # (5 %, 8 trials: about 40 s less than the graded depth); --grade searches as deep as the target needs.
 precision=5 max_trials=8 truth_trials=8
 json_out=""
+old_harness=""
 instances="1 2"
 while [[ ${1:-} == --* ]]; do
   case $1 in
@@ -29,10 +35,11 @@ while [[ ${1:-} == --* ]]; do
              bound="$2 %" bound_why="the target" precision=2 max_trials=14 truth_trials=12; shift 2 ;;
     --json) json_out=${2:?--json takes a file}; shift 2 ;;
     --instances) instances=${2:?--instances takes a list, e.g. "1 2"}; shift 2 ;;
-    *) echo "usage: lab_wirelike.sh [--grade PCT] [--json FILE] [--instances "1 2"] HARNESS NETSERVE NETLOAD" >&2; exit 2 ;;
+    --old-harness) old_harness=${2:?--old-harness takes a harness binary}; shift 2 ;;
+    *) echo "usage: lab_wirelike.sh [--grade PCT] [--json FILE] [--instances "1 2"] [--old-harness BIN] HARNESS NETSERVE NETLOAD" >&2; exit 2 ;;
   esac
 done
-[[ $# -eq 3 ]] || { echo "usage: lab_wirelike.sh [--grade PCT] [--json FILE] [--instances "1 2"] HARNESS NETSERVE NETLOAD" >&2; exit 2; }
+[[ $# -eq 3 ]] || { echo "usage: lab_wirelike.sh [--grade PCT] [--json FILE] [--instances "1 2"] [--old-harness BIN] HARNESS NETSERVE NETLOAD" >&2; exit 2; }
 harness=$1 netserve=$2 netload=$3
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/wirelike.sh"
@@ -52,7 +59,14 @@ eval "$(wl_info "$name")"  # WL_TX_NS, WL_RX_NS, WL_TX_ADDR, WL_RX_ADDR
 
 # For one and then two senders: the kernel's answer, then the harness's search right after it, so both
 # see the machine in the same state (the knee of receive livelock moves with whatever else runs).
-plan_for() {  # N: the plan for N instances (with N = 1 also the unpaced runs)
+search_line() {  # new | old: the search in today's goals, or in the older form an older harness reads
+  if [[ $1 == old ]]; then
+    echo "search = { loss = [0.5], trial = 2, final = 2, precision = $precision, max_trials = $max_trials }"
+  else
+    echo "search = { max_trials = $((3 * max_trials)), goals = [ { name = \"PDR\", loss_ratio = 0.005, exceed_ratio = 0.5, initial_trial_duration = 1, final_trial_duration = 2, duration_sum = 2, width = 0.0$precision } ] }"
+  fi
+}
+plan_for() {  # N [new|old]: the plan for N instances (with N = 1 also the unpaced runs)
   local n=$1 clients='["tx1"]'
   [[ $n -eq 2 ]] && clients='["tx1", "tx2"]'
   cat <<TOML
@@ -77,9 +91,9 @@ topology = "fan-in"
 server = "rx"
 clients = $clients
 affinity = "1,0"
-search = { loss = [0.5], trial = 2, final = 2, precision = $precision, max_trials = $max_trials }
+$(search_line "$2")
 TOML
-  [[ $n -eq 1 ]] && cat <<TOML
+  [[ $n -eq 1 && ${2:-new} == new ]] && cat <<TOML
 
 [[tests]]
 name = "unpaced"
@@ -99,10 +113,23 @@ attempt() {  # N K
   timeout 300 python3 "$here/wirelike_truth.py" --netload "$netload" --netserve "$netserve" --name "$name" \
     -m 64 --senders "$n" -l 2 --thresholds 0.5 --max-trials "$truth_trials" --precision "0.0$precision" --json "$dir/truth.json" >"$dir/truth.txt" 2>&1 ||
     { tail -20 "$dir/truth.txt"; echo "FAIL: the kernel-counter search with $n sender(s) failed"; exit 1; }
-  plan_for "$n" >"$dir/plan.toml"
+  plan_for "$n" new >"$dir/plan.toml"
   timeout 400 "$harness" run "$dir/plan.toml" --results "$dir/results" --no-live >"$dir/console" 2>&1 ||
     { tail -30 "$dir/console"; echo "FAIL: harness run failed"; exit 1; }
   grep '^harness: search' "$dir/console"
+  if [[ -n $old_harness ]]; then  # the older search on the same path, right after: its trial-seconds beside
+    plan_for "$n" old >"$dir/old.toml"
+    timeout 400 "$old_harness" run "$dir/old.toml" --results "$dir/old-results" --bin-dir "$(dirname "$old_harness")" --no-live \
+      >"$dir/old-console" 2>&1 || { tail -30 "$dir/old-console"; echo "FAIL: the older harness's run failed"; exit 1; }
+    python3 - "$dir" <<'PY'
+import glob, json, sys
+for run in json.load(open(glob.glob(f"{sys.argv[1]}/old-results/*/summary.json")[0]))["runs"]:
+    if "search" in run:
+        s = run["search"]
+        print(f"older search  {run['run']:14} PDR {s['results'][0]['rate_pps']} pps in {len(s['trials'])} trials, "
+              f"{sum(t['duration'] for t in s['trials']):g} trial-seconds")
+PY
+  fi
   python3 - "$dir" "$n" "$k" "$lo" "$hi" "$bound" "$bound_why" "$work/figures.jsonl" <<'PY'
 import glob, json, sys
 d, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -124,14 +151,20 @@ for run in runs:
     if "search" not in run:
         continue
     best = json.load(open(f"{d}/truth.json"))["best"]["0.5"]["best_offered_pps"]
-    pdr = run["search"]["results"][0]["rate_pps"]
-    trials = len(run["search"]["trials"])
+    s = run["search"]
+    goal = s["goal_results"][0]
+    pdr = goal["conditional_throughput"]
+    trials = len(s["trials"])
+    seconds = s["trial_seconds"]
     off = f"{100 * (pdr / best - 1):+.1f} %" if pdr and best else "n/a"
-    print(f"{run['run']:14} {n} instance(s), attempt {k}: PDR {pdr} pps in {trials} trials; kernel counters: best "
-          f"rate at <= 0.5 % loss {best} pps ({off})")
+    print(f"{run['run']:14} {n} instance(s), attempt {k}: PDR conditional throughput {pdr} pps (relevant lower bound "
+          f"{goal['relevant_lower_bound']}, upper {goal['relevant_upper_bound']}, "
+          f"{'regular' if goal['regular'] else 'irregular: ' + '; '.join(goal['irregularities'])}) in {trials} trials, "
+          f"{seconds:g} trial-seconds; kernel counters: best rate at <= 0.5 % loss {best} pps ({off})")
     within = bool(pdr and best) and lo <= pdr / best <= hi
     with open(figures, "a") as f:
-        f.write(json.dumps({"instances": n, "attempt": k, "pdr_pps": pdr, "trials": trials, "kernel_best_pps": best,
+        f.write(json.dumps({"instances": n, "attempt": k, "pdr_pps": pdr, "trials": trials, "trial_seconds": seconds,
+                            "kernel_best_pps": best,
                             "bound": [lo, hi], "within": within}) + "\n")
     if not within:
         print(f"not within {bound} of the kernel's best rate ({why})"); ok = False

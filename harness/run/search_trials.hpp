@@ -1,0 +1,65 @@
+#pragma once
+// The harness's side of a rate search (MLRsearch, RFC 9971; the logic is core/search/mlr_search.hpp):
+// an ordinary run read back as a trial, and the search's record for raw/<run>/search.json, summary.json
+// and the reports, in the RFC's terms in snake_case. Loads are aggregate packets per second over the
+// run's instances, split equally: every load is also given per instance, and the record names the
+// conversion ("aggregate = per instance × 8 instances").
+#include "core/search/mlr_search.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/report/aggregate.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+// A trial as the harness ran it: the unpaced maximum ("mrr"), one the search asked for ("search"), or a
+// latency step after it ("latency").
+struct search_trial {
+  std::string run;     // raw/<run>/
+  std::string phase;   // "mrr", "search", "latency"
+  std::string reason;  // why this load (the search's words)
+  nb::search::trial_result result;
+  double sent_pps = 0, received_pps = 0;
+  std::string failure;  // why it did not run as asked (result.ran is false)
+  std::string limit;    // the run's verdict (core/wire/verdict.hpp): where the limit was
+  std::string note;     // how the search took it, when not as measured ("run again", ...)
+};
+
+// What a finished run measured, as a trial at `intended_load` (aggregate; 0 = unpaced) of `duration`
+// seconds. Instances that together sent under 99 % of the load made the trial load-limited.
+search_trial search_trial_of(const run_summary& s, std::string phase, double intended_load, double duration);
+
+// A latency step: the probe's round trips under a load at a fraction of the PDR's conditional throughput.
+struct latency_step {
+  std::string name;         // "minimal load", "10 % of PDR", ...
+  double fraction = 0;      // of the conditional throughput; 0 for the minimal load
+  double intended_load = 0; // aggregate
+  std::string run;
+  std::string error;        // the run or its probe failed: no figures
+  double loss_ratio = 0;    // of the load, over the step
+  nlohmann::json latency;   // the probe's round trips under load (min, p50, p90, p99, p99.9, max in µs, count)
+};
+
+struct search_state {
+  const search_spec* spec = nullptr;
+  std::size_t instances = 1;
+  std::uint32_t message_size = 0;
+  std::vector<search_trial> trials;              // the MRR first
+  std::optional<nb::search::mlr_search> search;  // once the MRR gave the loads
+  std::vector<latency_step> latency;
+  std::string stopped;                           // why the search ended before its goals did; "" otherwise
+  bool interrupted = false;                      // a user's stop
+};
+
+nlohmann::json to_json(const search_trial& t, std::size_t instances, std::uint32_t message_size);
+// The record's "search": procedure, conversion, goals, MRR, every trial, a result per goal, latency steps.
+nlohmann::json to_json(const search_state& s);
+
+// "aggregate = per instance × 8 instances": how every load in the record converts.
+std::string load_conversion(std::size_t instances);
+
+}  // namespace harness

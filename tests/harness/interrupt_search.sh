@@ -1,0 +1,68 @@
+#!/bin/sh
+# A stop during a rate search: no trial starts after the signal (the trial under way stops and teaches
+# the search nothing), raw/<run>/search.json says "interrupted", every goal not yet established says so,
+# reports are written and the exit status is 130.
+#   interrupt_search.sh HARNESS BUILD_DIR
+set -eu
+harness=$1
+build=$2
+tmp=$(mktemp -d /tmp/harness-int-search.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/s.toml" <<PLAN
+name = "s"
+[defaults]
+duration = 1
+warmup = 0
+lead = 0.3
+settle = 0.5
+ports = [0, 0]
+[hosts]
+device = { address = "127.0.0.1" }
+a = { address = "127.0.0.2" }
+[[tests]]
+name = "t"
+message_size = 64
+topology = "fan-in"
+server = "device"
+clients = ["a", "a"]
+search = { goals = [ { name = "PDR", loss_ratio = 0.005, final_trial_duration = 1, duration_sum = 5, width = 0.001 } ] }
+PLAN
+setsid "$harness" run "$tmp/s.toml" --results "$tmp/results" --bin-dir "$build" --no-live > "$tmp/out" 2> "$tmp/err" &
+hpid=$!
+trials() {  # the trial folders so far
+  ls -d "$tmp"/results/s-*/raw/t-m64-s* 2>/dev/null | wc -l
+}
+for i in $(seq 600); do
+  [ "$(trials)" -ge 3 ] && break
+  sleep 0.05
+done
+before=$(trials)
+[ "$before" -ge 3 ] || { echo "FAIL: the search never reached its third trial"; cat "$tmp/err"; kill $hpid; exit 1; }
+kill -INT -$hpid
+status=0
+wait $hpid || status=$?
+cat "$tmp/err" | grep '^harness: search' || true
+[ $status -eq 130 ] || { echo "FAIL: exit status $status, not 130"; exit 1; }
+after=$(trials)
+# A trial that started between the count and the signal is the one under way; none may start after it.
+[ "$after" -le $((before + 1)) ] || { echo "FAIL: $before trial folders at the signal, $after after it"; exit 1; }
+python3 - "$tmp" "$after" <<'PY'
+import glob, json, sys
+tmp, folders = sys.argv[1], int(sys.argv[2])
+rec = json.load(open(glob.glob(f"{tmp}/results/s-*/raw/t-m64/search.json")[0]))
+s = rec["search"]
+ok = True
+def fail(why):
+    global ok
+    print("FAIL:", why); ok = False
+if not (rec["interrupted"] and s["interrupted"]): fail("search.json does not say interrupted")
+if s["stopped"] != "interrupted by a stop": fail(f"stopped: {s['stopped']!r}")
+# The interrupted trial is not in the record: as many recorded trials as folders, or one fewer.
+if not folders - 1 <= len(s["trials"]) <= folders: fail(f"{len(s['trials'])} trials recorded of {folders} folders")
+for g in s["goal_results"]:
+    if not g["regular"] and not g["interrupted"]: fail(f"goal {g['name']} unestablished but not marked interrupted")
+md = open(glob.glob(f"{tmp}/results/s-*/report.md")[0]).read()
+if "not established (interrupted)" not in md: fail("report.md does not say the goal was not established")
+print(f"ok: {len(s['trials'])} trials recorded, {folders} trial folders, search.json interrupted")
+sys.exit(0 if ok else 1)
+PY
