@@ -16,9 +16,10 @@ constexpr int class_width = 13;
 double payload_mbit(double pps, std::uint32_t message_size) { return pps * message_size * 8 / 1e6; }
 
 std::string goal_parameters(const goal& g) {
-  return fmt::format("loss ratio {:g}, exceed ratio {:g}, final trial {:g} s, duration sum {:g} s, width {:g}, initial "
-                     "trial {:g} s", g.loss_ratio, g.exceed_ratio, g.final_trial_duration, g.duration_sum, g.width,
-                     g.initial_trial_duration);
+  return fmt::format(
+      "loss ratio {:g}, exceed ratio {:g}, final trial {:g} s, duration sum {:g} s, width {:g}, initial "
+      "trial {:g} s",
+      g.loss_ratio, g.exceed_ratio, g.final_trial_duration, g.duration_sum, g.width, g.initial_trial_duration);
 }
 
 // What a trial's line says after its figures: why this load, and what makes it count less or not at all.
@@ -30,11 +31,14 @@ std::string trial_note(const search_trial& t) {
   if (!r.ok) return fmt::format("FAILED: {}", r.error);
   std::string note = t.reason;
   if (t.n == 0)
-    note = fmt::format("MRR: maximum load {:.0f} pps (sent), first guess {:.0f} pps (received)", r.sender.pps, r.receiver.pps);
+    note = fmt::format("MRR: maximum load {:.0f} pps (sent), first guess {:.0f} pps (received)", r.sender.pps,
+                       r.receiver.pps);
   if (t.measured.load_limited)
-    note += fmt::format("; load-limited: sent {} of {:.0f} due, {}", t.measured.sent, t.measured.intended_load * t.measured.duration,
+    note += fmt::format("; load-limited: sent {} of {:.0f} due, {}", t.measured.sent,
+                        t.measured.intended_load * t.measured.duration,
                         t.repeated ? "run again (the search is told the next)" : "not counted");
-  if (r.verdict && r.verdict->limit != "none" && r.verdict->limit != "path") note += fmt::format(" [limit: {}]", r.verdict->limit);
+  if (r.verdict && r.verdict->limit != "none" && r.verdict->limit != "path")
+    note += fmt::format(" [limit: {}]", r.verdict->limit);
   return note;
 }
 
@@ -44,8 +48,10 @@ std::string bound_text(const std::optional<double>& v, const char* missing) {
 
 std::string goal_result_text(const client_options& o, const goal_result& g, bool interrupted) {
   const bool open = interrupted && !g.regular;
-  const char* no_lower = open ? "not established: the search was interrupted" : "none: even the minimal load is an upper bound";
-  const char* no_upper = open ? "not established: the search was interrupted" : "none: the maximal load is a lower bound";
+  const char* no_lower =
+      open ? "not established: the search was interrupted" : "none: even the minimal load is an upper bound";
+  const char* no_upper =
+      open ? "not established: the search was interrupted" : "none: the maximal load is a lower bound";
   std::string out = fmt::format("{} ({}):\n", g.g.name, goal_parameters(g.g));
   out += fmt::format("  relevant lower bound    {}\n", bound_text(g.relevant_lower_bound, no_lower));
   out += fmt::format("  relevant upper bound    {}", bound_text(g.relevant_upper_bound, no_upper));
@@ -75,34 +81,52 @@ std::string goal_result_text(const client_options& o, const goal_result& g, bool
 
 json trial_test_json(const search_trial& t) {
   const test_result& r = t.result;
-  json j = {{"n", t.n}, {"reason", t.reason}, {"intended_load", t.measured.intended_load}, {"duration", t.measured.duration},
-            {"ok", r.ok}, {"error", r.ok ? json(nullptr) : json(r.error)}, {"sent", r.sender.packets},
-            {"received", r.receiver.packets}, {"sent_pps", r.sender.pps}, {"received_pps", r.receiver.pps},
-            {"load_limited", t.measured.load_limited}, {"repeated", t.repeated},
+  json j = {{"n", t.n},
+            {"reason", t.reason},
+            {"intended_load", t.measured.intended_load},
+            {"duration", t.measured.duration},
+            {"ok", r.ok},
+            {"error", r.ok ? json(nullptr) : json(r.error)},
+            {"sent", r.sender.packets},
+            {"received", r.receiver.packets},
+            {"sent_pps", r.sender.pps},
+            {"received_pps", r.receiver.pps},
+            {"load_limited", t.measured.load_limited},
+            {"repeated", t.repeated},
             {"limit", r.verdict ? json(r.verdict->limit) : json(nullptr)}};
-  j["interrupted"] = t.interrupted() ? json{{"signal", r.interrupted->signal}, {"measured_s", r.interrupted->measured_s}}
-                                     : json(nullptr);
+  j["interrupted"] = t.interrupted()
+                         ? json{{"signal", r.interrupted->signal}, {"measured_s", r.interrupted->measured_s}}
+                         : json(nullptr);
   return j;
 }
 
 json search_options_json(const client_options& o) {
   json goals = json::array();
   for (const auto& g : o.search.search_goals())
-    goals.push_back({{"name", g.name}, {"loss_ratio", g.loss_ratio}, {"exceed_ratio", g.exceed_ratio},
-                     {"final_trial_duration", g.final_trial_duration}, {"duration_sum", g.duration_sum},
-                     {"width", g.width}, {"initial_trial_duration", g.initial_trial_duration}});
-  return {{"goals", o.search.goals}, {"search_goals", goals}, {"settle_s", o.search.settle_s},
-          {"max_trials", o.search.max_trials}, {"max_search_time_s", o.search.max_time_s}};
+    goals.push_back({{"name", g.name},
+                     {"loss_ratio", g.loss_ratio},
+                     {"exceed_ratio", g.exceed_ratio},
+                     {"final_trial_duration", g.final_trial_duration},
+                     {"duration_sum", g.duration_sum},
+                     {"width", g.width},
+                     {"initial_trial_duration", g.initial_trial_duration}});
+  return {{"goals", o.search.goals},
+          {"search_goals", goals},
+          {"settle_s", o.search.settle_s},
+          {"max_trials", o.search.max_trials},
+          {"max_search_time_s", o.search.max_time_s}};
 }
 
 }  // namespace
 
 std::string search_heading(const client_options& o, const std::vector<goal>& goals) {
-  std::string out = fmt::format("netload --search: UDP_STREAM -m {} to {} port {}, {} stream{}; loads are packets/s offered "
-                                "by all streams together\n",
-                                o.message_size, o.host, o.port, o.streams, o.streams == 1 ? "" : "s");
+  std::string out = fmt::format(
+      "netload --search: UDP_STREAM -m {} to {} port {}, {} stream{}; loads are packets/s offered "
+      "by all streams together\n",
+      o.message_size, o.host, o.port, o.streams, o.streams == 1 ? "" : "s");
   for (const auto& g : goals) out += fmt::format("  {}: {}\n", g.name, goal_parameters(g));
-  out += fmt::format("{:>4} {:>11} {:>6} {:>11} {:>11} {:>10}", "n", "load pps", "dur s", "sent", "received", "loss ratio");
+  out += fmt::format("{:>4} {:>11} {:>6} {:>11} {:>11} {:>10}", "n", "load pps", "dur s", "sent", "received",
+                     "loss ratio");
   for (const auto& g : goals) out += fmt::format(" {:<{}}", g.name, class_width);
   return out + " note\n";
 }
@@ -129,14 +153,16 @@ std::string search_results_text(const client_options& o, const nb::search::mlr_s
   std::string out = "\n";
   const bool interrupted = !end.signal.empty();
   if (interrupted)
-    out += fmt::format("INTERRUPTED by {}: no trial started after the stop; a goal not yet regular has no established "
-                       "bounds\n", end.signal);
+    out += fmt::format(
+        "INTERRUPTED by {}: no trial started after the stop; a goal not yet regular has no established "
+        "bounds\n",
+        end.signal);
   if (s) {
     for (const auto& g : s->results()) out += goal_result_text(o, g, interrupted);
-    out += fmt::format("Search: {} trial{} after the unpaced one{}, {:.1f} trial-seconds, {:.1f} s in all; ", s->trials().size(),
-                       s->trials().size() == 1 ? "" : "s",
-                       end.repeated ? fmt::format(" (and {} load-limited, run again)", end.repeated) : "", s->trial_seconds(),
-                       end.elapsed_s);
+    out += fmt::format("Search: {} trial{} after the unpaced one{}, {:.1f} trial-seconds, {:.1f} s in all; ",
+                       s->trials().size(), s->trials().size() == 1 ? "" : "s",
+                       end.repeated ? fmt::format(" (and {} load-limited, run again)", end.repeated) : "",
+                       s->trial_seconds(), end.elapsed_s);
   } else {
     out += "No search ran: ";
   }

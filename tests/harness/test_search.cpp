@@ -45,14 +45,16 @@ nb::search::trial_result policed(double limit, double senders, const nb::search:
 
 }  // namespace
 
-TEST_CASE("search trial: load-limited counts whole datagrams - 5 of 5.06 due is on rate, 1250 of 1290 is not", "[search]") {
+TEST_CASE("search trial: load-limited counts whole datagrams - 5 of 5.06 due is on rate, 1250 of 1290 is not",
+          "[search]") {
   CHECK_FALSE(harness::search_trial_of(summary_of(5, 1.0), "search", 40.45, 1).result.load_limited);
   CHECK_FALSE(harness::search_trial_of(summary_of(1290, 1.0), "search", 8 * 1290.0, 1).result.load_limited);
   const auto short_of = harness::search_trial_of(summary_of(1250, 1.0), "search", 8 * 1290.0, 1);
   CHECK(short_of.result.load_limited);
   CHECK(short_of.result.ran);
   CHECK(short_of.result.sent == 8 * 1250);
-  CHECK_FALSE(harness::search_trial_of(summary_of(1250, 1.0), "mrr", 0, 1).result.load_limited);  // unpaced: nothing due
+  CHECK_FALSE(
+      harness::search_trial_of(summary_of(1250, 1.0), "mrr", 0, 1).result.load_limited);  // unpaced: nothing due
 }
 
 TEST_CASE("search trial: a run that did not run as asked is a trial that failed to run, with why", "[search]") {
@@ -70,8 +72,9 @@ TEST_CASE("search trial: a run that did not run as asked is a trial that failed 
   CHECK_FALSE(j.contains("loss_ratio"));  // no loss ratio for a trial that did not run
 }
 
-TEST_CASE("search record: a circuit policed at 20 k pps over 8 instances, in the RFC's terms, aggregate and per instance",
-          "[search]") {
+TEST_CASE(
+    "search record: a circuit policed at 20 k pps over 8 instances, in the RFC's terms, aggregate and per instance",
+    "[search]") {
   const harness::search_spec spec;  // CSIT's NDR and PDR
   harness::search_state st{&spec, 8, 64, {}, std::nullopt, {}, "", false};
   harness::search_trial mrr;
@@ -121,7 +124,8 @@ TEST_CASE("search record: a circuit policed at 20 k pps over 8 instances, in the
 
 TEST_CASE("search record: an unpaced trial that failed leaves every goal unsearched, with why", "[search]") {
   const harness::search_spec spec;
-  harness::search_state st{&spec, 2, 64, {}, std::nullopt, {}, "the unpaced trial (MRR) failed: 01-a: cannot connect", false};
+  harness::search_state st{&spec, 2, 64, {}, std::nullopt, {}, "the unpaced trial (MRR) failed: 01-a: cannot connect",
+                           false};
   harness::search_trial mrr;
   mrr.phase = "mrr";
   mrr.result.ran = false;
