@@ -42,6 +42,9 @@ void check_options(const client_options& o) {
   if (!o.psk_file.empty()) no("netserver has no key (--psk-file)");
   if (o.omit_s > 0) no("netserver reports its counts once, at the end: no --omit");
   if (o.remote_cpu >= 0 || o.remote_cpu_util) no("netserver's CPU (-T ,N, -C) is not asked for");
+  // netserver reads its own way (it copies); an override it would not honour is refused, not ignored.
+  if (o.receive != recv_mode::automatic)
+    no("netserver reads its own way: no --recv-mode, --recv-copy or --recv-discard");
 }
 
 // A bound for one whole step of the exchange (connecting, a request, an answer): however netserver trickles

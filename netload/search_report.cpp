@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+
 namespace nb::load {
 namespace {
 
@@ -48,10 +51,20 @@ std::string bound_text(const std::optional<double>& v, const char* missing) {
 
 std::string goal_result_text(const client_options& o, const goal_result& g, bool interrupted) {
   const bool open = interrupted && !g.regular;
-  const char* no_lower =
-      open ? "not established: the search was interrupted" : "none: even the minimal load is an upper bound";
-  const char* no_upper =
-      open ? "not established: the search was interrupted" : "none: the maximal load is a lower bound";
+  // Why a bound is missing is what the search found (its irregularities), not a guess: a trial cap, a
+  // time cap or failed trials end a search with neither.
+  const auto named = [&](std::string_view what) {
+    return std::any_of(g.irregularities.begin(), g.irregularities.end(),
+                       [&](const std::string& i) { return i.starts_with(what); });
+  };
+  const char* interrupted_text = "not established: the search was interrupted";
+  const char* ended_text = "none found before the search ended (see below)";
+  const char* no_lower = open                                  ? interrupted_text
+                         : named("min load is an upper bound") ? "none: even the minimal load is an upper bound"
+                                                               : ended_text;
+  const char* no_upper = open                                 ? interrupted_text
+                         : named("max load is a lower bound") ? "none: the maximal load is a lower bound"
+                                                              : ended_text;
   std::string out = fmt::format("{} ({}):\n", g.g.name, goal_parameters(g.g));
   out += fmt::format("  relevant lower bound    {}\n", bound_text(g.relevant_lower_bound, no_lower));
   out += fmt::format("  relevant upper bound    {}", bound_text(g.relevant_upper_bound, no_upper));

@@ -112,6 +112,7 @@ class search_session {
 };
 
 bool search_session::run_mrr() {
+  if (stop_.stopped()) return false;  // a stop before the first trial: nothing is sent
   double longest = 0;
   for (const auto& g : goals_) longest = std::max(longest, g.final_trial_duration);
   const search_trial& mrr = trials_.emplace_back(run_trial(o_, 0, 0, longest, "MRR"));

@@ -76,14 +76,19 @@ std::optional<double> conditional_throughput_at(const goal& g, double load, cons
   std::stable_sort(full.begin(), full.end(), [](auto* a, auto* b) { return a->loss_ratio() < b->loss_ratio(); });
   // Walk up the loss ratios until the low-loss share (1 - exceed ratio) of the whole sum is covered;
   // time not measured up to the goal duration sum counts as total loss.
-  double remaining = std::max(g.duration_sum, full_sum) * (1 - g.exceed_ratio);
+  // Durations such as 0.1 s are not exact in binary: what is left is compared with the same relative
+  // slack the classification allows, or five 0.1-s trials that make a lower bound would leave 3e-17 s
+  // "missing" and a conditional throughput of 0.
+  const double whole = std::max(g.duration_sum, full_sum);
+  const double slack = whole * load_epsilon;
+  double remaining = whole * (1 - g.exceed_ratio);
   std::optional<double> quantile_loss_ratio;
   for (const auto* t : full) {
-    if (quantile_loss_ratio && remaining <= 0) break;
+    if (quantile_loss_ratio && remaining <= slack) break;
     quantile_loss_ratio = t->loss_ratio();
     remaining -= t->duration;
   }
-  if (remaining > 0) quantile_loss_ratio = 1.0;
+  if (remaining > slack) quantile_loss_ratio = 1.0;
   return load * (1 - *quantile_loss_ratio);
 }
 

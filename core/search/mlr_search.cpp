@@ -142,12 +142,15 @@ void mlr_search::record(const trial_result& r) {
   for (auto& s : state_)
     if (s.open) s.trial_seconds += r.duration;
   // The sender did not offer this load: nothing at or above it can be measured. What it did offer is
-  // the new ceiling (a little under the asked load, so the search cannot ask for it again), but never
-  // under a load a sender has offered in full: that one it can offer, and a host that starved its
-  // sender for a moment must not cap the search for good.
+  // the new ceiling (a little under the asked load, so the search cannot ask for it again), but not under
+  // a lower load a sender has offered in full: a host that starved its sender for a moment must not cap
+  // the search for good. A sender that falls short at or under such a load is slower now: then the
+  // ceiling goes down to what it offered (else the search would ask for that load again and again).
   if (r.ran && r.load_limited && r.duration > 0) {
     const double offered = static_cast<double>(r.sent) / r.duration;
-    const double floor = std::max(min_load_, highest_offered_in_full());
+    const double proven = highest_offered_in_full();
+    const bool above_proven = r.intended_load > proven && !same_load(r.intended_load, proven);
+    const double floor = std::max(min_load_, above_proven ? proven : 0.0);
     max_load_ = std::max(floor, std::min({max_load_, offered, r.intended_load * (1 - 1e-3)}));
   }
   // A caller that splits the load into per-instance rates and adds them up again records a load a

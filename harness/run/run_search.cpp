@@ -166,7 +166,13 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
   }
   st.interrupted = cancelled_;
   if (st.interrupted && st.stopped.empty()) st.stopped = "interrupted by a stop";
-  if (!cancelled_ && st.search && r.probe()) co_await run_latency_steps(r, st, k, write);
+  if (!cancelled_ && st.search && r.probe()) {
+    co_await run_latency_steps(r, st, k, write);
+    if (cancelled_) {  // the goals' bounds stand; the latency steps were cut short, and the record says so
+      st.interrupted = true;
+      st.stopped = "interrupted by a stop during the latency steps";
+    }
+  }
   write();
   print_results(r, st);
   write_reports(dir_);

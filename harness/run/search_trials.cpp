@@ -88,14 +88,16 @@ search_trial search_trial_of(const run_summary& s, std::string phase, double int
   t.received_pps = s.receiver.pps;
   if (s.limit) t.limit = s.limit->limit;
   // The load is the aggregate: what all instances sent against what was due over each one's sending
-  // time (one instance a few datagrams behind while the others are on rate is no shortfall of the load).
+  // time (one instance a few datagrams behind while the others are on rate is no shortfall of the load),
+  // never over more than the trial's duration: a sender's last late wake-up lengthens its measured time,
+  // not what it was asked to send.
   // Whole datagrams: at 5 pps for 1 s an instance sends 5, which is not 1 % short of 5.06: one datagram
   // of slack per instance, then the tolerance.
   const double share = intended_load / static_cast<double>(s.run.instances.size());
   double sent = 0, due = 0;
   for (const auto& i : s.run.instances) {
     sent += static_cast<double>(i.result->sender.packets) + 1;
-    due += share * i.result->sender.seconds;
+    due += share * std::min(i.result->sender.seconds, duration);
   }
   t.result.load_limited = intended_load > 0 && sent < sender_tolerance * due;
   return t;

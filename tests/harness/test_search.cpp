@@ -55,6 +55,8 @@ TEST_CASE("search trial: load-limited counts whole datagrams - 5 of 5.06 due is 
   CHECK(short_of.result.sent == 8 * 1250);
   CHECK_FALSE(
       harness::search_trial_of(summary_of(1250, 1.0), "mrr", 0, 1).result.load_limited);  // unpaced: nothing due
+  // Every instance sent its 2500 of 1 s, and its last wake-up came 11.5 ms late: on rate.
+  CHECK_FALSE(harness::search_trial_of(summary_of(2500, 1.0115), "search", 20000, 1).result.load_limited);
 }
 
 TEST_CASE("search trial: a run that did not run as asked is a trial that failed to run, with why", "[search]") {

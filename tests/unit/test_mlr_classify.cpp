@@ -148,6 +148,17 @@ TEST_CASE("mlr conditional throughput: the exceed-ratio quantile of the full-len
   CHECK_FALSE(v.conditional_throughput(g, 1000));
 }
 
+TEST_CASE("mlr conditional throughput: tenth-of-a-second trials that make a lower bound give its load", "[mlr]") {
+  goal g = nb::search::pdr_goal();
+  g.final_trial_duration = 0.1;
+  g.duration_sum = 1;
+  auto s = searcher();
+  for (int i = 0; i < 5; ++i) s.record(trial(1000, 0.1, 100, 0));
+  CHECK(s.classify(g, 1000) == load_class::lower_bound);
+  REQUIRE(s.conditional_throughput(g, 1000));
+  CHECK(*s.conditional_throughput(g, 1000) == Approx(1000));
+}
+
 TEST_CASE("mlr relevant bounds: smallest upper bound, largest lower bound below it, inverted ones named", "[mlr]") {
   const goal g = nb::search::pdr_goal();
   auto s = searcher();
