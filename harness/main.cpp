@@ -6,17 +6,17 @@
 #include "harness/plan/plan.hpp"
 #include "harness/run/deploy.hpp"
 #include "harness/store/commands.hpp"
-#include "harness/watch.hpp"
 #include "harness/watch/duration.hpp"
 #include "harness/watch/metrics_server.hpp"
+#include "harness/watch.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <fmt/format.h>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <csignal>
@@ -28,9 +28,7 @@ namespace {
 
 // CLI11's Range lets NaN through: every comparison with it is false.
 const CLI::Validator finite(
-    [](std::string& v) {
-      return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number";
-    },
+    [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
     "", "finite");
 
 // A regression is a drop of at least this much: 100 % would need a measurement of zero, and NaN or a
@@ -51,8 +49,7 @@ const CLI::Validator baseline_runs_check(
     [](std::string& v) {
       char* end = nullptr;
       const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 1000)
-        return fmt::format("'{}' is not a whole number from 1 to 1000", v);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1000) return fmt::format("'{}' is not a whole number from 1 to 1000", v);
       return std::string();
     },
     "", "baseline_runs");
@@ -64,9 +61,9 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
   cmd.add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
   cmd.add_flag("!--no-live", req.live, "No per-second progress lines");
   cmd.add_flag("--allow-offset", req.allow_offset,
-               "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
+                "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
   cmd.add_option("--duration", req.overrides.duration,
-                 "Seconds per test instead of the plan's (every test; a rate search's final trials)")
+                  "Seconds per test instead of the plan's (every test; a rate search's final trials)")
       ->check(finite)
       ->check(CLI::Range(0.1, 86400.0))
       ->option_text("S");
@@ -79,13 +76,13 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
   cmd.add_option("--db", req.db, "Results database (default: RESULTS/netbench.sqlite)")->option_text("PATH");
   auto* no_db = cmd.add_flag("!--no-db", req.record, "Record nothing in the results database");
   cmd.add_flag("--fail-on-regression", req.fail_on_regression,
-               "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
+                "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
       ->excludes(no_db);
   cmd.add_option("--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against")
       ->check(baseline_runs_check)
       ->option_text("N");
   cmd.add_option("--min-change", req.min_change_percent,
-                 "Smallest drop (% of the baseline's mean) that counts as a regression")
+                  "Smallest drop (% of the baseline's mean) that counts as a regression")
       ->check(min_change_check)
       ->option_text("PCT");
 }
@@ -150,22 +147,19 @@ void add_run_and_watch(CLI::App& app, command_line& c) {
   watch->add_option("--count", c.watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)")
       ->check(CLI::Range(1, 1000000))
       ->option_text("N");
-  watch
-      ->add_option("--listen", c.watch_req.listen,
-                   "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)")
+  watch->add_option("--listen", c.watch_req.listen,
+                    "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)")
       ->check(listen_check)
       ->option_text("ADDR:PORT");
 }
 
 void add_check_report_compare(CLI::App& app, command_line& c) {
   auto& req = c.req;
-  auto* check = c.check =
-      app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
+  auto* check = c.check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
   check->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
   check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
   check->add_flag("--allow-offset", req.allow_offset, "Judge as `run --allow-offset` would: an offset is a note");
-  check
-      ->add_option("--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)")
+  check->add_option("--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)")
       ->option_text("TEST")
       ->allow_extra_args(false);
   c.report = app.add_subcommand("report", "Rebuild summary.json, summary.csv, report.md and report.html from raw/");
@@ -176,15 +170,11 @@ void add_check_report_compare(CLI::App& app, command_line& c) {
       ->required()
       ->expected(2, -1)
       ->option_text("DIR_A DIR_B [DIR...]");
-  compare
-      ->add_option("--out", c.compare_out,
-                   "Where compare.md, compare.json and compare.html go (default: the current folder)")
+  compare->add_option("--out", c.compare_out, "Where compare.md, compare.json and compare.html go (default: the current folder)")
       ->option_text("DIR");
   compare->footer(
-      "A verdict says better or worse only when the 95 % confidence interval of the difference of the means (Welch's "
-      "t)\n"
-      "lies wholly above or below zero: each side needs at least two ok runs (repeats = N in the plan). Measurements "
-      "are\n"
+      "A verdict says better or worse only when the 95 % confidence interval of the difference of the means (Welch's t)\n"
+      "lies wholly above or below zero: each side needs at least two ok runs (repeats = N in the plan). Measurements are\n"
       "matched by test, role, message size, load and route; ones on one side only are listed, not an error.\n"
       "Exit status: 0 (whatever the verdicts); 1 a folder cannot be read; 2 bad command line.");
 }
@@ -199,21 +189,16 @@ void add_history(CLI::App& app, command_line& c) {
       ->option_text("YYYY-MM-DD[THH:MM[:SS]]");
   auto* hist_json = history->add_flag("--json", hist.json, "JSON on stdout");
   auto* hist_csv = history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
-  c.hist_html = history
-                    ->add_option("--html", hist.html,
-                                 "A page with one chart per measurement (level shifts and regressions marked); "
-                                 "default PATH: history.html")
+  c.hist_html = history->add_option("--html", hist.html,
+                                    "A page with one chart per measurement (level shifts and regressions marked); "
+                                    "default PATH: history.html")
                     ->expected(0, 1)
                     ->excludes(hist_json, hist_csv)
                     ->option_text("[PATH]");
-  history
-      ->add_option("--baseline-runs", hist.regress.baseline_runs,
-                   "--html: each folder judged against up to N before it (default 5)")
+  history->add_option("--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)")
       ->check(baseline_runs_check)
       ->option_text("N");
-  history
-      ->add_option("--min-change", hist.regress.min_change_percent,
-                   "--html: a regression drops at least this % (default 5)")
+  history->add_option("--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)")
       ->check(min_change_check)
       ->option_text("PCT");
 }
@@ -221,17 +206,12 @@ void add_history(CLI::App& app, command_line& c) {
 void add_db_deploy_lab(CLI::App& app, command_line& c) {
   auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
   db->require_subcommand(1);
-  c.db_import =
-      db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
+  c.db_import = db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
   c.db_import->add_option("dirs", c.import_dirs, "Results folders")->required()->option_text("DIR...");
-  c.db_import->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")
-      ->option_text("PATH");
+  c.db_import->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
   c.db_baseline = db->add_subcommand("baseline", "Judge the plan's later runs against this results folder");
-  c.db_baseline->add_option("run", c.baseline_folder, "A results folder (its name or path)")
-      ->required()
-      ->option_text("RUN");
-  c.db_baseline->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")
-      ->option_text("PATH");
+  c.db_baseline->add_option("run", c.baseline_folder, "A results folder (its name or path)")->required()->option_text("RUN");
+  c.db_baseline->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
   auto& dep = c.dep;
   c.deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
   c.deploy->add_option("plan", dep.plan_path, "Plan file (TOML)")->required()->option_text("PLAN");
@@ -249,22 +229,18 @@ void describe(CLI::App& app) {
       "  harness run                                  the embedded plan (configs/loopback.toml)\n"
       "  harness run configs/express-connect-lab.toml --dry-run   each host's commands; nothing runs\n"
       "  harness run plan.toml --results /tmp/r       run a plan, results under /tmp/r\n"
-      "  harness run plan.toml --duration 5 --only pps   only the test pps, 5 s a run (plan.toml in the results says "
-      "so)\n"
+      "  harness run plan.toml --duration 5 --only pps   only the test pps, 5 s a run (plan.toml in the results says so)\n"
       "  harness watch plan.toml --every 15m --listen 127.0.0.1:9464   run it every 15 min; metrics for Prometheus\n"
       "  harness check plan.toml                      every host: reachable, versions, clock offset, kernel, MTU\n"
       "  harness report results/loopback-20261130T015027Z   rebuild the reports from raw/\n"
-      "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no "
-      "difference\n"
-      "  harness history --plan loopback --json       each measurement over the runs recorded in "
-      "results/netbench.sqlite\n"
+      "  harness compare results/A results/B          B against A: received pps and Mbit/s, better / worse / no difference\n"
+      "  harness history --plan loopback --json       each measurement over the runs recorded in results/netbench.sqlite\n"
       "  harness history --html                       one chart per measurement, level shifts marked: ./history.html\n"
       "  harness db import results/*/                 (re)build the results database from results folders\n"
       "  harness deploy plan.toml                     netload and netserve to the plan's ssh hosts\n"
       "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"
       "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
-      "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 4 "
-      "(run\n"
+      "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 4 (run\n"
       "--fail-on-regression) a measurement fell below its baseline; 1 an error\n"
       "(plan, a host check error, ssh, a file that cannot be read or written); 2 bad command line; 130 / 143 / 129\n"
       "run stopped by SIGINT / SIGTERM / SIGHUP (no run starts after it; what was measured is reported).\n"
@@ -281,17 +257,14 @@ int parse(CLI::App& app, int argc, char** argv) {
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
-    fmt::print(stderr,
-               "harness: unknown command '{}' (run, watch, check, report, compare, history, db, deploy or lab)\n",
-               argv[1]);
+    fmt::print(stderr, "harness: unknown command '{}' (run, watch, check, report, compare, history, db, deploy or lab)\n", argv[1]);
     return nb::cli::usage_status;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      fmt::print(stderr,
-                 "harness: a command is required (run, watch, check, report, compare, history, db, deploy or lab)\n");
+      fmt::print(stderr, "harness: a command is required (run, watch, check, report, compare, history, db, deploy or lab)\n");
       return nb::cli::usage_status;
     }
     return nb::cli::report(app, e, "harness");

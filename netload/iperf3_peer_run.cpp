@@ -3,9 +3,9 @@
 #include "netload/iperf3_peer.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/base/version.hpp"
 #include "core/wire/frame_io.hpp"
 #include "core/wire/verdict.hpp"
+#include "core/base/version.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@ namespace i3 = iperf3;
 
 namespace {
 
-constexpr std::int64_t quiet_ns = 100'000'000;  // reverse: nothing arrived this long after TEST_END
+constexpr std::int64_t quiet_ns = 100'000'000;      // reverse: nothing arrived this long after TEST_END
 constexpr std::int64_t drain_max_ns = 3'000'000'000;
 constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // our senders end by then
 
@@ -70,8 +70,7 @@ asio::awaitable<void> iperf3_client::run_data() {
       sample(false);
       next += step;
     }
-    co_await sleep_for(std::chrono::nanoseconds(
-        std::clamp<std::int64_t>(std::min(next, end_wall_ns_) - wall_ns(), 1'000'000, 20'000'000)));
+    co_await sleep_for(std::chrono::nanoseconds(std::clamp<std::int64_t>(std::min(next, end_wall_ns_) - wall_ns(), 1'000'000, 20'000'000)));
   }
   co_await settle();
   seconds_ = ns_to_s(std::min(wall_ns(), end_wall_ns_) - start_wall_ns_);
@@ -143,8 +142,7 @@ test_result iperf3_client::result() const {
   test_result r = failed_result(o_, "");
   const bool udp = o_.kind == test_kind::udp_stream;
   r.server_version = counted_by_;
-  r.receiver_counted_by =
-      o_.reverse ? fmt::format("netload {} (the sender's figures: {})", version, counted_by_) : counted_by_;
+  r.receiver_counted_by = o_.reverse ? fmt::format("netload {} (the sender's figures: {})", version, counted_by_) : counted_by_;
   r.requested_start = static_cast<double>(requested_start_ns_) / 1e9;
   r.path_mtu = path_mtu_;
   r.mss = mss_;
@@ -161,26 +159,10 @@ test_result iperf3_client::result() const {
   const side_counts& rcv = o_.reverse ? own_ : peer;
   const double secs = o_.reverse ? (peer_seconds > 0 ? peer_seconds : seconds_) : ns_to_s(own_.elapsed_ns);
   r.actual_start = static_cast<double>(o_.reverse ? start_wall_ns_ : own_.start_wall_ns) / 1e9;
-  r.sender = {snd.packets,
-              snd.bytes,
-              snd.errors,
-              secs,
-              0,
-              0,
-              o_.reverse ? start_wall_ns_ : own_.start_wall_ns,
-              0,
-              o_.reverse ? 0 : local_buffer_granted_,
-              o_.reverse ? "iperf3" : own_.batching};
-  r.receiver = {rcv.packets,
-                rcv.bytes,
-                0,
-                secs,
-                0,
-                0,
-                rcv.start_wall_ns,
-                rcv.end_wall_ns,
-                o_.reverse ? local_buffer_granted_ : 0,
-                o_.reverse ? own_.batching : "iperf3"};
+  r.sender = {snd.packets, snd.bytes, snd.errors, secs, 0, 0, o_.reverse ? start_wall_ns_ : own_.start_wall_ns, 0,
+              o_.reverse ? 0 : local_buffer_granted_, o_.reverse ? "iperf3" : own_.batching};
+  r.receiver = {rcv.packets, rcv.bytes, 0, secs, 0, 0, rcv.start_wall_ns, rcv.end_wall_ns,
+                o_.reverse ? local_buffer_granted_ : 0, o_.reverse ? own_.batching : "iperf3"};
   compute_rates(r.sender);
   compute_rates(r.receiver);
   r.receive_engine = "socket";

@@ -39,8 +39,7 @@ number split_number(const arg& a) {
   }
   double v = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v) || v < 0)
-    a.fail("not a number");
+  if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v) || v < 0) a.fail("not a number");
   return {v, suffix};
 }
 
@@ -103,7 +102,7 @@ void port(request& r, const arg& a) {
   const auto p = parse_whole<std::uint16_t>(a.value, 1, 65535);
   if (!p)
     a.fail(a.value.find('-') != std::string::npos ? "a port range has no netload equivalent (a test has one port)"
-                                                  : "a port is a whole number from 1 to 65535");
+                                                 : "a port is a whole number from 1 to 65535");
   r.port = *p;
 }
 void udp(request& r, const arg&) { r.udp = true; }
@@ -144,8 +143,7 @@ void interval3(request& r, const arg& a) {
   r.interval_s = v;
 }
 void interval2(request& r, const arg& a) {
-  if (!a.value.empty() && (a.value[0] == 'f' || a.value[0] == 'F'))
-    a.fail("intervals in frames have no netload equivalent");
+  if (!a.value.empty() && (a.value[0] == 'f' || a.value[0] == 'F')) a.fail("intervals in frames have no netload equivalent");
   r.interval_s = plain_number(a);
 }
 void parallel(request& r, const arg& a) {
@@ -172,9 +170,8 @@ void mss2(request& r, const arg& a) {
 // netload's -f do (iperf3 src/units.c unit_snprintf, iperf2 src/stdio.c byte_snprintf).
 void format(request& r, const arg& a) {
   if (a.value.size() != 1 || std::string_view("kmgKMG").find(a.value[0]) == std::string_view::npos)
-    a.fail(
-        "netload prints k, m, g (10^3, 10^6, 10^9 bit/s) or K, M, G (2^10, 2^20, 2^30 byte/s); not adaptive, "
-        "tera or plain bits/bytes");
+    a.fail("netload prints k, m, g (10^3, 10^6, 10^9 bit/s) or K, M, G (2^10, 2^20, 2^30 byte/s); not adaptive, "
+           "tera or plain bits/bytes");
   r.format = a.value[0];
 }
 // iperf3 -O N (atoi, 0 to 600 in 3.12): the first N seconds run but are left out of the result.
@@ -225,62 +222,36 @@ struct option_spec {
   char short_name;        // 0: long only
   const char* long_name;  // nullptr: short only
   bool takes_value;
-  apply_fn apply;        // nullptr: refused
-  const char* why = "";  // refused: what it does; "!..." a whole sentence instead
+  apply_fn apply;         // nullptr: refused
+  const char* why = "";   // refused: what it does; "!..." a whole sentence instead
 };
 
 const std::vector<option_spec>& iperf3_options() {
   static const std::vector<option_spec> t = {
-      {'c', "client", true, host},
-      {'p', "port", true, port},
-      {'u', "udp", false, udp},
-      {'l', "length", true, length3},
-      {'b', "bitrate", true, rate3},
-      {0, "bandwidth", true, rate3},
-      {'t', "time", true, time3},
-      {'i', "interval", true, interval3},
-      {'P', "parallel", true, parallel},
-      {'R', "reverse", false, reverse},
-      {0, "bidir", false, bidir},
-      {'w', "window", true, window3},
-      {'M', "set-mss", true, mss3},
-      {'A', "affinity", true, affinity3},
-      {'J', "json", false, json},
-      {0, "json-stream", false, json_stream},
-      {'4', "version4", false, v4},
-      {'6', "version6", false, v6},
-      {'B', "bind", true, bind},
-      {'C', "congestion", true, congestion},
-      {0, "linux-congestion", true, congestion},
-      {'S', "tos", true, tos},
-      {0, "dscp", true, dscp},
-      {0, "dont-fragment", false, always},
-      {0, "udp-counters-64bit", false, always},
-      {'s', "server", false, nullptr, "server mode: run netserve there"},
-      {'D', "daemon", false, nullptr, "server mode"},
-      {'1', "one-off", false, nullptr, "server mode"},
-      {'n', "bytes", true, nullptr, "a byte count instead of a duration"},
+      {'c', "client", true, host}, {'p', "port", true, port}, {'u', "udp", false, udp}, {'l', "length", true, length3},
+      {'b', "bitrate", true, rate3}, {0, "bandwidth", true, rate3}, {'t', "time", true, time3},
+      {'i', "interval", true, interval3}, {'P', "parallel", true, parallel}, {'R', "reverse", false, reverse},
+      {0, "bidir", false, bidir}, {'w', "window", true, window3}, {'M', "set-mss", true, mss3},
+      {'A', "affinity", true, affinity3}, {'J', "json", false, json}, {0, "json-stream", false, json_stream},
+      {'4', "version4", false, v4}, {'6', "version6", false, v6}, {'B', "bind", true, bind},
+      {'C', "congestion", true, congestion}, {0, "linux-congestion", true, congestion}, {'S', "tos", true, tos},
+      {0, "dscp", true, dscp}, {0, "dont-fragment", false, always}, {0, "udp-counters-64bit", false, always},
+      {'s', "server", false, nullptr, "server mode: run netserve there"}, {'D', "daemon", false, nullptr, "server mode"},
+      {'1', "one-off", false, nullptr, "server mode"}, {'n', "bytes", true, nullptr, "a byte count instead of a duration"},
       {'k', "blockcount", true, nullptr, "a block count instead of a duration"},
       {'O', "omit", true, omit3},
-      {'T', "title", true, nullptr, "a title on every output line"},
-      {'f', "format", true, format},
+      {'T', "title", true, nullptr, "a title on every output line"}, {'f', "format", true, format},
       {'V', "verbose", false, nullptr, "verbose output"},
       {'d', "debug", false, nullptr, "debug output; both directions at once is --bidir"},
       {'Z', "zerocopy", false, sendfile3},
-      {'N', "no-delay", false, nullptr, "TCP_NODELAY"},
-      {'F', "file", true, nullptr, "a file as the data"},
-      {'I', "pidfile", true, nullptr, "a PID file"},
-      {'L', "flowlabel", true, nullptr, "the IPv6 flow label"},
-      {'m', "mptcp", false, nullptr, "multipath TCP"},
-      {'X', "xbind", true, nullptr, "SCTP bind addresses"},
+      {'N', "no-delay", false, nullptr, "TCP_NODELAY"}, {'F', "file", true, nullptr, "a file as the data"},
+      {'I', "pidfile", true, nullptr, "a PID file"}, {'L', "flowlabel", true, nullptr, "the IPv6 flow label"},
+      {'m', "mptcp", false, nullptr, "multipath TCP"}, {'X', "xbind", true, nullptr, "SCTP bind addresses"},
       {'v', "version", false, nullptr, "iperf's version"},
       {'r', nullptr, false, nullptr, "!-r is iperf2's (the two directions one after the other): use netload --iperf2"},
-      {0, "logfile", true, nullptr, "output to a file"},
-      {0, "forceflush", false, nullptr, "output flushing"},
-      {0, "timestamps", false, nullptr, "timestamps on output lines"},
-      {0, "cport", true, nullptr, "a fixed client port"},
-      {0, "sctp", false, nullptr, "SCTP"},
-      {0, "get-server-output", false, nullptr, "the server's output"},
+      {0, "logfile", true, nullptr, "output to a file"}, {0, "forceflush", false, nullptr, "output flushing"},
+      {0, "timestamps", false, nullptr, "timestamps on output lines"}, {0, "cport", true, nullptr, "a fixed client port"},
+      {0, "sctp", false, nullptr, "SCTP"}, {0, "get-server-output", false, nullptr, "the server's output"},
       {0, "repeating-payload", false, nullptr, "a repeating payload pattern"},
       {0, "fq-rate", true, nullptr, "fair-queue pacing; netload paces with --rate"},
       {0, "connect-timeout", true, nullptr, "in milliseconds; netload's --connect-timeout takes seconds"},
@@ -291,56 +262,30 @@ const std::vector<option_spec>& iperf3_options() {
 
 const std::vector<option_spec>& iperf2_options() {
   static const std::vector<option_spec> t = {
-      {'c', "client", true, host},
-      {'p', "port", true, port},
-      {'u', "udp", false, udp},
-      {'l', "len", true, length2},
-      {'b', "bandwidth", true, rate2},
-      {'t', "time", true, time2},
-      {'i', "interval", true, interval2},
-      {'P', "parallel", true, parallel},
-      {'R', "reverse", false, reverse},
-      {'d', "dualtest", false, bidir},
-      {'r', "tradeoff", false, tradeoff},
-      {'w', "window", true, window2},
-      {'M', "mss", true, mss2},
-      {'m', "print_mss", false, always},
-      {'4', nullptr, false, v4},
-      {'6', nullptr, false, v6},
-      {'V', "ipv6_domain", false, v6},
-      {'B', "bind", true, bind},
-      {'Z', "tcp-congestion", true, congestion},
+      {'c', "client", true, host}, {'p', "port", true, port}, {'u', "udp", false, udp}, {'l', "len", true, length2},
+      {'b', "bandwidth", true, rate2}, {'t', "time", true, time2}, {'i', "interval", true, interval2},
+      {'P', "parallel", true, parallel}, {'R', "reverse", false, reverse}, {'d', "dualtest", false, bidir},
+      {'r', "tradeoff", false, tradeoff}, {'w', "window", true, window2}, {'M', "mss", true, mss2},
+      {'m', "print_mss", false, always}, {'4', nullptr, false, v4}, {'6', nullptr, false, v6},
+      {'V', "ipv6_domain", false, v6}, {'B', "bind", true, bind}, {'Z', "tcp-congestion", true, congestion},
       {'S', "tos", true, tos},
-      {'s', "server", false, nullptr, "server mode: run netserve there"},
-      {'D', "daemon", false, nullptr, "server mode"},
-      {'1', "singleclient", false, nullptr, "server mode"},
-      {'U', "single_udp", false, nullptr, "server mode"},
+      {'s', "server", false, nullptr, "server mode: run netserve there"}, {'D', "daemon", false, nullptr, "server mode"},
+      {'1', "singleclient", false, nullptr, "server mode"}, {'U', "single_udp", false, nullptr, "server mode"},
       {'n', "num", true, nullptr, "a byte count instead of a duration"},
-      {'e', "enhanced", false, always},
-      {'f', "format", true, format},
-      {'o', "output", true, nullptr, "output to a file"},
-      {'x', "reportexclude", true, nullptr, "report selection"},
-      {'y', "reportstyle", true, nullptr, "CSV reports"},
-      {'z', "realtime", false, nullptr, "real-time scheduling"},
-      {'C', "compatibility", false, nullptr, "compatibility mode"},
-      {'F', "file_input", true, nullptr, "a file as the data"},
-      {'I', "stdin_input", false, nullptr, "stdin as the data"},
+      {'e', "enhanced", false, always}, {'f', "format", true, format}, {'o', "output", true, nullptr, "output to a file"},
+      {'x', "reportexclude", true, nullptr, "report selection"}, {'y', "reportstyle", true, nullptr, "CSV reports"},
+      {'z', "realtime", false, nullptr, "real-time scheduling"}, {'C', "compatibility", false, nullptr, "compatibility mode"},
+      {'F', "file_input", true, nullptr, "a file as the data"}, {'I', "stdin_input", false, nullptr, "stdin as the data"},
       {'H', "ssm-host", true, nullptr, "source-specific multicast"},
       {'L', "listenport", true, nullptr, "the port -d and -r listen on; netload's reverse data uses the test's port"},
-      {'N', "nodelay", false, nullptr, "TCP_NODELAY"},
-      {'T', "ttl", true, nullptr, "the IP TTL"},
-      {'W', "suggest_win_size", false, nullptr, "window suggestion"},
-      {'X', "peer-detect", false, nullptr, "peer detection"},
-      {'A', "awdl", false, nullptr, "Apple wireless direct link"},
-      {'v', "version", false, nullptr, "iperf's version"},
+      {'N', "nodelay", false, nullptr, "TCP_NODELAY"}, {'T', "ttl", true, nullptr, "the IP TTL"},
+      {'W', "suggest_win_size", false, nullptr, "window suggestion"}, {'X', "peer-detect", false, nullptr, "peer detection"},
+      {'A', "awdl", false, nullptr, "Apple wireless direct link"}, {'v', "version", false, nullptr, "iperf's version"},
       {'J', nullptr, false, nullptr, "!-J is iperf3's (JSON output): use netload --iperf3, or netload's --json"},
       {0, "full-duplex", false, nullptr, "both directions on one socket; -d, a socket each way, is netload's --bidir"},
-      {0, "trip-times", false, nullptr, "one-way delays"},
-      {0, "histograms", false, nullptr, "latency histograms"},
-      {0, "isochronous", false, nullptr, "isochronous frames"},
-      {0, "txstart-time", true, nullptr, "a start instant; netload's is --start-at"},
-      {0, "bounceback", false, nullptr, "bounce-back latency"},
-      {0, "fq-rate", true, nullptr, "fair-queue pacing"}};
+      {0, "trip-times", false, nullptr, "one-way delays"}, {0, "histograms", false, nullptr, "latency histograms"},
+      {0, "isochronous", false, nullptr, "isochronous frames"}, {0, "txstart-time", true, nullptr, "a start instant; netload's is --start-at"},
+      {0, "bounceback", false, nullptr, "bounce-back latency"}, {0, "fq-rate", true, nullptr, "fair-queue pacing"}};
   return t;
 }
 
@@ -373,8 +318,7 @@ std::size_t read_long(const std::vector<option_spec>& table, const char* tool, c
     if (i + 1 >= args.size()) throw usage_error(fmt::format("{} option {} needs a value", tool, spelled));
     value = args[++i];
   }
-  if (!o->takes_value && eq != std::string::npos)
-    throw usage_error(fmt::format("{} option {} takes no value", tool, spelled));
+  if (!o->takes_value && eq != std::string::npos) throw usage_error(fmt::format("{} option {} takes no value", tool, spelled));
   o->apply(r, arg{tool, spelled, value});
   return i;
 }
@@ -418,9 +362,12 @@ bool read_command_line(iperf_flavour f, const std::vector<std::string>& args, re
       fmt::print("{}", help_text(f));
       return false;
     }
-    if (a.size() > 2 && a.starts_with("--")) i = read_long(table, tool, args, i, r);
-    else if (a.size() > 1 && a[0] == '-' && a != "--") i = read_short(table, tool, args, i, r);
-    else throw usage_error(fmt::format("{}: unexpected argument '{}' (the server is given as -c HOST)", tool, a));
+    if (a.size() > 2 && a.starts_with("--"))
+      i = read_long(table, tool, args, i, r);
+    else if (a.size() > 1 && a[0] == '-' && a != "--")
+      i = read_short(table, tool, args, i, r);
+    else
+      throw usage_error(fmt::format("{}: unexpected argument '{}' (the server is given as -c HOST)", tool, a));
   }
   return true;
 }

@@ -13,9 +13,9 @@
 namespace nb::serve {
 namespace {
 
+
 budget_cost operator+(const budget_cost& a, const budget_cost& b) noexcept {
-  return {saturating_add<std::uint64_t>(a.tests, b.tests), saturating_add<std::uint64_t>(a.streams, b.streams),
-          saturating_add<std::uint64_t>(a.buffer_bytes, b.buffer_bytes),
+  return {saturating_add<std::uint64_t>(a.tests, b.tests), saturating_add<std::uint64_t>(a.streams, b.streams), saturating_add<std::uint64_t>(a.buffer_bytes, b.buffer_bytes),
           saturating_add<std::uint64_t>(a.connections, b.connections)};
 }
 
@@ -108,10 +108,8 @@ void budget::give_back(const std::string& client, const budget_cost& cost) noexc
 }
 
 std::uint64_t memory_bound(const budget_limits& l) {
-  return saturating_add<std::uint64_t>(
-      saturating_add<std::uint64_t>(l.buffer_bytes, saturating_mul<std::uint64_t>(l.streams, stream_overhead_bytes)),
-      saturating_add<std::uint64_t>(saturating_mul<std::uint64_t>(l.connections, connection_overhead_bytes),
-                                    saturating_mul<std::uint64_t>(l.tests, test_overhead_bytes)));
+  return saturating_add<std::uint64_t>(saturating_add<std::uint64_t>(l.buffer_bytes, saturating_mul<std::uint64_t>(l.streams, stream_overhead_bytes)),
+                 saturating_add<std::uint64_t>(saturating_mul<std::uint64_t>(l.connections, connection_overhead_bytes), saturating_mul<std::uint64_t>(l.tests, test_overhead_bytes)));
 }
 
 std::string budget_help(const budget_limits& l) {
@@ -120,8 +118,7 @@ std::string budget_help(const budget_limits& l) {
       "Budget, whole process; one client address may hold --client-share of each (at the defaults: {} tests, {} data "
       "streams, {} MiB of buffers, {} connections).\n"
       "A test takes its whole cost when it is registered, before its data connections: forward UDP is received by "
-      "the port's lanes and costs one test; every other stream is a data stream with its buffer (forward TCP its "
-      "receive size, 256 KiB by default, "
+      "the port's lanes and costs one test; every other stream is a data stream with its buffer (forward TCP its receive size, 256 KiB by default, "
       "reverse TCP one message, reverse UDP one batch, about 1 MiB). Threads and buffers are made only when the "
       "test starts (its start instant at most --max-start-lead ahead). A connection holds one unit from accept to "
       "close (a data connection's passes to its test).\n"

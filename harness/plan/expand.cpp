@@ -10,8 +10,7 @@
 namespace harness {
 namespace {
 
-std::string run_id(const test_spec& t, std::uint32_t size, const load_level& load, int repeat,
-                   const std::string& suffix) {
+std::string run_id(const test_spec& t, std::uint32_t size, const load_level& load, int repeat, const std::string& suffix) {
   std::string id = fmt::format("{}-m{}", t.name, size);
   if (t.loads.size() > 1) id += "-" + load.label();
   if (t.repeats > 1) id += fmt::format("-r{}", repeat);
@@ -23,8 +22,7 @@ void add_fan(run_spec& r, const test_spec& t) {
     r.role = fmt::format("{} as server", t.server);
     r.servers.push_back({t.server, {t.ports.begin(), t.ports.begin() + static_cast<long>(t.instances.size())}});
     for (std::size_t i = 0; i < t.instances.size(); ++i)
-      r.instances.push_back(
-          {fmt::format("{:02}-{}", i + 1, t.instances[i]), t.instances[i], t.server, 0, i, "", t.reverse});
+      r.instances.push_back({fmt::format("{:02}-{}", i + 1, t.instances[i]), t.instances[i], t.server, 0, i, "", t.reverse});
     return;
   }
   r.role = fmt::format("{} as client", t.client);
@@ -70,41 +68,41 @@ std::vector<run_spec> expand(const plan& p) {
   for (const test_spec& t : p.tests)
     for (std::uint32_t size : t.message_sizes)
       for (const load_level& load : t.loads)
-        for (int rep = 1; rep <= t.repeats; ++rep) {
-          run_spec base;
-          base.load = load;
-          base.test = t.name;
-          base.topo = t.topo;
-          base.kind = t.kind;
-          base.message_size = size;
-          base.repeat = rep;
-          base.duration = t.duration;
-          base.warmup = t.warmup;
-          base.interval = p.interval;
-          base.spec = &t;
-          if (t.topo != topology::pairs) {
-            base.id = run_id(t, size, load, rep, "");
-            add_fan(base, t);
-            add_reverse(base, t);
-            add_probe(base, t);
-            runs.push_back(base);
-            continue;
-          }
-          // Each pair is its own run, as in the tutorial: one client, one server, at a time.
-          for (const pair_spec& ps : t.pairs)
-            for (int dir = 0; dir < (t.both_directions ? 2 : 1); ++dir) {
-              run_spec r = base;
-              const std::string& from = dir ? ps.to : ps.from;
-              const std::string& to = dir ? ps.from : ps.to;
-              r.id = run_id(t, size, load, rep, fmt::format("{}-to-{}", from, to));
-              r.role = "pairs";
-              r.servers.push_back({to, {t.ports.front()}});
-              r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category, t.reverse});
-              add_reverse(r, t);
-              add_probe(r, t);
-              runs.push_back(r);
-            }
+      for (int rep = 1; rep <= t.repeats; ++rep) {
+        run_spec base;
+        base.load = load;
+        base.test = t.name;
+        base.topo = t.topo;
+        base.kind = t.kind;
+        base.message_size = size;
+        base.repeat = rep;
+        base.duration = t.duration;
+        base.warmup = t.warmup;
+        base.interval = p.interval;
+        base.spec = &t;
+        if (t.topo != topology::pairs) {
+          base.id = run_id(t, size, load, rep, "");
+          add_fan(base, t);
+          add_reverse(base, t);
+          add_probe(base, t);
+          runs.push_back(base);
+          continue;
         }
+        // Each pair is its own run, as in the tutorial: one client, one server, at a time.
+        for (const pair_spec& ps : t.pairs)
+          for (int dir = 0; dir < (t.both_directions ? 2 : 1); ++dir) {
+            run_spec r = base;
+            const std::string& from = dir ? ps.to : ps.from;
+            const std::string& to = dir ? ps.from : ps.to;
+            r.id = run_id(t, size, load, rep, fmt::format("{}-to-{}", from, to));
+            r.role = "pairs";
+            r.servers.push_back({to, {t.ports.front()}});
+            r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category, t.reverse});
+            add_reverse(r, t);
+            add_probe(r, t);
+            runs.push_back(r);
+          }
+      }
   return runs;
 }
 
@@ -133,19 +131,9 @@ std::vector<std::string> probe_command(const std::string& program, const run_spe
   // A second's transactions in flight: the probe keeps its rate while a queue holds its round trips up to
   // a second (with one in flight, a 26-ms queue would cut 100 per second to 38).
   const auto burst = static_cast<std::uint32_t>(std::clamp(std::ceil(p.pps) - 1, 0.0, double{nb::max_rr_burst}));
-  std::vector<std::string> argv{program,
-                                "-H",
-                                server.address,
-                                "-p",
-                                std::to_string(port),
-                                "-t",
-                                "UDP_RR",
-                                "-l",
-                                fmt::format("{:g}", p.idle + r.duration),
-                                "--pps",
-                                fmt::format("{:g}", p.pps),
-                                "--burst",
-                                std::to_string(burst)};
+  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", "UDP_RR",
+                                "-l", fmt::format("{:g}", p.idle + r.duration), "--pps", fmt::format("{:g}", p.pps),
+                                "--burst", std::to_string(burst)};
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
   if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
   argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin", "--",
@@ -163,15 +151,8 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
     return argv;
   }
   const test_spec& t = *r.spec;
-  std::vector<std::string> argv{program,
-                                "-H",
-                                server.address,
-                                "-p",
-                                std::to_string(port),
-                                "-t",
-                                std::string(nb::to_string(r.kind)),
-                                "-l",
-                                fmt::format("{:g}", r.duration)};
+  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", std::string(nb::to_string(r.kind)),
+                                "-l", fmt::format("{:g}", r.duration)};
   if (server.stock_peer()) argv.insert(argv.end(), {"--peer", server.peer});
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
   if (!server.psk_file.empty() && !server.stock_peer()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
@@ -202,35 +183,18 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
 nlohmann::json to_json(const run_spec& r, const plan& p) {
   nlohmann::json inst = nlohmann::json::array(), probe = nullptr;
   for (const auto& i : r.instances) {
-    nlohmann::json j = {{"name", i.name},
-                        {"client", i.client},
-                        {"client_address", p.hosts.at(i.client).address},
-                        {"server", i.server},
-                        {"server_address", p.hosts.at(i.server).address},
-                        {"category", i.category},
-                        {"reverse", i.reverse}};
+    nlohmann::json j = {{"name", i.name}, {"client", i.client}, {"client_address", p.hosts.at(i.client).address},
+                        {"server", i.server}, {"server_address", p.hosts.at(i.server).address},
+                        {"category", i.category}, {"reverse", i.reverse}};
     if (!i.probe) inst.push_back(std::move(j));
-    else
-      probe = {
-          {"instance", j}, {"pps", r.spec->probe->pps}, {"size", r.spec->probe->size}, {"idle", r.spec->probe->idle}};
+    else probe = {{"instance", j}, {"pps", r.spec->probe->pps}, {"size", r.spec->probe->size}, {"idle", r.spec->probe->idle}};
   }
-  return {{"id", r.id},
-          {"test", r.test},
-          {"role", r.role},
-          {"topology", to_string(r.topo)},
-          {"kind", nb::to_string(r.kind)},
-          {"message_size", r.message_size},
-          {"repeat", r.repeat},
-          {"duration", r.duration},
-          {"warmup", r.warmup},
-          {"interval", r.interval},
-          {"skew_bound_ms", p.skew_bound_ms},
-          {"instances", inst},
+  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", nb::to_string(r.kind)},
+          {"message_size", r.message_size}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
+          {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
           {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
           {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
-          {"search_trial", r.search_trial},
-          {"bidirectional", r.bidirectional},
-          {"probe", probe}};
+          {"search_trial", r.search_trial}, {"bidirectional", r.bidirectional}, {"probe", probe}};
 }
 
 run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag,

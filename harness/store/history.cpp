@@ -37,8 +37,7 @@ struct builder {
   // Per series, each folder's point (by folder id: two folders may share a name): a row finds its point
   // in O(log n) instead of by a scan of every point read before it.
   std::map<series_key, std::map<std::int64_t, std::size_t, counting_less>> index;
-  history_point& point(const series_key& k, std::int64_t folder_id,
-                       SQLite::Statement& st) {  // columns 0..3: the folder
+  history_point& point(const series_key& k, std::int64_t folder_id, SQLite::Statement& st) {  // columns 0..3: the folder
     ++cost.rows;
     auto& s = all[k];
     auto& at = index.try_emplace(k, counting_less{&cost.comparisons}).first->second;
@@ -63,13 +62,11 @@ void bind_filter(SQLite::Statement& st, const history_filter& f) {
 }
 
 void read_runs(database& db, const history_filter& f, builder& b) {
-  SQLite::Statement st(
-      db.sql(),
-      std::string(
-          "SELECT f.name, f.path, f.status, f.started_utc, f.plan, r.test, r.role, r.message_size, r.route, r.load,"
-          " r.run, r.ok, r.interrupted, r.error, r.failures, r.sent_pps, r.sent_bps, r.received_pps, r.received_bps,"
-          " r.loss_percent, r.measurement, f.id FROM runs r JOIN folders f ON f.id = r.folder_id") +
-          filter_sql + " AND (?2 = '' OR r.test = ?2) AND r.search_trial = 0 ORDER BY f.id, r.seq");
+  SQLite::Statement st(db.sql(), std::string(
+      "SELECT f.name, f.path, f.status, f.started_utc, f.plan, r.test, r.role, r.message_size, r.route, r.load,"
+      " r.run, r.ok, r.interrupted, r.error, r.failures, r.sent_pps, r.sent_bps, r.received_pps, r.received_bps,"
+      " r.loss_percent, r.measurement, f.id FROM runs r JOIN folders f ON f.id = r.folder_id") + filter_sql +
+      " AND (?2 = '' OR r.test = ?2) AND r.search_trial = 0 ORDER BY f.id, r.seq");
   bind_filter(st, f);
   while (st.executeStep()) {
     auto& p = b.point({st.getColumn(4).getString(), st.getColumn(20).getString(), st.getColumn(5).getString(),
@@ -82,8 +79,8 @@ void read_runs(database& db, const history_filter& f, builder& b) {
     r.interrupted = st.getColumn(12).getInt() != 0;
     const json failures = json::parse(st.getColumn(14).getString());
     r.error = !st.getColumn(13).isNull() ? st.getColumn(13).getString()
-              : failures.empty()         ? std::string()
-                                         : failures.front().get<std::string>();
+              : failures.empty()          ? std::string()
+                                          : failures.front().get<std::string>();
     r.sent_pps = column_double(st, 15);
     r.sent_bps = column_double(st, 16);
     r.received_pps = column_double(st, 17);
@@ -94,12 +91,10 @@ void read_runs(database& db, const history_filter& f, builder& b) {
 }
 
 void read_searches(database& db, const history_filter& f, builder& b) {
-  SQLite::Statement st(
-      db.sql(),
-      std::string(
-          "SELECT f.name, f.path, f.status, f.started_utc, f.plan, s.test, s.role, s.message_size, s.loss_target_pct,"
-          " s.rate_pps, s.mrr_received_pps, s.run, f.id FROM searches s JOIN folders f ON f.id = s.folder_id") +
-          filter_sql + " AND (?2 = '' OR s.test = ?2) ORDER BY f.id, s.loss_target_pct");
+  SQLite::Statement st(db.sql(), std::string(
+      "SELECT f.name, f.path, f.status, f.started_utc, f.plan, s.test, s.role, s.message_size, s.loss_target_pct,"
+      " s.rate_pps, s.mrr_received_pps, s.run, f.id FROM searches s JOIN folders f ON f.id = s.folder_id") + filter_sql +
+      " AND (?2 = '' OR s.test = ?2) ORDER BY f.id, s.loss_target_pct");
   bind_filter(st, f);
   while (st.executeStep()) {
     static const std::regex repeat_number("-r[0-9]+$");
@@ -201,15 +196,13 @@ std::vector<series> read_history(database& db, const history_filter& f, history_
 
 double parse_since(const std::string& text) {
   std::tm tm{};
-  const char* formats[] = {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%MZ",
-                           "%Y-%m-%dT%H:%M",     "%Y-%m-%d %H:%M",    "%Y-%m-%d"};
+  const char* formats[] = {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%MZ", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d"};
   for (const char* format : formats) {
     tm = {};
     const char* end = ::strptime(text.c_str(), format, &tm);
     if (end && *end == '\0') return static_cast<double>(::timegm(&tm));
   }
-  throw std::invalid_argument(
-      fmt::format("--since {}: not a date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS][Z], UTC)", text));
+  throw std::invalid_argument(fmt::format("--since {}: not a date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS][Z], UTC)", text));
 }
 
 std::string utc_text(double epoch_s) {
@@ -224,8 +217,7 @@ std::string history_text(const std::vector<series>& all) {
   for (const auto& s : all) {
     out += fmt::format("plan {}, {}: test {}, {}, {} B{}: {} point(s)\n", s.plan, s.measurement, s.test, s.role,
                        s.message_size, s.route.empty() ? "" : ", " + s.route, s.points.size());
-    text_table t(
-        {"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps", "level shift"});
+    text_table t({"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps", "level shift"});
     for (std::size_t i = 0; i < s.points.size(); ++i) {
       const auto& p = s.points[i];
       const auto* c = s.change_at(i);
@@ -236,47 +228,31 @@ std::string history_text(const std::vector<series>& all) {
     }
     out += t.text() + "\n";
   }
-  return out + fmt::format(
-                   "(a folder with repeats: the mean and its 95 % interval [low, high]; level shift: where a shift "
-                   "of the received pps began, by a two-sided CUSUM with an in-control run length of ~{:.0f} points)\n",
-                   cusum_in_control_arl);
+  return out + fmt::format("(a folder with repeats: the mean and its 95 % interval [low, high]; level shift: where a shift "
+                           "of the received pps began, by a two-sided CUSUM with an in-control run length of ~{:.0f} points)\n",
+                           cusum_in_control_arl);
 }
 
 json history_json(const std::vector<series>& all) {
   json out = {{"schema", "harness.history/1"}, {"series", json::array()}};
   for (const auto& s : all) {
-    json js = {{"plan", s.plan},         {"measurement", s.measurement},   {"test", s.test},
-               {"role", s.role},         {"message_size", s.message_size}, {"route", s.route},
-               {"points", json::array()}};
+    json js = {{"plan", s.plan}, {"measurement", s.measurement}, {"test", s.test}, {"role", s.role}, {"message_size", s.message_size},
+               {"route", s.route}, {"points", json::array()}};
     for (std::size_t i = 0; i < s.points.size(); ++i) {
       const auto& p = s.points[i];
       const auto* c = s.change_at(i);
-      json jp = {{"folder", p.folder},
-                 {"path", p.path},
-                 {"status", p.status},
-                 {"load", p.load},
-                 {"started_utc", p.started_utc},
-                 {"date_utc", utc_text(p.started_utc)},
-                 {"received_pps", to_json(p.received_pps)},
-                 {"received_bits_per_second", to_json(p.received_bps)},
-                 {"loss_percent", to_json(p.loss_percent)},
-                 {"mrr_pps", optional_json(p.mrr_pps)},
-                 {"ndr_pps", optional_json(p.ndr_pps)},
-                 {"pdr_pps", optional_json(p.pdr_pps)},
-                 {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)},
-                 {"runs", json::array()},
-                 {"level_shift", c ? json{{"change_percent", c->change_percent()},
-                                          {"mean_before", c->before},
-                                          {"mean_after", c->after},
-                                          {"detected_at", s.points[c->detected].folder}}
+      json jp = {{"folder", p.folder}, {"path", p.path}, {"status", p.status}, {"load", p.load},
+                 {"started_utc", p.started_utc}, {"date_utc", utc_text(p.started_utc)},
+                 {"received_pps", to_json(p.received_pps)}, {"received_bits_per_second", to_json(p.received_bps)},
+                 {"loss_percent", to_json(p.loss_percent)}, {"mrr_pps", optional_json(p.mrr_pps)},
+                 {"ndr_pps", optional_json(p.ndr_pps)}, {"pdr_pps", optional_json(p.pdr_pps)},
+                 {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)}, {"runs", json::array()},
+                 {"level_shift", c ? json{{"change_percent", c->change_percent()}, {"mean_before", c->before},
+                                          {"mean_after", c->after}, {"detected_at", s.points[c->detected].folder}}
                                    : json(nullptr)}};
       for (const auto& r : p.runs)
-        jp["runs"].push_back({{"run", r.run},
-                              {"ok", r.ok},
-                              {"interrupted", r.interrupted},
-                              {"error", r.error},
-                              {"sent_pps", optional_json(r.sent_pps)},
-                              {"sent_bits_per_second", optional_json(r.sent_bps)},
+        jp["runs"].push_back({{"run", r.run}, {"ok", r.ok}, {"interrupted", r.interrupted}, {"error", r.error},
+                              {"sent_pps", optional_json(r.sent_pps)}, {"sent_bits_per_second", optional_json(r.sent_bps)},
                               {"received_pps", optional_json(r.received_pps)},
                               {"received_bits_per_second", optional_json(r.received_bps)},
                               {"loss_percent", optional_json(r.loss_percent)}});
@@ -289,10 +265,8 @@ json history_json(const std::vector<series>& all) {
 
 std::string history_csv(const std::vector<series>& all) {
   std::string out =
-      "plan,measurement,test,role,message_size,route,date_utc,folder,status,runs,ok_runs,received_pps,received_pps_"
-      "ci95_low,"
-      "received_pps_ci95_high,received_bits_per_second,loss_percent,ndr_pps,pdr_pps,pdr_loss_target_pct,level_shift_"
-      "percent\n";
+      "plan,measurement,test,role,message_size,route,date_utc,folder,status,runs,ok_runs,received_pps,received_pps_ci95_low,"
+      "received_pps_ci95_high,received_bits_per_second,loss_percent,ndr_pps,pdr_pps,pdr_loss_target_pct,level_shift_percent\n";
   const auto num = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
   for (const auto& s : all)
     for (std::size_t i = 0; i < s.points.size(); ++i) {
@@ -300,13 +274,12 @@ std::string history_csv(const std::vector<series>& all) {
       const auto* c = s.change_at(i);
       const auto& r = p.received_pps;
       const auto mean = [](const spread& x) { return x.n ? std::optional<double>(x.mean) : std::nullopt; };
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.plan),
-                         csv_field(s.measurement), csv_field(s.test), csv_field(s.role), s.message_size,
-                         csv_field(s.route), utc_text(p.started_utc), csv_field(p.folder), csv_field(p.status),
-                         p.runs.size(), r.n, num(mean(r)), r.has_interval() ? num(r.ci_low) : "",
-                         r.has_interval() ? num(r.ci_high) : "", num(mean(p.received_bps)), num(mean(p.loss_percent)),
-                         num(p.ndr_pps), num(p.pdr_pps), num(p.pdr_loss_target_pct),
-                         c ? fmt::format("{:.1f}", c->change_percent()) : "");
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.plan), csv_field(s.measurement),
+                         csv_field(s.test), csv_field(s.role), s.message_size, csv_field(s.route), utc_text(p.started_utc),
+                         csv_field(p.folder), csv_field(p.status), p.runs.size(), r.n, num(mean(r)),
+                         r.has_interval() ? num(r.ci_low) : "", r.has_interval() ? num(r.ci_high) : "",
+                         num(mean(p.received_bps)), num(mean(p.loss_percent)), num(p.ndr_pps), num(p.pdr_pps),
+                         num(p.pdr_loss_target_pct), c ? fmt::format("{:.1f}", c->change_percent()) : "");
     }
   return out;
 }

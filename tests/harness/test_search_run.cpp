@@ -4,8 +4,8 @@
 #include "harness/process/process.hpp"
 #include "tests/support/temp_file.hpp"
 
-#include <fmt/format.h>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -60,8 +60,8 @@ TEST_CASE("harness integration: a rate search on loopback records MLRsearch's go
           "[harness][loopback][search]") {
   const fs::path root = search_temp_dir();
   std::ofstream(root / "search.toml") << search_run_plan;
-  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "search.toml").string(), "--results",
-                                   (root / "results").string(), "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "search.toml").string(), "--results", (root / "results").string(),
+                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
                                   170s);
   INFO(o.stderr_text << o.stdout_text);
   REQUIRE(o.exit_code == 0);
@@ -95,15 +95,13 @@ TEST_CASE("harness integration: a rate search on loopback records MLRsearch's go
   REQUIRE(s.at("goal_results").size() == 2);
   for (const json& g : s.at("goal_results")) {
     INFO(g.dump());
-    for (const char* key :
-         {"relevant_lower_bound", "relevant_upper_bound", "conditional_throughput", "regular", "irregularities",
-          "relevant_lower_bound_per_instance", "conditional_throughput_per_instance"})
+    for (const char* key : {"relevant_lower_bound", "relevant_upper_bound", "conditional_throughput", "regular", "irregularities",
+                            "relevant_lower_bound_per_instance", "conditional_throughput_per_instance"})
       CHECK(g.contains(key));
     // Loopback carries at least a few thousand 64-byte datagrams a second without loss.
     REQUIRE(g.at("relevant_lower_bound").is_number());
     CHECK(g.at("relevant_lower_bound").get<double>() > 1000);
-    CHECK(g.at("relevant_lower_bound_per_instance").get<double>() ==
-          Approx(g.at("relevant_lower_bound").get<double>() / 2));
+    CHECK(g.at("relevant_lower_bound_per_instance").get<double>() == Approx(g.at("relevant_lower_bound").get<double>() / 2));
     CHECK(g.at("regular").get<bool>() == g.at("irregularities").empty());
   }
   // The latency probe at the minimal load and at 10, 50 and 90 % of the PDR's conditional throughput.
@@ -121,9 +119,8 @@ TEST_CASE("harness integration: a rate search on loopback records MLRsearch's go
   }
   const std::string md = search_file_text(dir / "report.md");
   CHECK_THAT(md, Catch::Contains("## Rate search (MLRsearch, RFC 9971)") && Catch::Contains("relevant lower bound") &&
-                     Catch::Contains("conditional throughput") &&
-                     Catch::Contains("aggregate = per instance × 2 instances") && Catch::Contains("50 % of PDR"));
-  CHECK_THAT(o.stdout_text,
-             Catch::Contains("Rate search (MLRsearch, RFC 9971") && Catch::Contains("PDR (loss ratio 0.005)"));
+                     Catch::Contains("conditional throughput") && Catch::Contains("aggregate = per instance × 2 instances") &&
+                     Catch::Contains("50 % of PDR"));
+  CHECK_THAT(o.stdout_text, Catch::Contains("Rate search (MLRsearch, RFC 9971") && Catch::Contains("PDR (loss ratio 0.005)"));
   CHECK_THAT(o.stderr_text, Catch::Contains("relevant lower bound") && Catch::Contains("latency step (90 % of PDR)"));
 }

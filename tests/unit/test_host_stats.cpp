@@ -25,16 +25,12 @@ constexpr const char* stat_after =
     "intr 354999 0 0 0\n";
 
 constexpr const char* softnet_before =
-    "fffffff0 00000002 00000001 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 "
-    "00000000 00000000 00000000\n"
-    "000003ed 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 "
-    "00000001 00000000 00000000\n";
+    "fffffff0 00000002 00000001 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+    "000003ed 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000001 00000000 00000000\n";
 // Row 0's processed wrapped past 2^32: 0xfffffff0 -> 0x10 is 0x20 = 32 more.
 constexpr const char* softnet_after =
-    "00000010 00000005 00000004 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 "
-    "00000000 00000000 00000000\n"
-    "000013ed 00000001 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 "
-    "00000001 00000000 00000000\n";
+    "00000010 00000005 00000004 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+    "000013ed 00000001 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000001 00000000 00000000\n";
 
 constexpr const char* snmp_text =
     "Ip: Forwarding DefaultTTL InReceives\n"
@@ -55,12 +51,9 @@ constexpr const char* snmp6_text =
 
 constexpr const char* dev_text =
     "Inter-|   Receive                                                |  Transmit\n"
-    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
-    "compressed\n"
-    "    lo:    3267      29    0    0    0     0          0         0     3267      29    0    0    0     0       0   "
-    "       0\n"
-    "  eth0: 31596266     987    0    5    0     0          0         0    47696     618    0    2    0     0       0  "
-    "        0\n"
+    " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
+    "    lo:    3267      29    0    0    0     0          0         0     3267      29    0    0    0     0       0          0\n"
+    "  eth0: 31596266     987    0    5    0     0          0         0    47696     618    0    2    0     0       0          0\n"
     "ens1f0:1234567890 4294967296 0 7 0 0 0 0 1 1 0 0 0 0 0 0\n";
 
 host_snapshot snapshot(const char* stat, const char* softnet, std::int64_t mono, std::int64_t cpu_ns) {
@@ -132,9 +125,9 @@ TEST_CASE("the delta: CPU shares - process CPU - a 32-bit softnet wrap - interfa
   b.udp.rcvbuf_errors += 40;
   a.interfaces = parse_net_dev(dev_text);
   b.interfaces = a.interfaces;
-  b.interfaces[1].rx_dropped += 3;                 // eth0 moved
-  b.interfaces.push_back({"veth9", 10, 0, 0, 0});  // appeared during the window: counted from 0
-  b.interfaces[2].rx_packets = 1;                  // ens1f0 went backwards (recreated): 0, not listed
+  b.interfaces[1].rx_dropped += 3;                        // eth0 moved
+  b.interfaces.push_back({"veth9", 10, 0, 0, 0});         // appeared during the window: counted from 0
+  b.interfaces[2].rx_packets = 1;                         // ens1f0 went backwards (recreated): 0, not listed
   auto d = host_delta_between(a, b);
 
   CHECK(d.window_s == Approx(2.0));
@@ -187,8 +180,7 @@ TEST_CASE("a big host's delta lists its busiest CPUs and stays within a control 
 }
 
 TEST_CASE("host delta JSON round-trips and is read strictly", "[host]") {
-  auto d = host_delta_between(snapshot(stat_before, softnet_before, 0, 0),
-                              snapshot(stat_after, softnet_after, 2'000'000'000, 0));
+  auto d = host_delta_between(snapshot(stat_before, softnet_before, 0, 0), snapshot(stat_after, softnet_after, 2'000'000'000, 0));
   d.interfaces.push_back({"eth0", 1, 2, 3, 4});
   json j = to_json(d);
   CHECK(j["cpu"]["per_cpu"][1]["cpu"] == 1);
@@ -198,9 +190,7 @@ TEST_CASE("host delta JSON round-trips and is read strictly", "[host]") {
   auto back = host_delta_from_json(j);
   CHECK(to_json(back) == j);
 
-  auto fails = [&](json bad, const std::string& text) {
-    CHECK_THROWS_WITH(host_delta_from_json(bad), Catch::Contains(text));
-  };
+  auto fails = [&](json bad, const std::string& text) { CHECK_THROWS_WITH(host_delta_from_json(bad), Catch::Contains(text)); };
   json x = j;
   x["extra"] = 1;
   fails(x, "'extra' is not a known field");
