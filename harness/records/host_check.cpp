@@ -166,12 +166,13 @@ host_check host_check_from_json(const json& j, const std::string& context) {
   using fields = nb::json_fields<std::runtime_error>;
   fields f(j, context);
   host_check c;
-  c.host = f.get<std::string>("host");
-  c.address = f.get<std::string>("address");
-  c.launcher = f.get<std::string>("launcher");
+  // Who was checked and with which programs: five words, each required.
+  for (auto [name, member] :
+       {std::pair{"host", &host_check::host}, std::pair{"address", &host_check::address},
+        std::pair{"launcher", &host_check::launcher}, std::pair{"netload_version", &host_check::netload_version},
+        std::pair{"netserve_version", &host_check::netserve_version}})
+    c.*member = f.get<std::string>(name);
   c.reachable = f.get<bool>("reachable");
-  c.netload_version = f.get<std::string>("netload_version");
-  c.netserve_version = f.get<std::string>("netserve_version");
   c.facts = f.get<json>("facts");  // netload --host-info's line as it came: judged by facts_problem, not here
   c.errors = f.get<std::vector<std::string>>("errors");
   c.notes = f.get<std::vector<std::string>>("notes");
