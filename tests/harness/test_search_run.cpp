@@ -102,7 +102,9 @@ TEST_CASE("harness integration: a rate search on loopback records MLRsearch's go
     REQUIRE(g.at("relevant_lower_bound").is_number());
     CHECK(g.at("relevant_lower_bound").get<double>() > 1000);
     CHECK(g.at("relevant_lower_bound_per_instance").get<double>() == Approx(g.at("relevant_lower_bound").get<double>() / 2));
-    CHECK(g.at("regular").get<bool>() == g.at("irregularities").empty());
+    // Irregular results name why; a regular one may still name what happened on the way (a trial that
+    // failed to run and was repeated, a busy sender's shortfall), as RFC 9971 allows.
+    if (!g.at("regular").get<bool>()) CHECK_FALSE(g.at("irregularities").empty());
   }
   // The latency probe at the minimal load and at 10, 50 and 90 % of the PDR's conditional throughput.
   const json& latency = s.at("latency");
