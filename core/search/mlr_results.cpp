@@ -68,14 +68,21 @@ std::vector<goal_result> mlr_search::results() const {
   return out;
 }
 
+nlohmann::json to_json(const goal& g) {
+  return {{"name", g.name},
+          {"loss_ratio", g.loss_ratio},
+          {"exceed_ratio", g.exceed_ratio},
+          {"final_trial_duration", g.final_trial_duration},
+          {"duration_sum", g.duration_sum},
+          {"width", g.width},
+          {"width_is", "relative: (upper - lower) / upper"},
+          {"initial_trial_duration", g.initial_trial_duration}};
+}
+
 nlohmann::json to_json(const mlr_search& s) {
   using nlohmann::json;
   json goals = json::array();
-  for (const auto& g : s.goals())
-    goals.push_back({{"name", g.name}, {"loss_ratio", g.loss_ratio}, {"exceed_ratio", g.exceed_ratio},
-                     {"final_trial_duration", g.final_trial_duration}, {"duration_sum", g.duration_sum},
-                     {"width", g.width}, {"width_is", "relative: (upper - lower) / upper"},
-                     {"initial_trial_duration", g.initial_trial_duration}});
+  for (const auto& g : s.goals()) goals.push_back(to_json(g));
   json trials = json::array();
   for (std::size_t i = 0; i < s.trials().size(); ++i) {
     const auto& t = s.trials()[i];

@@ -130,6 +130,8 @@ class mlr_search {
 
 // The search's record for summary.json and the reports: goals, every trial, every goal result, with
 // the RFC's terms in snake_case.
+// A goal by the RFC's parameter names: the one form the harness's and netload's records share.
+nlohmann::json to_json(const goal& g);
 nlohmann::json to_json(const mlr_search& s);
 
 }  // namespace nb::search

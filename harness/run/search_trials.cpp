@@ -13,16 +13,6 @@ constexpr double sender_tolerance = 0.99;
 
 json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-json goal_json(const nb::search::goal& g) {
-  return {{"name", g.name},
-          {"loss_ratio", g.loss_ratio},
-          {"exceed_ratio", g.exceed_ratio},
-          {"final_trial_duration", g.final_trial_duration},
-          {"duration_sum", g.duration_sum},
-          {"width", g.width},
-          {"initial_trial_duration", g.initial_trial_duration}};
-}
-
 // A load three ways: aggregate packets per second (the name itself), per instance, and payload bits.
 void put_load(json& j, const std::string& name, const std::optional<double>& pps, std::size_t instances, std::uint32_t m) {
   j[name] = or_null(pps);
@@ -31,7 +21,7 @@ void put_load(json& j, const std::string& name, const std::optional<double>& pps
 }
 
 json goal_result_json(const nb::search::goal_result& r, const search_state& s) {
-  json j = {{"name", r.g.name}, {"goal", goal_json(r.g)}};
+  json j = {{"name", r.g.name}, {"goal", nb::search::to_json(r.g)}};
   put_load(j, "relevant_lower_bound", r.relevant_lower_bound, s.instances, s.message_size);
   put_load(j, "relevant_upper_bound", r.relevant_upper_bound, s.instances, s.message_size);
   put_load(j, "conditional_throughput", r.conditional_throughput, s.instances, s.message_size);
@@ -123,7 +113,7 @@ json to_json(const search_trial& t, std::size_t instances, std::uint32_t m) {
 
 json to_json(const search_state& s) {
   json goals = json::array(), trials = json::array(), results = json::array(), latency = json::array();
-  for (const auto& g : s.spec->goals) goals.push_back(goal_json(g));
+  for (const auto& g : s.spec->goals) goals.push_back(nb::search::to_json(g));
   double seconds = 0;
   for (const auto& t : s.trials) {
     trials.push_back(to_json(t, s.instances, s.message_size));
