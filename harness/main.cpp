@@ -26,6 +26,8 @@
 
 namespace {
 
+using nb::cli::option;
+
 // CLI11's Range lets NaN through: every comparison with it is false.
 const CLI::Validator finite(
     [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
@@ -56,35 +58,23 @@ const CLI::Validator baseline_runs_check(
 
 // The options of a run, shared by `harness run` and `harness watch`, which runs the plan the same way.
 void add_run_options(CLI::App& cmd, harness::run_request& req) {
-  cmd.add_option("--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made")
-      ->option_text("DIR");
-  cmd.add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
+  option(cmd, "--results", req.results_root, "Folder under which results/<plan>-<UTC time>/ is made", "DIR");
+  option(cmd, "--bin-dir", req.bin_dir, "Where this machine's netserve and netload are", "DIR");
   cmd.add_flag("!--no-live", req.live, "No per-second progress lines");
   cmd.add_flag("--allow-offset", req.allow_offset,
                 "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
-  cmd.add_option("--duration", req.overrides.duration,
-                  "Seconds per test instead of the plan's (every test; a rate search's final trials)")
-      ->check(finite)
-      ->check(CLI::Range(0.1, 86400.0))
-      ->option_text("S");
-  cmd.add_option("--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's")
-      ->check(CLI::Range(1, 1000))
-      ->option_text("N");
-  cmd.add_option("--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)")
-      ->option_text("TEST")
-      ->allow_extra_args(false);
-  cmd.add_option("--db", req.db, "Results database (default: RESULTS/netbench.sqlite)")->option_text("PATH");
+  option(cmd, "--duration", req.overrides.duration,
+                  "Seconds per test instead of the plan's (every test; a rate search's final trials)", "S")->check(finite)->check(CLI::Range(0.1, 86400.0));
+  option(cmd, "--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's", "N")->check(CLI::Range(1, 1000));
+  option(cmd, "--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)", "TEST")->allow_extra_args(false);
+  option(cmd, "--db", req.db, "Results database (default: RESULTS/netbench.sqlite)", "PATH");
   auto* no_db = cmd.add_flag("!--no-db", req.record, "Record nothing in the results database");
   cmd.add_flag("--fail-on-regression", req.fail_on_regression,
                 "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
       ->excludes(no_db);
-  cmd.add_option("--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against")
-      ->check(baseline_runs_check)
-      ->option_text("N");
-  cmd.add_option("--min-change", req.min_change_percent,
-                  "Smallest drop (% of the baseline's mean) that counts as a regression")
-      ->check(min_change_check)
-      ->option_text("PCT");
+  option(cmd, "--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against", "N")->check(baseline_runs_check);
+  option(cmd, "--min-change", req.min_change_percent,
+                  "Smallest drop (% of the baseline's mean) that counts as a regression", "PCT")->check(min_change_check);
 }
 
 // --every: "2h30m" into seconds, or CLI11's one-line error saying what is wrong.
@@ -133,45 +123,32 @@ struct command_line {
 void add_run_and_watch(CLI::App& app, command_line& c) {
   auto& req = c.req;
   c.run = app.add_subcommand("run", "Run a plan (default: the embedded configs/loopback.toml)");
-  c.run->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
+  option(*c.run, "plan", req.plan_path, "Plan file (TOML)", "PLAN");
   c.run->add_flag("--dry-run", req.dry_run, "Print every host's commands; run nothing, open no socket");
   add_run_options(*c.run, req);
   auto* watch = c.watch =
       app.add_subcommand("watch", "Run a plan again and again, each run recorded and judged; metrics for Prometheus");
-  watch->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN")->required();
+  option(*watch, "plan", req.plan_path, "Plan file (TOML)", "PLAN")->required();
   add_run_options(*watch, req);
-  watch->add_option("--every", c.every_s, "Start a run this long after the previous one started (30s, 15m, 1h, 2h30m)")
-      ->transform(period_check)
-      ->required()
-      ->option_text("PERIOD");
-  watch->add_option("--count", c.watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)")
-      ->check(CLI::Range(1, 1000000))
-      ->option_text("N");
-  watch->add_option("--listen", c.watch_req.listen,
-                    "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)")
-      ->check(listen_check)
-      ->option_text("ADDR:PORT");
+  option(*watch, "--every", c.every_s, "Start a run this long after the previous one started (30s, 15m, 1h, 2h30m)", "PERIOD")->transform(period_check)->required();
+  option(*watch, "--count", c.watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)", "N")->check(CLI::Range(1, 1000000));
+  option(*watch, "--listen", c.watch_req.listen,
+                    "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)", "ADDR:PORT")->check(listen_check);
 }
 
 void add_check_report_compare(CLI::App& app, command_line& c) {
   auto& req = c.req;
   auto* check = c.check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
-  check->add_option("plan", req.plan_path, "Plan file (TOML)")->option_text("PLAN");
-  check->add_option("--bin-dir", req.bin_dir, "Where this machine's netserve and netload are")->option_text("DIR");
+  option(*check, "plan", req.plan_path, "Plan file (TOML)", "PLAN");
+  option(*check, "--bin-dir", req.bin_dir, "Where this machine's netserve and netload are", "DIR");
   check->add_flag("--allow-offset", req.allow_offset, "Judge as `run --allow-offset` would: an offset is a note");
-  check->add_option("--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)")
-      ->option_text("TEST")
-      ->allow_extra_args(false);
+  option(*check, "--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)", "TEST")->allow_extra_args(false);
   c.report = app.add_subcommand("report", "Rebuild summary.json, summary.csv, report.md and report.html from raw/");
-  c.report->add_option("dir", c.report_dir, "A results folder")->required()->option_text("DIR");
+  option(*c.report, "dir", c.report_dir, "A results folder", "DIR")->required();
   auto* compare = c.compare = app.add_subcommand(
       "compare", "Compare results folders: each later one against the first (received pps and Mbit/s, 95 % intervals)");
-  compare->add_option("dirs", c.compare_dirs, "Results folders; the first is the baseline (A)")
-      ->required()
-      ->expected(2, -1)
-      ->option_text("DIR_A DIR_B [DIR...]");
-  compare->add_option("--out", c.compare_out, "Where compare.md, compare.json and compare.html go (default: the current folder)")
-      ->option_text("DIR");
+  option(*compare, "dirs", c.compare_dirs, "Results folders; the first is the baseline (A)", "DIR_A DIR_B [DIR...]")->required()->expected(2, -1);
+  option(*compare, "--out", c.compare_out, "Where compare.md, compare.json and compare.html go (default: the current folder)", "DIR");
   compare->footer(
       "A verdict says better or worse only when the 95 % confidence interval of the difference of the means (Welch's t)\n"
       "lies wholly above or below zero: each side needs at least two ok runs (repeats = N in the plan). Measurements are\n"
@@ -182,11 +159,10 @@ void add_check_report_compare(CLI::App& app, command_line& c) {
 void add_history(CLI::App& app, command_line& c) {
   auto& hist = c.hist;
   auto* history = c.history = app.add_subcommand("history", "Each measurement over time, from the results database");
-  history->add_option("--db", hist.db, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
-  history->add_option("--plan", hist.plan, "Only this plan")->option_text("NAME");
-  history->add_option("--test", hist.test, "Only this test")->option_text("NAME");
-  history->add_option("--since", hist.since, "Only results folders started on or after (UTC)")
-      ->option_text("YYYY-MM-DD[THH:MM[:SS]]");
+  option(*history, "--db", hist.db, "Results database (default: results/netbench.sqlite)", "PATH");
+  option(*history, "--plan", hist.plan, "Only this plan", "NAME");
+  option(*history, "--test", hist.test, "Only this test", "NAME");
+  option(*history, "--since", hist.since, "Only results folders started on or after (UTC)", "YYYY-MM-DD[THH:MM[:SS]]");
   auto* hist_json = history->add_flag("--json", hist.json, "JSON on stdout");
   auto* hist_csv = history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
   c.hist_html = history->add_option("--html", hist.html,
@@ -195,28 +171,23 @@ void add_history(CLI::App& app, command_line& c) {
                     ->expected(0, 1)
                     ->excludes(hist_json, hist_csv)
                     ->option_text("[PATH]");
-  history->add_option("--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)")
-      ->check(baseline_runs_check)
-      ->option_text("N");
-  history->add_option("--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)")
-      ->check(min_change_check)
-      ->option_text("PCT");
+  option(*history, "--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)", "N")->check(baseline_runs_check);
+  option(*history, "--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)", "PCT")->check(min_change_check);
 }
 
 void add_db_deploy_lab(CLI::App& app, command_line& c) {
   auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
   db->require_subcommand(1);
   c.db_import = db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
-  c.db_import->add_option("dirs", c.import_dirs, "Results folders")->required()->option_text("DIR...");
-  c.db_import->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
+  option(*c.db_import, "dirs", c.import_dirs, "Results folders", "DIR...")->required();
+  option(*c.db_import, "--db", c.db_path, "Results database (default: results/netbench.sqlite)", "PATH");
   c.db_baseline = db->add_subcommand("baseline", "Judge the plan's later runs against this results folder");
-  c.db_baseline->add_option("run", c.baseline_folder, "A results folder (its name or path)")->required()->option_text("RUN");
-  c.db_baseline->add_option("--db", c.db_path, "Results database (default: results/netbench.sqlite)")->option_text("PATH");
+  option(*c.db_baseline, "run", c.baseline_folder, "A results folder (its name or path)", "RUN")->required();
+  option(*c.db_baseline, "--db", c.db_path, "Results database (default: results/netbench.sqlite)", "PATH");
   auto& dep = c.dep;
   c.deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
-  c.deploy->add_option("plan", dep.plan_path, "Plan file (TOML)")->required()->option_text("PLAN");
-  c.deploy->add_option("--from", dep.from, "Where the programs to copy are (default: this tree's build/static/bin)")
-      ->option_text("DIR");
+  option(*c.deploy, "plan", dep.plan_path, "Plan file (TOML)", "PLAN")->required();
+  option(*c.deploy, "--from", dep.from, "Where the programs to copy are (default: this tree's build/static/bin)", "DIR");
   c.deploy->add_flag("--dry-run", dep.dry_run, "Print every host's commands; run nothing");
   app.add_subcommand("lab", "Network-namespace lab: up FILE, down FILE, status [FILE], counters FILE")->allow_extras();
 }

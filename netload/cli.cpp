@@ -78,104 +78,85 @@ struct raw_options {
 void add_connection(CLI::App& app, client_options& o, raw_options& raw) {
   using namespace nb::cli;
   const std::string conn = "Server and connection";
-  app.add_option("-H,--host", o.host, "Server host name or address (default 127.0.0.1)")->option_text("HOST")->group(conn);
-  app.add_option("-p,--port", o.port, "Server port, control and data (default 12865)")
-      ->option_text("PORT")->check(whole_in("-p", 1, 65535))->group(conn);
-  app.add_option("-L,--local", o.local_address, "Local address to send from (numeric; control and data)")
-      ->option_text("ADDR")->group(conn);
+  option(app, "-H,--host", o.host, "Server host name or address (default 127.0.0.1)", "HOST", conn);
+  option(app, "-p,--port", o.port, "Server port, control and data (default 12865)", "PORT", conn)->check(whole_in("-p", 1, 65535));
+  option(app, "-L,--local", o.local_address, "Local address to send from (numeric; control and data)", "ADDR", conn);
   app.add_flag_callback("-4", [&] { o.family = AF_INET; }, "IPv4 only")->group(conn);
   app.add_flag_callback("-6", [&] { o.family = AF_INET6; }, "IPv6 only")->group(conn);
-  app.add_option("--peer", raw.peer,
+  option(app, "--peer", raw.peer,
                  "The server: netserve (default), or a stock iperf3 -s (port 5201 unless -p) or netperf netserver 2.7 "
-                 "(UDP_STREAM, TCP_STREAM); a stock server's own counts are the receiver's")
-      ->option_text("SERVER")->group(conn);
-  app.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server (default 5)")
-      ->option_text("SECONDS")->check(positive("--connect-timeout", "seconds"))->group(conn);
-  app.add_option("--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file")
-      ->option_text("FILE")->group(conn);
+                 "(UDP_STREAM, TCP_STREAM); a stock server's own counts are the receiver's", "SERVER", conn);
+  option(app, "--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server (default 5)", "SECONDS", conn)->check(positive("--connect-timeout", "seconds"));
+  option(app, "--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file", "FILE", conn);
 }
 
-void add_global(CLI::App& app, client_options& o, raw_options& raw) {
+// What runs: the test, its length, streams, direction and CPUs (help group "Test").
+void add_test_shape(CLI::App& app, client_options& o, raw_options& raw) {
   using namespace nb::cli;
-  const std::string test = "Test", pace = "Pacing", out = "Output", start = "Start instant", wire = "Data sockets";
-  add_connection(app, o, raw);
-  app.add_option("-t,--test", raw.test, "UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR (default TCP_STREAM)")
-      ->option_text("TEST")->group(test);
-  app.add_option("-l,--length", o.duration_s, "Test duration, seconds (default 10)")
-      ->option_text("SECONDS")->check(positive("-l", "seconds"))->group(test);
-  app.add_option("--streams", o.streams, "Parallel streams, one thread each (default 1)")
-      ->option_text("N")->check(whole_in("--streams", 1, max_streams_per_test))->group(test);
-  app.add_option("--omit", o.omit_s, "Run this many seconds before -l's and leave them out of the figures (iperf3 -O)")
-      ->option_text("SECONDS")->check(non_negative("--omit", "seconds"))->group(test);
+  const std::string test = "Test";
+  option(app, "-t,--test", raw.test, "UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR (default TCP_STREAM)", "TEST", test);
+  option(app, "-l,--length", o.duration_s, "Test duration, seconds (default 10)", "SECONDS", test)->check(positive("-l", "seconds"));
+  option(app, "--streams", o.streams, "Parallel streams, one thread each (default 1)", "N", test)->check(whole_in("--streams", 1, max_streams_per_test));
+  option(app, "--omit", o.omit_s, "Run this many seconds before -l's and leave them out of the figures (iperf3 -O)", "SECONDS", test)->check(non_negative("--omit", "seconds"));
   app.add_flag("--reverse", o.reverse, "The server sends, netload receives")->group(test);
   app.add_flag("--bidir", o.bidir,
                "Both directions at once (iperf3 --bidir): a second test in reverse on its own connection, one start "
                "instant, each direction's counts and a sum; --rate / --pps apply to each direction")
       ->group(test);
-  app.add_option("-T", raw.cpus, "CPU affinity: local,remote (netperf syntax: N, L,R, L, or ,R)")
-      ->option_text("CPUS")->group(test);
-  app.add_option("--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)")->option_text("BITS")->group(pace);
-  app.add_option("--burst", raw.burst, "RR: transactions in flight beyond the first (netperf's -- -b)")
-      ->option_text("N")->check(whole_in("--burst", 0, max_rr_burst))->group(test);
-  app.add_option("--pps", o.pps, "Target packets (TCP: messages; RR: transactions) per second, all streams")
-      ->option_text("N")->check(non_negative("--pps", "packets per second"))->group(pace);
-  app.add_option("-f", raw.units, "Units of the printed rates: k m g = 10^3 10^6 10^9 bit/s, K M G = 2^10 2^20 2^30 byte/s (default m)")
-      ->option_text("UNITS")->group(out);
+  option(app, "-T", raw.cpus, "CPU affinity: local,remote (netperf syntax: N, L,R, L, or ,R)", "CPUS", test);
+  option(app, "--burst", raw.burst, "RR: transactions in flight beyond the first (netperf's -- -b)", "N", test)->check(whole_in("--burst", 0, max_rr_burst));
+}
+
+void add_global(CLI::App& app, client_options& o, raw_options& raw) {
+  using namespace nb::cli;
+  const std::string pace = "Pacing", out = "Output", start = "Start instant", wire = "Data sockets";
+  add_connection(app, o, raw);
+  add_test_shape(app, o, raw);
+  option(app, "--rate", raw.rate, "Target payload bit rate, all streams (k/M/G suffixes)", "BITS", pace);
+  option(app, "--pps", o.pps, "Target packets (TCP: messages; RR: transactions) per second, all streams", "N", pace)->check(non_negative("--pps", "packets per second"));
+  option(app, "-f", raw.units, "Units of the printed rates: k m g = 10^3 10^6 10^9 bit/s, K M G = 2^10 2^20 2^30 byte/s (default m)", "UNITS", out);
   app.add_flag("-c", o.local_cpu_util, "Print the local host's CPU utilisation and service demand")->group(out);
   app.add_flag("-C", o.remote_cpu_util, "Print the remote host's CPU utilisation and service demand")->group(out);
-  app.add_option("--interval", o.interval_s, "Report every so many seconds (0 = off)")
-      ->option_text("SECONDS")->check(non_negative("--interval", "seconds"))->group(out);
+  option(app, "--interval", o.interval_s, "Report every so many seconds (0 = off)", "SECONDS", out)->check(non_negative("--interval", "seconds"));
   app.add_flag("--json", o.json, "Print one JSON result object")->group(out);
   app.add_flag("--json-stream", o.json_stream, "Print JSON lines: intervals, then the result")->group(out);
-  app.add_option("--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds, in the future)")
-      ->option_text("EPOCH")->group(start);
+  option(app, "--start-at", o.start_at, "Start sending at this wall-clock instant (epoch seconds, in the future)", "EPOCH", start);
   app.add_flag("--start-on-stdin", o.start_on_stdin,
                "Connect, say 'armed', then read the start instant (epoch seconds) from standard input")
       ->group(start);
-  app.add_option("--dscp", o.dscp, "DSCP value for data packets")->option_text("N")->check(whole_in("--dscp", 0, max_dscp))->group(wire);
+  option(app, "--dscp", o.dscp, "DSCP value for data packets", "N", wire)->check(whole_in("--dscp", 0, max_dscp));
   app.add_flag("!--no-gso", o.gso, "Send with plain sendmmsg, no UDP GSO")->group(wire);
   app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)")->group(wire);
-  app.add_option("--batch", o.batch, "Datagrams per system call at most")
-      ->option_text("N")->check(whole_in("--batch", 1, max_batch))->group(wire);
+  option(app, "--batch", o.batch, "Datagrams per system call at most", "N", wire)->check(whole_in("--batch", 1, max_batch));
   const std::string check = "Host check (what `harness check` runs on each host)";
   app.add_flag("--host-info", o.host_info,
                "Run no test: print this host's facts (JSON line), then answer each line on stdin with the wall clock")
       ->group(check);
-  app.add_option("--mtu-to", o.mtu_peers, "With --host-info: give the path MTU to this peer (repeatable)")
-      ->option_text("ADDRESS")->group(check)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  option(app, "--mtu-to", o.mtu_peers, "With --host-info: give the path MTU to this peer (repeatable)", "ADDRESS", check)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 void add_test(CLI::App& app, raw_options& raw, client_options& o) {
   using namespace nb::cli;
   const std::string group = "Test-specific options (after --)";
-  app.add_option("-m", raw.message, "Message (datagram payload / send) size, bytes (UDP 1472, TCP 1M)")
-      ->option_text("SIZE")->group(group);
-  app.add_option("-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
-  app.add_option("-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)")->option_text("BYTES")->group(group);
-  app.add_option("-M", raw.remote_recv_size, "TCP: the receiver's bytes per recv(), as netperf's remote receive size (--recv-size)")
-      ->option_text("BYTES")->group(group);
-  app.add_option("--mss", o.mss, "TCP maximum segment size (iperf's -M)")
-      ->option_text("BYTES")->check(whole_in("--mss", min_mss, max_mss))->group(group);
-  app.add_option("-K", o.congestion, "TCP congestion control, both ends (cubic, bbr, reno...; default: each host's)")
-      ->option_text("ALGO")->group(group);
-  app.add_option("--recv-size", raw.recv_size, "TCP: the receiver's bytes per recv() (default 64K under bbr, else 256K)")
-      ->option_text("BYTES")->group(group);
+  option(app, "-m", raw.message, "Message (datagram payload / send) size, bytes (UDP 1472, TCP 1M)", "SIZE", group);
+  option(app, "-s", raw.local_buf, "Local socket buffer, bytes (K/M suffixes)", "BYTES", group);
+  option(app, "-S", raw.remote_buf, "Remote socket buffer, bytes (K/M suffixes)", "BYTES", group);
+  option(app, "-M", raw.remote_recv_size, "TCP: the receiver's bytes per recv(), as netperf's remote receive size (--recv-size)", "BYTES", group);
+  option(app, "--mss", o.mss, "TCP maximum segment size (iperf's -M)", "BYTES", group)->check(whole_in("--mss", min_mss, max_mss));
+  option(app, "-K", o.congestion, "TCP congestion control, both ends (cubic, bbr, reno...; default: each host's)", "ALGO", group);
+  option(app, "--recv-size", raw.recv_size, "TCP: the receiver's bytes per recv() (default 64K under bbr, else 256K)", "BYTES", group);
   app.add_flag("--zerocopy", o.zerocopy, "TCP: send with MSG_ZEROCOPY (the result says what the kernel copied)")->group(group);
   app.add_flag("--send-copy", o.send_copy, "TCP: send() from a buffer, as iperf3 and iperf2 do, instead of sendfile()")
       ->group(group);
-  app.add_option("--recv-mode", raw.recv_mode,
+  option(app, "--recv-mode", raw.recv_mode,
                  "TCP: how the receiver reads: copy (as iperf3 and iperf2 do), discard (the kernel counts and drops the "
                  "bytes, MSG_TRUNC) or auto (default: copy for one stream to this host, where that splits TCP's work "
-                 "between the two CPUs; discard otherwise)")
-      ->option_text("auto|copy|discard")->group(group);
+                 "between the two CPUs; discard otherwise)", "auto|copy|discard", group);
   app.add_flag("--recv-copy", raw.recv_copy, "TCP: --recv-mode copy")->group(group);
   app.add_flag("--recv-discard", raw.recv_discard, "TCP: --recv-mode discard")->group(group);
-  app.add_option("-r", raw.rr_sizes, "RR: request and response sizes, bytes (default 1,1)")
-      ->option_text("REQ,RESP")->group(group);
-  app.add_option("-b", raw.test_burst, "RR: transactions in flight beyond the first (default 0)")
-      ->option_text("N")->check(whole_in("-b", 0, max_rr_burst))->group(group);
-  app.add_option("-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)")
-      ->option_text("1")->check(whole_in("-R", 0, 1))->group(group);
+  option(app, "-r", raw.rr_sizes, "RR: request and response sizes, bytes (default 1,1)", "REQ,RESP", group);
+  option(app, "-b", raw.test_burst, "RR: transactions in flight beyond the first (default 0)", "N", group)->check(whole_in("-b", 0, max_rr_burst));
+  option(app, "-R", raw.routing, "Allow routing: 1 only (SO_DONTROUTE is never set)", "1", group)->check(whole_in("-R", 0, 1));
 }
 
 // The refused netperf options for the footer: "-a send/recv buffer alignment; -A ...".

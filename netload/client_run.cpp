@@ -242,12 +242,9 @@ test_result client_test::result() const {
   const side_counts& rcv = o_.reverse ? local_final_ : server_final_.counts;
   r.actual_start = static_cast<double>(snd.start_wall_ns) / 1e9;
   const double secs = ns_to_s(snd.elapsed_ns);
-  r.sender = {snd.packets, snd.bytes, snd.errors, secs, 0, 0, snd.start_wall_ns, 0,
-              o_.reverse ? ready_.sndbuf : local_buffer_granted_, snd.batching};
-  r.receiver = {rcv.packets, rcv.bytes, 0, secs, 0, 0, rcv.start_wall_ns, rcv.end_wall_ns,
-                o_.reverse ? local_buffer_granted_ : ready_.rcvbuf, rcv.batching};
-  compute_rates(r.sender);
-  compute_rates(r.receiver);
+  r.sender = sender_figures(snd, secs, snd.start_wall_ns, o_.reverse ? ready_.sndbuf : local_buffer_granted_,
+                            snd.batching);
+  r.receiver = receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : ready_.rcvbuf, rcv.batching);
   r.receive_engine = rcv.receive_engine.empty() ? "socket" : rcv.receive_engine;
   if (r.receive_engine != "socket") {
     r.socket_received.emplace(rcv.socket_packets, rcv.socket_bytes);

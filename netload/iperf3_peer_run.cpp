@@ -159,12 +159,9 @@ test_result iperf3_client::result() const {
   const side_counts& rcv = o_.reverse ? own_ : peer;
   const double secs = o_.reverse ? (peer_seconds > 0 ? peer_seconds : seconds_) : ns_to_s(own_.elapsed_ns);
   r.actual_start = static_cast<double>(o_.reverse ? start_wall_ns_ : own_.start_wall_ns) / 1e9;
-  r.sender = {snd.packets, snd.bytes, snd.errors, secs, 0, 0, o_.reverse ? start_wall_ns_ : own_.start_wall_ns, 0,
-              o_.reverse ? 0 : local_buffer_granted_, o_.reverse ? "iperf3" : own_.batching};
-  r.receiver = {rcv.packets, rcv.bytes, 0, secs, 0, 0, rcv.start_wall_ns, rcv.end_wall_ns,
-                o_.reverse ? local_buffer_granted_ : 0, o_.reverse ? own_.batching : "iperf3"};
-  compute_rates(r.sender);
-  compute_rates(r.receiver);
+  r.sender = sender_figures(snd, secs, o_.reverse ? start_wall_ns_ : own_.start_wall_ns,
+                            o_.reverse ? 0 : local_buffer_granted_, o_.reverse ? "iperf3" : own_.batching);
+  r.receiver = receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : 0, o_.reverse ? own_.batching : "iperf3");
   r.receive_engine = "socket";
   reconcile(r, o_.reverse ? own_.kernel_drops : 0, o_.reverse && udp ? own_.buffers : 0);
   if (o_.target_pps() > 0)

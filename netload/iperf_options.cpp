@@ -227,6 +227,8 @@ struct option_spec {
 };
 
 const std::vector<option_spec>& iperf3_options() {
+  // a table, laid out by hand (clang-format would give each entry its own line)
+  // clang-format off
   static const std::vector<option_spec> t = {
       {'c', "client", true, host}, {'p', "port", true, port}, {'u', "udp", false, udp}, {'l', "length", true, length3},
       {'b', "bitrate", true, rate3}, {0, "bandwidth", true, rate3}, {'t', "time", true, time3},
@@ -257,10 +259,13 @@ const std::vector<option_spec>& iperf3_options() {
       {0, "connect-timeout", true, nullptr, "in milliseconds; netload's --connect-timeout takes seconds"},
       {0, "username", true, nullptr, "authentication; netload's is --psk-file"},
       {0, "rsa-public-key-path", true, nullptr, "authentication; netload's is --psk-file"}};
+  // clang-format on
   return t;
 }
 
 const std::vector<option_spec>& iperf2_options() {
+  // a table, laid out by hand (clang-format would give each entry its own line)
+  // clang-format off
   static const std::vector<option_spec> t = {
       {'c', "client", true, host}, {'p', "port", true, port}, {'u', "udp", false, udp}, {'l', "len", true, length2},
       {'b', "bandwidth", true, rate2}, {'t', "time", true, time2}, {'i', "interval", true, interval2},
@@ -286,6 +291,7 @@ const std::vector<option_spec>& iperf2_options() {
       {0, "trip-times", false, nullptr, "one-way delays"}, {0, "histograms", false, nullptr, "latency histograms"},
       {0, "isochronous", false, nullptr, "isochronous frames"}, {0, "txstart-time", true, nullptr, "a start instant; netload's is --start-at"},
       {0, "bounceback", false, nullptr, "bounce-back latency"}, {0, "fq-rate", true, nullptr, "fair-queue pacing"}};
+  // clang-format on
   return t;
 }
 

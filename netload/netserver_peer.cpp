@@ -7,7 +7,6 @@
 #include "core/sys/socket.hpp"
 #include "core/data/streams.hpp"
 #include "core/base/units.hpp"
-#include "core/base/version.hpp"
 #include "netload/client.hpp"
 #include "netload/user_stop.hpp"
 
@@ -262,16 +261,22 @@ np::omni_results end_test(const client_options& o, fd_handle& data, int control,
   return np::decode_results(end);
 }
 
+// The harness's barrier: connected, armed; the test is asked for once the instant is known (0: now).
+std::int64_t requested_start_ns(const client_options& o, const client_events& events, polled_stop& stop) {
+  const std::int64_t requested = o.start_on_stdin ? read_start_instant(events, stop)
+                                 : o.start_at     ? static_cast<std::int64_t>(*o.start_at * 1e9)
+                                                  : 0;
+  if (requested && requested < wall_ns())
+    throw std::runtime_error(fmt::format("start instant {:.6f} is in the past: refused; give an instant in the future",
+                                         ns_to_s(requested)));
+  return requested;
+}
+
 }  // namespace
 
 test_result run_netserver_test(const client_options& o, const client_events& events) {
   check_options(o);
-  test_result r;
-  r.kind = o.kind;
-  r.host = o.host;
-  r.port = o.port;
-  r.message_size = o.message_size;
-  r.client_version = version;
+  test_result r = failed_result(o, "");  // what was asked, figures to come
   r.server_version = netserver_peer_name;
   r.receiver_counted_by = netserver_peer_name;  // the table's "Receiver    counted by:" line and the JSON's
   polled_stop stop;  // before the data thread starts: it inherits the blocked signals
@@ -280,10 +285,7 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     const auto connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.connect_timeout_s * 1000));
     fd_handle control = make_socket(server.family(), SOCK_STREAM);
     connect_within(control.get(), server, connect_timeout, stop);
-    // The harness's barrier: connected, armed; the test is asked for once the instant is known.
-    std::int64_t requested = o.start_on_stdin ? read_start_instant(events, stop) : o.start_at ? static_cast<std::int64_t>(*o.start_at * 1e9) : 0;
-    if (requested && requested < wall_ns())
-      throw std::runtime_error(fmt::format("start instant {:.6f} is in the past: refused; give an instant in the future", ns_to_s(requested)));
+    const std::int64_t requested = requested_start_ns(o, events, stop);
     r.requested_start = static_cast<double>(requested) / 1e9;
     fd_handle data = data_socket(o, server);
     const double wait_s = requested ? ns_to_s(requested - wall_ns()) : 0;
@@ -306,9 +308,8 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     const double secs = ns_to_s(sent.elapsed_ns);
     r.actual_start = static_cast<double>(sent.start_wall_ns) / 1e9;
     r.intervals = std::move(samples.taken);
-    r.sender = {sent.packets, sent.bytes, sent.errors, secs, 0, 0, sent.start_wall_ns, 0, sndbuf, sent.batching};
+    r.sender = sender_figures(sent, secs, sent.start_wall_ns, sndbuf, sent.batching);
     r.receiver = receiver_of(res, o, secs);
-    compute_rates(r.sender);
     compute_rates(r.receiver);
     r.receive_engine = "socket";
     reconcile(r, 0, 0);

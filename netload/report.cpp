@@ -1,12 +1,14 @@
 #include "netload/report.hpp"
 
 #include "core/base/clock.hpp"
+#include "core/base/json_fields.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/base/units.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 namespace nb::load {
 namespace {
@@ -76,12 +78,18 @@ std::string engine_line(const test_result& r) {
                      r.receive_engine, r.socket_received->first, r.socket_received->second, gaps);
 }
 
+// The test's header, then a table's column heads, the last line ending in the rate's unit.
+std::string with_heads(const test_result& r, std::string_view heads, const rate_units& u) {
+  return fmt::format("{}{}{}\n\n", header(r), heads, u.column());
+}
+
 std::string udp_table(const test_result& r, char units) {
   const rate_units u = units_of(units);
-  std::string s = header(r);
-  s += fmt::format("Socket  Message  Elapsed      Messages\n"
-                   "Size    Size     Time         Okay Errors   Throughput\n"
-                   "bytes   bytes    secs            #      #   {}\n\n", u.column());
+  std::string s = with_heads(r,
+                             "Socket  Message  Elapsed      Messages\n"
+                             "Size    Size     Time         Okay Errors   Throughput\n"
+                             "bytes   bytes    secs            #      #   ",
+                             u);
   s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n", r.sender.socket_buffer, r.message_size, r.sender.seconds,
                    r.sender.packets, r.sender.errors, u.of(r.sender.bits_per_second));
   s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", r.receiver.socket_buffer, "", r.receiver.seconds,
@@ -129,11 +137,12 @@ std::string tcp_info_line(const test_result& r, char units) {
 
 std::string tcp_table(const test_result& r, char units) {
   const rate_units u = units_of(units);
-  std::string s = header(r);
-  s += fmt::format("Recv   Send    Send\n"
-                   "Socket Socket  Message  Elapsed\n"
-                   "Size   Size    Size     Time     Throughput\n"
-                   "bytes  bytes   bytes    secs.    {}\n\n", u.column());
+  std::string s = with_heads(r,
+                             "Recv   Send    Send\n"
+                             "Socket Socket  Message  Elapsed\n"
+                             "Size   Size    Size     Time     Throughput\n"
+                             "bytes  bytes   bytes    secs.    ",
+                             u);
   s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", r.receiver.socket_buffer, r.sender.socket_buffer, r.message_size,
                    r.sender.seconds, u.of(r.receiver.bits_per_second));
   s += fmt::format("Messages/s  sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
@@ -244,17 +253,12 @@ std::string format_interval_line(const interval_figures& i, std::int64_t test_st
 }
 
 nlohmann::json options_json(const client_options& o) {
-  return {{"host", o.host},           {"port", o.port},           {"local_address", o.local_address},           {"test", to_string(o.kind)},
-          {"duration_s", o.duration_s}, {"message_size", o.message_size}, {"local_buffer", o.local_buffer},
-          {"remote_buffer", o.remote_buffer}, {"local_cpu", o.local_cpu}, {"remote_cpu", o.remote_cpu},
-          {"local_cpu_util", o.local_cpu_util}, {"remote_cpu_util", o.remote_cpu_util},
-          {"mss", o.mss},             {"recv_size", o.recv_size}, {"recv_mode", std::string(to_string(o.receive))}, {"omit_s", o.omit_s},
-          {"rate_bps", o.rate_bps},   {"pps", o.pps},
-          {"target_pps", o.target_pps()}, {"interval_s", o.interval_s}, {"streams", o.streams},
-          {"reverse", o.reverse},     {"bidir", o.bidir},         {"response_size", o.response_size},
-          {"burst", o.burst},         {"dscp", o.dscp},           {"gso", o.gso},
-          {"gro", o.gro},             {"batch", o.batch},         {"start_at", o.start_at ? nlohmann::json(*o.start_at) : nlohmann::json(nullptr)},
-          {"argv", o.argv}};
+  nlohmann::json j = write_described(o);
+  j["test"] = to_string(o.kind);
+  j["recv_mode"] = std::string(to_string(o.receive));
+  j["target_pps"] = o.target_pps();
+  j["start_at"] = o.start_at ? nlohmann::json(*o.start_at) : nlohmann::json(nullptr);
+  return j;
 }
 
 nlohmann::json interval_event(const interval_figures& i) {

@@ -67,6 +67,8 @@ std::vector<nb::search::goal> search_options::search_goals() const {
 void add_search_options(CLI::App& app, search_options& s) {
   using namespace nb::cli;
   const std::string group = "Rate search (RFC 9971 MLRsearch, UDP_STREAM; defaults: FD.io CSIT's goals)";
+  // a list of like options, laid out by hand (clang-format would give each call four lines)
+  // clang-format off
   app.add_option("--search", s.goals,
                  "Search the highest load meeting the goals: ndr (no loss), pdr (loss ratio <= --loss-ratio) or both "
                  "(the default). An unpaced trial first (MRR: its sent rate is the maximum load, its received rate the "
@@ -96,6 +98,7 @@ void add_search_options(CLI::App& app, search_options& s) {
                  "No trial starts that would end later than this many seconds after the search began (default 900); "
                  "a search stopped by either cap says which goals it left open")
       ->option_text("SECONDS")->check(number_in("--max-search-time", 1, 86400, "seconds"))->group(group);
+  // clang-format on
 }
 
 void finish_search(client_options& o, const CLI::App& app) {

@@ -116,13 +116,7 @@ json trial_test_json(const search_trial& t) {
 json search_options_json(const client_options& o) {
   json goals = json::array();
   for (const auto& g : o.search.search_goals())
-    goals.push_back({{"name", g.name},
-                     {"loss_ratio", g.loss_ratio},
-                     {"exceed_ratio", g.exceed_ratio},
-                     {"final_trial_duration", g.final_trial_duration},
-                     {"duration_sum", g.duration_sum},
-                     {"width", g.width},
-                     {"initial_trial_duration", g.initial_trial_duration}});
+    goals.push_back(nb::search::to_json(g));  // the goal as the core's search record gives it
   return {{"goals", o.search.goals},
           {"search_goals", goals},
           {"settle_s", o.search.settle_s},

@@ -38,6 +38,15 @@ class help_formatter : public CLI::Formatter {
 // -h/--help goes to the end, in group "Other". Call it after adding the options and subcommands.
 void set_help(CLI::App& app, const std::string& program, const std::string& usage = {});
 
+// An option that takes a value, as every program adds one: its value's name in the help (SECONDS, N)
+// instead of a type tag, and its help group (none: CLI11's "Options").
+template <class T>
+CLI::Option* option(CLI::App& app, const std::string& names, T& into, const std::string& help,
+                    const std::string& value_name, const std::string& group = {}) {
+  CLI::Option* o = app.add_option(names, into, help)->option_text(value_name);
+  return group.empty() ? o : o->group(group);
+}
+
 // A CLI11 error in words, one line: what a user wrote wrong, without CLI11's type names.
 std::string describe(const CLI::Error& e);
 

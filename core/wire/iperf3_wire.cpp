@@ -1,5 +1,6 @@
 #include "core/wire/iperf3_wire.hpp"
 
+#include "core/base/json_fields.hpp"
 #include "core/base/json_text.hpp"
 
 #include <fmt/format.h>
@@ -209,9 +210,7 @@ std::string encode_params(const params& p) {
 std::string encode_results(const results& r) {
   json streams = json::array();
   for (const stream_result& s : r.streams)
-    streams.push_back({{"id", s.id}, {"bytes", s.bytes}, {"retransmits", s.retransmits}, {"jitter", s.jitter},
-                       {"errors", s.errors}, {"packets", s.packets}, {"start_time", s.start_time},
-                       {"end_time", s.end_time}});
+    streams.push_back(write_described(s));
   json j = {{"cpu_util_total", r.cpu_util_total}, {"cpu_util_user", r.cpu_util_user},
             {"cpu_util_system", r.cpu_util_system}, {"sender_has_retransmits", r.sender_has_retransmits}};
   if (!r.congestion_used.empty()) j["congestion_used"] = r.congestion_used;

@@ -6,6 +6,8 @@
 // type-checked, and a malformed one is a protocol_error, never a guess.
 #include "core/wire/protocol.hpp"
 
+#include <boost/describe/class.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -107,6 +109,8 @@ struct stream_result {
   std::uint64_t packets = 0;
   double start_time = 0, end_time = 0;  // seconds from the stream's start
 };
+// Its fields in iperf3's results, named as the members.
+BOOST_DESCRIBE_STRUCT(stream_result, (), (id, bytes, retransmits, jitter, errors, packets, start_time, end_time))
 
 struct results {
   double cpu_util_total = 0, cpu_util_user = 0, cpu_util_system = 0;

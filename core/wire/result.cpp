@@ -40,26 +40,15 @@ interval_figures interval_from(const json& j) {
 }
 
 json rr_json(const rr_figures& rr) {
-  return {{"request_size", rr.request_size}, {"response_size", rr.response_size}, {"burst", rr.burst},
-          {"transactions", rr.transactions}, {"transactions_per_second", rr.transactions_per_second},
-          {"responses_sent", rr.responses_sent}, {"responses_lost", rr.responses_lost}, {"timeouts", rr.timeouts},
-          {"late", rr.late}, {"unmatched", rr.unmatched}, {"latency", rr.latency.summary_json()},
-          {"histogram", rr.latency.to_json()}};
+  json j = write_described(rr);
+  j["latency"] = rr.latency.summary_json();
+  j["histogram"] = rr.latency.to_json();
+  return j;
 }
 
 rr_figures rr_from(const json& j) {
   fields f(j, "rr");
-  rr_figures rr;
-  rr.request_size = f.get<std::uint32_t>("request_size");
-  rr.response_size = f.get<std::uint32_t>("response_size");
-  rr.burst = f.get<std::uint32_t>("burst");
-  rr.transactions = f.get<std::uint64_t>("transactions");
-  rr.transactions_per_second = f.get<double>("transactions_per_second");
-  rr.responses_sent = f.get<std::uint64_t>("responses_sent");
-  rr.responses_lost = f.get<std::uint64_t>("responses_lost");
-  rr.timeouts = f.get<std::uint64_t>("timeouts");
-  rr.late = f.get<std::uint64_t>("late");
-  rr.unmatched = f.get<std::uint64_t>("unmatched");
+  rr_figures rr = f.read_described<rr_figures>();
   f.get<json>("latency");  // the summary, rebuilt from the histogram
   try {
     rr.latency = latency_histogram::from_json(f.get<json>("histogram"));
@@ -138,6 +127,21 @@ target_figures check_target(double requested_pps, std::uint32_t message_size, co
 void compute_rates(flow_figures& f) {
   f.pps = per_second(f.packets, f.seconds);
   f.bits_per_second = bits_per_second(f.bytes, f.seconds);
+}
+
+flow_figures sender_figures(const side_counts& c, double seconds, std::int64_t first_ns, std::int32_t socket_buffer,
+                            std::string batching) {
+  flow_figures f{.packets = c.packets, .bytes = c.bytes, .errors = c.errors, .seconds = seconds, .first_ns = first_ns,
+                 .socket_buffer = socket_buffer, .batching = std::move(batching)};
+  compute_rates(f);
+  return f;
+}
+
+flow_figures receiver_figures(const side_counts& c, double seconds, std::int32_t socket_buffer, std::string batching) {
+  flow_figures f{.packets = c.packets, .bytes = c.bytes, .seconds = seconds, .first_ns = c.start_wall_ns,
+                 .last_ns = c.end_wall_ns, .socket_buffer = socket_buffer, .batching = std::move(batching)};
+  compute_rates(f);
+  return f;
 }
 
 void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers) {
@@ -222,11 +226,9 @@ json to_json(const interval_figures& i) {
 interval_figures interval_from_json(const json& j) { return interval_from(j); }
 
 json to_json(const test_result& r) {
-  json j = {{"schema", result_schema}, {"ok", r.ok}, {"error", r.error}, {"test", to_string(r.kind)},
-            {"host", r.host}, {"port", r.port}, {"message_size", r.message_size}, {"streams", r.streams},
-            {"reverse", r.reverse}, {"options", r.options}, {"client_version", r.client_version},
-            {"server_version", r.server_version}, {"requested_start", r.requested_start},
-            {"actual_start", r.actual_start}, {"path_mtu", r.path_mtu}, {"mss", r.mss}};
+  json j = write_described(r);
+  j["schema"] = result_schema;
+  j["test"] = to_string(r.kind);
   j["sender"] = write_described(r.sender);
   j["receiver"] = write_described(r.receiver);
   j["loss"] = write_described(r.loss);
@@ -257,24 +259,10 @@ json to_json(const test_result& r) {
 test_result result_from_json(const json& j) {
   fields f(j, "result");
   if (f.get<std::string>("schema") != result_schema) f.fail("schema", "is not " "netload.result/1");
-  test_result r;
-  r.ok = f.get<bool>("ok");
-  r.error = f.get<std::string>("error");
+  test_result r = f.read_described<test_result>();
   auto kind = parse_test_kind(f.get<std::string>("test"));
   if (!kind) f.fail("test", "names an unknown test");
   r.kind = *kind;
-  r.host = f.get<std::string>("host");
-  r.port = f.get<std::uint16_t>("port");
-  r.message_size = f.get<std::uint32_t>("message_size");
-  r.streams = f.get<std::uint32_t>("streams");
-  r.reverse = f.get<bool>("reverse");
-  r.options = f.get<json>("options");
-  r.client_version = f.get<std::string>("client_version");
-  r.server_version = f.get<std::string>("server_version");
-  r.requested_start = f.get<double>("requested_start");
-  r.actual_start = f.get<double>("actual_start");
-  r.path_mtu = f.get<int>("path_mtu");
-  r.mss = f.get<int>("mss");
   r.sender = fields::read_object<flow_figures>(f.get<json>("sender"), "sender");
   r.receiver = fields::read_object<flow_figures>(f.get<json>("receiver"), "receiver");
   r.loss = fields::read_object<loss_figures>(f.get<json>("loss"), "loss");

@@ -144,6 +144,9 @@ struct rr_figures {
   latency_histogram latency;                 // every timed round trip; "latency" (summary) and
                                              // "histogram" (buckets, for an exact merge) in the JSON
 };
+// Its JSON fields but the latency's, named as the members (core/base/json_fields.hpp).
+BOOST_DESCRIBE_STRUCT(rr_figures, (), (request_size, response_size, burst, transactions, transactions_per_second,
+                                       responses_sent, responses_lost, timeouts, late, unmatched))
 
 struct test_result {
   bool ok = false;
@@ -188,6 +191,10 @@ struct test_result {
   std::optional<receive_figures> receive;     // TCP_STREAM: "receive", null otherwise (and in older results)
   std::optional<interruption> interrupted;    // null unless the user stopped the test early
 };
+// The JSON fields of what was asked and of whom, named as the members; to_json and result_from_json
+// write and read the rest, figure by figure.
+BOOST_DESCRIBE_STRUCT(test_result, (), (ok, error, host, port, message_size, streams, reverse, options, client_version,
+                                        server_version, requested_start, actual_start, path_mtu, mss))
 
 // Fills loss and reconciliation from sender and receiver counts. `drop_buffers` is the receiving socket's
 // drop count and `buffers` the buffers it delivered: with GRO one buffer carries many datagrams, and the
@@ -205,6 +212,11 @@ target_figures check_target(double requested_pps, std::uint32_t message_size, co
                             bool ceiling = false, std::uint32_t streams = 1);
 // Rates from counts and seconds.
 void compute_rates(flow_figures& f);
+// One side's figures from its counts over `seconds`, rates computed: a sender's first send is `first_ns`
+// (where another clock than the counts' says it), a receiver's window its counts' first and last arrival.
+flow_figures sender_figures(const side_counts& c, double seconds, std::int64_t first_ns, std::int32_t socket_buffer,
+                            std::string batching);
+flow_figures receiver_figures(const side_counts& c, double seconds, std::int32_t socket_buffer, std::string batching);
 
 nlohmann::json to_json(const test_result& r);
 nlohmann::json to_json(const interval_figures& i);

@@ -124,6 +124,12 @@ std::string source_address(const host& h) { return h.launcher == launcher_kind::
 
 namespace {
 
+// netload's first words: the server's port, the test and its seconds.
+std::vector<std::string> netload_head(const std::string& program, const host& server, std::uint16_t port,
+                                      std::string test, double seconds) {
+  return {program, "-H", server.address, "-p", std::to_string(port), "-t", std::move(test), "-l", fmt::format("{:g}", seconds)};
+}
+
 // The latency probe: UDP_RR at a low rate, numbered requests, from the idle lead to the load's end.
 std::vector<std::string> probe_command(const std::string& program, const run_spec& r, const host& server,
                                        std::uint16_t port, const host& client) {
@@ -131,9 +137,8 @@ std::vector<std::string> probe_command(const std::string& program, const run_spe
   // A second's transactions in flight: the probe keeps its rate while a queue holds its round trips up to
   // a second (with one in flight, a 26-ms queue would cut 100 per second to 38).
   const auto burst = static_cast<std::uint32_t>(std::clamp(std::ceil(p.pps) - 1, 0.0, double{nb::max_rr_burst}));
-  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", "UDP_RR",
-                                "-l", fmt::format("{:g}", p.idle + r.duration), "--pps", fmt::format("{:g}", p.pps),
-                                "--burst", std::to_string(burst)};
+  auto argv = netload_head(program, server, port, "UDP_RR", p.idle + r.duration);
+  argv.insert(argv.end(), {"--pps", fmt::format("{:g}", p.pps), "--burst", std::to_string(burst)});
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
   if (!server.psk_file.empty()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
   argv.insert(argv.end(), {"--interval", fmt::format("{:g}", r.interval), "--json-stream", "--start-on-stdin", "--",
@@ -151,8 +156,7 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
     return argv;
   }
   const test_spec& t = *r.spec;
-  std::vector<std::string> argv{program, "-H", server.address, "-p", std::to_string(port), "-t", std::string(nb::to_string(r.kind)),
-                                "-l", fmt::format("{:g}", r.duration)};
+  auto argv = netload_head(program, server, port, std::string(nb::to_string(r.kind)), r.duration);
   if (server.stock_peer()) argv.insert(argv.end(), {"--peer", server.peer});
   if (std::string local = source_address(client); !local.empty()) argv.insert(argv.end(), {"-L", local});
   if (!server.psk_file.empty() && !server.stock_peer()) argv.insert(argv.end(), {"--psk-file", client.psk_file});
@@ -189,12 +193,13 @@ nlohmann::json to_json(const run_spec& r, const plan& p) {
     if (!i.probe) inst.push_back(std::move(j));
     else probe = {{"instance", j}, {"pps", r.spec->probe->pps}, {"size", r.spec->probe->size}, {"idle", r.spec->probe->idle}};
   }
-  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", nb::to_string(r.kind)},
-          {"message_size", r.message_size}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
-          {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
-          {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
-          {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
-          {"search_trial", r.search_trial}, {"bidirectional", r.bidirectional}, {"probe", probe}};
+  nlohmann::json j = measurement_json(r);
+  j.update({{"id", r.id}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
+            {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
+            {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
+            {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
+            {"search_trial", r.search_trial}, {"bidirectional", r.bidirectional}, {"probe", probe}});
+  return j;
 }
 
 run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, double duration, nlohmann::json tag,

@@ -74,4 +74,12 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
 // The run's description as stored in raw/<run>/run.json, enough to rebuild the reports.
 nlohmann::json to_json(const run_spec& r, const plan& p);
 
+// What names a measurement in every record that holds one (a run, a search, a group of repeats): its
+// test, role, topology, kind and message size.
+template <class Measurement>
+nlohmann::json measurement_json(const Measurement& m) {
+  return {{"test", m.test}, {"role", m.role}, {"topology", to_string(m.topo)}, {"kind", nb::to_string(m.kind)},
+          {"message_size", m.message_size}};
+}
+
 }  // namespace harness

@@ -10,13 +10,15 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-// Boost 1.81's Process v2 with BOOST_PROCESS_USE_STD_FS forgets these includes.
+#include <fmt/format.h>
+
+// Boost 1.81's Process v2 with BOOST_PROCESS_USE_STD_FS forgets these includes: they come before it.
 #include <boost/optional.hpp>
 #include <boost/type_traits/remove_pointer.hpp>
 #include <memory>
 #include <type_traits>
+
 #include <boost/process/v2.hpp>
-#include <fmt/format.h>
 
 #include <csignal>
 #include <exception>

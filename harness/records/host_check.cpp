@@ -154,34 +154,21 @@ std::string check_table(const std::vector<host_check>& checks) {
 }
 
 json to_json(const host_check& c) {
-  json j = {{"host", c.host},         {"address", c.address},   {"launcher", c.launcher},
-            {"reachable", c.reachable}, {"netload_version", c.netload_version},
-            {"netserve_version", c.netserve_version}, {"facts", c.facts}, {"errors", c.errors}, {"notes", c.notes}, {"warnings", c.warnings}};
-  if (c.clock)
-    j["clock"] = {{"offset_ms", c.clock->offset_ms}, {"bound_ms", c.clock->bound_ms}, {"exchanges", c.clock->exchanges}};
+  json j = nb::write_described(c);
+  j["warnings"] = c.warnings;
+  if (c.clock) j["clock"] = nb::write_described(*c.clock);
   return j;
 }
 
 host_check host_check_from_json(const json& j, const std::string& context) {
   using fields = nb::json_fields<std::runtime_error>;
   fields f(j, context);
-  host_check c;
-  // Who was checked and with which programs: five words, each required.
-  for (auto [name, member] :
-       {std::pair{"host", &host_check::host}, std::pair{"address", &host_check::address},
-        std::pair{"launcher", &host_check::launcher}, std::pair{"netload_version", &host_check::netload_version},
-        std::pair{"netserve_version", &host_check::netserve_version}})
-    c.*member = f.get<std::string>(name);
-  c.reachable = f.get<bool>("reachable");
-  c.facts = f.get<json>("facts");  // netload --host-info's line as it came: judged by facts_problem, not here
-  c.errors = f.get<std::vector<std::string>>("errors");
-  c.notes = f.get<std::vector<std::string>>("notes");
+  // Who was checked, with which programs, and what it found, each field required; the facts are netload
+  // --host-info's line as it came, judged by facts_problem, not here.
+  host_check c = f.read_described<host_check>();
   c.warnings = f.get_or<std::vector<std::string>>("warnings", {});  // checks written before the MTU warnings
-  if (const json clock = f.get_or<json>("clock", nullptr); !clock.is_null()) {  // none when it was not read
-    fields k(clock, context + ": clock");
-    c.clock = clock_offset{k.get<double>("offset_ms"), k.get<double>("bound_ms"), k.get<int>("exchanges")};
-    k.done();
-  }
+  if (const json clock = f.get_or<json>("clock", nullptr); !clock.is_null())  // none when it was not read
+    c.clock = fields::read_object<clock_offset>(clock, context + ": clock");
   f.done();
   return c;
 }

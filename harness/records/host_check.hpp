@@ -13,6 +13,7 @@
 #include "harness/plan/expand.hpp"
 #include "harness/plan/plan.hpp"
 
+#include <boost/describe/class.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -33,6 +34,7 @@ struct clock_offset {
   double bound_ms = 0;   // the offset is within +- this
   int exchanges = 0;
 };
+BOOST_DESCRIBE_STRUCT(clock_offset, (), (offset_ms, bound_ms, exchanges))
 
 // NTP's estimate from the reading with the shortest round trip; nullopt when there is none, or a
 // reading is inconsistent (answered before asked).
@@ -52,6 +54,9 @@ struct host_check {
   std::vector<std::string> notes;   // said, not fatal
   std::vector<std::string> warnings;  // said louder, not fatal: a test's datagrams too large for a path
 };
+// Its JSON fields but the clock and the warnings (which older checks lack), named as the members.
+BOOST_DESCRIBE_STRUCT(host_check, (), (host, address, launcher, reachable, netload_version, netserve_version, facts,
+                                       errors, notes))
 
 // The rules: our programs of the harness's version; a clock no further off than the start-skew bound
 // (with allow_offset that is a note: the start instant is corrected per host instead), a bound too wide

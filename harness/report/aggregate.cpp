@@ -260,11 +260,27 @@ run_summary summarize(run_record r) {
   return s;
 }
 
+namespace {
+
+// The text members of a record, by the JSON key each is stored under: written and read from one list.
+template <class R>
+using text_fields = std::pair<const char*, std::string R::*>;
+
+constexpr text_fields<instance_record> instance_texts[] = {
+    {"instance", &instance_record::name},         {"client", &instance_record::client},
+    {"server", &instance_record::server},         {"client_address", &instance_record::client_address},
+    {"server_address", &instance_record::server_address}, {"category", &instance_record::category},
+    {"error", &instance_record::error},           {"stderr", &instance_record::stderr_text}};
+
+constexpr text_fields<run_record> run_texts[] = {
+    {"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}};
+
+}  // namespace
+
 json to_json(const instance_record& i) {
-  json j = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"client_address", i.client_address},
-          {"server_address", i.server_address}, {"category", i.category}, {"exit_code", i.exit_code},
-          {"timed_out", i.timed_out}, {"error", i.error}, {"stderr", i.stderr_text},
-          {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}, {"samples", i.samples}};
+  json j = {{"exit_code", i.exit_code}, {"timed_out", i.timed_out}, {"samples", i.samples},
+            {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}};
+  for (const auto& [key, member] : instance_texts) j[key] = i.*member;
   return j;
 }
 
@@ -274,9 +290,8 @@ namespace {
 // error naming it, and a field no reader knows refused (the caller's error names the file).
 using record_fields = nb::json_fields<std::runtime_error>;
 
-// The text members of a record, by the JSON key each is stored under.
-template <class R>
-void read_strings(record_fields& f, R& r, std::initializer_list<std::pair<const char*, std::string R::*>> fields) {
+template <class R, std::size_t N>
+void read_texts(record_fields& f, R& r, const text_fields<R> (&fields)[N]) {
   for (const auto& [key, member] : fields) r.*member = f.get<std::string>(key);
 }
 
@@ -298,10 +313,7 @@ void read_result(instance_record& i, const json& result) {
 instance_record instance_from_json(const json& j) {
   record_fields f(j, "instance");
   instance_record i;
-  read_strings(f, i, {{"instance", &instance_record::name}, {"client", &instance_record::client},
-                      {"server", &instance_record::server}, {"client_address", &instance_record::client_address},
-                      {"server_address", &instance_record::server_address}, {"category", &instance_record::category},
-                      {"error", &instance_record::error}, {"stderr", &instance_record::stderr_text}});
+  read_texts(f, i, instance_texts);
   i.exit_code = f.get<int>("exit_code");
   i.timed_out = f.get<bool>("timed_out");
   if (const json result = f.get<json>("result"); !result.is_null()) read_result(i, result);
@@ -321,7 +333,7 @@ run_record run_from_json(const json& spec) {
   record_fields f(spec, "run");
   run_record r;
   r.spec = spec;
-  read_strings(f, r, {{"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}});
+  read_texts(f, r, run_texts);
   r.topo = named<topology>(f, r.id, "topology", topology_named);
   r.kind = named<nb::test_kind>(f, r.id, "kind", nb::parse_test_kind);
   r.message_size = f.get<std::uint32_t>("message_size");
@@ -350,6 +362,37 @@ json rates_json(const rates& r) {
 json until_stop_json(const measured_part& m) {
   return {{"seconds", m.seconds}, {"sender", rates_json(m.sender)}, {"receiver", rates_json(m.receiver)}};
 }
+
+// One instance's line in the summary: its figures, or what it measured until a stop.
+json instance_json(const instance_record& i, double t0) {
+  json row = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"category", i.category},
+              {"ok", i.problems.empty()}, {"problems", i.problems}};
+  if (i.result && i.result->ok) {
+    const auto& t = *i.result;
+    row["sender"] = {{"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
+    row["receiver"] = {{"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
+    row["loss"] = {{"packets", t.loss.packets}, {"percent", t.loss.percent}, {"path", t.loss.path},
+                   {"receiver_kernel_drops", drops_known(t) ? json(t.loss.receiver_kernel_drops) : json()}};
+    row["start_offset_ms"] = (t.actual_start - t0) * 1e3;
+    if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
+  } else if (i.interrupted) {
+    row["interrupted"] = true;
+    if (const auto m = measured_until_stop(i)) row["until_stop"] = until_stop_json(*m);
+  }
+  return row;
+}
+
+// The sums over the instances, and what was steady in them.
+void add_sums(json& j, const run_summary& s) {
+  j["sum"] = {{"sender", rates_json(s.sender)}, {"receiver", rates_json(s.receiver)},
+              {"loss", {{"packets", s.lost}, {"percent", s.loss_percent}, {"path", s.path_loss},
+                        {"receiver_kernel_drops", s.drops_known ? json(s.kernel_drops) : json()}}}};
+  j["steady_state"] = nullptr;
+  if (s.steady)
+    j["steady_state"] = {{"start_ns", s.steady->start_ns}, {"end_ns", s.steady->end_ns}, {"slots", s.steady->slots},
+                         {"sender", rates_json(s.steady->sender)}, {"receiver", rates_json(s.steady->receiver)}};
+  j["steady_state_note"] = s.steady_note;
+}
 }  // namespace
 
 json to_json(const run_summary& s) {
@@ -359,23 +402,7 @@ json to_json(const run_summary& s) {
   if (s.run.spec.contains("together_with"))  // a bidirectional run's direction, and the run at its T0
     j["both_ways"] = {{"direction", s.run.spec.at("direction")}, {"together_with", s.run.spec.at("together_with")}};
   if (!s.run.error.empty()) j["error"] = s.run.error;
-  for (const auto& i : s.run.instances) {
-    json row = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"category", i.category},
-                {"ok", i.problems.empty()}, {"problems", i.problems}};
-    if (i.result && i.result->ok) {
-      const auto& t = *i.result;
-      row["sender"] = {{"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
-      row["receiver"] = {{"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
-      row["loss"] = {{"packets", t.loss.packets}, {"percent", t.loss.percent}, {"path", t.loss.path},
-                     {"receiver_kernel_drops", drops_known(t) ? json(t.loss.receiver_kernel_drops) : json()}};
-      row["start_offset_ms"] = (t.actual_start - s.run.t0) * 1e3;
-      if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
-    } else if (i.interrupted) {
-      row["interrupted"] = true;
-      if (const auto m = measured_until_stop(i)) row["until_stop"] = until_stop_json(*m);
-    }
-    j["instances"].push_back(row);
-  }
+  for (const auto& i : s.run.instances) j["instances"].push_back(instance_json(i, s.run.t0));
   if (s.run.interrupted) {  // never "ok": what was counted until the stop, marked as such
     j["interrupted"] = true;
     j["measured_s"] = s.run.measured_s;
@@ -385,14 +412,7 @@ json to_json(const run_summary& s) {
   if (s.probe) j["probe"] = to_json(*s.probe);
   if (!s.ok) return j;
   if (s.rr) j["rr"] = to_json(*s.rr);
-  j["sum"] = {{"sender", rates_json(s.sender)}, {"receiver", rates_json(s.receiver)},
-              {"loss", {{"packets", s.lost}, {"percent", s.loss_percent}, {"path", s.path_loss},
-                        {"receiver_kernel_drops", s.drops_known ? json(s.kernel_drops) : json()}}}};
-  j["steady_state"] = nullptr;
-  if (s.steady)
-    j["steady_state"] = {{"start_ns", s.steady->start_ns}, {"end_ns", s.steady->end_ns}, {"slots", s.steady->slots},
-                         {"sender", rates_json(s.steady->sender)}, {"receiver", rates_json(s.steady->receiver)}};
-  j["steady_state_note"] = s.steady_note;
+  add_sums(j, s);
   if (const auto want = requested_pps(s.run))
     j["target"] = {{"requested_pps_per_instance", *want}, {"met", s.target_misses.empty()}, {"misses", s.target_misses}};
   if (s.limit)

@@ -139,6 +139,18 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
               script + "\n", 900, 420, id);
 }
 
+namespace {
+// The steady-state window, shaded behind the timeline ("" without one).
+std::string steady_shade(const run_summary& s) {
+  if (!s.steady) return "";
+  const double from = static_cast<double>(s.steady->start_ns) / 1e9 - s.run.t0;
+  const double to = static_cast<double>(s.steady->end_ns) / 1e9 - s.run.t0;
+  return fmt::format("set object 1 rect from {}, graph 0 to {}, graph 1 behind fillcolor rgb '#e6f4ea' "
+                     "fillstyle solid 1.0 noborder\nset label 1 'steady' at {}, graph 0.96 tc rgb '#188038'\n",
+                     num(from), num(to), num(from + 0.05));
+}
+}  // namespace
+
 std::optional<chart> timeline_chart(const run_summary& s, const std::string& id) {
   const auto& r = s.run;
   const bool tcp = r.kind == nb::test_kind::tcp_stream;
@@ -179,12 +191,7 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
     span.add(v[2]);
   }
   script += gp_datablock("S", total);
-  if (s.steady)
-    script += fmt::format("set object 1 rect from {}, graph 0 to {}, graph 1 behind fillcolor rgb '#e6f4ea' "
-                          "fillstyle solid 1.0 noborder\nset label 1 'steady' at {}, graph 0.96 tc rgb '#188038'\n",
-                          num(static_cast<double>(s.steady->start_ns) / 1e9 - r.t0),
-                          num(static_cast<double>(s.steady->end_ns) / 1e9 - r.t0),
-                          num(static_cast<double>(s.steady->start_ns) / 1e9 - r.t0 + 0.05));
+  script += steady_shade(s);
   script += fmt::format("set xrange [0:{}]\n", num(std::max(r.spec.is_object() ? r.spec.value("duration", 0.0) : 0.0, sum.rbegin()->second[0] + r.interval / 2)));
   script += fmt::format("set xlabel 'seconds after the common start T0'\nset ylabel {}\n{}"
                         "plot {}$S using 1:2 with linespoints lw 2.5 pt 7 ps 0.5 {} title 'all instances, received', "

@@ -226,24 +226,70 @@ std::string pairs_section(const std::vector<run_summary>& runs, const std::vecto
   return "<h2>Pairs: from → to → bandwidth → category</h2>\n" + h::table(headers, rows) + pairs_repeats(groups);
 }
 
+// A run table's row: its name, route and four rates, then `rest` (loss, path loss, kernel drops, start).
+std::vector<std::string> rates_row(std::string name, std::string route, double sent_pps, double received_pps,
+                                   double sent_bps, double received_bps, const std::vector<std::string>& rest) {
+  std::vector<std::string> row{std::move(name), std::move(route), h::pps(sent_pps), h::pps(received_pps)};
+  append(row, {h::mbps(sent_bps), h::mbps(received_bps)});
+  append(row, rest);
+  return row;
+}
+
+// An instance's row without figures: what became of it, and its first problem in the last cell.
+std::vector<std::string> state_row(const instance_record& i, const std::string& route, const char* state) {
+  std::vector<std::string> row(10);
+  row.front() = h::escape(i.name);
+  row[1] = route;
+  row[2] = fmt::format("<span class=\"bad\">{}</span>", state);
+  row.back() = h::escape(i.problems.empty() ? "" : i.problems.front());
+  return row;
+}
+
 std::vector<std::string> instance_row(const instance_record& i, double t0) {
   const std::string route = h::escape(i.client + " → " + i.server);
   if (i.interrupted && (!i.problems.empty() || !i.result)) {  // what it counted until the stop, if anything
     const auto m = measured_until_stop(i);
-    if (!m) return {h::escape(i.name), route, "<span class=\"bad\">interrupted</span>", "", "", "", "", "", "",
-                    h::escape(i.problems.empty() ? "" : i.problems.front())};
-    return {h::escape(i.name), route, h::pps(m->sender.pps), h::pps(m->receiver.pps), h::mbps(m->sender.bps),
-            h::mbps(m->receiver.bps), percent(loss_percent(*m)), "", "",
-            fmt::format("<span class=\"bad\">until stop: {:.1f}{}s</span>", m->seconds, "\u00a0")};
+    if (!m) return state_row(i, route, "interrupted");
+    return rates_row(h::escape(i.name), route, m->sender.pps, m->receiver.pps, m->sender.bps, m->receiver.bps,
+                     {percent(loss_percent(*m)), "", "",
+                      fmt::format("<span class=\"bad\">until stop: {:.1f}{}s</span>", m->seconds, "\u00a0")});
   }
-  if (!i.problems.empty() || !i.result)
-    return {h::escape(i.name), route, "<span class=\"bad\">FAILED</span>", "", "", "", "", "", "",
-            h::escape(i.problems.empty() ? "" : i.problems.front())};
+  if (!i.problems.empty() || !i.result) return state_row(i, route, "FAILED");
   const auto& t = *i.result;
   const bool known = drops_known(t);
-  return {h::escape(i.name), route, h::pps(t.sender.pps), h::pps(t.receiver.pps), h::mbps(t.sender.bits_per_second),
-          h::mbps(t.receiver.bits_per_second), percent(t.loss.percent), (known ? "" : "≤ ") + count(t.loss.path),
-          known ? count(t.loss.receiver_kernel_drops) : "unknown", fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)};
+  return rates_row(h::escape(i.name), route, t.sender.pps, t.receiver.pps, t.sender.bits_per_second,
+                   t.receiver.bits_per_second,
+                   {percent(t.loss.percent), (known ? "" : "≤ ") + count(t.loss.path),
+                    known ? count(t.loss.receiver_kernel_drops) : "unknown",
+                    fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)});
+}
+
+// The run's table: a row per instance, then the sums, the steady window and what was counted until a stop.
+std::vector<std::vector<std::string>> run_rows(const run_summary& s, bool tcp) {
+  const auto& r = s.run;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& i : r.instances) {
+    rows.push_back(instance_row(i, r.t0));
+    if (tcp) append(rows.back(), tcp_cells(i));
+  }
+  if (s.ok) {
+    rows.push_back(rates_row("SUM", fmt::format("{} instances", r.instances.size()), s.sender.pps, s.receiver.pps,
+                             s.sender.bps, s.receiver.bps,
+                             {percent(s.loss_percent), (s.drops_known ? "" : "≤ ") + count(s.path_loss),
+                              s.drops_known ? count(s.kernel_drops) : "unknown",
+                              fmt::format("skew {:.3f}", s.start_skew_ms)}));
+    if (tcp) append(rows.back(), tcp_sum_cells(s));
+    if (const auto& w = s.steady)
+      rows.push_back(rates_row("STEADY", fmt::format("{:g} s window", w->slots * r.interval), w->sender.pps,
+                               w->receiver.pps, w->sender.bps, w->receiver.bps, {"", "", "", ""}));
+  }
+  if (r.interrupted && s.measured) {
+    const measured_part& m = *s.measured;
+    rows.push_back(rates_row("UNTIL STOP", h::escape(until_stop_cells(s)[1]), m.sender.pps, m.receiver.pps,
+                             m.sender.bps, m.receiver.bps,
+                             {percent(loss_percent(m)), "", "", fmt::format("{:.1f}{}s", m.seconds, "\u00a0")}));
+  }
+  return rows;
 }
 
 std::string run_section(const run_summary& s, chart_ids& ids) {
@@ -253,30 +299,8 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   // Open on the page and on paper: a section a click away is one a reader of the printed page never sees.
   std::string out = fmt::format("<section class=\"run\" id=\"run-{}\">\n<h3>{} — {}, {} -m {}: {}</h3>\n", h::escape(r.id),
                                 h::escape(r.id), h::escape(r.role), nb::to_string(r.kind), r.message_size, figures);
-  std::vector<std::vector<std::string>> rows;
   const bool tcp = is_tcp(s);  // TCP runs: the connections' retransmits, RTT, MSS and path MTU too
-  for (const auto& i : r.instances) {
-    rows.push_back(instance_row(i, r.t0));
-    if (tcp) append(rows.back(), tcp_cells(i));
-  }
-  if (s.ok) {
-    rows.push_back({"SUM", fmt::format("{} instances", r.instances.size()), h::pps(s.sender.pps), h::pps(s.receiver.pps),
-                    h::mbps(s.sender.bps), h::mbps(s.receiver.bps), percent(s.loss_percent),
-                    (s.drops_known ? "" : "≤ ") + count(s.path_loss), s.drops_known ? count(s.kernel_drops) : "unknown",
-                    fmt::format("skew {:.3f}", s.start_skew_ms)});
-    if (tcp) append(rows.back(), tcp_sum_cells(s));
-    if (s.steady)
-      rows.push_back({"STEADY", fmt::format("{:g} s window", s.steady->slots * r.interval), h::pps(s.steady->sender.pps),
-                      h::pps(s.steady->receiver.pps), h::mbps(s.steady->sender.bps), h::mbps(s.steady->receiver.bps), "", "", "", ""});
-  }
-  if (r.interrupted) {
-    const auto cells = until_stop_cells(s);
-    if (s.measured) {
-      const measured_part& m = *s.measured;
-      rows.push_back({"UNTIL STOP", h::escape(cells[1]), h::pps(m.sender.pps), h::pps(m.receiver.pps), h::mbps(m.sender.bps),
-                      h::mbps(m.receiver.bps), percent(loss_percent(m)), "", "", fmt::format("{:.1f}{}s", m.seconds, "\u00a0")});
-    }
-  }
+  const auto rows = run_rows(s, tcp);
   std::vector<std::string> headers{"instance", "client → server", "sent pps", "received pps", "sent", "received", "loss",
                                    "path loss", "kernel drops", "start +ms"};
   if (tcp) append(headers, tcp_html_headers());

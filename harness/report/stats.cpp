@@ -1,5 +1,7 @@
 #include "harness/report/stats.hpp"
 
+#include "harness/plan/expand.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -163,13 +165,13 @@ json to_json(const spread& s) {
 }
 
 json to_json(const repeat_group& g) {
-  return {{"key", g.key}, {"test", g.test}, {"role", g.role}, {"topology", to_string(g.topo)},
-          {"kind", nb::to_string(g.kind)}, {"message_size", g.message_size},
-          {"load", g.load.empty() ? json() : json(g.load)}, {"route", g.route.empty() ? json() : json(g.route)},
-          {"runs", g.run_ids}, {"ok_runs", g.ok_runs()}, {"failed", g.failed},
-          {"sent_pps", to_json(g.sent_pps)}, {"received_pps", to_json(g.received_pps)},
-          {"sent_bps", to_json(g.sent_bps)}, {"received_bps", to_json(g.received_bps)},
-          {"loss_percent", to_json(g.loss_percent)}};
+  json j = measurement_json(g);
+  j.update({{"key", g.key}, {"load", g.load.empty() ? json() : json(g.load)},
+            {"route", g.route.empty() ? json() : json(g.route)}, {"runs", g.run_ids}, {"ok_runs", g.ok_runs()},
+            {"failed", g.failed}, {"sent_pps", to_json(g.sent_pps)}, {"received_pps", to_json(g.received_pps)},
+            {"sent_bps", to_json(g.sent_bps)}, {"received_bps", to_json(g.received_bps)},
+            {"loss_percent", to_json(g.loss_percent)}});
+  return j;
 }
 
 }  // namespace harness

@@ -21,9 +21,10 @@ using nlohmann::json;
 namespace {
 
 json search_record(const run_spec& r, int order, const search_state& s) {
-  return {{"id", r.id}, {"test", r.test}, {"role", r.role}, {"topology", to_string(r.topo)}, {"kind", nb::to_string(r.kind)},
-          {"message_size", r.message_size}, {"instances", s.instances}, {"order", order}, {"interrupted", s.interrupted},
-          {"search", to_json(s)}};
+  json j = measurement_json(r);
+  j.update({{"id", r.id}, {"instances", s.instances}, {"order", order}, {"interrupted", s.interrupted},
+            {"search", to_json(s)}});
+  return j;
 }
 
 std::string load_words(double aggregate, std::size_t n) {

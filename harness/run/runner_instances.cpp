@@ -51,6 +51,15 @@ instance_record new_instance_record(const instance_spec& spec, const launcher& c
 }
 
 // The rates of one of netload's interval lines, for the live view.
+// How netload ended: its exit, its stderr, and its result line, or why there is none.
+void record_outcome(instance_record& rec, nb::process_outcome o, const std::optional<json>& result_line) {
+  rec.exit_code = o.exit_code;
+  rec.timed_out = o.timed_out;
+  rec.stderr_text = std::move(o.stderr_text);
+  if (result_line) read_result(rec, *result_line);
+  else rec.error = fmt::format("no result line (exit status {}): {}", o.exit_code, rec.stderr_text.substr(0, 300));
+}
+
 interval_rates live_rates_of(const json& interval) {
   const double secs = static_cast<double>(interval.value("end_ns", 0LL) - interval.value("start_ns", 0LL)) / 1e9;
   return {nb::per_second(interval.value("sent_packets", 0ULL), secs),
@@ -246,12 +255,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       remote_.erase(&p);
       live.proc = nullptr;
     });
-    nb::process_outcome o = co_await p.finish(deadline, &on_line);
-    rec.exit_code = o.exit_code;
-    rec.timed_out = o.timed_out;
-    rec.stderr_text = std::move(o.stderr_text);
-    if (result_line) read_result(rec, *result_line);
-    else rec.error = fmt::format("no result line (exit status {}): {}", o.exit_code, rec.stderr_text.substr(0, 300));
+    record_outcome(rec, co_await p.finish(deadline, &on_line), result_line);
   } catch (const std::exception& e) {
     rec.error = e.what();
   }

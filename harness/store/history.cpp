@@ -2,6 +2,7 @@
 
 #include "harness/report/report.hpp"
 #include "harness/store/sql.hpp"
+#include "core/base/json_fields.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -233,31 +234,43 @@ std::string history_text(const std::vector<series>& all) {
                            cusum_in_control_arl);
 }
 
+json shift_json(const change_point& c, const char* where, const std::string& folder) {
+  return {{"change_percent", c.change_percent()}, {"mean_before", c.before}, {"mean_after", c.after}, {where, folder}};
+}
+
+namespace {
+
+json stored_run_json(const stored_run& r) {
+  json j = nb::write_described(r);
+  j.update({{"sent_pps", optional_json(r.sent_pps)}, {"sent_bits_per_second", optional_json(r.sent_bps)},
+            {"received_pps", optional_json(r.received_pps)}, {"received_bits_per_second", optional_json(r.received_bps)},
+            {"loss_percent", optional_json(r.loss_percent)}});
+  return j;
+}
+
+// The series' point i: its folder, its runs, their figures, and the level shift detected there.
+json point_json(const series& s, std::size_t i) {
+  const history_point& p = s.points[i];
+  json j = nb::write_described(p);
+  j.update({{"date_utc", utc_text(p.started_utc)}, {"received_pps", to_json(p.received_pps)},
+            {"received_bits_per_second", to_json(p.received_bps)}, {"loss_percent", to_json(p.loss_percent)},
+            {"mrr_pps", optional_json(p.mrr_pps)}, {"ndr_pps", optional_json(p.ndr_pps)},
+            {"pdr_pps", optional_json(p.pdr_pps)}, {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)}});
+  j["runs"] = json::array();
+  for (const auto& r : p.runs) j["runs"].push_back(stored_run_json(r));
+  const change_point* c = s.change_at(i);
+  j["level_shift"] = c ? shift_json(*c, "detected_at", s.points[c->detected].folder) : json(nullptr);
+  return j;
+}
+
+}  // namespace
+
 json history_json(const std::vector<series>& all) {
   json out = {{"schema", "harness.history/1"}, {"series", json::array()}};
   for (const auto& s : all) {
     json js = {{"plan", s.plan}, {"measurement", s.measurement}, {"test", s.test}, {"role", s.role}, {"message_size", s.message_size},
                {"route", s.route}, {"points", json::array()}};
-    for (std::size_t i = 0; i < s.points.size(); ++i) {
-      const auto& p = s.points[i];
-      const auto* c = s.change_at(i);
-      json jp = {{"folder", p.folder}, {"path", p.path}, {"status", p.status}, {"load", p.load},
-                 {"started_utc", p.started_utc}, {"date_utc", utc_text(p.started_utc)},
-                 {"received_pps", to_json(p.received_pps)}, {"received_bits_per_second", to_json(p.received_bps)},
-                 {"loss_percent", to_json(p.loss_percent)}, {"mrr_pps", optional_json(p.mrr_pps)},
-                 {"ndr_pps", optional_json(p.ndr_pps)}, {"pdr_pps", optional_json(p.pdr_pps)},
-                 {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)}, {"runs", json::array()},
-                 {"level_shift", c ? json{{"change_percent", c->change_percent()}, {"mean_before", c->before},
-                                          {"mean_after", c->after}, {"detected_at", s.points[c->detected].folder}}
-                                   : json(nullptr)}};
-      for (const auto& r : p.runs)
-        jp["runs"].push_back({{"run", r.run}, {"ok", r.ok}, {"interrupted", r.interrupted}, {"error", r.error},
-                              {"sent_pps", optional_json(r.sent_pps)}, {"sent_bits_per_second", optional_json(r.sent_bps)},
-                              {"received_pps", optional_json(r.received_pps)},
-                              {"received_bits_per_second", optional_json(r.received_bps)},
-                              {"loss_percent", optional_json(r.loss_percent)}});
-      js["points"].push_back(std::move(jp));
-    }
+    for (std::size_t i = 0; i < s.points.size(); ++i) js["points"].push_back(point_json(s, i));
     out["series"].push_back(std::move(js));
   }
   return out;

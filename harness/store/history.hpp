@@ -6,6 +6,7 @@
 #include "harness/store/changepoint.hpp"
 #include "harness/store/database.hpp"
 
+#include <boost/describe/class.hpp>
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -20,6 +21,8 @@ struct stored_run {
   std::string error;  // the run's error, else its first failure
   std::optional<double> sent_pps, sent_bps, received_pps, received_bps, loss_percent;
 };
+// Its JSON fields but the rates (named as the JSON's), named as the members.
+BOOST_DESCRIBE_STRUCT(stored_run, (), (run, ok, interrupted, error))
 
 struct history_point {
   std::string folder, path, status, load;
@@ -28,6 +31,8 @@ struct history_point {
   spread received_pps, received_bps, loss_percent;  // over the ok runs
   std::optional<double> mrr_pps, ndr_pps, pdr_pps, pdr_loss_target_pct;
 };
+// Its JSON fields but the figures, named as the members.
+BOOST_DESCRIBE_STRUCT(history_point, (), (folder, path, status, load, started_utc))
 
 struct series {
   // measurement: the runs' id without the repeat number ("pps-m64", "sweep-m64-100m", "tcp-m1400-a-to-b"),
@@ -46,6 +51,10 @@ struct history_filter {
   std::string plan, test;
   std::optional<double> since_utc;  // folders started at or after
 };
+
+// A level shift as the history and the regression records give it: its change and the means before and
+// after, and the folder it is placed at under `where` ("detected_at", "begins_at").
+nlohmann::json shift_json(const change_point& c, const char* where, const std::string& folder);
 
 // The level shifts of the first `count` points (those with figures; indexes into `points`).
 std::vector<change_point> level_shifts(const std::vector<history_point>& points, std::size_t count);

@@ -183,10 +183,7 @@ json to_json(const judgement& j, const regression_options& o) {
                                    {"baseline_received_pps", to_json(m.baseline)},
                                    {"baseline_folders", m.baseline_folders}, {"change_percent", m.change_percent},
                                    {"regression", m.regression},
-                                   {"level_shift", m.shift ? json{{"change_percent", m.shift->change_percent()},
-                                                                  {"mean_before", m.shift->before}, {"mean_after", m.shift->after},
-                                                                  {"begins_at", m.shift_begins}}
-                                                           : json(nullptr)}});
+                                   {"level_shift", m.shift ? shift_json(*m.shift, "begins_at", m.shift_begins) : json(nullptr)}});
   return out;
 }
 
