@@ -3,20 +3,20 @@
 
 #include "harness/default_plan.hpp"
 #include "harness/lab/lab.hpp"
-#include "harness/run/dry_run.hpp"
+#include "harness/process/process.hpp"
 #include "harness/records/host_check.hpp"
-#include "harness/run/launcher.hpp"
 #include "harness/report/compare.hpp"
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
-#include "harness/process/process.hpp"
+#include "harness/run/dry_run.hpp"
+#include "harness/run/launcher.hpp"
 #include "harness/run/runner.hpp"
 #include "harness/run/stop_signals.hpp"
 #include "harness/store/commands.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <fmt/format.h>
+#include <boost/asio/co_spawn.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -32,7 +32,8 @@ namespace {
 
 // The plan with the command line's overrides applied, each said on stderr (stdout may be a dry run's).
 plan load(const run_request& req) {
-  plan p = req.plan_path.empty() ? parse_plan(default_plan_text, "configs/loopback.toml (embedded)") : load_plan(req.plan_path);
+  plan p = req.plan_path.empty() ? parse_plan(default_plan_text, "configs/loopback.toml (embedded)")
+                                 : load_plan(req.plan_path);
   for (const auto& change : apply_overrides(p, req.overrides)) fmt::print(stderr, "harness: {}\n", change);
   return p;
 }
@@ -48,10 +49,9 @@ void require_lab_up(const plan& p) {
   for (const auto& h : s.instances)
     if (!netns_exists(h.netns)) missing.push_back(h.netns);
   if (missing.empty()) return;
-  throw std::runtime_error(fmt::format("the lab of {} is not up (namespace '{}'{} missing): run `harness lab up {}` first",
-                                       p.source_path, missing.front(),
-                                       missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "",
-                                       p.source_path));
+  throw std::runtime_error(fmt::format(
+      "the lab of {} is not up (namespace '{}'{} missing): run `harness lab up {}` first", p.source_path,
+      missing.front(), missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "", p.source_path));
 }
 
 // 0 when every run of the plan is there and ok; 3, with what is wrong on stderr, when one failed or is
@@ -61,8 +61,8 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
   const auto problems = folder_problems(dir, runs);
   for (const auto& p : problems) {
     const bool said = said_while_running && std::any_of(runs.begin(), runs.end(), [&](const run_summary& s) {
-      return !s.run.error.empty() && p.starts_with(fmt::format("run {} failed: ", s.run.id));
-    });
+                        return !s.run.error.empty() && p.starts_with(fmt::format("run {} failed: ", s.run.id));
+                      });
     if (!said) fmt::print(stderr, "harness: {}\n", p);
   }
   return problems.empty() ? 0 : 3;
@@ -100,7 +100,8 @@ finished_run finish_run(const run_request& req, const runner& r, const std::file
   }
   // After the run's files: the store indexes them, and cannot lose them. report.html last, with the
   // store's history of the run's measurements (a signal meanwhile waits in the caller's stop_signals).
-  const store::store_options o{req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}, out};
+  const store::store_options o{
+      req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}, out};
   const auto rec = store::record_run(o, req.results_root, dir, f.runs, f.searches, status, &f.verdict);
   write_html(dir, f.runs, f.searches, &rec.history);
   f.status = rec.status;

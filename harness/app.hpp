@@ -12,7 +12,7 @@ struct run_request {
   std::string plan_path;  // empty: the embedded default plan (configs/loopback.toml)
   bool dry_run = false;
   std::filesystem::path results_root = "results";
-  std::string bin_dir;    // --bin-dir, else found next to this program
+  std::string bin_dir;  // --bin-dir, else found next to this program
   std::string self_exe;
   bool live = true;
   bool allow_offset = false;  // --allow-offset: correct each host's start instant by its clock offset

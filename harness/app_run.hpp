@@ -22,10 +22,10 @@ plan load_for_run(const run_request& req);
 
 struct finished_run {
   std::filesystem::path dir;
-  std::vector<run_summary> runs;          // as summary.json has them
+  std::vector<run_summary> runs;  // as summary.json has them
   std::vector<nlohmann::json> searches;
-  int status = 0;                         // the exit status `harness run` gives
-  int signal = 0;                         // the signal that stopped it, 0 when none did
+  int status = 0;                           // the exit status `harness run` gives
+  int signal = 0;                           // the signal that stopped it, 0 when none did
   std::optional<store::judgement> verdict;  // the store's, none when nothing was recorded
 };
 

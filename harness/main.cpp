@@ -6,17 +6,17 @@
 #include "harness/plan/plan.hpp"
 #include "harness/run/deploy.hpp"
 #include "harness/store/commands.hpp"
+#include "harness/watch.hpp"
 #include "harness/watch/duration.hpp"
 #include "harness/watch/metrics_server.hpp"
-#include "harness/watch.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <csignal>
@@ -30,7 +30,9 @@ using nb::cli::option;
 
 // CLI11's Range lets NaN through: every comparison with it is false.
 const CLI::Validator finite(
-    [](std::string& v) { return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number"; },
+    [](std::string& v) {
+      return std::isfinite(std::strtod(v.c_str(), nullptr)) ? std::string() : "not a finite number";
+    },
     "", "finite");
 
 // A regression is a drop of at least this much: 100 % would need a measurement of zero, and NaN or a
@@ -51,7 +53,8 @@ const CLI::Validator baseline_runs_check(
     [](std::string& v) {
       char* end = nullptr;
       const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > 1000) return fmt::format("'{}' is not a whole number from 1 to 1000", v);
+      if (v.empty() || *end != '\0' || n < 1 || n > 1000)
+        return fmt::format("'{}' is not a whole number from 1 to 1000", v);
       return std::string();
     },
     "", "baseline_runs");
@@ -62,19 +65,25 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
   option(cmd, "--bin-dir", req.bin_dir, "Where this machine's netserve and netload are", "DIR");
   cmd.add_flag("!--no-live", req.live, "No per-second progress lines");
   cmd.add_flag("--allow-offset", req.allow_offset,
-                "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
+               "Run although a host's clock is off by more than the start-skew bound: correct its start instant");
   option(cmd, "--duration", req.overrides.duration,
-                  "Seconds per test instead of the plan's (every test; a rate search's final trials)", "S")->check(finite)->check(CLI::Range(0.1, 86400.0));
-  option(cmd, "--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's", "N")->check(CLI::Range(1, 1000));
-  option(cmd, "--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)", "TEST")->allow_extra_args(false);
+         "Seconds per test instead of the plan's (every test; a rate search's final trials)", "S")
+      ->check(finite)
+      ->check(CLI::Range(0.1, 86400.0));
+  option(cmd, "--repeats", req.overrides.repeats, "Run each test this many times instead of the plan's", "N")
+      ->check(CLI::Range(1, 1000));
+  option(cmd, "--only", req.overrides.only, "Run only this test of the plan (again, or a comma list, for more)", "TEST")
+      ->allow_extra_args(false);
   option(cmd, "--db", req.db, "Results database (default: RESULTS/netbench.sqlite)", "PATH");
   auto* no_db = cmd.add_flag("!--no-db", req.record, "Record nothing in the results database");
   cmd.add_flag("--fail-on-regression", req.fail_on_regression,
-                "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
+               "Exit 4 when a measurement fell below its baseline (the last runs of the plan, or `db baseline`)")
       ->excludes(no_db);
-  option(cmd, "--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against", "N")->check(baseline_runs_check);
+  option(cmd, "--baseline-runs", req.baseline_runs, "Runs of the plan a measurement is judged against", "N")
+      ->check(baseline_runs_check);
   option(cmd, "--min-change", req.min_change_percent,
-                  "Smallest drop (% of the baseline's mean) that counts as a regression", "PCT")->check(min_change_check);
+         "Smallest drop (% of the baseline's mean) that counts as a regression", "PCT")
+      ->check(min_change_check);
 }
 
 // --every: "2h30m" into seconds, or CLI11's one-line error saying what is wrong.
@@ -130,25 +139,36 @@ void add_run_and_watch(CLI::App& app, command_line& c) {
       app.add_subcommand("watch", "Run a plan again and again, each run recorded and judged; metrics for Prometheus");
   option(*watch, "plan", req.plan_path, "Plan file (TOML)", "PLAN")->required();
   add_run_options(*watch, req);
-  option(*watch, "--every", c.every_s, "Start a run this long after the previous one started (30s, 15m, 1h, 2h30m)", "PERIOD")->transform(period_check)->required();
-  option(*watch, "--count", c.watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)", "N")->check(CLI::Range(1, 1000000));
+  option(*watch, "--every", c.every_s, "Start a run this long after the previous one started (30s, 15m, 1h, 2h30m)",
+         "PERIOD")
+      ->transform(period_check)
+      ->required();
+  option(*watch, "--count", c.watch_req.count, "Stop after this many runs (default: until Ctrl-C or SIGTERM)", "N")
+      ->check(CLI::Range(1, 1000000));
   option(*watch, "--listen", c.watch_req.listen,
-                    "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)", "ADDR:PORT")->check(listen_check);
+         "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)", "ADDR:PORT")
+      ->check(listen_check);
 }
 
 void add_check_report_compare(CLI::App& app, command_line& c) {
   auto& req = c.req;
-  auto* check = c.check = app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
+  auto* check = c.check =
+      app.add_subcommand("check", "Check every host of a plan: reachable, versions, clock offset, kernel");
   option(*check, "plan", req.plan_path, "Plan file (TOML)", "PLAN");
   option(*check, "--bin-dir", req.bin_dir, "Where this machine's netserve and netload are", "DIR");
   check->add_flag("--allow-offset", req.allow_offset, "Judge as `run --allow-offset` would: an offset is a note");
-  option(*check, "--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)", "TEST")->allow_extra_args(false);
+  option(*check, "--only", req.overrides.only, "Check only the hosts of this test (again, or a comma list, for more)",
+         "TEST")
+      ->allow_extra_args(false);
   c.report = app.add_subcommand("report", "Rebuild summary.json, summary.csv, report.md and report.html from raw/");
   option(*c.report, "dir", c.report_dir, "A results folder", "DIR")->required();
   auto* compare = c.compare = app.add_subcommand(
       "compare", "Compare results folders: each later one against the first (received pps and Mbit/s, 95 % intervals)");
-  option(*compare, "dirs", c.compare_dirs, "Results folders; the first is the baseline (A)", "DIR_A DIR_B [DIR...]")->required()->expected(2, -1);
-  option(*compare, "--out", c.compare_out, "Where compare.md, compare.json and compare.html go (default: the current folder)", "DIR");
+  option(*compare, "dirs", c.compare_dirs, "Results folders; the first is the baseline (A)", "DIR_A DIR_B [DIR...]")
+      ->required()
+      ->expected(2, -1);
+  option(*compare, "--out", c.compare_out,
+         "Where compare.md, compare.json and compare.html go (default: the current folder)", "DIR");
   compare->footer(
       "A verdict says better or worse only when the 95 % confidence interval of the difference of the means (Welch's t)\n"
       "lies wholly above or below zero: each side needs at least two ok runs (repeats = N in the plan). Measurements are\n"
@@ -165,20 +185,26 @@ void add_history(CLI::App& app, command_line& c) {
   option(*history, "--since", hist.since, "Only results folders started on or after (UTC)", "YYYY-MM-DD[THH:MM[:SS]]");
   auto* hist_json = history->add_flag("--json", hist.json, "JSON on stdout");
   auto* hist_csv = history->add_flag("--csv", hist.csv, "CSV on stdout, one row per point")->excludes(hist_json);
-  c.hist_html = history->add_option("--html", hist.html,
-                                    "A page with one chart per measurement (level shifts and regressions marked); "
-                                    "default PATH: history.html")
+  c.hist_html = history
+                    ->add_option("--html", hist.html,
+                                 "A page with one chart per measurement (level shifts and regressions marked); "
+                                 "default PATH: history.html")
                     ->expected(0, 1)
                     ->excludes(hist_json, hist_csv)
                     ->option_text("[PATH]");
-  option(*history, "--baseline-runs", hist.regress.baseline_runs, "--html: each folder judged against up to N before it (default 5)", "N")->check(baseline_runs_check);
-  option(*history, "--min-change", hist.regress.min_change_percent, "--html: a regression drops at least this % (default 5)", "PCT")->check(min_change_check);
+  option(*history, "--baseline-runs", hist.regress.baseline_runs,
+         "--html: each folder judged against up to N before it (default 5)", "N")
+      ->check(baseline_runs_check);
+  option(*history, "--min-change", hist.regress.min_change_percent,
+         "--html: a regression drops at least this % (default 5)", "PCT")
+      ->check(min_change_check);
 }
 
 void add_db_deploy_lab(CLI::App& app, command_line& c) {
   auto* db = app.add_subcommand("db", "The results database: import results folders, mark a baseline");
   db->require_subcommand(1);
-  c.db_import = db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
+  c.db_import =
+      db->add_subcommand("import", "Record results folders (again: replaces their records); rebuilds a store");
   option(*c.db_import, "dirs", c.import_dirs, "Results folders", "DIR...")->required();
   option(*c.db_import, "--db", c.db_path, "Results database (default: results/netbench.sqlite)", "PATH");
   c.db_baseline = db->add_subcommand("baseline", "Judge the plan's later runs against this results folder");
@@ -187,7 +213,8 @@ void add_db_deploy_lab(CLI::App& app, command_line& c) {
   auto& dep = c.dep;
   c.deploy = app.add_subcommand("deploy", "Copy netload and netserve to the bin_dir of the plan's ssh hosts");
   option(*c.deploy, "plan", dep.plan_path, "Plan file (TOML)", "PLAN")->required();
-  option(*c.deploy, "--from", dep.from, "Where the programs to copy are (default: this tree's build/static/bin)", "DIR");
+  option(*c.deploy, "--from", dep.from, "Where the programs to copy are (default: this tree's build/static/bin)",
+         "DIR");
   c.deploy->add_flag("--dry-run", dep.dry_run, "Print every host's commands; run nothing");
   app.add_subcommand("lab", "Network-namespace lab: up FILE, down FILE, status [FILE], counters FILE")->allow_extras();
 }
@@ -228,14 +255,17 @@ int parse(CLI::App& app, int argc, char** argv) {
   const auto subs = app.get_subcommands({});
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->check_name(argv[1]); })) {
-    fmt::print(stderr, "harness: unknown command '{}' (run, watch, check, report, compare, history, db, deploy or lab)\n", argv[1]);
+    fmt::print(stderr,
+               "harness: unknown command '{}' (run, watch, check, report, compare, history, db, deploy or lab)\n",
+               argv[1]);
     return nb::cli::usage_status;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RequiredError& e) {
     if (app.get_subcommands().empty()) {
-      fmt::print(stderr, "harness: a command is required (run, watch, check, report, compare, history, db, deploy or lab)\n");
+      fmt::print(stderr,
+                 "harness: a command is required (run, watch, check, report, compare, history, db, deploy or lab)\n");
       return nb::cli::usage_status;
     }
     return nb::cli::report(app, e, "harness");

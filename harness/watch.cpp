@@ -11,11 +11,11 @@
 #include "harness/watch/metrics_server.hpp"
 #include "harness/watch_line.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include <csignal>
 #include <cstring>
@@ -59,8 +59,9 @@ class watcher {
 
 void watcher::on_signal(int sig) {
   if (current_) {
-    fmt::print(stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),
-               stopping_run_ ? "killing every process" : "stopping the run under way (again to kill its processes at once)");
+    fmt::print(
+        stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),
+        stopping_run_ ? "killing every process" : "stopping the run under way (again to kill its processes at once)");
     stopping_run_ = true;
     current_->cancel(sig);
   } else {
@@ -143,7 +144,8 @@ int watch_plan(const watch_request& w) {
     const auto at = server->local_endpoint();
     // One line a script can read to find the port the kernel chose for :0.
     fmt::print(stderr, "harness: metrics on http://{}:{}/metrics\n",
-               at.address().is_v6() ? fmt::format("[{}]", at.address().to_string()) : at.address().to_string(), at.port());
+               at.address().is_v6() ? fmt::format("[{}]", at.address().to_string()) : at.address().to_string(),
+               at.port());
     server->start();
   }
   fmt::print(stderr, "harness: watching {} every {}{}\n", nb::printable(p.name), period_text(w.every),

@@ -10,10 +10,10 @@
 namespace harness::watch {
 
 struct watch_request {
-  run_request run;               // the options `harness run` takes
+  run_request run;  // the options `harness run` takes
   std::chrono::seconds every{0};
-  int count = 0;                 // stop after this many runs; 0: until a signal
-  std::string listen;            // ADDR:PORT of the metrics server; empty: none
+  int count = 0;       // stop after this many runs; 0: until a signal
+  std::string listen;  // ADDR:PORT of the metrics server; empty: none
 };
 
 // 128 + the signal when one stopped it; otherwise 0 when every run was ok, or the last non-zero status

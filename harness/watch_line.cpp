@@ -29,7 +29,8 @@ std::string head(const run_timing& t) {
 std::string measured(const finished_run& f) {
   std::vector<std::string> parts;
   for (const auto& s : f.runs)
-    if (s.ok && !is_search_trial(s.run)) parts.push_back(fmt::format("{} received {:.1f} pps", s.run.id, s.receiver.pps));
+    if (s.ok && !is_search_trial(s.run))
+      parts.push_back(fmt::format("{} received {:.1f} pps", s.run.id, s.receiver.pps));
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
@@ -53,7 +54,9 @@ std::string state(const finished_run& f) {
   if (failed.empty() && f.status != 3) return "ok";
   if (failed.empty()) return "FAILED (a run is missing, see stderr)";
   const auto& first = *failed.front();
-  const std::string why = !first.run.error.empty() ? first.run.error : first.failures.empty() ? "failed" : first.failures.front();
+  const std::string why = !first.run.error.empty() ? first.run.error
+                          : first.failures.empty() ? "failed"
+                                                   : first.failures.front();
   return fmt::format("FAILED ({}: {}{})", first.run.id, why,
                      failed.size() > 1 ? fmt::format(", and {} more run(s)", failed.size() - 1) : std::string());
 }
@@ -64,12 +67,14 @@ std::string with_figures(std::string words, const std::string& figures) {
 
 std::string verdict(const finished_run& f) {
   if (f.signal)
-    return fmt::format("INTERRUPTED by SIG{}, recorded as interrupted", sigabbrev_np(f.signal) ? sigabbrev_np(f.signal) : "?");
+    return fmt::format("INTERRUPTED by SIG{}, recorded as interrupted",
+                       sigabbrev_np(f.signal) ? sigabbrev_np(f.signal) : "?");
   const std::string st = state(f);
   if (!f.verdict) return with_figures(st + ", not judged (not recorded in a results database)", measured(f));
   const auto& j = *f.verdict;
   if (j.any_regression())
-    return with_figures("REGRESSION against " + j.baseline_kind, judged_figures(j, true)) + (st == "ok" ? "" : "; " + st);
+    return with_figures("REGRESSION against " + j.baseline_kind, judged_figures(j, true)) +
+           (st == "ok" ? "" : "; " + st);
   if (j.measurements.empty()) return with_figures(st + ", no baseline yet", measured(f));
   return with_figures(st + ", no regression against " + j.baseline_kind, judged_figures(j, false));
 }

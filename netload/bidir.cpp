@@ -8,12 +8,12 @@
 #include "netload/report.hpp"
 #include "netload/user_stop.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include <array>
 #include <cstdio>
@@ -102,12 +102,13 @@ void run_both(asio::io_context& io, std::array<direction, 2>& dirs, start_barrie
 std::string sum_line(const test_result& f, const test_result& r, char units) {
   const rate_units u{units ? units : 'm'};
   auto mbit = [&](double bps) { return u.of(bps); };
-  return fmt::format("Both ways   sent {:.2f} {} (forward {:.2f} + reverse {:.2f}), received {:.2f} {} "
-                     "(forward {:.2f} + reverse {:.2f}); lost {} of {}\n",
-                     mbit(f.sender.bits_per_second + r.sender.bits_per_second), u.name(), mbit(f.sender.bits_per_second),
-                     mbit(r.sender.bits_per_second), mbit(f.receiver.bits_per_second + r.receiver.bits_per_second), u.name(),
-                     mbit(f.receiver.bits_per_second), mbit(r.receiver.bits_per_second), f.loss.packets + r.loss.packets,
-                     f.sender.packets + r.sender.packets);
+  return fmt::format(
+      "Both ways   sent {:.2f} {} (forward {:.2f} + reverse {:.2f}), received {:.2f} {} "
+      "(forward {:.2f} + reverse {:.2f}); lost {} of {}\n",
+      mbit(f.sender.bits_per_second + r.sender.bits_per_second), u.name(), mbit(f.sender.bits_per_second),
+      mbit(r.sender.bits_per_second), mbit(f.receiver.bits_per_second + r.receiver.bits_per_second), u.name(),
+      mbit(f.receiver.bits_per_second), mbit(r.receiver.bits_per_second), f.loss.packets + r.loss.packets,
+      f.sender.packets + r.sender.packets);
 }
 
 void print_results(const client_options& o, const std::array<test_result, 2>& results, const start_barrier& barrier) {
@@ -121,7 +122,8 @@ void print_results(const client_options& o, const std::array<test_result, 2>& re
     }
   } else if (o.json) {
     nlohmann::json j = {{"bidir", true}, {"forward", to_json(results[0])}, {"reverse", to_json(results[1])}};
-    j["start_instant"] = barrier.instant() ? nlohmann::json(ns_to_s(barrier.instant()->wall_ns)) : nlohmann::json(nullptr);
+    j["start_instant"] =
+        barrier.instant() ? nlohmann::json(ns_to_s(barrier.instant()->wall_ns)) : nlohmann::json(nullptr);
     fmt::print("{}\n", j.dump(2));
   } else {
     const char* heads[2] = {"Forward: netload sends, netserve receives", "Reverse: netserve sends, netload receives"};
@@ -140,7 +142,8 @@ int run_bidir(const client_options& o) {
   if (o.local_cpu >= 0 && !pin_thread_to_cpu(o.local_cpu))
     fmt::print(stderr, "netload: cannot run on CPU {} (-T): not pinned\n", o.local_cpu);
   asio::io_context io;
-  std::array<direction, 2> dirs{direction{"forward", o, nullptr, false, {}}, direction{"reverse", o, nullptr, false, {}}};
+  std::array<direction, 2> dirs{direction{"forward", o, nullptr, false, {}},
+                                direction{"reverse", o, nullptr, false, {}}};
   dirs[0].options.reverse = false;
   dirs[1].options.reverse = true;
   std::int64_t first_start = 0;

@@ -1,23 +1,23 @@
 #include "netload/client.hpp"
 
-#include "core/wire/auth.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/version.hpp"
 #include "core/sys/host_info.hpp"
+#include "core/wire/auth.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read_until.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
-#include <charconv>
 #include <fcntl.h>
 #include <unistd.h>
+#include <charconv>
 
 namespace nb::load {
 
@@ -35,9 +35,10 @@ std::chrono::nanoseconds seconds(double s) {
 void check_server_version(const std::string& server) {
   auto major_minor = [](const std::string& v) { return v.substr(0, v.find('.', v.find('.') + 1)); };
   if (major_minor(server) != major_minor(version))
-    throw std::runtime_error(fmt::format("netserve {} and netload {} speak different protocol versions: run the same "
-                                         "version on both hosts",
-                                         server, version));
+    throw std::runtime_error(
+        fmt::format("netserve {} and netload {} speak different protocol versions: run the same "
+                    "version on both hosts",
+                    server, version));
 }
 
 }  // namespace
@@ -46,9 +47,11 @@ void check_server_version(const std::string& server) {
 asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, double timeout_s) {
   asio::steady_timer timer(co_await asio::this_coro::executor, seconds(timeout_s));
   auto r = co_await (s.async_connect(to, asio::as_tuple(asio::use_awaitable)) || timer.async_wait(asio::use_awaitable));
-  if (r.index() == 1) throw std::runtime_error(fmt::format("timed out connecting to {} after {} s", to.address().to_string(), timeout_s));
+  if (r.index() == 1)
+    throw std::runtime_error(fmt::format("timed out connecting to {} after {} s", to.address().to_string(), timeout_s));
   if (auto [ec] = std::get<0>(r); ec)
-    throw std::runtime_error(fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
+    throw std::runtime_error(
+        fmt::format("cannot connect to {} port {}: {}", to.address().to_string(), to.port(), ec.message()));
 }
 
 load_test::load_test(asio::io_context& io, client_options options, client_events events)
@@ -67,7 +70,8 @@ void client_test::bind_local(tcp::socket& s, const tcp::endpoint& to) const {
   if (o_.local_address.empty()) return;
   boost::system::error_code ec;
   s.bind(tcp::endpoint(asio::ip::make_address(o_.local_address, ec), 0), ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot send from local address {}: {}", o_.local_address, ec.message()));
+  if (ec)
+    throw std::runtime_error(fmt::format("cannot send from local address {}: {}", o_.local_address, ec.message()));
 }
 
 std::chrono::steady_clock::duration client_test::handshake_left() const {
@@ -101,9 +105,10 @@ void client_test::open_udp_sockets() {
     path_mtu_ = path_mtu(fd, server_.family());
     int room = max_udp_payload(path_mtu_, server_.family());
     if (path_mtu_ > 0 && static_cast<int>(o_.message_size) > room)
-      throw std::runtime_error(fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {}); "
-                                           "netload does not fragment",
-                                           o_.message_size, path_mtu_, server_.address(), room));
+      throw std::runtime_error(
+          fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {}); "
+                      "netload does not fragment",
+                      o_.message_size, path_mtu_, server_.address(), room));
   }
 }
 
@@ -207,7 +212,8 @@ int open_udp_data_socket(const client_options& o, const endpoint& server, const 
 
 // The harness's barrier: every instance connects and says so, then all get one instant, chosen once the
 // slowest is ready. netserve waits 30 s for the start message, so the wait here ends before that.
-asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io, const std::function<void()>& armed) {
+asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io,
+                                                                       const std::function<void()>& armed) {
   if (armed) armed();
   asio::posix::stream_descriptor in(io);
   boost::system::error_code ec;
@@ -221,11 +227,13 @@ asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_
     }
   } restore_stdin{flags};
   in.assign(::dup(STDIN_FILENO), ec);
-  if (ec) throw std::runtime_error(fmt::format("--start-on-stdin: standard input cannot be read here: {}", ec.message()));
+  if (ec)
+    throw std::runtime_error(fmt::format("--start-on-stdin: standard input cannot be read here: {}", ec.message()));
   std::string line;
   asio::steady_timer timer(io, 25s);
-  auto r = co_await (asio::async_read_until(in, asio::dynamic_buffer(line), '\n', asio::as_tuple(asio::use_awaitable)) ||
-                     timer.async_wait(asio::use_awaitable));
+  auto r =
+      co_await (asio::async_read_until(in, asio::dynamic_buffer(line), '\n', asio::as_tuple(asio::use_awaitable)) ||
+                timer.async_wait(asio::use_awaitable));
   if (r.index() == 1) throw std::runtime_error("--start-on-stdin: no start instant within 25 s");
   if (auto [read_ec, n] = std::get<0>(r); read_ec)
     throw std::runtime_error("--start-on-stdin: standard input closed before a start instant came");
@@ -246,9 +254,10 @@ std::pair<std::int64_t, std::int64_t> parse_start_line(std::string_view line) {
     p = stop < end && *stop == ' ' ? stop + 1 : stop;
   }
   if (given == 0 || p != end)
-    throw std::runtime_error(fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds, optionally "
-                                         "followed by the same instant on the server's clock)",
-                                         line.substr(0, 40)));
+    throw std::runtime_error(
+        fmt::format("--start-on-stdin: '{}' is not a start instant (epoch seconds, optionally "
+                    "followed by the same instant on the server's clock)",
+                    line.substr(0, 40)));
   return {static_cast<std::int64_t>(at[0] * 1e9), static_cast<std::int64_t>(at[given - 1] * 1e9)};
 }
 
@@ -268,8 +277,10 @@ asio::awaitable<void> client_test::run() {
     ready_ = co_await expect_message<ready_msg>(control_, control_mac_, handshake_left());
   } catch (const protocol_error&) {
     if (handshake_left() == std::chrono::steady_clock::duration::zero())  // the deadline, not a bad message
-      throw std::runtime_error(fmt::format("{} port {} accepted the connection but did not answer within --connect-timeout {:g} s: "
-                                           "is a netserve listening there?", server_.address(), o_.port, o_.connect_timeout_s));
+      throw std::runtime_error(
+          fmt::format("{} port {} accepted the connection but did not answer within --connect-timeout {:g} s: "
+                      "is a netserve listening there?",
+                      server_.address(), o_.port, o_.connect_timeout_s));
     throw;
   }
   check_server_version(ready_.server_version);
@@ -286,8 +297,9 @@ asio::awaitable<void> client_test::run() {
   // instances, and the intervals (aligned on the instant) would show nothing, then a backlog. No tolerance
   // is needed: a thread that wakes a little after a future instant paces from its own wake-up.
   if (std::int64_t late = wall_ns() - start_wall_ns_; requested_start_ns_ && late > 0)
-    throw std::runtime_error(fmt::format("start instant {:.3f} s in the past ({:.6f}): refused; give an instant in the future",
-                                         ns_to_s(late), ns_to_s(requested_start_ns_)));
+    throw std::runtime_error(
+        fmt::format("start instant {:.3f} s in the past ({:.6f}): refused; give an instant in the future",
+                    ns_to_s(late), ns_to_s(requested_start_ns_)));
   const message start = start_msg{server_start_ns_ ? server_start_ns_ : start_wall_ns_};
   co_await write_message(control_, control_mac_, start);
   start_threads();

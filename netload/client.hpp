@@ -1,10 +1,10 @@
 #pragma once
 // One test from netload's side: control connection, data sockets and threads, intervals, result.
+#include "core/data/streams.hpp"
+#include "core/sys/socket.hpp"
 #include "core/wire/flow.hpp"
 #include "core/wire/frame_io.hpp"
 #include "core/wire/result.hpp"
-#include "core/sys/socket.hpp"
-#include "core/data/streams.hpp"
 #include "netload/cli.hpp"
 #include "netload/user_stop.hpp"
 
@@ -74,7 +74,7 @@ class load_test {
 
  private:
   std::int64_t traffic_end_wall_ns_ = 0;  // 0 until the data threads started
-  std::string stop_signal_;  // the user's stop, once interrupt() accepted it
+  std::string stop_signal_;               // the user's stop, once interrupt() accepted it
   std::int64_t stop_wall_ns_ = 0;
 };
 
@@ -151,7 +151,8 @@ asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, do
 
 // --start-on-stdin: says "armed", then reads "T" or "T S" from standard input within 25 s: the start
 // instant, and the same instant on the server's clock (T again when not given), both in ns.
-asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io, const std::function<void()>& armed);
+asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io,
+                                                                       const std::function<void()>& armed);
 // That line's instants (without its newline); throws std::runtime_error for anything else.
 std::pair<std::int64_t, std::int64_t> parse_start_line(std::string_view line);
 

@@ -4,14 +4,14 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/units.hpp"
-#include "core/wire/verdict.hpp"
 #include "core/base/version.hpp"
+#include "core/wire/verdict.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include <cmath>
 
@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::int64_t drain_quiet_ns = 100'000'000;   // reverse UDP: quiet this long after the end
+constexpr std::int64_t drain_quiet_ns = 100'000'000;  // reverse UDP: quiet this long after the end
 constexpr std::int64_t drain_max_ns = 2'000'000'000;
 constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // senders or TCP receivers must end by then
 
@@ -242,8 +242,8 @@ test_result client_test::result() const {
   const side_counts& rcv = o_.reverse ? local_final_ : server_final_.counts;
   r.actual_start = static_cast<double>(snd.start_wall_ns) / 1e9;
   const double secs = ns_to_s(snd.elapsed_ns);
-  r.sender = sender_figures(snd, secs, snd.start_wall_ns, o_.reverse ? ready_.sndbuf : local_buffer_granted_,
-                            snd.batching);
+  r.sender =
+      sender_figures(snd, secs, snd.start_wall_ns, o_.reverse ? ready_.sndbuf : local_buffer_granted_, snd.batching);
   r.receiver = receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : ready_.rcvbuf, rcv.batching);
   r.receive_engine = rcv.receive_engine.empty() ? "socket" : rcv.receive_engine;
   if (r.receive_engine != "socket") {
@@ -263,7 +263,8 @@ test_result client_test::result() const {
   }
   if (o_.omit_s > 0) leave_out_start(r);  // after the reconciliation, which counts the whole run
   // After reconcile (TCP messages); TCP's rate is a ceiling, as iperf's -b is for TCP.
-  if (o_.target_pps() > 0) r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream, o_.streams);
+  if (o_.target_pps() > 0)
+    r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream, o_.streams);
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
     r.out_of_order = rcv.out_of_order;
     if (rcv.jitter_ns >= 0) r.jitter_ms = rcv.jitter_ns / 1e6;
@@ -300,14 +301,16 @@ void client_test::leave_out_start(test_result& r) const {
   const auto k = static_cast<std::uint32_t>(std::lround(o_.omit_s / o_.interval_s)) - 1;
   const auto server = server_samples_.find(k);
   if (k >= own_samples_.size() || server == server_samples_.end()) return;  // ended before it: whole-run figures
-  const std::pair<std::uint64_t, std::uint64_t> own = own_samples_[k], srv{server->second.packets, server->second.bytes};
+  const std::pair<std::uint64_t, std::uint64_t> own = own_samples_[k],
+                                                srv{server->second.packets, server->second.bytes};
   const auto& sent_at = o_.reverse ? srv : own;
   const auto& received_at = o_.reverse ? own : srv;
   r.omit = omit_figures{o_.omit_s, r.sender.packets, r.sender.bytes, r.receiver.packets, r.receiver.bytes};
   auto window = [&](flow_figures& f, std::pair<std::uint64_t, std::uint64_t> at) {
     f.bytes -= std::min(at.second, f.bytes);
     // TCP counts messages as bytes / message size (reconcile), UDP datagrams as sent.
-    f.packets = o_.kind == test_kind::tcp_stream ? f.bytes / o_.message_size : f.packets - std::min(at.first, f.packets);
+    f.packets =
+        o_.kind == test_kind::tcp_stream ? f.bytes / o_.message_size : f.packets - std::min(at.first, f.packets);
     f.seconds = std::max(0.0, f.seconds - o_.omit_s);
     compute_rates(f);
   };

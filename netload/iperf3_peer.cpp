@@ -2,13 +2,13 @@
 #include "netload/iperf3_peer.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/wire/frame_io.hpp"
 #include "core/base/json_text.hpp"
 #include "core/base/version.hpp"
+#include "core/wire/frame_io.hpp"
 #include "netload/user_stop.hpp"
 
-#include <boost/asio/co_spawn.hpp>
 #include <fmt/format.h>
+#include <boost/asio/co_spawn.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -67,7 +67,8 @@ asio::awaitable<i3::state> iperf3_client::read_state(std::chrono::steady_clock::
 }
 
 asio::awaitable<void> iperf3_client::refused(i3::state s) {
-  if (s == i3::state::access_denied) throw std::runtime_error("iperf3 server: the server is busy running a test (ACCESS_DENIED)");
+  if (s == i3::state::access_denied)
+    throw std::runtime_error("iperf3 server: the server is busy running a test (ACCESS_DENIED)");
   if (s == i3::state::server_terminate) throw std::runtime_error("iperf3 server: the server terminated the test");
   unsigned char codes[8] = {};  // i_errno and errno, big-endian
   co_await read_exact(control_, asio::buffer(codes), 5s, "reading iperf3's error code");
@@ -84,7 +85,8 @@ asio::awaitable<std::string> iperf3_client::read_json(const char* what) {
   unsigned char h[4];
   co_await read_exact(control_, asio::buffer(h), step_timeout, what);
   const std::size_t n = (std::size_t{h[0]} << 24) | (std::size_t{h[1]} << 16) | (std::size_t{h[2]} << 8) | h[3];
-  if (n > max_results_size) throw protocol_error(fmt::format("iperf3 message of {} bytes, more than {}", n, max_results_size));
+  if (n > max_results_size)
+    throw protocol_error(fmt::format("iperf3 message of {} bytes, more than {}", n, max_results_size));
   std::string body(n, '\0');
   co_await read_exact(control_, asio::buffer(body), step_timeout, what);
   co_return body;
@@ -98,7 +100,8 @@ i3::params iperf3_client::make_params() const {
   p.reverse = o_.reverse;
   p.len = o_.message_size;
   // Per stream, as iperf3's -b: the server paces by it when it sends; when we send, our pacer does.
-  if (o_.target_pps() > 0) p.bandwidth = static_cast<std::uint64_t>(o_.target_pps() * o_.message_size * 8.0 / o_.streams);
+  if (o_.target_pps() > 0)
+    p.bandwidth = static_cast<std::uint64_t>(o_.target_pps() * o_.message_size * 8.0 / o_.streams);
   p.window = o_.remote_buffer;
   p.mss = o_.mss;
   p.congestion = o_.congestion;
@@ -138,9 +141,11 @@ asio::awaitable<void> iperf3_client::connect_udp_stream(std::uint32_t s) {
   local_buffer_granted_ = open_udp_data_socket(o_, server_, local, streams_[s]);
   const int fd = streams_[s].fd.get();
   path_mtu_ = path_mtu(fd, server_.family());
-  if (int room = max_udp_payload(path_mtu_, server_.family()); path_mtu_ > 0 && static_cast<int>(o_.message_size) > room)
-    throw std::runtime_error(fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {})",
-                                         o_.message_size, path_mtu_, server_.address(), room));
+  if (int room = max_udp_payload(path_mtu_, server_.family());
+      path_mtu_ > 0 && static_cast<int>(o_.message_size) > room)
+    throw std::runtime_error(
+        fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {})", o_.message_size,
+                    path_mtu_, server_.address(), room));
   const std::uint32_t hello = i3::udp_connect_msg;
   if (::send(fd, &hello, sizeof hello, 0) != static_cast<ssize_t>(sizeof hello))
     throw std::runtime_error(fmt::format("cannot send iperf3's UDP hello: {}", std::strerror(errno)));
@@ -150,7 +155,9 @@ asio::awaitable<void> iperf3_client::connect_udp_stream(std::uint32_t s) {
     if (n == static_cast<ssize_t>(sizeof answer) && answer == i3::udp_connect_reply) break;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
       throw std::runtime_error(fmt::format("UDP stream {}: no answer to its hello: {}", s + 1, std::strerror(errno)));
-    if (i == 5000) throw std::runtime_error(fmt::format("UDP stream {}: the iperf3 server did not answer its hello within 10 s", s + 1));
+    if (i == 5000)
+      throw std::runtime_error(
+          fmt::format("UDP stream {}: the iperf3 server did not answer its hello within 10 s", s + 1));
     co_await sleep_for(2ms);
   }
   streams_[s].received.format = payload_format::iperf3_64;
@@ -166,8 +173,8 @@ asio::awaitable<void> iperf3_client::create_streams() {
 }
 
 asio::awaitable<void> iperf3_client::run() {
-  deadline_ = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                      std::chrono::duration<double>(o_.connect_timeout_s));
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o_.connect_timeout_s));
   server_ = endpoint::resolve(o_.host, o_.port, o_.family);
   tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
   control_.open(to.protocol());
@@ -208,7 +215,8 @@ asio::awaitable<void> iperf3_client::run() {
 
 asio::awaitable<void> iperf3_client::exchange_results() {
   i3::state s = co_await read_state(step_timeout, "waiting for iperf3's EXCHANGE_RESULTS");
-  if (s != i3::state::exchange_results) throw protocol_error(fmt::format("iperf3 server sent state {} after TEST_END", int(s)));
+  if (s != i3::state::exchange_results)
+    throw protocol_error(fmt::format("iperf3 server sent state {} after TEST_END", int(s)));
   co_await write_frame(control_, i3::frame(i3::encode_results(our_results())), 10s);
   bool too_deep = false;
   nlohmann::json j = parse_json_bounded(co_await read_json("reading iperf3's results"), max_json_depth, &too_deep);

@@ -3,9 +3,9 @@
 #include "netload/iperf3_peer.hpp"
 
 #include "core/base/clock.hpp"
+#include "core/base/version.hpp"
 #include "core/wire/frame_io.hpp"
 #include "core/wire/verdict.hpp"
-#include "core/base/version.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@ namespace i3 = iperf3;
 
 namespace {
 
-constexpr std::int64_t quiet_ns = 100'000'000;      // reverse: nothing arrived this long after TEST_END
+constexpr std::int64_t quiet_ns = 100'000'000;  // reverse: nothing arrived this long after TEST_END
 constexpr std::int64_t drain_max_ns = 3'000'000'000;
 constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // our senders end by then
 
@@ -70,7 +70,8 @@ asio::awaitable<void> iperf3_client::run_data() {
       sample(false);
       next += step;
     }
-    co_await sleep_for(std::chrono::nanoseconds(std::clamp<std::int64_t>(std::min(next, end_wall_ns_) - wall_ns(), 1'000'000, 20'000'000)));
+    co_await sleep_for(std::chrono::nanoseconds(
+        std::clamp<std::int64_t>(std::min(next, end_wall_ns_) - wall_ns(), 1'000'000, 20'000'000)));
   }
   co_await settle();
   seconds_ = ns_to_s(std::min(wall_ns(), end_wall_ns_) - start_wall_ns_);
@@ -142,7 +143,8 @@ test_result iperf3_client::result() const {
   test_result r = failed_result(o_, "");
   const bool udp = o_.kind == test_kind::udp_stream;
   r.server_version = counted_by_;
-  r.receiver_counted_by = o_.reverse ? fmt::format("netload {} (the sender's figures: {})", version, counted_by_) : counted_by_;
+  r.receiver_counted_by =
+      o_.reverse ? fmt::format("netload {} (the sender's figures: {})", version, counted_by_) : counted_by_;
   r.requested_start = static_cast<double>(requested_start_ns_) / 1e9;
   r.path_mtu = path_mtu_;
   r.mss = mss_;
@@ -161,7 +163,8 @@ test_result iperf3_client::result() const {
   r.actual_start = static_cast<double>(o_.reverse ? start_wall_ns_ : own_.start_wall_ns) / 1e9;
   r.sender = sender_figures(snd, secs, o_.reverse ? start_wall_ns_ : own_.start_wall_ns,
                             o_.reverse ? 0 : local_buffer_granted_, o_.reverse ? "iperf3" : own_.batching);
-  r.receiver = receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : 0, o_.reverse ? own_.batching : "iperf3");
+  r.receiver =
+      receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : 0, o_.reverse ? own_.batching : "iperf3");
   r.receive_engine = "socket";
   reconcile(r, o_.reverse ? own_.kernel_drops : 0, o_.reverse && udp ? own_.buffers : 0);
   if (o_.target_pps() > 0)

@@ -70,8 +70,10 @@ void add_test_options(std::vector<std::string>& g, const iperf::request& r, iper
 std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, bool reverse_half) {
   const tool_defaults& d = f == iperf_flavour::iperf3 ? iperf3_defaults : iperf2_defaults;
   const double duration = r.duration_s.value_or(d.duration_s);
-  std::vector<std::string> g{"-H", r.host, "-p", std::to_string(r.port.value_or(d.port)),
-                             "-t", r.udp ? "UDP_STREAM" : "TCP_STREAM", "-l", number_text(duration)};
+  std::vector<std::string> g{"-H", r.host,
+                             "-p", std::to_string(r.port.value_or(d.port)),
+                             "-t", r.udp ? "UDP_STREAM" : "TCP_STREAM",
+                             "-l", number_text(duration)};
   if (r.family) g.push_back(r.family == 4 ? "-4" : "-6");
   if (!r.bind.empty()) g.insert(g.end(), {"-L", r.bind});
   if (r.streams > 1) g.insert(g.end(), {"--streams", std::to_string(r.streams)});
@@ -85,7 +87,8 @@ std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, 
   const double interval = std::min(r.interval_s.value_or(d.interval_s), duration);
   if (interval > 0) g.insert(g.end(), {"--interval", number_text(interval)});
   // iperf3 -A n sets this host's CPU only: netload's -T "n," (a bare "n" would pin the server too).
-  if (!r.affinity.empty()) g.insert(g.end(), {"-T", r.affinity.find(',') == std::string::npos ? r.affinity + "," : r.affinity});
+  if (!r.affinity.empty())
+    g.insert(g.end(), {"-T", r.affinity.find(',') == std::string::npos ? r.affinity + "," : r.affinity});
   if (r.json_stream) g.push_back("--json-stream");  // iperf3's --json-stream implies -J
   else if (r.json) g.push_back("--json");
   if (r.dscp) g.insert(g.end(), {"--dscp", std::to_string(*r.dscp)});
@@ -99,15 +102,19 @@ std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, 
 void check(const iperf::request& r, iperf_flavour f) {
   const char* tool = iperf::name(f);
   if (r.host.empty())
-    throw usage_error(fmt::format("{}: -c HOST is required (netload is the client; run netserve where the iperf server runs)", tool));
+    throw usage_error(
+        fmt::format("{}: -c HOST is required (netload is the client; run netserve where the iperf server runs)", tool));
   if (f == iperf_flavour::iperf3 && r.reverse && r.bidir) throw usage_error("iperf3 takes -R or --bidir, not both");
-  if (f == iperf_flavour::iperf2 && r.reverse + r.bidir + r.tradeoff > 1) throw usage_error("iperf2 takes one of -d, -r and -R");
+  if (f == iperf_flavour::iperf2 && r.reverse + r.bidir + r.tradeoff > 1)
+    throw usage_error("iperf2 takes one of -d, -r and -R");
   if (r.rate_in_pps && !r.udp) throw usage_error("iperf2 -b in pps: packets per second are for UDP (-u) only");
   // iperf2 (Settings_ModalOptions) refuses a TCP rate under one write of -l per second.
   const std::uint64_t length = r.length.value_or(iperf2_defaults.tcp_length);
-  if (f == iperf_flavour::iperf2 && !r.udp && r.rate && !r.rate_in_pps && *r.rate > 0 && *r.rate / 8 < static_cast<double>(length))
-    throw usage_error(fmt::format("iperf2 takes no TCP -b under -l's {} bytes a second: give -l {} or less, as iperf2 says", length,
-                                  static_cast<std::uint64_t>(*r.rate / 8)));
+  if (f == iperf_flavour::iperf2 && !r.udp && r.rate && !r.rate_in_pps && *r.rate > 0 &&
+      *r.rate / 8 < static_cast<double>(length))
+    throw usage_error(
+        fmt::format("iperf2 takes no TCP -b under -l's {} bytes a second: give -l {} or less, as iperf2 says", length,
+                    static_cast<std::uint64_t>(*r.rate / 8)));
 }
 
 }  // namespace
@@ -140,8 +147,8 @@ std::string help_text(iperf_flavour f) {
       "  -S TOS                --dscp TOS/4 (ECN bits refused)\n"
       "Units: {7}\n"
       "Any other option is refused, naming it.\n",
-      name(f), v3 ? 5201 : 5001, v3 ? "1460" : "1470", v3 ? "" : "; N pps: --pps N times -P",
-      v3 ? " (default 1)" : "", v3 ? " -S SIZE (iperf3 sets both ends)" : " (and -S SIZE in -r's reverse run and with -d)",
+      name(f), v3 ? 5201 : 5001, v3 ? "1460" : "1470", v3 ? "" : "; N pps: --pps N times -P", v3 ? " (default 1)" : "",
+      v3 ? " -S SIZE (iperf3 sets both ends)" : " (and -S SIZE in -r's reverse run and with -d)",
       v3 ? "  --bidir               --bidir\n  -A N[,M]              -T N,[M]\n  -C ALGO               -- -K ALGO\n"
            "  -J, --json-stream     --json, --json-stream\n  --dscp N              --dscp N\n"
            "  --dont-fragment, --udp-counters-64bit: accepted, netload always does both\n"

@@ -39,7 +39,8 @@ number split_number(const arg& a) {
   }
   double v = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v) || v < 0) a.fail("not a number");
+  if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v) || v < 0)
+    a.fail("not a number");
   return {v, suffix};
 }
 
@@ -102,7 +103,7 @@ void port(request& r, const arg& a) {
   const auto p = parse_whole<std::uint16_t>(a.value, 1, 65535);
   if (!p)
     a.fail(a.value.find('-') != std::string::npos ? "a port range has no netload equivalent (a test has one port)"
-                                                 : "a port is a whole number from 1 to 65535");
+                                                  : "a port is a whole number from 1 to 65535");
   r.port = *p;
 }
 void udp(request& r, const arg&) { r.udp = true; }
@@ -143,7 +144,8 @@ void interval3(request& r, const arg& a) {
   r.interval_s = v;
 }
 void interval2(request& r, const arg& a) {
-  if (!a.value.empty() && (a.value[0] == 'f' || a.value[0] == 'F')) a.fail("intervals in frames have no netload equivalent");
+  if (!a.value.empty() && (a.value[0] == 'f' || a.value[0] == 'F'))
+    a.fail("intervals in frames have no netload equivalent");
   r.interval_s = plain_number(a);
 }
 void parallel(request& r, const arg& a) {
@@ -170,8 +172,9 @@ void mss2(request& r, const arg& a) {
 // netload's -f do (iperf3 src/units.c unit_snprintf, iperf2 src/stdio.c byte_snprintf).
 void format(request& r, const arg& a) {
   if (a.value.size() != 1 || std::string_view("kmgKMG").find(a.value[0]) == std::string_view::npos)
-    a.fail("netload prints k, m, g (10^3, 10^6, 10^9 bit/s) or K, M, G (2^10, 2^20, 2^30 byte/s); not adaptive, "
-           "tera or plain bits/bytes");
+    a.fail(
+        "netload prints k, m, g (10^3, 10^6, 10^9 bit/s) or K, M, G (2^10, 2^20, 2^30 byte/s); not adaptive, "
+        "tera or plain bits/bytes");
   r.format = a.value[0];
 }
 // iperf3 -O N (atoi, 0 to 600 in 3.12): the first N seconds run but are left out of the result.
@@ -222,8 +225,8 @@ struct option_spec {
   char short_name;        // 0: long only
   const char* long_name;  // nullptr: short only
   bool takes_value;
-  apply_fn apply;         // nullptr: refused
-  const char* why = "";   // refused: what it does; "!..." a whole sentence instead
+  apply_fn apply;        // nullptr: refused
+  const char* why = "";  // refused: what it does; "!..." a whole sentence instead
 };
 
 const std::vector<option_spec>& iperf3_options() {
@@ -324,7 +327,8 @@ std::size_t read_long(const std::vector<option_spec>& table, const char* tool, c
     if (i + 1 >= args.size()) throw usage_error(fmt::format("{} option {} needs a value", tool, spelled));
     value = args[++i];
   }
-  if (!o->takes_value && eq != std::string::npos) throw usage_error(fmt::format("{} option {} takes no value", tool, spelled));
+  if (!o->takes_value && eq != std::string::npos)
+    throw usage_error(fmt::format("{} option {} takes no value", tool, spelled));
   o->apply(r, arg{tool, spelled, value});
   return i;
 }
@@ -368,12 +372,9 @@ bool read_command_line(iperf_flavour f, const std::vector<std::string>& args, re
       fmt::print("{}", help_text(f));
       return false;
     }
-    if (a.size() > 2 && a.starts_with("--"))
-      i = read_long(table, tool, args, i, r);
-    else if (a.size() > 1 && a[0] == '-' && a != "--")
-      i = read_short(table, tool, args, i, r);
-    else
-      throw usage_error(fmt::format("{}: unexpected argument '{}' (the server is given as -c HOST)", tool, a));
+    if (a.size() > 2 && a.starts_with("--")) i = read_long(table, tool, args, i, r);
+    else if (a.size() > 1 && a[0] == '-' && a != "--") i = read_short(table, tool, args, i, r);
+    else throw usage_error(fmt::format("{}: unexpected argument '{}' (the server is given as -c HOST)", tool, a));
   }
   return true;
 }

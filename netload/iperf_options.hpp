@@ -12,28 +12,28 @@ namespace nb::load::iperf {
 
 // What an iperf client command line asks for, in iperf's own terms; an unset field is the tool's default.
 struct request {
-  std::string host;                          // -c
-  std::optional<std::uint16_t> port;         // -p
-  bool udp = false;                          // -u
-  std::optional<std::uint64_t> length;       // -l, bytes per write (UDP: the datagram's payload)
-  std::optional<double> rate;                // -b, per stream: bits/s, or packets/s with rate_in_pps
-  bool rate_in_pps = false;                  // iperf2's "-b 1000pps"
-  std::optional<double> duration_s;          // -t
-  std::optional<double> interval_s;          // -i
-  std::uint32_t streams = 1;                 // -P
-  std::optional<std::uint64_t> window;       // -w, bytes
-  std::optional<std::uint32_t> mss;          // -M (netload's --mss)
-  char format = 0;                           // -f: k m g K M G (netload's -f), 0 = not given
-  std::optional<double> omit_s;              // iperf3 -O: seconds left out at the start
-  bool reverse = false;                      // -R
-  bool bidir = false;                        // iperf3 --bidir, iperf2 -d: both ways at once
-  bool tradeoff = false;                     // iperf2 -r: forward, then reverse
-  std::string affinity;                      // iperf3 -A: "n" or "n,m"
-  bool json = false, json_stream = false;    // iperf3 -J, --json-stream
-  int family = 0;                            // 4 or 6 (-4, -6, iperf2's -V)
-  std::string bind;                          // -B
-  std::string congestion;                    // iperf3 -C, iperf2 -Z
-  std::optional<int> dscp;                   // -S TOS (its DSCP bits), iperf3 --dscp
+  std::string host;                        // -c
+  std::optional<std::uint16_t> port;       // -p
+  bool udp = false;                        // -u
+  std::optional<std::uint64_t> length;     // -l, bytes per write (UDP: the datagram's payload)
+  std::optional<double> rate;              // -b, per stream: bits/s, or packets/s with rate_in_pps
+  bool rate_in_pps = false;                // iperf2's "-b 1000pps"
+  std::optional<double> duration_s;        // -t
+  std::optional<double> interval_s;        // -i
+  std::uint32_t streams = 1;               // -P
+  std::optional<std::uint64_t> window;     // -w, bytes
+  std::optional<std::uint32_t> mss;        // -M (netload's --mss)
+  char format = 0;                         // -f: k m g K M G (netload's -f), 0 = not given
+  std::optional<double> omit_s;            // iperf3 -O: seconds left out at the start
+  bool reverse = false;                    // -R
+  bool bidir = false;                      // iperf3 --bidir, iperf2 -d: both ways at once
+  bool tradeoff = false;                   // iperf2 -r: forward, then reverse
+  std::string affinity;                    // iperf3 -A: "n" or "n,m"
+  bool json = false, json_stream = false;  // iperf3 -J, --json-stream
+  int family = 0;                          // 4 or 6 (-4, -6, iperf2's -V)
+  std::string bind;                        // -B
+  std::string congestion;                  // iperf3 -C, iperf2 -Z
+  std::optional<int> dscp;                 // -S TOS (its DSCP bits), iperf3 --dscp
 };
 
 // "iperf3" or "iperf2".

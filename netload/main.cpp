@@ -1,8 +1,8 @@
 // netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM, UDP_RR, TCP_RR) with counts that add up.
+#include "core/base/version.hpp"
 #include "core/sys/host_info.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/sys/socket.hpp"
-#include "core/base/version.hpp"
 #include "netload/bidir.hpp"
 #include "netload/client.hpp"
 #include "netload/iperf3_peer.hpp"
@@ -31,10 +31,8 @@ int run(const nb::load::client_options& o) {
   std::int64_t first_start = 0;
   auto sink = [&](const nb::interval_figures& i) {
     if (!first_start) first_start = i.start_ns;
-    if (o.json_stream)
-      fmt::print("{}\n", nb::load::interval_event(i).dump());
-    else if (!o.json)
-      fmt::print("{}", nb::load::format_interval_line(i, first_start, o.rate_units, o.omit_s));
+    if (o.json_stream) fmt::print("{}\n", nb::load::interval_event(i).dump());
+    else if (!o.json) fmt::print("{}", nb::load::format_interval_line(i, first_start, o.rate_units, o.omit_s));
     std::fflush(stdout);
   };
   auto armed = [&] {
@@ -98,11 +96,11 @@ int main(int argc, char** argv) {
       if (options->host_info) return host_info(*options);
       runs.push_back(std::move(*options));
     }
-    nb::report_kernel_fallbacks("netload", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro,
-                                            nb::kernel_feature::meminfo});
+    nb::report_kernel_fallbacks(
+        "netload", {nb::kernel_feature::udp_gso, nb::kernel_feature::udp_gro, nb::kernel_feature::meminfo});
     int status = ok;
     for (const auto& o : runs) {
-      const int s = o.search.enabled()                                  ? nb::load::run_search(o)
+      const int s = o.search.enabled()                                   ? nb::load::run_search(o)
                     : o.bidir && o.peer == nb::load::peer_kind::netserve ? nb::load::run_bidir(o)
                                                                          : run(o);
       status = worse(status, s);

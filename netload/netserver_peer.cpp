@@ -1,20 +1,20 @@
 #include "netload/netserver_peer.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
-#include "core/sys/kernel_features.hpp"
-#include "core/wire/netperf_wire.hpp"
-#include "core/sys/socket.hpp"
-#include "core/data/streams.hpp"
 #include "core/base/units.hpp"
+#include "core/data/streams.hpp"
+#include "core/sys/eintr.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/sys/socket.hpp"
+#include "core/wire/netperf_wire.hpp"
 #include "netload/client.hpp"
 #include "netload/user_stop.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -60,7 +60,9 @@ void wait_for(int fd, short events, const step_deadline& d, const char* what, po
   for (;;) {
     const std::int64_t now = mono_ns();
     if (now >= stop.deadline_mono_ns()) stop.grace_over();
-    if (now >= d.give_up) throw std::runtime_error(fmt::format("netserver: timed out after {:g} s {}", std::chrono::duration<double>(d.span).count(), what));
+    if (now >= d.give_up)
+      throw std::runtime_error(
+          fmt::format("netserver: timed out after {:g} s {}", std::chrono::duration<double>(d.span).count(), what));
     pollfd p[2] = {{fd, events, 0}, {stop.fd(), POLLIN, 0}};
     const std::int64_t left = std::min(d.give_up, stop.deadline_mono_ns()) - now;
     const int n = ::poll(p, 2, static_cast<int>(left / 1'000'000 + 1));
@@ -74,7 +76,8 @@ void connect_within(int fd, const endpoint& to, std::chrono::milliseconds timeou
   const int flags = ::fcntl(fd, F_GETFL);
   ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
   if (::connect(fd, to.data(), to.size()) != 0) {
-    if (errno != EINPROGRESS) throw std::system_error(errno, std::generic_category(), fmt::format("connecting to {}", to.to_string()));
+    if (errno != EINPROGRESS)
+      throw std::system_error(errno, std::generic_category(), fmt::format("connecting to {}", to.to_string()));
     wait_for(fd, POLLOUT, step_deadline{timeout}, "connecting", stop);
     int error = 0;
     socklen_t len = sizeof(error);
@@ -90,7 +93,8 @@ void send_block(int fd, const np::block& b, polled_stop& stop) {
   while (put < b.size()) {
     wait_for(fd, POLLOUT, d, "sending a request", stop);
     const ssize_t n = ::send(fd, b.data() + put, b.size() - put, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && !nb::transient_errno(errno)) throw std::system_error(errno, std::generic_category(), "netserver control connection");
+    if (n < 0 && !nb::transient_errno(errno))
+      throw std::system_error(errno, std::generic_category(), "netserver control connection");
     if (n > 0) put += static_cast<std::size_t>(n);
   }
 }
@@ -103,7 +107,8 @@ np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what
     wait_for(fd, POLLIN, d, what, stop);
     const ssize_t n = ::recv(fd, b.data() + got, b.size() - got, MSG_DONTWAIT);
     if (n == 0) throw std::runtime_error(fmt::format("netserver closed the control connection {}", what));
-    if (n < 0 && !nb::transient_errno(errno)) throw std::system_error(errno, std::generic_category(), "netserver control connection");
+    if (n < 0 && !nb::transient_errno(errno))
+      throw std::system_error(errno, std::generic_category(), "netserver control connection");
     if (n > 0) got += static_cast<std::size_t>(n);
   }
   return b;
@@ -126,7 +131,8 @@ np::omni_request make_request(const client_options& o, std::uint16_t local_port,
   r.receive_size = o.recv_size ? o.recv_size : 0xffffffffU;  // -1: netserver's choice
   r.send_size = 0xffffffffU;
   r.send_alignment = r.recv_alignment = 8;  // netperf's defaults; netserver aligns its buffers by them
-  r.test_length = static_cast<std::int32_t>(std::min(std::ceil(o.duration_s + wait_s), double{INT32_MAX - np::pad_time_s}));
+  r.test_length =
+      static_cast<std::int32_t>(std::min(std::ceil(o.duration_s + wait_s), double{INT32_MAX - np::pad_time_s}));
   r.ipfamily = family == AF_INET6 ? np::nf_inet6 : np::nf_inet;
   r.socket_type = udp ? np::nst_dgram : np::nst_stream;
   r.protocol = udp ? np::ipproto_udp : np::ipproto_tcp;
@@ -140,7 +146,8 @@ fd_handle data_socket(const client_options& o, const endpoint& server) {
   fd_handle fd = make_socket(server.family(), o.kind == test_kind::udp_stream ? SOCK_DGRAM : SOCK_STREAM);
   endpoint local = o.local_address.empty() ? endpoint::from_numeric(server.family() == AF_INET6 ? "::" : "0.0.0.0", 0)
                                            : endpoint::from_numeric(o.local_address, 0);
-  if (::bind(fd.get(), local.data(), local.size()) != 0) throw std::system_error(errno, std::generic_category(), "binding the data socket");
+  if (::bind(fd.get(), local.data(), local.size()) != 0)
+    throw std::system_error(errno, std::generic_category(), "binding the data socket");
   if (o.local_buffer > 0) set_send_buffer(fd.get(), o.local_buffer);
   if (!o.congestion.empty()) set_tcp_congestion(fd.get(), o.congestion);
   return fd;
@@ -191,7 +198,8 @@ struct sender_intervals {
 
 // netload's own sender on the connected data socket, from `start_wall_ns` for the test's length or until
 // the user's stop, which ends it at once: its counts.
-side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns, polled_stop& stop, sender_intervals& samples) {
+side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns, polled_stop& stop,
+                     sender_intervals& samples) {
   stream_set streams(1, true, o.kind, o.message_size);
   stream_plan plan;
   plan.fd = fd;
@@ -210,11 +218,13 @@ side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns
   // Until the instant a stop sends nothing at all: take() throws, and the thread is stopped unstarted.
   while (wall_ns() < start_wall_ns) {
     pollfd p{stop.fd(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::clamp<std::int64_t>((start_wall_ns - wall_ns()) / 1'000'000, 0, 10))) > 0) stop.take();
+    if (::poll(&p, 1, static_cast<int>(std::clamp<std::int64_t>((start_wall_ns - wall_ns()) / 1'000'000, 0, 10))) > 0)
+      stop.take();
   }
   stop.begin();
   // The sender stops by itself at the duration; the bound is for one stuck on a full socket.
-  const std::int64_t give_up = mono_ns() + std::max<std::int64_t>(0, start_wall_ns - wall_ns()) + plan.duration_ns + s_to_ns(10);
+  const std::int64_t give_up =
+      mono_ns() + std::max<std::int64_t>(0, start_wall_ns - wall_ns()) + plan.duration_ns + s_to_ns(10);
   while (!streams.all_done() && mono_ns() < give_up) {
     pollfd p{stop.fd(), POLLIN, 0};
     if (::poll(&p, 1, 10) > 0 && stop.take()) break;
@@ -267,8 +277,8 @@ std::int64_t requested_start_ns(const client_options& o, const client_events& ev
                                  : o.start_at     ? static_cast<std::int64_t>(*o.start_at * 1e9)
                                                   : 0;
   if (requested && requested < wall_ns())
-    throw std::runtime_error(fmt::format("start instant {:.6f} is in the past: refused; give an instant in the future",
-                                         ns_to_s(requested)));
+    throw std::runtime_error(
+        fmt::format("start instant {:.6f} is in the past: refused; give an instant in the future", ns_to_s(requested)));
   return requested;
 }
 
@@ -279,7 +289,7 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
   test_result r = failed_result(o, "");  // what was asked, figures to come
   r.server_version = netserver_peer_name;
   r.receiver_counted_by = netserver_peer_name;  // the table's "Receiver    counted by:" line and the JSON's
-  polled_stop stop;  // before the data thread starts: it inherits the blocked signals
+  polled_stop stop;                             // before the data thread starts: it inherits the blocked signals
   try {
     const endpoint server = endpoint::resolve(o.host, o.port, o.family);
     const auto connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.connect_timeout_s * 1000));
@@ -289,9 +299,13 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     r.requested_start = static_cast<double>(requested) / 1e9;
     fd_handle data = data_socket(o, server);
     const double wait_s = requested ? ns_to_s(requested - wall_ns()) : 0;
-    send_block(control.get(), np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family(), wait_s)), stop);
+    send_block(control.get(),
+               np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family(), wait_s)),
+               stop);
     // netserver answers once its data socket is ready: within --connect-timeout, as netserve's handshake.
-    const np::block answer = recv_block(control.get(), connect_timeout, "waiting for its answer to the request (is a netserver listening there?)", stop);
+    const np::block answer =
+        recv_block(control.get(), connect_timeout,
+                   "waiting for its answer to the request (is a netserver listening there?)", stop);
     check_errno(answer, "the test");
     const np::omni_setup setup = np::decode_setup(answer);
     endpoint to = server;
@@ -316,7 +330,8 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     r.ok = sent.error.empty();
     r.error = sent.error;
     if (interrupted)
-      r.interrupted = interruption{stop.signal(), std::max(0.0, ns_to_s(stop.stop_wall_ns() - sent.start_wall_ns)), o.duration_s};
+      r.interrupted =
+          interruption{stop.signal(), std::max(0.0, ns_to_s(stop.stop_wall_ns() - sent.start_wall_ns)), o.duration_s};
   } catch (const stop_abandoned&) {
     return stop.abandoned_result(o);
   } catch (const std::exception& e) {

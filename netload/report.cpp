@@ -2,8 +2,8 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/json_fields.hpp"
-#include "core/sys/kernel_features.hpp"
 #include "core/base/units.hpp"
+#include "core/sys/kernel_features.hpp"
 
 #include <fmt/format.h>
 
@@ -24,16 +24,20 @@ std::string header(const test_result& r) {
 // --omit: which figures leave out the start, and which count the whole run.
 std::string omit_line(const test_result& r) {
   if (!r.omit) return {};
-  return fmt::format("Omitted     the first {:g} s (--omit): the figures above are from there to the end; the loss and the "
-                     "reconciliation below count the whole run\n", r.omit->seconds);
+  return fmt::format(
+      "Omitted     the first {:g} s (--omit): the figures above are from there to the end; the loss and the "
+      "reconciliation below count the whole run\n",
+      r.omit->seconds);
 }
 
 std::string loss_line(const test_result& r) {
   const loss_figures& l = r.loss;
   if (!l.note.empty() && !l.reconciles) return fmt::format("Loss        does not reconcile: {}\n", l.note);
-  std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets, r.omit ? r.omit->sent_packets : r.sender.packets, l.percent);
+  std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets,
+                              r.omit ? r.omit->sent_packets : r.sender.packets, l.percent);
   if (l.packets && r.receiver.batching.starts_with("netserver"))
-    s += ": netserver does not report its socket's drops: how many the socket dropped and how many the path lost is unknown";
+    s +=
+        ": netserver does not report its socket's drops: how many the socket dropped and how many the path lost is unknown";
   else if (l.packets && drops_unknown(r.receiver.batching))
     s += ": the receiver's kernel cannot count its socket drops (no SO_MEMINFO): how many the socket dropped and "
          "how many the path lost is unknown (the verdict below uses the host's counters)";
@@ -41,7 +45,8 @@ std::string loss_line(const test_result& r) {
     s += fmt::format(": {}{} dropped by the receiver's kernel (socket buffer full{}), {} lost on the path",
                      l.drops_estimated ? "about " : "", l.receiver_kernel_drops,
                      l.drops_shared ? ", socket shared with another test" : "", l.path);
-  if (l.drops_estimated) s += fmt::format("\n            (the kernel counts dropped GRO buffers: {})", l.kernel_drop_buffers);
+  if (l.drops_estimated)
+    s += fmt::format("\n            (the kernel counts dropped GRO buffers: {})", l.kernel_drop_buffers);
   return s + "\n";
 }
 
@@ -53,13 +58,14 @@ std::string target_line(const test_result& r, char units) {
   const char* sender = r.reverse ? "the sender (netserve)" : "the sender";
   if (t.ceiling) {  // TCP: a cap, as iperf's TCP -b; under it is TCP's own rate, no miss
     std::string verdict = !t.met ? fmt::format("CEILING EXCEEDED by {}", sender)
-                          : t.error_percent < -target_tolerance_percent ? std::string("under the ceiling (TCP's own rate)")
-                                                                        : std::string("at the ceiling");
+                          : t.error_percent < -target_tolerance_percent
+                              ? std::string("under the ceiling (TCP's own rate)")
+                              : std::string("at the ceiling");
     return fmt::format("Ceiling     {:.1f} {} ({}), sent {:.1f} ({}) ({:+.2f} %): {}\n", t.requested_pps, unit,
                        rate_text(t.requested_bits_per_second, units), t.achieved_pps,
                        rate_text(t.achieved_bits_per_second, units), t.error_percent, verdict);
   }
-  std::string verdict = t.met ? "met"
+  std::string verdict = t.met                 ? "met"
                         : t.error_percent < 0 ? fmt::format("TARGET MISSED, {} could not keep the rate", sender)
                                               : fmt::format("TARGET MISSED, {} exceeded the rate", sender);
   return fmt::format("Target      {:.1f} {} ({}) requested, {:.1f} ({}) sent ({:+.2f} %): {}\n", t.requested_pps, unit,
@@ -73,7 +79,8 @@ std::string engine_line(const test_result& r) {
   // A stock server's own count (netload --peer iperf3) is not netserve's: the table says whose it is.
   if (!r.receiver_counted_by.empty()) return fmt::format("Receiver    counted by: {}\n", r.receiver_counted_by);
   if (!r.socket_received) return {};
-  std::string gaps = r.seq_gaps ? fmt::format("; {} gap{} in the sequence", *r.seq_gaps, *r.seq_gaps == 1 ? "" : "s") : "";
+  std::string gaps =
+      r.seq_gaps ? fmt::format("; {} gap{} in the sequence", *r.seq_gaps, *r.seq_gaps == 1 ? "" : "s") : "";
   return fmt::format("Receiver    counted at the driver ({}); its socket path counted {} datagrams, {} bytes{}\n",
                      r.receive_engine, r.socket_received->first, r.socket_received->second, gaps);
 }
@@ -90,10 +97,10 @@ std::string udp_table(const test_result& r, char units) {
                              "Size    Size     Time         Okay Errors   Throughput\n"
                              "bytes   bytes    secs            #      #   ",
                              u);
-  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n", r.sender.socket_buffer, r.message_size, r.sender.seconds,
-                   r.sender.packets, r.sender.errors, u.of(r.sender.bits_per_second));
-  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", r.receiver.socket_buffer, "", r.receiver.seconds,
-                   r.receiver.packets, "", u.of(r.receiver.bits_per_second));
+  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n", r.sender.socket_buffer, r.message_size,
+                   r.sender.seconds, r.sender.packets, r.sender.errors, u.of(r.sender.bits_per_second));
+  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", r.receiver.socket_buffer, "",
+                   r.receiver.seconds, r.receiver.packets, "", u.of(r.receiver.bits_per_second));
   s += fmt::format("Packets/s   sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
   // Beside the figure: an overdriven receiver's count is not a speed to quote (core/wire/verdict.hpp).
   if (r.receiver_note) s += fmt::format("Meaning     {}\n", *r.receiver_note);
@@ -102,8 +109,8 @@ std::string udp_table(const test_result& r, char units) {
   s += loss_line(r);
   s += engine_line(r);
   if (r.jitter_ms || r.out_of_order)  // the XDP engine counts order but keeps no transit times
-    s += fmt::format("Jitter      {}   out of order {}\n", r.jitter_ms ? fmt::format("{:.4f} ms", *r.jitter_ms) : "unknown",
-                     r.out_of_order.value_or(0));
+    s += fmt::format("Jitter      {}   out of order {}\n",
+                     r.jitter_ms ? fmt::format("{:.4f} ms", *r.jitter_ms) : "unknown", r.out_of_order.value_or(0));
   s += fmt::format("Path MTU    {}\n", r.path_mtu);
   return s;
 }
@@ -115,7 +122,8 @@ std::string tcp_info_line(const test_result& r, char units) {
   auto rate = [&](double bps) { return units ? rate_text(bps, units) : format_si(bps) + "bit/s"; };
   if (!r.tcp) return r.ok ? "TCP info    not sampled\n" : "";
   const tcp_figures& t = *r.tcp;
-  std::string s = fmt::format("TCP info    {}", t.congestion && !t.congestion->empty() ? *t.congestion : "congestion control unknown");
+  std::string s = fmt::format("TCP info    {}",
+                              t.congestion && !t.congestion->empty() ? *t.congestion : "congestion control unknown");
   if (t.retransmits) {
     s += fmt::format(", retransmits {}", *t.retransmits);
     if (t.retransmit_percent) s += fmt::format(" ({:.2f} %)", *t.retransmit_percent);
@@ -126,7 +134,8 @@ std::string tcp_info_line(const test_result& r, char units) {
     if (t.rttvar_us) s += fmt::format(" ± {:.0f}", *t.rttvar_us);
     if (t.streams.size() > 1 && t.rtt_max_us) s += fmt::format(" (max {})", *t.rtt_max_us);
   }
-  const bool unpaced = std::any_of(t.streams.begin(), t.streams.end(), [](const tcp_sample& x) { return x.pacing_unlimited; });
+  const bool unpaced =
+      std::any_of(t.streams.begin(), t.streams.end(), [](const tcp_sample& x) { return x.pacing_unlimited; });
   if (t.pacing_rate) s += fmt::format(", pacing {}{}", rate(*t.pacing_rate), unpaced ? " (some unlimited)" : "");
   else if (unpaced) s += ", pacing unlimited";
   if (t.delivery_rate) s += fmt::format(", delivery {}", rate(*t.delivery_rate));
@@ -143,14 +152,15 @@ std::string tcp_table(const test_result& r, char units) {
                              "Size   Size    Size     Time     Throughput\n"
                              "bytes  bytes   bytes    secs.    ",
                              u);
-  s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", r.receiver.socket_buffer, r.sender.socket_buffer, r.message_size,
-                   r.sender.seconds, u.of(r.receiver.bits_per_second));
+  s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", r.receiver.socket_buffer, r.sender.socket_buffer,
+                   r.message_size, r.sender.seconds, u.of(r.receiver.bits_per_second));
   s += fmt::format("Messages/s  sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
   if (r.receive) s += fmt::format("Receive     {}\n", receive_words(*r.receive));
   s += target_line(r, units);
   s += omit_line(r);
-  s += fmt::format("Bytes       sent {}   received {}{}\n", r.omit ? r.omit->sent_bytes : r.sender.bytes,
-                   r.omit ? r.omit->received_bytes : r.receiver.bytes, r.loss.reconciles ? "" : "   DOES NOT RECONCILE");
+  s +=
+      fmt::format("Bytes       sent {}   received {}{}\n", r.omit ? r.omit->sent_bytes : r.sender.bytes,
+                  r.omit ? r.omit->received_bytes : r.receiver.bytes, r.loss.reconciles ? "" : "   DOES NOT RECONCILE");
   // One MSS: the sending side's at the end (TCP_INFO) when sampled, else this socket's at connect.
   if (!r.tcp || !r.tcp->snd_mss) s += fmt::format("MSS         {} (at connect)   path MTU {}\n", r.mss, r.path_mtu);
   s += tcp_info_line(r, units);
@@ -177,9 +187,9 @@ std::string rr_table(const test_result& r) {
   s += fmt::format("{:<8} {:<8} {:<7} {:<8.2f} {:.2f}\n\n", r.sender.socket_buffer, rr.request_size, rr.response_size,
                    r.sender.seconds, rr.transactions_per_second);
   s += fmt::format("Latency     µs: {}\n", latency_words(rr.latency.summary_json()));
-  s += fmt::format("Requests    sent {}, received {}, lost {}; answers sent {}, received {}, lost {}\n", r.sender.packets,
-                   r.receiver.packets, r.loss.packets, rr.responses_sent, rr.transactions + rr.late + rr.unmatched,
-                   rr.responses_lost);
+  s += fmt::format("Requests    sent {}, received {}, lost {}; answers sent {}, received {}, lost {}\n",
+                   r.sender.packets, r.receiver.packets, r.loss.packets, rr.responses_sent,
+                   rr.transactions + rr.late + rr.unmatched, rr.responses_lost);
   if (rr.timeouts || rr.late || rr.unmatched)
     s += fmt::format("Unanswered  {} transactions given up ({} answered late), {} answers matched none\n", rr.timeouts,
                      rr.late, rr.unmatched);
@@ -228,7 +238,8 @@ std::string rate_text(double bits_per_second, char units) {
 
 std::string format_table(const test_result& r, bool local_cpu, bool remote_cpu, char units) {
   if (r.rr) return rr_table(r) + host_lines(r, local_cpu, remote_cpu);
-  return (r.kind == test_kind::udp_stream ? udp_table(r, units) : tcp_table(r, units)) + host_lines(r, local_cpu, remote_cpu);
+  return (r.kind == test_kind::udp_stream ? udp_table(r, units) : tcp_table(r, units)) +
+         host_lines(r, local_cpu, remote_cpu);
 }
 
 std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns, char units, double omit_s) {
@@ -239,17 +250,18 @@ std::string format_interval_line(const interval_figures& i, std::int64_t test_st
   if (i.tcp && i.tcp->rtt_us) tcp += fmt::format("  rtt {:.0f} µs", *i.tcp->rtt_us);
   if (i.latency) {  // request/response: the interval's transactions and their round trips
     const nlohmann::json& l = *i.latency;
-    return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  {:>10.1f} trans/s  latency µs p50 {:.1f}  p99 {:.1f}  max {:.1f}{}\n",
-                       i.index, from, from + secs, per_second(l.value("count", std::uint64_t{0}), secs),
-                       l.value("p50_us", 0.0), l.value("p99_us", 0.0), l.value("max_us", 0.0),
-                       i.complete ? "" : "  (one side only)");
+    return fmt::format(
+        "[{:>3}] {:>6.2f}-{:<6.2f} s  {:>10.1f} trans/s  latency µs p50 {:.1f}  p99 {:.1f}  max {:.1f}{}\n", i.index,
+        from, from + secs, per_second(l.value("count", std::uint64_t{0}), secs), l.value("p50_us", 0.0),
+        l.value("p99_us", 0.0), l.value("max_us", 0.0), i.complete ? "" : "  (one side only)");
   }
   const rate_units u = units_of(units);
   const bool omitted = from + secs <= omit_s + 1e-6;
-  return fmt::format("[{:>3}] {:>6.2f}-{:<6.2f} s  sent {:>11.1f} pps {:>9.2f} {}   received {:>11.1f} pps {:>9.2f} {}{}{}{}\n",
-                     i.index, from, from + secs, per_second(i.sent_packets, secs), u.of(bits_per_second(i.sent_bytes, secs)),
-                     u.name(), per_second(i.received_packets, secs), u.of(bits_per_second(i.received_bytes, secs)), u.name(), tcp,
-                     i.complete ? "" : "  (one side only)", omitted ? "  (omitted)" : "");
+  return fmt::format(
+      "[{:>3}] {:>6.2f}-{:<6.2f} s  sent {:>11.1f} pps {:>9.2f} {}   received {:>11.1f} pps {:>9.2f} {}{}{}{}\n",
+      i.index, from, from + secs, per_second(i.sent_packets, secs), u.of(bits_per_second(i.sent_bytes, secs)), u.name(),
+      per_second(i.received_packets, secs), u.of(bits_per_second(i.received_bytes, secs)), u.name(), tcp,
+      i.complete ? "" : "  (one side only)", omitted ? "  (omitted)" : "");
 }
 
 nlohmann::json options_json(const client_options& o) {

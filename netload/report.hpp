@@ -13,7 +13,8 @@ namespace nb::load {
 // in the units that suit them.
 std::string format_table(const test_result& r, bool local_cpu = false, bool remote_cpu = false, char units = 0);
 // omit_s: --omit's seconds; an interval within them says "(omitted)", as iperf3's -O does.
-std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns, char units = 0, double omit_s = 0);
+std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns, char units = 0,
+                                 double omit_s = 0);
 // A bit rate in -f's units, with the unit: "12.50 Mbit/s".
 std::string rate_text(double bits_per_second, char units);
 nlohmann::json options_json(const client_options& o);

@@ -9,9 +9,9 @@
 namespace nb::load {
 namespace {
 
-const char* const search_only_options[] = {"--loss-ratio", "--exceed-ratio", "--final-trial-duration", "--duration-sum",
-                                       "--width", "--initial-trial-duration", "--settle", "--max-trials",
-                                       "--max-search-time"};
+const char* const search_only_options[] = {"--loss-ratio",   "--exceed-ratio", "--final-trial-duration",
+                                           "--duration-sum", "--width",        "--initial-trial-duration",
+                                           "--settle",       "--max-trials",   "--max-search-time"};
 
 bool option_given(const CLI::App& app, const std::string& name) { return app.get_option(name)->count() > 0; }
 
@@ -19,18 +19,21 @@ bool option_given(const CLI::App& app, const std::string& name) { return app.get
 void refuse_single_test_options(const client_options& o, const CLI::App& app) {
   auto no = [](const std::string& what) { throw usage_error(fmt::format("--search: {}", what)); };
   if (o.kind != test_kind::udp_stream)
-    no(fmt::format("-t {}: the search runs UDP_STREAM only (its goals are loss ratios of datagrams)", to_string(o.kind)));
+    no(fmt::format("-t {}: the search runs UDP_STREAM only (its goals are loss ratios of datagrams)",
+                   to_string(o.kind)));
   if (o.peer != peer_kind::netserve) no("the search runs against netserve only (--peer netserve)");
   if (option_given(app, "-l"))
     no("-l is one test's length; a search's trials last --initial-trial-duration or --final-trial-duration "
        "seconds, as many as the goals need (--duration-sum, --width), within --max-trials and --max-search-time");
-  if (option_given(app, "--pps") || option_given(app, "--rate")) no("--pps / --rate: the search chooses each trial's load");
+  if (option_given(app, "--pps") || option_given(app, "--rate"))
+    no("--pps / --rate: the search chooses each trial's load");
   if (o.bidir) no("--bidir: a search loads one direction");
   if (o.json_stream) no("--json-stream: give --json (one object, the whole search) or neither (the table)");
   if (o.interval_s > 0) no("--interval: a search prints one line per trial");
   if (o.omit_s > 0) no("--omit: a trial's figures cover the whole trial, as the search counts its duration");
   if (o.start_at || o.start_on_stdin) no("--start-at / --start-on-stdin: each trial starts as soon as it is connected");
-  if (o.local_cpu_util || o.remote_cpu_util) no("-c / -C: the search table has no CPU figures; run one test at the load");
+  if (o.local_cpu_util || o.remote_cpu_util)
+    no("-c / -C: the search table has no CPU figures; run one test at the load");
   if (o.host_info) no("--host-info runs no test");
 }
 
@@ -42,8 +45,9 @@ void check_goal_parameters(const search_options& s) {
       throw usage_error(fmt::format("--initial-trial-duration {:g} s is longer than --final-trial-duration {:g} s",
                                     g.initial_trial_duration, g.final_trial_duration));
     if (g.duration_sum < g.final_trial_duration)
-      throw usage_error(fmt::format("--duration-sum {:g} s is shorter than one final trial (--final-trial-duration {:g} s)",
-                                    g.duration_sum, g.final_trial_duration));
+      throw usage_error(
+          fmt::format("--duration-sum {:g} s is shorter than one final trial (--final-trial-duration {:g} s)",
+                      g.duration_sum, g.final_trial_duration));
   }
 }
 

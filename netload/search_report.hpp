@@ -15,20 +15,20 @@ namespace nb::load {
 
 // One trial as netload ran it: the test's result, and what the search was told (or would have been).
 struct search_trial {
-  int n = 0;                 // 0: the unpaced MRR trial, then 1, 2, ...
-  std::string reason;        // why this load (the search's words); "MRR" for the unpaced trial
+  int n = 0;           // 0: the unpaced MRR trial, then 1, 2, ...
+  std::string reason;  // why this load (the search's words); "MRR" for the unpaced trial
   nb::search::trial_result measured;
   test_result result;
-  bool repeated = false;     // load-limited and run once more at the same load: the search never saw it
+  bool repeated = false;  // load-limited and run once more at the same load: the search never saw it
   bool interrupted() const noexcept { return result.interrupted.has_value(); }
 };
 
 // How the search ended, beyond its goals.
 struct search_end {
-  std::string cap;          // "" or which bound stopped it first: "--max-trials 200", trials failing, ...
-  std::string signal;       // "" or the user's stop: "SIGINT", "SIGTERM"
-  double elapsed_s = 0;     // wall-clock seconds from the MRR trial's start to the end
-  int repeated = 0;         // load-limited trials run once more (search_trial::repeated)
+  std::string cap;       // "" or which bound stopped it first: "--max-trials 200", trials failing, ...
+  std::string signal;    // "" or the user's stop: "SIGINT", "SIGTERM"
+  double elapsed_s = 0;  // wall-clock seconds from the MRR trial's start to the end
+  int repeated = 0;      // load-limited trials run once more (search_trial::repeated)
 };
 
 // The header line and the table's column names: the goals, the message size, what a load means.
@@ -41,7 +41,7 @@ std::string search_trial_line(const search_trial& t, const std::vector<nb::searc
 std::string search_results_text(const client_options& o, const nb::search::mlr_search* s, const search_end& end);
 // The --json object: {"search": ..., "mrr": ..., "tests": ..., "interrupted": ..., "options": ...}. `trials`:
 // every trial netload ran, the MRR first, an interrupted one (which the search never saw) last.
-nlohmann::json search_json(const client_options& o, const nb::search::mlr_search* s, const std::vector<search_trial>& trials,
-                           const search_end& end);
+nlohmann::json search_json(const client_options& o, const nb::search::mlr_search* s,
+                           const std::vector<search_trial>& trials, const search_end& end);
 
 }  // namespace nb::load

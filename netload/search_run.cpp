@@ -6,9 +6,9 @@
 #include "netload/search_report.hpp"
 #include "netload/user_stop.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -146,7 +146,7 @@ const search_trial* search_session::attempt(const nb::search::trial_request& nex
     end_.cap = std::move(cap);
     return nullptr;
   }
-  stop_.pause(o_.search.settle_s);  // so the last trial's tail does not reach this one
+  stop_.pause(o_.search.settle_s);      // so the last trial's tail does not reach this one
   if (stop_.stopped()) return nullptr;  // no trial starts after the user's stop
   const int n = static_cast<int>(trials_.size());
   const search_trial& t = trials_.emplace_back(run_trial(o_, n, next.intended_load, next.duration, next.reason));
@@ -178,8 +178,10 @@ void search_session::run_trials() {
     show(*t);
   }
   // Ended by itself: by its goals, or by its trial limit or trials that failed to run, which it names.
-  if (search_->trials().size() >= o_.search.max_trials - 1) end_.cap = fmt::format("--max-trials {} reached", o_.search.max_trials);
-  else if (!trials_.back().measured.ran) end_.cap = fmt::format("trials failed to run, the last: {}", trials_.back().result.error);
+  if (search_->trials().size() >= o_.search.max_trials - 1)
+    end_.cap = fmt::format("--max-trials {} reached", o_.search.max_trials);
+  else if (!trials_.back().measured.ran)
+    end_.cap = fmt::format("trials failed to run, the last: {}", trials_.back().result.error);
 }
 
 int search_session::run() {
@@ -188,17 +190,16 @@ int search_session::run() {
   stop_.stopped();  // a stop during the last trial's end exchange counts too
   end_.signal = interrupted() ? trials_.back().result.interrupted->signal : stop_.name();
   end_.elapsed_s = elapsed();
-  end_.repeated = static_cast<int>(std::count_if(trials_.begin(), trials_.end(), [](const search_trial& t) { return t.repeated; }));
+  end_.repeated =
+      static_cast<int>(std::count_if(trials_.begin(), trials_.end(), [](const search_trial& t) { return t.repeated; }));
   return finish();
 }
 
 int search_session::finish() {
   const nb::search::mlr_search* s = search_ ? &*search_ : nullptr;
   if (interrupted()) show(trials_.back());
-  if (o_.json)
-    fmt::print("{}\n", search_json(o_, s, trials_, end_).dump(2));
-  else
-    fmt::print("{}", search_results_text(o_, s, end_));
+  if (o_.json) fmt::print("{}\n", search_json(o_, s, trials_, end_).dump(2));
+  else fmt::print("{}", search_results_text(o_, s, end_));
   std::fflush(stdout);
   if (!end_.signal.empty()) return interrupted_status(end_.signal);
   if (!end_.cap.empty()) {

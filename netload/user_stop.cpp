@@ -24,7 +24,9 @@ namespace {
 // harness's 5 s between its stop and SIGKILL, so a stopped instance's figures reach the harness.
 constexpr auto stop_grace = 3s;
 
-std::string signal_name(int sig) { return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : fmt::format("signal {}", sig); }
+std::string signal_name(int sig) {
+  return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : fmt::format("signal {}", sig);
+}
 
 // The result of a test abandoned before it completed: failed, and marked interrupted when a signal did it
 // (nothing was sent after the signal; what was sent before is not known to this side).
@@ -33,7 +35,8 @@ test_result abandoned(const client_options& o, int signal, bool before_start) {
   test_result r = failed_result(
       o, before_start ? fmt::format("interrupted by {} before the start instant: nothing was sent", signal_name(signal))
                       : fmt::format("interrupted by {}; the test's figures were not exchanged in time; nothing was "
-                                    "sent after the signal", signal_name(signal)));
+                                    "sent after the signal",
+                                    signal_name(signal)));
   r.interrupted = interruption{signal_name(signal), 0, o.duration_s};
   return r;
 }
@@ -80,7 +83,8 @@ polled_stop::polled_stop() : deadline_mono_ns_(std::numeric_limits<std::int64_t>
   sigaddset(&stops, SIGTERM);
   // Blocked, a signal waits for the signalfd even where the shell started us with it ignored (a
   // background job's SIGINT), as asio's handler takes it in the other clients.
-  if (const int e = ::pthread_sigmask(SIG_BLOCK, &stops, &old_mask_)) throw std::system_error(e, std::generic_category(), "blocking SIGINT");
+  if (const int e = ::pthread_sigmask(SIG_BLOCK, &stops, &old_mask_))
+    throw std::system_error(e, std::generic_category(), "blocking SIGINT");
   fd_ = ::signalfd(-1, &stops, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd_ < 0) {
     const int e = errno;
@@ -119,7 +123,8 @@ bool polled_stop::take() {
 std::string polled_stop::signal() const { return signal_ ? signal_name(signal_) : std::string(); }
 
 void polled_stop::grace_over() const {
-  fmt::print(stderr, "netload: the end of the test was not exchanged within {} s of the stop: abandoned\n", stop_grace.count());
+  fmt::print(stderr, "netload: the end of the test was not exchanged within {} s of the stop: abandoned\n",
+             stop_grace.count());
   throw stop_abandoned("the grace passed");
 }
 

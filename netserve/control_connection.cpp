@@ -1,21 +1,21 @@
 #include "netserve/control_connection.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/wire/request_rules.hpp"
-#include "core/sys/host_stats.hpp"
 #include "core/base/saturating.hpp"
 #include "core/base/text.hpp"
 #include "core/base/units.hpp"
 #include "core/base/version.hpp"
+#include "core/sys/host_stats.hpp"
+#include "core/wire/netperf_wire.hpp"
+#include "core/wire/request_rules.hpp"
 #include "netserve/iperf3_session.hpp"
 #include "netserve/netperf_session.hpp"
-#include "core/wire/netperf_wire.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/multiple_exceptions.hpp>
-#include <fmt/format.h>
 
 #include <random>
 #include <tuple>
@@ -54,7 +54,6 @@ void check_congestion(const test_request& r) {
     throw protocol_error(fmt::format("rejected: {}", e.what()));
   }
 }
-
 
 }  // namespace
 
@@ -116,7 +115,8 @@ asio::awaitable<void> control_connection::run() {
   const server_options& o = shared_->options;
   try {
     peer_ = socket_.remote_endpoint().address().to_string();
-    auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o.first_message_timeout_s));
+    auto timeout =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o.first_message_timeout_s));
     // A stock iperf3 client speaks first, its cookie; netload's frames start with a 0 byte (anything else
     // is refused below as an oversized frame). With a key netserve speaks first (its challenge), which no
     // iperf3 client can answer.
@@ -142,7 +142,8 @@ asio::awaitable<void> control_connection::run() {
     } else if (auto* request = std::get_if<test_request>(&first)) {
       co_await run_test(std::move(*request));
     } else {
-      throw protocol_error(fmt::format("first message must be 'test_request' or 'data', not '{}'", message_type(first)));
+      throw protocol_error(
+          fmt::format("first message must be 'test_request' or 'data', not '{}'", message_type(first)));
     }
   } catch (...) {
     on_failure(std::current_exception());
@@ -163,10 +164,12 @@ asio::awaitable<bool> control_connection::refused_iperf3_without_key() {
     co_return false;
   }
   if (!iperf3::is_cookie_char(first)) co_return false;
-  fmt::print(stderr, "netserve: port {}: closing connection from {}: an iperf3 client, and this netserve requires a key "
-             "(--psk-file), which iperf3 cannot give\n", port_->number, peer_);
-  const char refusal[9] = {static_cast<char>(iperf3::state::server_error), 0, 0, 0,
-                           static_cast<char>(iperf3::error::auth_test), 0, 0, 0, 0};
+  fmt::print(stderr,
+             "netserve: port {}: closing connection from {}: an iperf3 client, and this netserve requires a key "
+             "(--psk-file), which iperf3 cannot give\n",
+             port_->number, peer_);
+  const char refusal[9] = {
+      static_cast<char>(iperf3::state::server_error), 0, 0, 0, static_cast<char>(iperf3::error::auth_test), 0, 0, 0, 0};
   boost::system::error_code ec;
   socket_.non_blocking(true, ec);
   socket_.write_some(asio::buffer(refusal), ec);
@@ -219,7 +222,8 @@ asio::awaitable<void> control_connection::run_test(test_request request) {
   co_await await_start();
   bool ended = false;
   std::optional<host_delta> host;
-  const std::int64_t client_end = co_await (report_intervals(ended) && await_end(ended) && sample_host(*test_, ended, host));
+  const std::int64_t client_end =
+      co_await (report_intervals(ended) && await_end(ended) && sample_host(*test_, ended, host));
   co_await drain();
   result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host), test_->congestion(),
                     test_->tcp_end_samples()};
@@ -242,9 +246,11 @@ void control_connection::register_test(test_request request) {
   served_port& p = *port_;
   if (p.running() >= o.max_tests_per_port)
     throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.running()));
-  if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port); p.tests_of_client[client_] >= share)
-    throw protocol_error(fmt::format("rejected: port {} already runs {} tests from this client, one client's share of {}",
-                                     p.number, share, o.max_tests_per_port));
+  if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port);
+      p.tests_of_client[client_] >= share)
+    throw protocol_error(
+        fmt::format("rejected: port {} already runs {} tests from this client, one client's share of {}", p.number,
+                    share, o.max_tests_per_port));
   // The test's whole cost is taken now, before its data connections come and whether or not it ever
   // starts, and given back when this connection ends.
   std::string why;

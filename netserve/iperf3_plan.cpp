@@ -29,7 +29,8 @@ std::optional<iperf3_session::refusal> iperf3_session::check(const i3::params& p
   if (p.omit != 0) return no(er::unimplemented, "--omit");
   if (p.fqrate != 0) return no(er::unimplemented, "--fq-rate");
   if (sends && (p.num != 0 || p.blockcount != 0)) return no(er::unimplemented, "-n / -k with the server sending");
-  if (sends && (p.flowlabel != 0 || p.repeating_payload)) return no(er::unimplemented, "--flowlabel / --repeating-payload with the server sending");
+  if (sends && (p.flowlabel != 0 || p.repeating_payload))
+    return no(er::unimplemented, "--flowlabel / --repeating-payload with the server sending");
   if (sends && (p.tos & 3) != 0) return no(er::unimplemented, "a TOS with ECN bits");
   // The port's shared socket sends reverse datagrams with the kernel's path-MTU default.
   if (sends && p.udp && p.dont_fragment != 0) return no(er::unimplemented, "--dont-fragment with the server sending");
@@ -75,8 +76,10 @@ std::optional<iperf3_session::refusal> iperf3_session::plan_tests() {
     try {
       validate_request(r, o);
     } catch (const protocol_error& e) {
-      const bool congestion = !r.congestion.empty() && std::string_view(e.what()).find("congestion") != std::string_view::npos;
-      return refusal{i3::state::server_error, congestion ? i3::error::set_congestion : i3::error::unimplemented, e.what()};
+      const bool congestion =
+          !r.congestion.empty() && std::string_view(e.what()).find("congestion") != std::string_view::npos;
+      return refusal{i3::state::server_error, congestion ? i3::error::set_congestion : i3::error::unimplemented,
+                     e.what()};
     }
   }
   return std::nullopt;

@@ -1,9 +1,9 @@
 #include "netserve/iperf3_session.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/wire/frame_io.hpp"
-#include "core/data/rr.hpp"
 #include "core/base/text.hpp"
+#include "core/data/rr.hpp"
+#include "core/wire/frame_io.hpp"
 #include "netserve/control_connection.hpp"
 
 #include <fmt/format.h>
@@ -17,8 +17,8 @@ namespace i3 = iperf3;
 
 namespace {
 
-constexpr auto step_timeout = 30s;      // each exchange of the protocol: parameters, streams, results
-constexpr auto test_end_grace = 60s;    // the client's TEST_END this long after the test's end at most
+constexpr auto step_timeout = 30s;    // each exchange of the protocol: parameters, streams, results
+constexpr auto test_end_grace = 60s;  // the client's TEST_END this long after the test's end at most
 
 double cpu_seconds(bool user) {
   rusage u{};
@@ -61,12 +61,15 @@ asio::awaitable<void> serve_iperf3(tcp::socket socket, std::shared_ptr<served_po
       }
       co_return;
     }
-    auto session = std::make_shared<iperf3_session>(std::move(socket), std::move(cookie), port, shared, std::move(unit));
+    auto session =
+        std::make_shared<iperf3_session>(std::move(socket), std::move(cookie), port, shared, std::move(unit));
     co_await session->run();
   } catch (const protocol_error& e) {
-    fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port->number, peer, printable_bounded(e.what()));
+    fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port->number, peer,
+               printable_bounded(e.what()));
   } catch (const std::exception& e) {
-    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port->number, peer, printable_bounded(e.what()));
+    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port->number, peer,
+               printable_bounded(e.what()));
   }
 }
 
@@ -102,12 +105,19 @@ asio::awaitable<void> iperf3_session::send_state(i3::state s) {
 }
 
 asio::awaitable<void> iperf3_session::refuse(const refusal& r) {
-  fmt::print(stderr, "netserve: port {}: iperf3 test from {} refused: {}\n", port_->number, peer_, printable_bounded(r.why));
+  fmt::print(stderr, "netserve: port {}: iperf3 test from {} refused: {}\n", port_->number, peer_,
+             printable_bounded(r.why));
   std::string out(1, static_cast<char>(static_cast<signed char>(r.state)));
   if (r.state == i3::state::server_error) {  // the code and an errno, both big-endian (0: no errno)
     const auto code = static_cast<std::uint32_t>(r.code);
-    const char bytes[8] = {static_cast<char>(code >> 24), static_cast<char>(code >> 16), static_cast<char>(code >> 8),
-                           static_cast<char>(code), 0, 0, 0, 0};
+    const char bytes[8] = {static_cast<char>(code >> 24),
+                           static_cast<char>(code >> 16),
+                           static_cast<char>(code >> 8),
+                           static_cast<char>(code),
+                           0,
+                           0,
+                           0,
+                           0};
     out.append(bytes, 8);
   }
   co_await write_frame(socket_, std::move(out), 10s);
@@ -128,9 +138,13 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
   served_port& p = *port_;
   const endpoint peer = endpoint::peer_of(socket_.native_handle()), local = endpoint::local_of(socket_.native_handle());
   for (test_request& r : requests_) {
-    auto busy = [](std::string why) { return refusal{i3::state::access_denied, i3::error::unimplemented, std::move(why)}; };
-    if (p.running() >= o.max_tests_per_port) return busy(fmt::format("port {} already runs {} tests", p.number, p.running()));
-    if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port); p.tests_of_client[client_] >= share)
+    auto busy = [](std::string why) {
+      return refusal{i3::state::access_denied, i3::error::unimplemented, std::move(why)};
+    };
+    if (p.running() >= o.max_tests_per_port)
+      return busy(fmt::format("port {} already runs {} tests", p.number, p.running()));
+    if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port);
+        p.tests_of_client[client_] >= share)
       return busy(fmt::format("port {} already runs {} tests from this client", p.number, share));
     // What netserve sends must fit the path, as for netload's tests: refused now, where the client hears it.
     try {
@@ -146,7 +160,8 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
     r.sndbuf = std::min(r.sndbuf, o.max_socket_buffer);
     // The second direction's key on the port: the cookie with a suffix no iperf3 cookie has.
     const std::string key = tests_.empty() ? cookie_ : cookie_ + "/reverse";
-    auto t = std::make_shared<served_test>(++shared_->tests_registered, key, r, peer, local, p.udp, shared_->own_ports, o.xdp);
+    auto t = std::make_shared<served_test>(++shared_->tests_registered, key, r, peer, local, p.udp, shared_->own_ports,
+                                           o.xdp);
     t->set_payload(params_.udp_counters_64bit ? payload_format::iperf3_64 : payload_format::iperf3_32);
     p.add(t, client_);
     tests_.push_back(std::move(t));
@@ -180,18 +195,22 @@ asio::awaitable<void> iperf3_session::run() {
     const double seconds = ns_to_s(mono_ns() - start_mono);
     co_await settle();
     if (!ended) {  // the client stopped (CLIENT_TERMINATE): what was counted is still logged
-      for (std::size_t k = 0; k < tests_.size(); ++k) fmt::print(stderr, "{} (ended by the client)\n", result_line(k, seconds));
+      for (std::size_t k = 0; k < tests_.size(); ++k)
+        fmt::print(stderr, "{} (ended by the client)\n", result_line(k, seconds));
       co_return;
     }
     cpu_user_s_ = cpu_seconds(true) - user0;
     cpu_system_s_ = cpu_seconds(false) - system0;
     co_await exchange_results(seconds);
   } catch (const protocol_error& e) {
-    fmt::print(stderr, "netserve: port {}: closing iperf3 connection from {}: {}\n", port_->number, peer_, printable_bounded(e.what()));
+    fmt::print(stderr, "netserve: port {}: closing iperf3 connection from {}: {}\n", port_->number, peer_,
+               printable_bounded(e.what()));
   } catch (const boost::system::system_error& e) {
-    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} lost: {}\n", port_->number, peer_, e.code().message());
+    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} lost: {}\n", port_->number, peer_,
+               e.code().message());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port_->number, peer_, printable_bounded(e.what()));
+    fmt::print(stderr, "netserve: port {}: iperf3 connection from {} failed: {}\n", port_->number, peer_,
+               printable_bounded(e.what()));
   }
 }
 
@@ -253,7 +272,8 @@ asio::awaitable<void> iperf3_session::collect_hellos() {
       const std::uint32_t reply = i3::udp_connect_reply;
       udp_answerer answer(*hello, local);
       bool sent = false;
-      for (int i = 0; i < 50 && !(sent = answer.send(p.udp->fd(), reinterpret_cast<const unsigned char*>(&reply), 4)); ++i)
+      for (int i = 0; i < 50 && !(sent = answer.send(p.udp->fd(), reinterpret_cast<const unsigned char*>(&reply), 4));
+           ++i)
         co_await sleep_for(2ms);
       if (!sent) throw protocol_error("cannot answer an iperf3 UDP stream's hello");
       ports.push_back(hello->port());
@@ -265,12 +285,14 @@ asio::awaitable<void> iperf3_session::collect_hellos() {
 // True at the client's TEST_END; false when it ended otherwise (logged).
 asio::awaitable<bool> iperf3_session::await_test_end() {
   const double duration = params_.time > 0 ? static_cast<double>(params_.time) : shared_->options.max_duration_s;
-  const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(duration)) + test_end_grace;
+  const auto timeout =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(duration)) + test_end_grace;
   signed char s = 0;
   co_await read_exact(socket_, asio::buffer(&s, 1), timeout, "waiting for iperf3's TEST_END");
   for (const auto& t : tests_) t->stop_sending();
   if (s == static_cast<signed char>(i3::state::test_end)) co_return true;
-  fmt::print(stderr, "netserve: port {}: iperf3 client {} ended its test with state {}\n", port_->number, peer_, int{s});
+  fmt::print(stderr, "netserve: port {}: iperf3 client {} ended its test with state {}\n", port_->number, peer_,
+             int{s});
   co_return false;
 }
 
@@ -312,7 +334,8 @@ std::string iperf3_session::result_line(std::size_t k, double seconds) const {
     c.bytes += f.bytes;
   }
   if (is_tcp(t.request().kind)) c.packets = tcp_messages(c.bytes, t.request().message_size);
-  return test_result_line(port_->number, t, c, t.unattributed_since_start(), seconds, "iperf3 " + params_.client_version);
+  return test_result_line(port_->number, t, c, t.unattributed_since_start(), seconds,
+                          "iperf3 " + params_.client_version);
 }
 
 // The client's results first, then ours (iperf_exchange_results), then DISPLAY_RESULTS; its IPERF_DONE is
@@ -341,7 +364,8 @@ asio::awaitable<void> iperf3_session::exchange_results(double seconds) {
       r.end_time = seconds;
       if (!tcp) r.packets = f.packets;
       if (reverse) {
-        if (s < samples.size() && samples[s].retransmits) r.retransmits = static_cast<std::int64_t>(*samples[s].retransmits);
+        if (s < samples.size() && samples[s].retransmits)
+          r.retransmits = static_cast<std::int64_t>(*samples[s].retransmits);
         else if (tcp) r.retransmits = 0;
       } else if (!tcp) {
         r.jitter = f.sequenced > 1 ? f.jitter_ns / 1e9 : 0;

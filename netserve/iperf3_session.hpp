@@ -71,7 +71,7 @@ class iperf3_session {
   std::string peer_ = "?";
   std::string client_;
   iperf3::params params_;
-  std::vector<test_request> requests_;          // the client's sending streams' test first (--bidir: then its receiving ones')
+  std::vector<test_request> requests_;  // the client's sending streams' test first (--bidir: then its receiving ones')
   std::vector<std::optional<budget::hold>> budgets_;
   std::vector<std::shared_ptr<served_test>> tests_;  // registered on the port, in requests_' order
   std::vector<std::vector<flow_totals>> totals_;     // each test's streams at the end

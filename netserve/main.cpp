@@ -1,15 +1,15 @@
 // netserve: a netserver-like listener that binds many ports in one process.
-#include "core/wire/auth.hpp"
 #include "core/base/cli_help.hpp"
-#include "core/base/receive_engine.hpp"
-#include "core/sys/kernel_features.hpp"
-#include "core/base/version.hpp"
 #include "core/base/port_spec.hpp"
+#include "core/base/receive_engine.hpp"
+#include "core/base/version.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/wire/auth.hpp"
 #include "netserve/server.hpp"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <fmt/format.h>
 
 #include <sys/resource.h>
 
@@ -25,20 +25,41 @@ using nb::cli::option;
 void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::uint64_t& buffer_mib) {
   using namespace nb::cli;
   const std::string test = "Limits per test", budget = "Budget, whole process (see below)";
-  option(app, "--max-duration", options.max_duration_s, "Longest test accepted, seconds", "SECONDS", test)->capture_default_str()->check(number_in("--max-duration", 0.001, nb::serve::max_duration_bound_s, "seconds"));
-  option(app, "--max-streams", options.max_streams, "Most streams per test", "N", test)->capture_default_str()->check(whole_in("--max-streams", 1, nb::serve::max_streams_bound));
-  option(app, "--max-tests-per-port", options.max_tests_per_port, "Most concurrent tests per port", "N", test)->capture_default_str()->check(whole_in("--max-tests-per-port", 1, 65536));
-  option(app, "--max-start-lead", options.max_start_lead_s, "Farthest start instant accepted, seconds ahead", "SECONDS", test)->capture_default_str()->check(number_in("--max-start-lead", 1.0, nb::serve::max_start_lead_bound_s, "seconds"));
-  option(app, "--max-tests", options.budget.tests, "Most tests registered at once, all ports", "N", budget)->capture_default_str()->check(whole_in("--max-tests", 1, 65536));
+  option(app, "--max-duration", options.max_duration_s, "Longest test accepted, seconds", "SECONDS", test)
+      ->capture_default_str()
+      ->check(number_in("--max-duration", 0.001, nb::serve::max_duration_bound_s, "seconds"));
+  option(app, "--max-streams", options.max_streams, "Most streams per test", "N", test)
+      ->capture_default_str()
+      ->check(whole_in("--max-streams", 1, nb::serve::max_streams_bound));
+  option(app, "--max-tests-per-port", options.max_tests_per_port, "Most concurrent tests per port", "N", test)
+      ->capture_default_str()
+      ->check(whole_in("--max-tests-per-port", 1, 65536));
+  option(app, "--max-start-lead", options.max_start_lead_s, "Farthest start instant accepted, seconds ahead", "SECONDS",
+         test)
+      ->capture_default_str()
+      ->check(number_in("--max-start-lead", 1.0, nb::serve::max_start_lead_bound_s, "seconds"));
+  option(app, "--max-tests", options.budget.tests, "Most tests registered at once, all ports", "N", budget)
+      ->capture_default_str()
+      ->check(whole_in("--max-tests", 1, 65536));
   option(app, "--max-data-streams", options.budget.streams,
-                 "Most data streams (a thread and a descriptor each, two sending TCP), all tests", "N", budget)->capture_default_str()->check(whole_in("--max-data-streams", 1, 65536));
-  option(app, "--max-buffer-memory", buffer_mib, "Most memory in stream buffers, all tests, MiB", "MIB", budget)->capture_default_str()->check(whole_in("--max-buffer-memory", 1, 1 << 20));
-  option(app, "--max-connections", options.budget.connections,
-                 "Most open connections (control, or not yet identified)", "N", budget)->capture_default_str()->check(whole_in("--max-connections", 1, 1 << 20));
+         "Most data streams (a thread and a descriptor each, two sending TCP), all tests", "N", budget)
+      ->capture_default_str()
+      ->check(whole_in("--max-data-streams", 1, 65536));
+  option(app, "--max-buffer-memory", buffer_mib, "Most memory in stream buffers, all tests, MiB", "MIB", budget)
+      ->capture_default_str()
+      ->check(whole_in("--max-buffer-memory", 1, 1 << 20));
+  option(app, "--max-connections", options.budget.connections, "Most open connections (control, or not yet identified)",
+         "N", budget)
+      ->capture_default_str()
+      ->check(whole_in("--max-connections", 1, 1 << 20));
   option(app, "--max-socket-buffer", options.max_socket_buffer,
-                 "Largest socket buffer a client's request is granted (its -s/-S), bytes", "BYTES", budget)->capture_default_str()->check(whole_in("--max-socket-buffer", 64 << 10, nb::max_socket_buffer_request));
+         "Largest socket buffer a client's request is granted (its -s/-S), bytes", "BYTES", budget)
+      ->capture_default_str()
+      ->check(whole_in("--max-socket-buffer", 64 << 10, nb::max_socket_buffer_request));
   option(app, "--client-share", options.budget.client_share,
-                 "Fraction of each budget, and of each port's tests, one client address may hold", "FRACTION", budget)->capture_default_str()->check(number_in("--client-share", 0.01, 1.0, ""));
+         "Fraction of each budget, and of each port's tests, one client address may hold", "FRACTION", budget)
+      ->capture_default_str()
+      ->check(number_in("--client-share", 0.01, 1.0, ""));
 }
 
 // Receive sockets, drains and timeouts.
@@ -46,14 +67,24 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
   using namespace nb::cli;
   const std::string group = "Receiving";
   option(app, "--rcvbuf", options.rcvbuf,
-                 "Receive buffer of each UDP socket, bytes (default: 32 MiB per port over its lanes, at least 4 MiB)", "BYTES", group)->check(whole_in("--rcvbuf", 0, nb::max_socket_buffer_request));
+         "Receive buffer of each UDP socket, bytes (default: 32 MiB per port over its lanes, at least 4 MiB)", "BYTES",
+         group)
+      ->check(whole_in("--rcvbuf", 0, nb::max_socket_buffer_request));
   option(app, "--rx-threads", rx_threads,
-                 "UDP receive sockets and threads per port, one per CPU (0 = every CPU netserve may run on)", "N", group)->capture_default_str()->check(whole_in("--rx-threads", 0, 64));
+         "UDP receive sockets and threads per port, one per CPU (0 = every CPU netserve may run on)", "N", group)
+      ->capture_default_str()
+      ->check(whole_in("--rx-threads", 0, 64));
   app.add_flag("!--no-gro", options.gro, "Do not use UDP GRO on receive")->group(group);
   option(app, "--first-message-timeout", options.first_message_timeout_s,
-                 "Seconds a new connection may stay silent before it is closed", "SECONDS", group)->capture_default_str()->check(number_in("--first-message-timeout", 0.1, 3600.0, "seconds"));
-  option(app, "--drain-quiet", options.drain_quiet_s, "Seconds of quiet that end a UDP test's drain", "SECONDS", group)->capture_default_str()->check(number_in("--drain-quiet", 0.001, 60.0, "seconds"));
-  option(app, "--drain-max", options.drain_max_s, "Longest UDP drain, seconds", "SECONDS", group)->capture_default_str()->check(number_in("--drain-max", 0.001, 600.0, "seconds"));
+         "Seconds a new connection may stay silent before it is closed", "SECONDS", group)
+      ->capture_default_str()
+      ->check(number_in("--first-message-timeout", 0.1, 3600.0, "seconds"));
+  option(app, "--drain-quiet", options.drain_quiet_s, "Seconds of quiet that end a UDP test's drain", "SECONDS", group)
+      ->capture_default_str()
+      ->check(number_in("--drain-quiet", 0.001, 60.0, "seconds"));
+  option(app, "--drain-max", options.drain_max_s, "Longest UDP drain, seconds", "SECONDS", group)
+      ->capture_default_str()
+      ->check(number_in("--drain-max", 0.001, 600.0, "seconds"));
 }
 
 // Where forward UDP is counted: the socket path, or an XDP program at the driver.
@@ -71,18 +102,26 @@ void add_engine_options(CLI::App& app, engine_choice& e) {
          "--engine", [&e](const std::string& name) { e.engine = *nb::parse_receive_engine(name); },
          xdp ? "Where forward UDP is counted: socket, or xdp (an XDP program on --interface counts at the driver; root)"
              : "Where forward UDP is counted: socket (xdp: not in this build)")
-      ->default_str(std::string(nb::to_string(e.engine)))->option_text(xdp ? "socket|xdp" : "socket")
-      ->check(CLI::IsMember({"socket", "xdp"}))->group(group);
-  option(app, "--interface", e.xdp.interface, "With --engine xdp: the interface the tests' datagrams arrive on", "DEV", group);
+      ->default_str(std::string(nb::to_string(e.engine)))
+      ->option_text(xdp ? "socket|xdp" : "socket")
+      ->check(CLI::IsMember({"socket", "xdp"}))
+      ->group(group);
+  option(app, "--interface", e.xdp.interface, "With --engine xdp: the interface the tests' datagrams arrive on", "DEV",
+         group);
   app.add_flag("--xdp-pass", e.xdp.pass,
                "With --engine xdp: pass counted datagrams on to the socket path, which counts them too (default: drop)")
       ->group(group);
-  option(app, "--xdp-mode", e.xdp.mode, "With --engine xdp: native (the driver's), generic, or auto (native where offered)", "auto|native|generic", group)->capture_default_str()->check(CLI::IsMember({"auto", "native", "generic"}));
+  option(app, "--xdp-mode", e.xdp.mode,
+         "With --engine xdp: native (the driver's), generic, or auto (native where offered)", "auto|native|generic",
+         group)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "native", "generic"}));
 }
 
 // The options of --engine xdp make sense only with it, and it needs its interface.
 void check_engine(const engine_choice& e) {
-  if (e.engine == nb::receive_engine::xdp && e.xdp.interface.empty()) throw CLI::ValidationError("--engine xdp", "needs --interface DEV");
+  if (e.engine == nb::receive_engine::xdp && e.xdp.interface.empty())
+    throw CLI::ValidationError("--engine xdp", "needs --interface DEV");
   if (e.engine != nb::receive_engine::xdp && (!e.xdp.interface.empty() || e.xdp.pass || e.xdp.mode != "auto"))
     throw CLI::ValidationError("--interface, --xdp-pass, --xdp-mode", "apply only with --engine xdp");
 }
@@ -107,12 +146,17 @@ constexpr const char* examples =
 void add_listen_options(CLI::App& app, nb::serve::server_options& options, std::vector<std::string>& port_specs,
                         std::string& psk_file) {
   const std::string listen = "Listening";
-  option(app, "-p,--port", port_specs, "Ports: 11256-11263, 11256,11300, 0 = any free port; repeatable", "PORTS", listen)->required();
+  option(app, "-p,--port", port_specs, "Ports: 11256-11263, 11256,11300, 0 = any free port; repeatable", "PORTS",
+         listen)
+      ->required();
   option(app, "-L,--bind", options.bind, "Local address to bind (IPv4 or IPv6)", "ADDR", listen)->capture_default_str();
   option(app, "--psk-file", psk_file,
-                 "Key file (first line, mode 600): every connection must prove it holds the key (netload --psk-file)", "FILE", listen);
+         "Key file (first line, mode 600): every connection must prove it holds the key (netload --psk-file)", "FILE",
+         listen);
   // netserve never daemonizes; -D is accepted so netserver command lines work.
-  app.add_flag_callback("-D", [] {}, "Stay in the foreground (always; accepted for netserver compatibility)")->group(listen);
+  app.add_flag_callback(
+         "-D", [] {}, "Stay in the foreground (always; accepted for netserver compatibility)")
+      ->group(listen);
 }
 
 // Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the usual
@@ -141,7 +185,6 @@ void serve(const nb::serve::server_options& options) {
   std::fflush(stdout);
   io.run();
 }
-
 
 }  // namespace
 

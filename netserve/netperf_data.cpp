@@ -1,8 +1,8 @@
 #include "netserve/netperf_data.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/data/udp_io.hpp"
+#include "core/sys/eintr.hpp"
 
 #include <fmt/format.h>
 
@@ -19,11 +19,10 @@ namespace nb::serve {
 
 namespace {
 
-constexpr int poll_slice_ms = 100;  // how soon a stop is seen
-constexpr std::size_t recv_batch = 64;   // datagrams per recvmmsg
+constexpr int poll_slice_ms = 100;      // how soon a stop is seen
+constexpr std::size_t recv_batch = 64;  // datagrams per recvmmsg
 
 std::string failure(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
-
 
 }  // namespace
 
@@ -40,10 +39,11 @@ bool netperf_data::from_peer(const void* address) const noexcept {
   const sockaddr* peer = plan_.peer.data();
   if (sa->sa_family != peer->sa_family) return false;
   if (sa->sa_family == AF_INET)
-    return reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr == reinterpret_cast<const sockaddr_in*>(peer)->sin_addr.s_addr;
+    return reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(peer)->sin_addr.s_addr;
   if (sa->sa_family == AF_INET6)
-    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr,
-                       sizeof(in6_addr)) == 0;
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr, sizeof(in6_addr)) == 0;
   return false;
 }
 
@@ -144,7 +144,8 @@ int netperf_data::accept_client() {
   while (wait_for(socket_.get(), POLLIN)) {
     sockaddr_storage from{};
     socklen_t from_len = sizeof(from);
-    const int fd = ::accept4(socket_.get(), reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    const int fd =
+        ::accept4(socket_.get(), reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       if (nb::transient_errno(errno) || errno == ECONNABORTED) continue;
       counts_.error = failure("accept");

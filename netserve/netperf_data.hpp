@@ -5,8 +5,8 @@
 // the client's zero-length datagram, a TCP one at its close, either at the test's length plus netperf's
 // padding at the latest. Only the control connection's client address is served: anything else that
 // reaches the port is neither counted nor answered.
-#include "core/sys/endpoint.hpp"
 #include "core/base/fd.hpp"
+#include "core/sys/endpoint.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -1,13 +1,13 @@
 #include "netserve/netperf_session.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
-#include "core/wire/frame_io.hpp"
 #include "core/base/limits.hpp"
-#include "core/wire/netperf_wire.hpp"
-#include "core/sys/socket.hpp"
 #include "core/base/text.hpp"
 #include "core/base/units.hpp"
+#include "core/sys/eintr.hpp"
+#include "core/sys/socket.hpp"
+#include "core/wire/frame_io.hpp"
+#include "core/wire/netperf_wire.hpp"
 #include "netserve/netperf_data.hpp"
 
 #include <fmt/format.h>
@@ -26,7 +26,7 @@ namespace np = netperf;
 
 namespace {
 
-constexpr auto step_timeout = 30s;  // the next request after a test's results: netperf sends it at once
+constexpr auto step_timeout = 30s;                  // the next request after a test's results: netperf sends it at once
 constexpr const char* client_name = "netperf 2.7";  // the request layout (38, 18, 27 converted words) is 2.7's
 
 struct refusal {
@@ -42,20 +42,25 @@ const char* test_name(const np::omni_request& r) noexcept {
 
 std::optional<refusal> check(const np::omni_request& r, const server_options& o) {
   const bool stream = r.direction == np::dir_recv, rr = r.direction == (np::dir_recv | np::dir_xmit);
-  if (!stream && !rr) return refusal{EOPNOTSUPP, fmt::format("direction {:#x} (netserve serves STREAM and RR tests)", r.direction)};
+  if (!stream && !rr)
+    return refusal{EOPNOTSUPP, fmt::format("direction {:#x} (netserve serves STREAM and RR tests)", r.direction)};
   if (r.flags & np::flag_connect_test) return refusal{EOPNOTSUPP, "a connection test (TCP_CRR, TCP_CC)"};
   const bool tcp = r.protocol == np::ipproto_tcp && r.socket_type == np::nst_stream;
   const bool udp = r.protocol == np::ipproto_udp && r.socket_type == np::nst_dgram;
-  if (!tcp && !udp) return refusal{EPROTONOSUPPORT, fmt::format("protocol {} on socket type {}", r.protocol, r.socket_type)};
-  if (r.ipfamily != np::nf_inet && r.ipfamily != np::nf_inet6) return refusal{EAFNOSUPPORT, fmt::format("address family {}", r.ipfamily)};
+  if (!tcp && !udp)
+    return refusal{EPROTONOSUPPORT, fmt::format("protocol {} on socket type {}", r.protocol, r.socket_type)};
+  if (r.ipfamily != np::nf_inet && r.ipfamily != np::nf_inet6)
+    return refusal{EAFNOSUPPORT, fmt::format("address family {}", r.ipfamily)};
   if (r.test_length <= 0) return refusal{EINVAL, "a test bounded by a count, or unbounded (-l 0 or negative)"};
-  if (r.test_length > o.max_duration_s) return refusal{EINVAL, fmt::format("-l {} over {:g} s", r.test_length, o.max_duration_s)};
+  if (r.test_length > o.max_duration_s)
+    return refusal{EINVAL, fmt::format("-l {} over {:g} s", r.test_length, o.max_duration_s)};
   if (rr) {
     const std::int64_t most = udp ? max_udp_message_size : max_tcp_message_size;
     if (r.request_size < 1 || r.request_size > most || r.response_size < 1 || r.response_size > most)
       return refusal{EINVAL, fmt::format("-r {},{} outside 1..{}", r.request_size, r.response_size, most)};
   }
-  if (r.data_port != 0 && r.data_port < 1024) return refusal{EACCES, fmt::format("data port {} (below 1024)", r.data_port)};
+  if (r.data_port != 0 && r.data_port < 1024)
+    return refusal{EACCES, fmt::format("data port {} (below 1024)", r.data_port)};
   if (r.data_port > 65535) return refusal{EINVAL, fmt::format("data port {}", r.data_port)};
   if (!r.cong_control.empty() && (!tcp || !valid_congestion_name(r.cong_control) || !congestion_loaded(r.cong_control)))
     return refusal{EINVAL, fmt::format("congestion control '{}'", printable_bounded(r.cong_control))};
@@ -137,7 +142,9 @@ class netperf_session {
   asio::awaitable<void> refuse(std::int32_t type, const refusal& r);
   // The client closed its control connection (or it failed): nothing more will come from it.
   bool control_closed();
-  asio::awaitable<void> send(const np::block& b) { co_await write_frame(socket_, std::string(b.begin(), b.end()), 10s); }
+  asio::awaitable<void> send(const np::block& b) {
+    co_await write_frame(socket_, std::string(b.begin(), b.end()), 10s);
+  }
   void log_result(std::uint64_t id, const np::omni_request& r, const netperf_counts& c, double seconds) const;
 
   tcp::socket socket_;
@@ -152,7 +159,8 @@ asio::awaitable<void> netperf_session::run() {
   np::block b{};
   for (bool first_request = true;; first_request = false) {
     try {
-      co_await read_exact(socket_, asio::buffer(b), first_request ? first : step_timeout, "waiting for a netperf request");
+      co_await read_exact(socket_, asio::buffer(b), first_request ? first : step_timeout,
+                          "waiting for a netperf request");
     } catch (const boost::system::system_error& e) {
       if (e.code() == asio::error::eof) co_return;  // netperf's shutdown_control: its tests are over
       throw;
@@ -161,7 +169,8 @@ asio::awaitable<void> netperf_session::run() {
     if (h.type == np::type_passphrase) continue;  // netserver started without one ignores it, as netserve does
     if (h.type != np::type_request) {
       // Named, not a braced temporary in the co_await: GCC 12 destroys such a temporary twice.
-      const refusal no{np::unknown_test_errno, fmt::format("request type {} (a test netperf does not run as OMNI)", h.type)};
+      const refusal no{np::unknown_test_errno,
+                       fmt::format("request type {} (a test netperf does not run as OMNI)", h.type)};
       co_await refuse(h.type, no);
       continue;
     }
@@ -178,12 +187,16 @@ std::optional<refusal> netperf_session::take_slot(const np::omni_request& r, std
                                                   std::optional<budget::hold>& held) {
   const server_options& o = shared_->options;
   served_port& p = *port_;
-  if (p.running() >= o.max_tests_per_port) return refusal{EBUSY, fmt::format("port {} already runs {} tests", p.number, p.running())};
-  if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port); p.tests_of_client[client_] >= share)
+  if (p.running() >= o.max_tests_per_port)
+    return refusal{EBUSY, fmt::format("port {} already runs {} tests", p.number, p.running())};
+  if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port);
+      p.tests_of_client[client_] >= share)
     return refusal{EBUSY, fmt::format("port {} already runs {} tests from this client", p.number, share)};
   // One thread and its buffers: a batch of datagrams, an RR exchange's largest message, or a TCP read.
   const bool udp = r.protocol == np::ipproto_udp, rr = r.direction != np::dir_recv;
-  const std::uint64_t bytes = rr ? static_cast<std::uint64_t>(std::max(r.request_size, r.response_size)) : udp ? 128u << 10 : tcp_read_size(r);
+  const std::uint64_t bytes = rr    ? static_cast<std::uint64_t>(std::max(r.request_size, r.response_size))
+                              : udp ? 128u << 10
+                                    : tcp_read_size(r);
   std::string why;
   auto taken = shared_->process_budget->try_take(client_, budget_cost{1, 1, bytes, udp ? 0u : 1u}, why);
   if (!taken) return refusal{EBUSY, why};
@@ -244,12 +257,15 @@ asio::awaitable<void> netperf_session::serve_test(const np::block& request) {
   }
   const std::uint64_t id = ++shared_->tests_registered;
   const bool rr = r.direction != np::dir_recv;
-  setup.receive_size = rr ? static_cast<std::uint32_t>(r.request_size) : r.protocol == np::ipproto_udp ? max_udp_message_size : tcp_read_size(r);
+  setup.receive_size = rr                              ? static_cast<std::uint32_t>(r.request_size)
+                       : r.protocol == np::ipproto_udp ? max_udp_message_size
+                                                       : tcp_read_size(r);
   setup.send_size = rr ? static_cast<std::uint32_t>(r.response_size) : r.send_size;
   setup.recv_width = setup.send_width = 1;
   setup.flags = r.flags & np::flag_no_delay;  // no CPU figures: netperf then prints none for this side
   setup.test_length = static_cast<std::uint32_t>(r.test_length);
-  auto data = std::make_unique<netperf_data>(std::move(fd), data_plan_of(r, endpoint::peer_of(socket_.native_handle())));
+  auto data =
+      std::make_unique<netperf_data>(std::move(fd), data_plan_of(r, endpoint::peer_of(socket_.native_handle())));
   co_await send(np::encode_setup(setup));
   // The thread ends by its deadline at the latest; a client that has gone (its control connection closed,
   // as a killed netperf's is) ends it at once, so it holds no slot, thread or budget for nothing.
@@ -270,17 +286,19 @@ bool netperf_session::control_closed() {
   return n == 0 || (n < 0 && !nb::transient_errno(errno));
 }
 
-void netperf_session::log_result(std::uint64_t id, const np::omni_request& r, const netperf_counts& c, double seconds) const {
+void netperf_session::log_result(std::uint64_t id, const np::omni_request& r, const netperf_counts& c,
+                                 double seconds) const {
   const bool rr = r.direction != np::dir_recv;
   std::string tail;
   if (rr) tail = fmt::format(" answers={} answer_bytes={} transactions={}", c.send_calls, c.bytes_sent, c.transactions);
   if (c.foreign) tail += fmt::format(" foreign={}", c.foreign);
-  fmt::print(stderr,
-             "netserve: port {} test {} {} forward from {} streams=1: received packets={} bytes={} seconds={:.3f} pps={:.1f} "
-             "mbps={:.3f}{} ended={}{}{} client={}\n",
-             port_->number, id, test_name(r), peer_, c.recv_calls, c.bytes_received, seconds, per_second(c.recv_calls, seconds),
-             bits_per_second(c.bytes_received, seconds) / 1e6, tail, c.timed_out ? "deadline" : "client",
-             c.error.empty() ? "" : " error=", printable_bounded(c.error), client_name);
+  fmt::print(
+      stderr,
+      "netserve: port {} test {} {} forward from {} streams=1: received packets={} bytes={} seconds={:.3f} pps={:.1f} "
+      "mbps={:.3f}{} ended={}{}{} client={}\n",
+      port_->number, id, test_name(r), peer_, c.recv_calls, c.bytes_received, seconds,
+      per_second(c.recv_calls, seconds), bits_per_second(c.bytes_received, seconds) / 1e6, tail,
+      c.timed_out ? "deadline" : "client", c.error.empty() ? "" : " error=", printable_bounded(c.error), client_name);
 }
 
 }  // namespace
@@ -295,11 +313,13 @@ asio::awaitable<void> serve_netperf(tcp::socket socket, std::shared_ptr<served_p
     netperf_session session(std::move(socket), std::move(port), std::move(shared));
     co_await session.run();
   } catch (const protocol_error& e) {
-    fmt::print(stderr, "netserve: port {}: closing netperf connection from {}: {}\n", number, peer, printable_bounded(e.what()));
+    fmt::print(stderr, "netserve: port {}: closing netperf connection from {}: {}\n", number, peer,
+               printable_bounded(e.what()));
   } catch (const boost::system::system_error& e) {
     fmt::print(stderr, "netserve: port {}: netperf connection from {} lost: {}\n", number, peer, e.code().message());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "netserve: port {}: netperf connection from {} failed: {}\n", number, peer, printable_bounded(e.what()));
+    fmt::print(stderr, "netserve: port {}: netperf connection from {} failed: {}\n", number, peer,
+               printable_bounded(e.what()));
   }
 }
 

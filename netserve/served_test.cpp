@@ -1,9 +1,9 @@
 #include "netserve/served_test.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/wire/request_rules.hpp"
 #include "core/base/text.hpp"
 #include "core/base/units.hpp"
+#include "core/wire/request_rules.hpp"
 
 #include <fmt/format.h>
 
@@ -225,9 +225,7 @@ void served_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
   streams_.totals(packets, bytes, received_from_port());
 }
 
-bool served_test::finished() const {
-  return (!request_.reverse && is_udp(request_.kind)) || streams_.all_done();
-}
+bool served_test::finished() const { return (!request_.reverse && is_udp(request_.kind)) || streams_.all_done(); }
 
 bool served_test::drained(std::int64_t quiet_ns) const {
   // Arrival times are kernel stamps, so "quiet" alone could be fooled by a receiver that is behind:
@@ -308,22 +306,23 @@ void log_test_result(std::uint16_t port, const served_test& test, const side_cou
   fmt::print(stderr, "{}\n", test_result_line(port, test, c, unattributed, seconds, client));
 }
 
-std::string test_result_line(std::uint16_t port, const served_test& test, const side_counts& c, std::uint64_t unattributed,
-                             double seconds, const std::string& client) {
+std::string test_result_line(std::uint16_t port, const served_test& test, const side_counts& c,
+                             std::uint64_t unattributed, double seconds, const std::string& client) {
   const test_request& r = test.request();
   return fmt::format(
-             "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
-             "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}{}{}{}{}",
-             port, test.id(), to_string(r.kind), r.reverse ? "reverse" : "forward", test.peer().address(), r.message_size,
-             r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds, per_second(c.packets, seconds),
-             bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, unattributed, test.lanes_used().empty() ? "" : " lanes=",
-             test.lanes_used(),
-             is_rr(r.kind) ? fmt::format(" answers={} answer_bytes={} answers_refused={}{}", c.responses, c.response_bytes,
-                                         r.kind == test_kind::udp_rr ? c.errors : 0,
-                                         r.kind == test_kind::udp_rr ? fmt::format(" unanswered={}", test.unanswered())
-                                                                     : std::string())
-                           : std::string(),
-             c.error.empty() ? "" : " error=", printable_bounded(c.error), client.empty() ? "" : " client=", printable_bounded(client));
+      "netserve: port {} test {} {} {} from {} m={} streams={}: {} packets={} bytes={} seconds={:.3f} pps={:.1f} "
+      "mbps={:.3f} kernel_drops={} unattributed={}{}{}{}{}{}{}{}",
+      port, test.id(), to_string(r.kind), r.reverse ? "reverse" : "forward", test.peer().address(), r.message_size,
+      r.streams, r.reverse ? "sent" : "received", c.packets, c.bytes, seconds, per_second(c.packets, seconds),
+      bits_per_second(c.bytes, seconds) / 1e6, c.kernel_drops, unattributed,
+      test.lanes_used().empty() ? "" : " lanes=", test.lanes_used(),
+      is_rr(r.kind)
+          ? fmt::format(" answers={} answer_bytes={} answers_refused={}{}", c.responses, c.response_bytes,
+                        r.kind == test_kind::udp_rr ? c.errors : 0,
+                        r.kind == test_kind::udp_rr ? fmt::format(" unanswered={}", test.unanswered()) : std::string())
+          : std::string(),
+      c.error.empty() ? "" : " error=", printable_bounded(c.error),
+      client.empty() ? "" : " client=", printable_bounded(client));
 }
 
 }  // namespace nb::serve

@@ -1,11 +1,11 @@
 #pragma once
 // The server's side of one test: its data-plane threads and counters. Built by its control connection,
 // which drives it; TCP data connections, which arrive on their own connections, attach to it by cookie.
-#include "core/wire/flow.hpp"
 #include "core/base/limits.hpp"
-#include "core/wire/protocol.hpp"
-#include "core/sys/socket.hpp"
 #include "core/data/streams.hpp"
+#include "core/sys/socket.hpp"
+#include "core/wire/flow.hpp"
+#include "core/wire/protocol.hpp"
 #include "netserve/udp_port.hpp"
 #include "netserve/xdp_engine.hpp"
 
@@ -113,7 +113,7 @@ class served_test {
   std::string cookie_;
   test_request request_;
   endpoint peer_;
-  endpoint local_;  // the control connection's local address: reverse datagrams come from it
+  endpoint local_;                  // the control connection's local address: reverse datagrams come from it
   std::shared_ptr<udp_port> port_;  // shared: a test may outlive the server object at shutdown
   std::shared_ptr<const std::vector<std::uint16_t>> own_ports_;
   std::shared_ptr<xdp_engine> xdp_;  // null: the socket engine

@@ -2,25 +2,24 @@
 
 #include "netserve/control_connection.hpp"
 
+#include <fmt/format.h>
+#include <unistd.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "core/base/clock.hpp"
-#include "core/sys/kernel_features.hpp"
 #include "core/base/limits.hpp"
 #include "core/base/version.hpp"
+#include "core/sys/kernel_features.hpp"
 
 namespace nb::serve {
 
 server::server(asio::io_context& io, server_options options)
-    : io_(io),
-      shared_(std::make_shared<server_shared>(server_shared{options, budget::create(options.budget), 0})) {}
+    : io_(io), shared_(std::make_shared<server_shared>(server_shared{options, budget::create(options.budget), 0})) {}
 
 void served_port::add(std::shared_ptr<served_test> test, const std::string& client) {
   const std::string cookie = test->cookie();
@@ -30,7 +29,8 @@ void served_port::add(std::shared_ptr<served_test> test, const std::string& clie
 
 void served_port::remove(const served_test& test, const std::string& client) noexcept {
   tests.erase(test.cookie());
-  if (auto it = tests_of_client.find(client); it != tests_of_client.end() && --it->second == 0) tests_of_client.erase(it);
+  if (auto it = tests_of_client.find(client); it != tests_of_client.end() && --it->second == 0)
+    tests_of_client.erase(it);
 }
 
 void server::bind_port(served_port& p, std::uint16_t wanted) {
@@ -85,8 +85,13 @@ std::string server::ready_line() const {
   nlohmann::json kernel = nlohmann::json::object();  // which data path each feature's probe chose
   for (kernel_feature f : all_kernel_features) kernel[std::string(switch_name(f))] = kernel_has(f);
   const xdp_engine* x = shared_->options.xdp.get();
-  return nlohmann::json{{"event", "ready"}, {"program", "netserve"}, {"version", version}, {"bind", shared_->options.bind},
-                        {"ports", ports}, {"pid", ::getpid()}, {"kernel", kernel},
+  return nlohmann::json{{"event", "ready"},
+                        {"program", "netserve"},
+                        {"version", version},
+                        {"bind", shared_->options.bind},
+                        {"ports", ports},
+                        {"pid", ::getpid()},
+                        {"kernel", kernel},
                         {"receive_engine", x ? x->name() : "socket"},
                         {"interface", x ? nlohmann::json(x->interface()) : nlohmann::json(nullptr)}}
       .dump();
@@ -139,7 +144,8 @@ asio::awaitable<void> server::accept_loop(std::shared_ptr<served_port> port) {
     // As the Asio examples' sessions: the coroutine holds its connection to the end (or until its frame
     // is destroyed at shutdown). run() logs its own failures; nothing escapes it.
     auto connection = std::make_shared<control_connection>(std::move(socket), port, shared_, std::move(*held));
-    asio::co_spawn(io_, [connection] { return connection->run(); }, [](std::exception_ptr) {});
+    asio::co_spawn(
+        io_, [connection] { return connection->run(); }, [](std::exception_ptr) {});
   }
 }
 

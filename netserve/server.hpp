@@ -6,8 +6,8 @@
 // As in the Asio HTTP server example: `server` binds the ports and accepts; each connection is served by
 // a control_connection (netserve/control_connection.hpp); the tests live on their port, where data
 // connections find them (the example's connection_manager).
-#include "core/wire/frame_io.hpp"
 #include "core/base/limits.hpp"
+#include "core/wire/frame_io.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server_budget.hpp"
 #include "netserve/udp_port.hpp"
@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,12 +28,12 @@ namespace nb::serve {
 // The bounds of the operator's own limits (netserve/main.cpp checks them at parse): within them every
 // instant and deadline netserve computes in 64-bit nanoseconds stays far from overflow (wall clock
 // ~1.8e18 ns now; 1e7 s is 1e16 ns), and no request can make it allocate beyond what the budget allows.
-inline constexpr double max_duration_bound_s = 1e7;         // about 115 days
+inline constexpr double max_duration_bound_s = 1e7;  // about 115 days
 inline constexpr std::uint32_t max_streams_bound = 1024;
-inline constexpr double max_start_lead_bound_s = 600;      // the harness's own bound on a plan's lead
+inline constexpr double max_start_lead_bound_s = 600;  // the harness's own bound on a plan's lead
 
 struct server_options {
-  std::vector<std::uint16_t> ports;    // 0 = any free port (TCP and UDP get the same number)
+  std::vector<std::uint16_t> ports;  // 0 = any free port (TCP and UDP get the same number)
   std::string bind = "0.0.0.0";
   double max_duration_s = 3600;
   std::uint32_t max_streams = max_streams_per_test;
@@ -43,8 +43,8 @@ struct server_options {
   // start; the harness sends T0 `lead` seconds ahead (0.5-5 s in the shipped plans), netload --start-at
   // at once. 30 s covers both with room, and bounds what an idle client holds to about a minute.
   double max_start_lead_s = nb::max_start_lead_s;
-  budget_limits budget;                // process-wide, with a share per client address
-  int rcvbuf = 0;                      // receive buffer of every UDP lane socket; 0: default_rcvbuf
+  budget_limits budget;  // process-wide, with a share per client address
+  int rcvbuf = 0;        // receive buffer of every UDP lane socket; 0: default_rcvbuf
   // A client's socket buffer request (netperf's -s/-S) is granted up to this. netserve usually holds
   // CAP_NET_ADMIN, with which the kernel's rmem_max/wmem_max do not apply (SO_RCVBUFFORCE): a client could
   // otherwise pin 2 GiB of kernel memory per socket, and a UDP port's shared buffers only ever grow.

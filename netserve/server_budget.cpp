@@ -13,9 +13,9 @@
 namespace nb::serve {
 namespace {
 
-
 budget_cost operator+(const budget_cost& a, const budget_cost& b) noexcept {
-  return {saturating_add<std::uint64_t>(a.tests, b.tests), saturating_add<std::uint64_t>(a.streams, b.streams), saturating_add<std::uint64_t>(a.buffer_bytes, b.buffer_bytes),
+  return {saturating_add<std::uint64_t>(a.tests, b.tests), saturating_add<std::uint64_t>(a.streams, b.streams),
+          saturating_add<std::uint64_t>(a.buffer_bytes, b.buffer_bytes),
           saturating_add<std::uint64_t>(a.connections, b.connections)};
 }
 
@@ -108,8 +108,10 @@ void budget::give_back(const std::string& client, const budget_cost& cost) noexc
 }
 
 std::uint64_t memory_bound(const budget_limits& l) {
-  return saturating_add<std::uint64_t>(saturating_add<std::uint64_t>(l.buffer_bytes, saturating_mul<std::uint64_t>(l.streams, stream_overhead_bytes)),
-                 saturating_add<std::uint64_t>(saturating_mul<std::uint64_t>(l.connections, connection_overhead_bytes), saturating_mul<std::uint64_t>(l.tests, test_overhead_bytes)));
+  return saturating_add<std::uint64_t>(
+      saturating_add<std::uint64_t>(l.buffer_bytes, saturating_mul<std::uint64_t>(l.streams, stream_overhead_bytes)),
+      saturating_add<std::uint64_t>(saturating_mul<std::uint64_t>(l.connections, connection_overhead_bytes),
+                                    saturating_mul<std::uint64_t>(l.tests, test_overhead_bytes)));
 }
 
 std::string budget_help(const budget_limits& l) {

@@ -65,9 +65,7 @@ class budget : public std::enable_shared_from_this<budget> {
     budget_cost cost_;
   };
 
-  static std::shared_ptr<budget> create(budget_limits limits) {
-    return std::shared_ptr<budget>(new budget(limits));
-  }
+  static std::shared_ptr<budget> create(budget_limits limits) { return std::shared_ptr<budget>(new budget(limits)); }
   // Takes `cost` for `client`, or returns nullopt with `why` naming the limit it would pass.
   std::optional<hold> try_take(const std::string& client, const budget_cost& cost, std::string& why);
   // What one client may hold of a budget of `total`: its share, at least one.

@@ -1,9 +1,9 @@
 #include "netserve/udp_port.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/sys/kernel_features.hpp"
 #include "core/base/limits.hpp"
 #include "core/data/udp_io.hpp"
+#include "core/sys/kernel_features.hpp"
 
 #include <fmt/format.h>
 
@@ -143,7 +143,7 @@ void udp_port::start_lanes() {
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lane_state& s = *lanes_[l];
     if (s.running) continue;
-    if (s.thread.joinable()) s.thread.join();  // a thread that ended for idleness; it no longer needs mu_
+    if (s.thread.joinable()) s.thread.join();       // a thread that ended for idleness; it no longer needs mu_
     s.thread = std::thread([this, l] { run(l); });  // may throw: the lane then stays startable
     s.running = true;
   }
@@ -225,7 +225,8 @@ bool udp_port::refresh(std::size_t lane, lane_view& view) {
   view.flows.clear();
   view.asked = -1;
   for (const entry& e : table_) {
-    view.flows.push_back({e.source, &e.owner->at(lane, e.stream), e.owner, e.stream, &e.owner->answers_at(lane, e.stream)});
+    view.flows.push_back(
+        {e.source, &e.owner->at(lane, e.stream), e.owner, e.stream, &e.owner->answers_at(lane, e.stream)});
     if (view.asked < 0) view.asked = e.owner->cpu;
   }
   view.seen = generation_.load(std::memory_order_acquire);
@@ -239,7 +240,8 @@ bool udp_port::refresh(std::size_t lane, lane_view& view) {
 // so this call is made per flow change, not per datagram.
 bool udp_port::find_flow(lane_state& self, std::size_t lane, lane_view& view, const received& r) {
   auto find = [&] {
-    return std::find_if(view.flows.begin(), view.flows.end(), [&](const local_entry& e) { return e.source.same(r.source); });
+    return std::find_if(view.flows.begin(), view.flows.end(),
+                        [&](const local_entry& e) { return e.source.same(r.source); });
   };
   auto it = find();
   // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very batch, so
@@ -267,7 +269,8 @@ bool udp_port::find_flow(lane_state& self, std::size_t lane, lane_view& view, co
 // UDP_RR: at most one answer per request in the buffer. GRO merges consecutive datagrams of one flow, so a
 // buffer of n requests numbered from k carries k .. k + n - 1; only the first one's bytes were copied. A
 // datagram of another size than the test's requests (the last of a GRO buffer may be shorter) is none.
-void udp_port::answer(int fd, const local_entry& e, const received& r, std::vector<unsigned char>& scratch) const noexcept {
+void udp_port::answer(int fd, const local_entry& e, const received& r,
+                      std::vector<unsigned char>& scratch) const noexcept {
   udp_flows& f = *e.owner;
   const std::size_t n = r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1;
   const std::size_t each = n == 1 ? r.len : r.segment;

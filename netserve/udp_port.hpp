@@ -22,11 +22,11 @@
 // counter block per lane, each with a single writer, and readers add them up (flow_totals).
 // The flow table is copied to a thread only when it changes (a generation number is checked once per
 // batch), so the per-datagram path takes no lock.
-#include "core/sys/endpoint.hpp"
-#include "core/wire/flow.hpp"
 #include "core/data/rr.hpp"
-#include "core/sys/socket.hpp"
 #include "core/data/udp_io.hpp"
+#include "core/sys/endpoint.hpp"
+#include "core/sys/socket.hpp"
+#include "core/wire/flow.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -49,7 +49,10 @@ struct alignas(64) answer_counters {
 // are answered too, by the lane that received each request.
 struct udp_flows {
   udp_flows(std::vector<endpoint> from, std::size_t lanes)
-      : sources(std::move(from)), counters(sources.size() * lanes), answered(sources.size() * lanes), drops_at_attach(lanes) {}
+      : sources(std::move(from)),
+        counters(sources.size() * lanes),
+        answered(sources.size() * lanes),
+        drops_at_attach(lanes) {}
   recv_counters& at(std::size_t lane, std::size_t stream) { return counters[lane * sources.size() + stream]; }
   const recv_counters& at(std::size_t lane, std::size_t stream) const {
     return counters[lane * sources.size() + stream];
@@ -61,7 +64,8 @@ struct udp_flows {
   // netserve itself (`itself`, by stream) is never answered: it would answer its own answers. Nothing is
   // answered outside the window (answer_between), a numbered request (rr_request_numbered) at most once,
   // a datagram of another size never: each of them counts as unanswered.
-  void answer(std::size_t request_size, std::size_t response_size, const endpoint& reply_from, std::vector<bool> itself);
+  void answer(std::size_t request_size, std::size_t response_size, const endpoint& reply_from,
+              std::vector<bool> itself);
   // UDP_RR: answers go to requests that arrived (kernel stamps, wall clock) within [from, until]; none
   // before this is called.
   void answer_between(std::int64_t from_ns, std::int64_t until_ns) noexcept;
@@ -74,9 +78,9 @@ struct udp_flows {
   }
 
   std::vector<endpoint> sources;
-  std::vector<recv_counters> counters;         // lane-major
-  std::vector<answer_counters> answered;       // UDP_RR, lane-major
-  std::size_t answer_size = 0;                 // UDP_RR: the answer's bytes; 0: not answered
+  std::vector<recv_counters> counters;    // lane-major
+  std::vector<answer_counters> answered;  // UDP_RR, lane-major
+  std::size_t answer_size = 0;            // UDP_RR: the answer's bytes; 0: not answered
   std::size_t request_size = 0;
   bool numbered = false;                       // UDP_RR: requests carry their number
   std::vector<udp_answerer> answerers;         // UDP_RR: by stream
@@ -84,7 +88,7 @@ struct udp_flows {
   std::vector<std::uint32_t> drops_at_attach;  // each lane's drop counter (32-bit in the kernel)
   std::uint64_t attach_serial = 0;
   bool shared_at_attach = false;
-  int cpu = -1;  // the CPU the test asked its receiver to run on; -1: none
+  int cpu = -1;                 // the CPU the test asked its receiver to run on; -1: none
   std::atomic<int> pinned{-1};  // the CPU a lane's thread really ran on for it, once pinned there
 
  private:
@@ -92,7 +96,7 @@ struct udp_flows {
     std::mutex mu;
     rr_request_numbers seen;
   };
-  std::unique_ptr<stream_numbers[]> numbers_;  // UDP_RR with numbered requests: by stream
+  std::unique_ptr<stream_numbers[]> numbers_;                         // UDP_RR with numbered requests: by stream
   std::atomic<std::int64_t> answer_from_ns_{0}, answer_until_ns_{0};  // until 0: no window yet
 };
 
@@ -196,7 +200,7 @@ class udp_port {
   std::string batching_;
   std::mutex mu_;
   std::vector<entry> table_;
-  int hello_watchers_ = 0;        // guarded by mu_
+  int hello_watchers_ = 0;                                 // guarded by mu_
   std::vector<std::pair<endpoint, std::int64_t>> hellos_;  // and their arrival; guarded by mu_; bounded (max_hellos)
   std::atomic<std::uint64_t> generation_{0};
   std::uint64_t attach_serial_ = 0;

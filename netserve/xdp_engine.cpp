@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <linux/if_link.h>
 #include <net/if.h>
-#include <unistd.h>
 #include <netinet/in.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdarg>
@@ -51,9 +51,10 @@ int libbpf_log(enum libbpf_print_level level, const char* format, va_list args) 
 
 [[noreturn]] void fail(const std::string& interface, const std::string& what, int err) {
   err = err < 0 ? -err : err;
-  std::string why = err == EPERM || err == EACCES ? "permission denied (the XDP engine needs root: CAP_BPF and CAP_NET_ADMIN)"
-                    : libbpf_said.empty()         ? std::string(std::strerror(err))
-                                                  : fmt::format("{} (libbpf: {})", std::strerror(err), libbpf_said);
+  std::string why = err == EPERM || err == EACCES
+                        ? "permission denied (the XDP engine needs root: CAP_BPF and CAP_NET_ADMIN)"
+                    : libbpf_said.empty() ? std::string(std::strerror(err))
+                                          : fmt::format("{} (libbpf: {})", std::strerror(err), libbpf_said);
   throw std::runtime_error(fmt::format("--engine xdp on {}: {}: {}", interface, what, why));
 }
 
@@ -140,7 +141,8 @@ bool xdp_engine::impl::detach_ours(bool last_look) {
   if (std::strcmp(info.name, program_name) != 0)
     throw std::runtime_error(fmt::format(
         "--engine xdp on {}: XDP program '{}' (id {}) is already attached and netserve does not replace another "
-        "program's (ip link set dev {} xdp off detaches it)", options.interface, info.name, id, options.interface));
+        "program's (ip link set dev {} xdp off detaches it)",
+        options.interface, info.name, id, options.interface));
   __u32 flags = q.attach_mode == XDP_ATTACHED_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
   bpf_xdp_attach_opts ao{};  // only the program looked at: one attached meanwhile stays
   ao.sz = sizeof(ao);
@@ -149,8 +151,8 @@ bool xdp_engine::impl::detach_ours(bool last_look) {
     if (d != -EBUSY && d != -EEXIST)
       fail(options.interface, fmt::format("cannot detach a leftover netserve XDP program (id {})", id), d);
     if (!last_look) return true;  // a link holds it
-    throw std::runtime_error(fmt::format("--engine xdp on {}: another netserve is counting there (program id {})",
-                                         options.interface, id));
+    throw std::runtime_error(
+        fmt::format("--engine xdp on {}: another netserve is counting there (program id {})", options.interface, id));
   }
   fmt::print(stderr, "netserve: detached a leftover XDP counter (program id {}) from {}\n", id, options.interface);
   return false;
@@ -237,10 +239,12 @@ void xdp_engine::add_flow(const endpoint& source, std::uint16_t port, std::uint3
   if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.flows), &k, zero.data(), BPF_NOEXIST) < 0) {
     int err = errno;
     if (err == EEXIST)
-      throw std::runtime_error(fmt::format("flow {} -> port {} is already counted by another test", source.to_string(), port));
+      throw std::runtime_error(
+          fmt::format("flow {} -> port {} is already counted by another test", source.to_string(), port));
     if (err == E2BIG || err == ENOMEM)
       throw std::runtime_error(fmt::format("the XDP flow table is full ({} flows)", NB_XDP_MAX_FLOWS));
-    throw std::runtime_error(fmt::format("cannot add flow {} to the XDP table: {}", source.to_string(), std::strerror(err)));
+    throw std::runtime_error(
+        fmt::format("cannot add flow {} to the XDP table: {}", source.to_string(), std::strerror(err)));
   }
 }
 

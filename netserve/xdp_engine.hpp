@@ -19,9 +19,9 @@
 namespace nb::serve {
 
 struct xdp_options {
-  std::string interface;       // where the tests' datagrams arrive
-  bool pass = false;           // pass counted datagrams on to the stack (the socket engine counts them too)
-  std::string mode = "auto";   // "native" (driver), "generic" (skb), "auto": native where the driver can
+  std::string interface;      // where the tests' datagrams arrive
+  bool pass = false;          // pass counted datagrams on to the stack (the socket engine counts them too)
+  std::string mode = "auto";  // "native" (driver), "generic" (skb), "auto": native where the driver can
 };
 
 class xdp_engine {

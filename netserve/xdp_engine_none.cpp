@@ -17,7 +17,10 @@ xdp_engine::xdp_engine(const xdp_options&) {
 }
 
 xdp_engine::~xdp_engine() = default;
-const std::string& xdp_engine::name() const noexcept { static const std::string none; return none; }
+const std::string& xdp_engine::name() const noexcept {
+  static const std::string none;
+  return none;
+}
 const std::string& xdp_engine::interface() const noexcept { return name(); }
 bool xdp_engine::pass() const noexcept { return false; }
 void xdp_engine::add_flow(const endpoint&, std::uint16_t, std::uint32_t) {}

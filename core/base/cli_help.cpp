@@ -40,7 +40,8 @@ std::string help_formatter::make_positionals(const CLI::App* app) const {
 }
 
 // One blank line between groups (CLI11 puts two).
-std::string help_formatter::make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const {
+std::string help_formatter::make_group(std::string group, bool is_positional,
+                                       std::vector<const CLI::Option*> opts) const {
   std::string s = CLI::Formatter::make_group(std::move(group), is_positional, std::move(opts));
   return s.empty() || s[0] != '\n' ? s : s.substr(1);
 }
@@ -126,7 +127,8 @@ CLI::Validator positive(const std::string& name, const std::string& unit) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double v = 0;
-        if (!read_number(text, v) || v <= 0) throw refusal(fmt::format("{} must be a positive number of {}", name, unit));
+        if (!read_number(text, v) || v <= 0)
+          throw refusal(fmt::format("{} must be a positive number of {}", name, unit));
         return {};
       },
       "");
@@ -136,7 +138,8 @@ CLI::Validator non_negative(const std::string& name, const std::string& unit) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         double v = 0;
-        if (!read_number(text, v) || v < 0) throw refusal(fmt::format("{} must be 0 or a positive number of {}", name, unit));
+        if (!read_number(text, v) || v < 0)
+          throw refusal(fmt::format("{} must be 0 or a positive number of {}", name, unit));
         return {};
       },
       "");
@@ -158,8 +161,8 @@ CLI::Validator number_in(const std::string& name, double lo, double hi, const st
       [=](std::string& text) -> std::string {
         double v = 0;
         if (!read_number(text, v) || v < lo || v > hi)
-          throw refusal(fmt::format("{} must be {}from {:.15g} to {:.15g}", name, unit.empty() ? "" : "a number of " + unit + " ",
-                                    lo, hi));
+          throw refusal(fmt::format("{} must be {}from {:.15g} to {:.15g}", name,
+                                    unit.empty() ? "" : "a number of " + unit + " ", lo, hi));
         return {};
       },
       "");

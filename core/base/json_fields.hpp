@@ -1,9 +1,9 @@
 #pragma once
 // Strict, typed reading of a JSON object: each field is read once with its type, and done() rejects
 // fields nobody read. Errors name the field, so a bad message says exactly what is wrong.
+#include <fmt/format.h>
 #include <boost/describe/members.hpp>
 #include <boost/mp11/algorithm.hpp>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -138,14 +138,12 @@ class json_fields {
 template <class S>
 nlohmann::json write_described(const S& s) {
   nlohmann::json j = nlohmann::json::object();
-  boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>(
-      [&](auto m) {
-        const auto& v = s.*m.pointer;
-        if constexpr (is_std_optional<std::remove_cvref_t<decltype(v)>>)
-          j[m.name] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-        else
-          j[m.name] = v;
-      });
+  boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>([&](auto m) {
+    const auto& v = s.*m.pointer;
+    if constexpr (is_std_optional<std::remove_cvref_t<decltype(v)>>)
+      j[m.name] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    else j[m.name] = v;
+  });
   return j;
 }
 

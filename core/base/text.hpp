@@ -1,6 +1,6 @@
 #pragma once
-// Small text helpers. printable: text a peer sent, made safe for one log line: control characters and DEL are shown as \n, \t, \xNN
-// (a backslash as \\), so a peer can neither end our line and forge the next nor send terminal escapes.
+// Small text helpers. printable: text a peer sent, made safe for one log line: control characters and DEL are shown as
+// \n, \t, \xNN (a backslash as \\), so a peer can neither end our line and forge the next nor send terminal escapes.
 // Everything else, UTF-8 included, is kept as given.
 #include <fmt/format.h>
 

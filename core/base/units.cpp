@@ -34,10 +34,14 @@ double parse_rate(std::string_view text) {
   auto [n, suffix] = split_number(text, "rate");
   switch (suffix) {
     case 0: return n;
-    case 'k': case 'K': return n * 1e3;
-    case 'm': case 'M': return n * 1e6;
-    case 'g': case 'G': return n * 1e9;
-    case 't': case 'T': return n * 1e12;
+    case 'k':
+    case 'K': return n * 1e3;
+    case 'm':
+    case 'M': return n * 1e6;
+    case 'g':
+    case 'G': return n * 1e9;
+    case 't':
+    case 'T': return n * 1e12;
     default: throw std::invalid_argument(fmt::format("bad rate suffix '{}' in '{}'", suffix, text));
   }
 }
@@ -82,9 +86,12 @@ std::uint64_t parse_size(std::string_view text) {
   double mult = 1;
   switch (suffix) {
     case 0: break;
-    case 'k': case 'K': mult = 1024; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
+    case 'k':
+    case 'K': mult = 1024; break;
+    case 'm':
+    case 'M': mult = 1024.0 * 1024; break;
+    case 'g':
+    case 'G': mult = 1024.0 * 1024 * 1024; break;
     default: throw std::invalid_argument(fmt::format("bad size suffix '{}' in '{}'", suffix, text));
   }
   double bytes = n * mult;

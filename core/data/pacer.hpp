@@ -82,7 +82,7 @@ class pacer {
   std::int64_t start_;
   std::int64_t last_;  // when the bucket was last filled
   std::uint64_t min_batch_ = 1;
-  double depth_ = 0;   // the bucket's size, datagrams
+  double depth_ = 0;  // the bucket's size, datagrams
   double tokens_ = 0;
 };
 

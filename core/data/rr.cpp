@@ -2,10 +2,10 @@
 // numbered requests at most once, from the address the client talks to; the TCP_RR server loop.
 #include "core/data/rr.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/data/streams.hpp"
 #include "core/data/udp_io.hpp"
+#include "core/sys/eintr.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>

@@ -3,9 +3,9 @@
 #include "core/data/rr.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/sys/eintr.hpp"
 #include "core/data/streams.hpp"
 #include "core/data/udp_io.hpp"
+#include "core/sys/eintr.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -120,9 +120,13 @@ void expire(rr_client_state& s, rr_window& w, std::int64_t now, std::int64_t tim
 // the buffers of one request and one answer.
 struct udp_rr_state {
   udp_rr_state(const stream_plan& p, rr_client_state& state, std::int64_t start)
-      : plan(p), s(state), numbered(p.message_size >= number_size && p.response_size >= number_size),
-        request(std::max<std::size_t>(p.message_size, 1), 0), answer(std::max<std::size_t>(p.response_size, 1) + 1),
-        w(p.burst + 1), schedule(p.pps, start) {}
+      : plan(p),
+        s(state),
+        numbered(p.message_size >= number_size && p.response_size >= number_size),
+        request(std::max<std::size_t>(p.message_size, 1), 0),
+        answer(std::max<std::size_t>(p.response_size, 1) + 1),
+        w(p.burst + 1),
+        schedule(p.pps, start) {}
   const stream_plan& plan;
   rr_client_state& s;
   const bool numbered;  // the messages have room for a transaction's number
@@ -173,8 +177,12 @@ void read_udp_answers(udp_rr_state& u) {
 // time of each transaction in flight, by number (TCP answers come in order).
 struct tcp_rr_state {
   tcp_rr_state(const stream_plan& p, rr_client_state& state, std::int64_t start)
-      : plan(p), s(state), request(std::max<std::size_t>(p.message_size, 1), 0x5a),
-        buffer(std::max<std::size_t>(p.response_size, 64 << 10)), sent_ns(p.burst + 1), schedule(p.pps, start) {}
+      : plan(p),
+        s(state),
+        request(std::max<std::size_t>(p.message_size, 1), 0x5a),
+        buffer(std::max<std::size_t>(p.response_size, 64 << 10)),
+        sent_ns(p.burst + 1),
+        schedule(p.pps, start) {}
   bool window_open() const noexcept { return issued - answered < sent_ns.size(); }
   const stream_plan& plan;
   rr_client_state& s;
@@ -192,7 +200,8 @@ enum class rr_io { idle, progress, failed };
 
 // As much of the request under way as the socket takes now; failed: out.error says why.
 rr_io write_tcp_request(tcp_rr_state& t, stream_outcome& out) {
-  ssize_t r = ::send(t.plan.fd, t.request.data() + t.written, t.plan.message_size - t.written, MSG_DONTWAIT | MSG_NOSIGNAL);
+  ssize_t r =
+      ::send(t.plan.fd, t.request.data() + t.written, t.plan.message_size - t.written, MSG_DONTWAIT | MSG_NOSIGNAL);
   if (r < 0 && !transient_errno(errno)) {
     out.error = fmt::format("send: {}", std::strerror(errno));
     return rr_io::failed;

@@ -1,13 +1,13 @@
 #include "core/data/streams.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
-#include "core/sys/kernel_features.hpp"
+#include "core/base/units.hpp"
 #include "core/data/pacer.hpp"
-#include "core/sys/socket.hpp"
 #include "core/data/tcp_send.hpp"
 #include "core/data/udp_io.hpp"
-#include "core/base/units.hpp"
+#include "core/sys/eintr.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/sys/socket.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -51,9 +51,10 @@ std::string mtu_error(int fd, int family, const std::optional<endpoint>& dest, s
     } catch (const std::system_error&) {  // no route any more: the MTU stays unknown
     }
   }
-  return fmt::format("message of {} bytes does not fit the path MTU {} (largest UDP payload {}); "
-                     "the datagram was not fragmented",
-                     size, mtu, max_udp_payload(mtu, family));
+  return fmt::format(
+      "message of {} bytes does not fit the path MTU {} (largest UDP payload {}); "
+      "the datagram was not fragmented",
+      size, mtu, max_udp_payload(mtu, family));
 }
 
 // Pins the calling (stream) thread as its plan asks and keeps whether it could: a CPU outside this
@@ -68,7 +69,8 @@ void pin(data_stream& d, int cpu) {
 void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
   set_receive_timeout(plan.fd, poll_ns);
   set_send_timeout(plan.fd, poll_ns);
-  udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos, plan.payload);
+  udp_batch_sender sender(plan.fd, plan.message_size, plan.batch, plan.gso, plan.dest, plan.source, plan.tos,
+                          plan.payload);
   std::int64_t start = 0, end = 0;
   begin_stream(stop, plan, out, start, end);
   pacer pace(plan.pps, start, sender.batch());
@@ -94,7 +96,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
 
 namespace {
 
-constexpr std::uint64_t zerocopy_read_every = 32;      // sends between two reads of the completions
+constexpr std::uint64_t zerocopy_read_every = 32;               // sends between two reads of the completions
 constexpr std::int64_t zerocopy_final_wait_ns = 2'000'000'000;  // for the last ones, after the end
 
 // MSG_ZEROCOPY as the plan asks, when the kernel takes it; a refusal is said in the batching.
@@ -145,8 +147,10 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
         // message at all (over RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max). Waiting would
         // send nothing for the whole test and report it as a success.
         if (zc->outstanding() == 0) {
-          out.error = fmt::format("send: MSG_ZEROCOPY refused a {}-byte message with nothing in flight (ENOBUFS: "
-                                  "RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max)", source.size() - offset);
+          out.error = fmt::format(
+              "send: MSG_ZEROCOPY refused a {}-byte message with nothing in flight (ENOBUFS: "
+              "RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max)",
+              source.size() - offset);
           break;
         }
         zc_error = zc->wait(poll_ns);
@@ -169,7 +173,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   }
   out.elapsed_ns = mono_ns() - start;
   if (out.batching.empty()) out.batching = source.words();  // after the sends: a fallback says so
-  std::error_code ignored;  // no sample is no error of the stream's
+  std::error_code ignored;                                  // no sample is no error of the stream's
   out.tcp_end = read_tcp_sample(plan.fd, ignored);
   ::shutdown(plan.fd, SHUT_WR);
   if (zc_error) out.error = fmt::format("send: {}", zc_error.message());
@@ -217,8 +221,7 @@ void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& cou
   out.batching = batching_with(rx.mode(), false, !kernel_has(kernel_feature::meminfo));
   while (!stop.stop_requested()) {
     std::error_code ec;
-    rx.receive([&](const received& r) { counters.on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns); },
-               ec);
+    rx.receive([&](const received& r) { counters.on_receive(r.data, r.len, r.segment, r.copied, r.arrival_ns); }, ec);
     if (ec) {
       out.error = fmt::format("recv: {}", ec.message());
       break;
@@ -256,7 +259,8 @@ void stream_set::start(std::size_t s, const stream_plan& plan) {
     d.thread = std::jthread([&d, plan, kind](std::stop_token st) {
       pin(d, plan.cpu);
       rr_client_state state{d.sent, d.received, d.rr, *d.latency};
-      kind == test_kind::udp_rr ? run_udp_rr_client(st, plan, state, d.outcome) : run_tcp_rr_client(st, plan, state, d.outcome);
+      kind == test_kind::udp_rr ? run_udp_rr_client(st, plan, state, d.outcome)
+                                : run_tcp_rr_client(st, plan, state, d.outcome);
       d.done = true;
     });
     return;
@@ -264,7 +268,8 @@ void stream_set::start(std::size_t s, const stream_plan& plan) {
   if (sending_) {
     d.thread = std::jthread([&d, plan, kind](std::stop_token st) {
       pin(d, plan.cpu);
-      kind == test_kind::udp_stream ? run_udp_sender(st, plan, d.sent, d.outcome) : run_tcp_sender(st, plan, d.sent, d.outcome);
+      kind == test_kind::udp_stream ? run_udp_sender(st, plan, d.sent, d.outcome)
+                                    : run_tcp_sender(st, plan, d.sent, d.outcome);
       d.done = true;
     });
     return;
@@ -333,7 +338,8 @@ side_counts stream_set::counts(const received_of& received) const {
       c.add_received(received_by(s, received));
       // The kernel's counter is 32-bit: the difference wraps right.
       if (kind_ == test_kind::udp_stream && d.fd)
-        c.kernel_drops += static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(d.fd.get())) - d.drops_at_start);
+        c.kernel_drops +=
+            static_cast<std::uint32_t>(static_cast<std::uint32_t>(socket_drops(d.fd.get())) - d.drops_at_start);
     }
     c.batching = d.outcome.batching;
     zerocopy += d.outcome.zerocopy;

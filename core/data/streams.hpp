@@ -3,15 +3,15 @@
 // Each loop is bounded: it waits for its start instant, runs for its duration and stops by itself,
 // or earlier when its stop_token is triggered. And one side's streams of a test (stream_set), which
 // netload and netserve hold, start and count the same way.
+#include "core/data/rr.hpp"
+#include "core/data/tcp_send.hpp"
+#include "core/data/zerocopy.hpp"
 #include "core/sys/endpoint.hpp"
+#include "core/sys/socket.hpp"
+#include "core/sys/tcp_info.hpp"
 #include "core/wire/flow.hpp"
 #include "core/wire/latency_histogram.hpp"
 #include "core/wire/protocol.hpp"
-#include "core/data/rr.hpp"
-#include "core/sys/socket.hpp"
-#include "core/sys/tcp_info.hpp"
-#include "core/data/tcp_send.hpp"
-#include "core/data/zerocopy.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -28,35 +28,35 @@
 namespace nb {
 
 struct stream_plan {
-  int fd = -1;                       // connected socket (or unconnected UDP with `dest`), not owned
-  std::optional<endpoint> dest;      // UDP only, for an unconnected socket
-  std::optional<endpoint> source;    // UDP on a shared socket: the local address to send from
-  int tos = -1;                      // UDP on a shared socket: TOS / traffic class per datagram
+  int fd = -1;                                       // connected socket (or unconnected UDP with `dest`), not owned
+  std::optional<endpoint> dest;                      // UDP only, for an unconnected socket
+  std::optional<endpoint> source;                    // UDP on a shared socket: the local address to send from
+  int tos = -1;                                      // UDP on a shared socket: TOS / traffic class per datagram
   payload_format payload = payload_format::netload;  // sending UDP: the header its datagrams carry
   std::size_t message_size = 0;
-  double pps = 0;                    // this stream's datagrams (TCP: sends) per second, 0 = unlimited
-  std::int64_t start_wall_ns = 0;    // the agreed start instant (wall clock)
+  double pps = 0;                  // this stream's datagrams (TCP: sends) per second, 0 = unlimited
+  std::int64_t start_wall_ns = 0;  // the agreed start instant (wall clock)
   std::int64_t duration_ns = 0;
-  std::size_t batch = 256;           // datagrams per system call at most
+  std::size_t batch = 256;  // datagrams per system call at most
   bool gso = true;
-  bool gro = true;                   // receiving UDP: ask the socket for coalesced buffers
-  int cpu = -1;                      // pin to this CPU when >= 0
-  std::size_t recv_size = 0;         // receiving TCP: bytes per recv(), 0 = tcp_default_recv_size()
-  bool recv_copy = false;            // receiving TCP: copy the bytes out (else the kernel discards them)
+  bool gro = true;            // receiving UDP: ask the socket for coalesced buffers
+  int cpu = -1;               // pin to this CPU when >= 0
+  std::size_t recv_size = 0;  // receiving TCP: bytes per recv(), 0 = tcp_default_recv_size()
+  bool recv_copy = false;     // receiving TCP: copy the bytes out (else the kernel discards them)
   tcp_send_call send_call = tcp_send_call::sendfile;  // sending TCP (core/data/tcp_send.hpp)
-  std::size_t response_size = 0;     // request/response: the answer's bytes (message_size: the request's)
-  std::uint32_t burst = 0;           // request/response: transactions in flight beyond the first
+  std::size_t response_size = 0;  // request/response: the answer's bytes (message_size: the request's)
+  std::uint32_t burst = 0;        // request/response: transactions in flight beyond the first
 };
 
 // How a stream's loop ran, written by its thread and read once it has ended. Every loop, sending or
 // receiving, reports its failure here, once, as the line a user reads.
 struct stream_outcome {
-  std::int64_t start_wall_ns = 0;    // sender: when the first datagram actually went
-  std::int64_t elapsed_ns = 0;       // sender: monotonic, first send to the end of the last
-  std::string batching;              // "gso", "sendmmsg", "sendfile", "send"; receiving: "gro", "recvmmsg", "recv",
-                                     // UDP with the kernel's qualifiers (core/sys/kernel_features.hpp)
-  zerocopy_counts zerocopy;          // a TCP sender's MSG_ZEROCOPY sends, and what the kernel did with them
-  std::string error;                 // empty when the stream ran to its end
+  std::int64_t start_wall_ns = 0;       // sender: when the first datagram actually went
+  std::int64_t elapsed_ns = 0;          // sender: monotonic, first send to the end of the last
+  std::string batching;                 // "gso", "sendmmsg", "sendfile", "send"; receiving: "gro", "recvmmsg", "recv",
+                                        // UDP with the kernel's qualifiers (core/sys/kernel_features.hpp)
+  zerocopy_counts zerocopy;             // a TCP sender's MSG_ZEROCOPY sends, and what the kernel did with them
+  std::string error;                    // empty when the stream ran to its end
   std::optional<tcp_sample> tcp_end{};  // TCP sender: its connection just before it shut its side down
 };
 
@@ -100,10 +100,10 @@ void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& cou
 // thread is the only writer of the counters and the outcome; the control plane reads the counters while
 // it runs, and the outcome once `done` is set.
 struct data_stream {
-  fd_handle fd;                      // empty where the stream uses a shared socket (netserve's UDP port)
-  send_counters sent;                // a sending stream's
-  recv_counters received;            // a receiving stream's; a request/response client's answers
-  rr_counters rr;                    // a request/response client's timeouts, late and unmatched answers
+  fd_handle fd;                                // empty where the stream uses a shared socket (netserve's UDP port)
+  send_counters sent;                          // a sending stream's
+  recv_counters received;                      // a receiving stream's; a request/response client's answers
+  rr_counters rr;                              // a request/response client's timeouts, late and unmatched answers
   std::unique_ptr<latency_histogram> latency;  // a request/response client's round trips
   stream_outcome outcome;
   std::uint32_t drops_at_start = 0;  // receiving UDP on its own socket: the kernel's drop counter then
@@ -142,7 +142,9 @@ class stream_set {
   // Packets and bytes so far, summed over the streams; TCP counts messages from the bytes of all streams.
   void totals(std::uint64_t& packets, std::uint64_t& bytes, const received_of& received = {}) const;
   // One stream's receive counts (its own counters, or `received`'s), for a peer that wants them per stream.
-  flow_totals stream_received(std::size_t s, const received_of& received = {}) const { return received_by(s, received); }
+  flow_totals stream_received(std::size_t s, const received_of& received = {}) const {
+    return received_by(s, received);
+  }
   // This side's counts once its threads have ended: the totals, a sender's refusals, first start and
   // longest sending time, a receiver's arrival window, sequence analysis and (own UDP sockets) kernel
   // drops, the batching used, and the first error of any stream.

@@ -10,10 +10,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <pthread.h>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <pthread.h>
 
 namespace nb {
 

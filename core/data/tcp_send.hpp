@@ -44,12 +44,12 @@ class tcp_message_source {
   void make_blocking_again(int sock) noexcept;
 
   std::size_t size_;
-  fd_handle file_;                    // the memory file sendfile reads, when sendfile is in use
-  std::string buffer_;                // send()'s source otherwise
+  fd_handle file_;      // the memory file sendfile reads, when sendfile is in use
+  std::string buffer_;  // send()'s source otherwise
   std::string words_;
-  int prepared_ = -1;                 // the socket make_nonblocking() last looked at
-  bool made_nonblocking_ = false;     // it was blocking, and sendfile made it non-blocking
-  int wait_ms_ = -1;                  // its SO_SNDTIMEO: the longest wait for room in poll(), -1 none
+  int prepared_ = -1;              // the socket make_nonblocking() last looked at
+  bool made_nonblocking_ = false;  // it was blocking, and sendfile made it non-blocking
+  int wait_ms_ = -1;               // its SO_SNDTIMEO: the longest wait for room in poll(), -1 none
 };
 
 // Blocks SIGPIPE in the calling thread for the rest of its life: the sender threads' EPIPE is an error

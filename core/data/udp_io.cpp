@@ -1,9 +1,9 @@
 #include "core/data/udp_io.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
-#include "core/wire/flow.hpp"
+#include "core/sys/eintr.hpp"
 #include "core/sys/kernel_features.hpp"
+#include "core/wire/flow.hpp"
 
 #include <fmt/format.h>
 
@@ -176,8 +176,9 @@ std::size_t udp_batch_receiver::receive_raw(std::error_code& ec) {
     h.msg_controllen = control_size;
     h.msg_flags = 0;
   }
-  const int r = retry_eintr(
-      [&] { return ::recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_WAITFORONE | MSG_TRUNC, nullptr); });
+  const int r = retry_eintr([&] {
+    return ::recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_WAITFORONE | MSG_TRUNC, nullptr);
+  });
   if (r >= 0) return static_cast<std::size_t>(r);
   // The receive timeout, or a connected socket's peer port closed (ICMP from an earlier send): nothing
   // to read now, and the loop goes on.

@@ -14,7 +14,9 @@ namespace nb {
 
 std::string zerocopy_words(const zerocopy_counts& c) {
   if (c.completed == 0) return fmt::format("zerocopy asked, none of {} sends confirmed by the end", c.sends);
-  std::string words = c.copied == 0 ? "zerocopy" : fmt::format("zerocopy asked, the kernel copied {} of {} sends", c.copied, c.completed);
+  std::string words = c.copied == 0
+                          ? "zerocopy"
+                          : fmt::format("zerocopy asked, the kernel copied {} of {} sends", c.copied, c.completed);
   if (c.completed < c.sends) words += fmt::format(" ({} of {} unconfirmed at the end)", c.sends - c.completed, c.sends);
   return words;
 }

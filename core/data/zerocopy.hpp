@@ -12,9 +12,9 @@
 namespace nb {
 
 struct zerocopy_counts {
-  std::uint64_t sends = 0;        // send() calls that queued bytes with MSG_ZEROCOPY
-  std::uint64_t completed = 0;    // of them, reported done by the kernel
-  std::uint64_t copied = 0;       // of those, the kernel copied after all
+  std::uint64_t sends = 0;      // send() calls that queued bytes with MSG_ZEROCOPY
+  std::uint64_t completed = 0;  // of them, reported done by the kernel
+  std::uint64_t copied = 0;     // of those, the kernel copied after all
 
   zerocopy_counts& operator+=(const zerocopy_counts& o) noexcept {
     sends += o.sends, completed += o.completed, copied += o.copied;

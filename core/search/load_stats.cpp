@@ -22,7 +22,9 @@ bool same_load(double a, double b) noexcept {
 
 double relative_width(double lower, double upper) noexcept { return upper > 0 ? (upper - lower) / upper : 0; }
 
-bool is_high_loss(const goal& g, const trial_result& t) noexcept { return t.loss_ratio() > g.loss_ratio + ratio_epsilon; }
+bool is_high_loss(const goal& g, const trial_result& t) noexcept {
+  return t.loss_ratio() > g.loss_ratio + ratio_epsilon;
+}
 
 bool is_full_length(const goal& g, const trial_result& t) noexcept {
   return t.duration >= g.final_trial_duration * (1 - load_epsilon);
@@ -57,10 +59,8 @@ load_classification classify_sums(const goal& g, const duration_sums& s) {
   // The RFC compares sums (high-loss sum <= whole sum * exceed ratio); the same comparison in ratios
   // gets a relative epsilon so that 10 of 20 s at exceed ratio 0.5 is exactly at the limit.
   const double limit = g.exceed_ratio + ratio_epsilon;
-  if (c.optimistic_exceed_ratio > limit)
-    c.result = load_class::upper_bound;
-  else if (c.pessimistic_exceed_ratio <= limit)
-    c.result = load_class::lower_bound;
+  if (c.optimistic_exceed_ratio > limit) c.result = load_class::upper_bound;
+  else if (c.pessimistic_exceed_ratio <= limit) c.result = load_class::lower_bound;
   return c;
 }
 

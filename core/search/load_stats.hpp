@@ -38,12 +38,12 @@ duration_sums sums_at(const goal& g, double load, const std::vector<trial_result
 // The load classification logic (RFC 9971 section 6.1 and its appendix A), with the intermediate
 // values named as the RFC names them, for reports and tests.
 struct load_classification {
-  double effective_high_loss_sum = 0;  // full-length high-loss sum plus the short trials' positive excess
-  double effective_full_sum = 0;       // effective high-loss sum plus full-length low-loss sum
-  double effective_whole_sum = 0;      // the larger of effective full sum and goal duration sum
-  double missing_sum = 0;              // effective whole sum minus effective full sum
-  double optimistic_exceed_ratio = 0;  // effective high-loss sum / effective whole sum
-  double pessimistic_exceed_ratio = 0; // (effective high-loss sum + missing sum) / effective whole sum
+  double effective_high_loss_sum = 0;   // full-length high-loss sum plus the short trials' positive excess
+  double effective_full_sum = 0;        // effective high-loss sum plus full-length low-loss sum
+  double effective_whole_sum = 0;       // the larger of effective full sum and goal duration sum
+  double missing_sum = 0;               // effective whole sum minus effective full sum
+  double optimistic_exceed_ratio = 0;   // effective high-loss sum / effective whole sum
+  double pessimistic_exceed_ratio = 0;  // (effective high-loss sum + missing sum) / effective whole sum
   load_class result = load_class::undecided;
 };
 load_classification classify_sums(const goal& g, const duration_sums& s);

@@ -19,29 +19,35 @@ std::vector<std::string> irregularities_of(const goal& g, const relevant_bounds&
   const auto& trials = s.trials();
   if (!b.upper) {
     if (b.lower && same_load(*b.lower, s.max_load()))
-      out.push_back(fmt::format("max load is a lower bound ({:.0f}): the SUT may forward more than was offered", *b.lower));
-    else
-      out.push_back("no upper bound found");
+      out.push_back(
+          fmt::format("max load is a lower bound ({:.0f}): the SUT may forward more than was offered", *b.lower));
+    else out.push_back("no upper bound found");
   }
   if (!b.lower) {
     if (b.upper && same_load(*b.upper, s.min_load()))
       out.push_back(fmt::format("min load is an upper bound ({:.0f})", *b.upper));
-    else
-      out.push_back("no lower bound found");
+    else out.push_back("no lower bound found");
   }
   if (b.lower && b.upper && relative_width(*b.lower, *b.upper) > g.width * (1 + 1e-9))
-    out.push_back(fmt::format("relevant bounds {:.4f} apart, wider than the goal width {}", relative_width(*b.lower, *b.upper), g.width));
+    out.push_back(fmt::format("relevant bounds {:.4f} apart, wider than the goal width {}",
+                              relative_width(*b.lower, *b.upper), g.width));
   for (double x : b.inverted)
-    out.push_back(fmt::format("loss not monotonic in load: {:.0f} is a lower bound above the relevant upper bound {:.0f}", x, *b.upper));
+    out.push_back(fmt::format(
+        "loss not monotonic in load: {:.0f} is a lower bound above the relevant upper bound {:.0f}", x, *b.upper));
   const auto failed = std::count_if(trials.begin(), trials.end(), [](const auto& t) { return !t.ran; });
   if (failed > 0) out.push_back(fmt::format("{} trial(s) failed to run", failed));
-  const auto limited = std::count_if(trials.begin(), trials.end(), [](const auto& t) { return t.ran && t.load_limited; });
+  const auto limited =
+      std::count_if(trials.begin(), trials.end(), [](const auto& t) { return t.ran && t.load_limited; });
   if (limited > 0)
-    out.push_back(fmt::format("{} trial(s) could not be offered at their load (sender-limited): max load lowered to {:.0f}", limited, s.max_load()));
+    out.push_back(
+        fmt::format("{} trial(s) could not be offered at their load (sender-limited): max load lowered to {:.0f}",
+                    limited, s.max_load()));
   return out;
 }
 
-nlohmann::json optional_json(const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); }
+nlohmann::json optional_json(const std::optional<double>& x) {
+  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 
@@ -86,20 +92,33 @@ nlohmann::json to_json(const mlr_search& s) {
   json trials = json::array();
   for (std::size_t i = 0; i < s.trials().size(); ++i) {
     const auto& t = s.trials()[i];
-    json j = {{"intended_load", t.intended_load}, {"duration", t.duration}, {"ran", t.ran}, {"load_limited", t.load_limited}};
-    if (t.ran) j.update({{"sent", t.sent}, {"received", t.received}, {"loss_ratio", t.loss_ratio()}, {"forwarding_rate", t.forwarding_rate()}});
+    json j = {
+        {"intended_load", t.intended_load}, {"duration", t.duration}, {"ran", t.ran}, {"load_limited", t.load_limited}};
+    if (t.ran)
+      j.update({{"sent", t.sent},
+                {"received", t.received},
+                {"loss_ratio", t.loss_ratio()},
+                {"forwarding_rate", t.forwarding_rate()}});
     else j.update({{"sent", nullptr}, {"received", nullptr}, {"loss_ratio", nullptr}, {"forwarding_rate", nullptr}});
     j["reason"] = s.reasons()[i];
     trials.push_back(std::move(j));
   }
   json results = json::array();
   for (const auto& r : s.results())
-    results.push_back({{"goal", r.g.name}, {"relevant_lower_bound", optional_json(r.relevant_lower_bound)},
+    results.push_back({{"goal", r.g.name},
+                       {"relevant_lower_bound", optional_json(r.relevant_lower_bound)},
                        {"relevant_upper_bound", optional_json(r.relevant_upper_bound)},
-                       {"conditional_throughput", optional_json(r.conditional_throughput)}, {"regular", r.regular},
-                       {"irregularities", r.irregularities}, {"trial_seconds", r.trial_seconds}});
-  return {{"goals", goals}, {"min_load", s.min_load()}, {"max_load", s.max_load()}, {"start_load", s.start_load()},
-          {"trial_seconds", s.trial_seconds()}, {"trials", trials}, {"results", results}};
+                       {"conditional_throughput", optional_json(r.conditional_throughput)},
+                       {"regular", r.regular},
+                       {"irregularities", r.irregularities},
+                       {"trial_seconds", r.trial_seconds}});
+  return {{"goals", goals},
+          {"min_load", s.min_load()},
+          {"max_load", s.max_load()},
+          {"start_load", s.start_load()},
+          {"trial_seconds", s.trial_seconds()},
+          {"trials", trials},
+          {"results", results}};
 }
 
 }  // namespace nb::search

@@ -60,7 +60,9 @@ std::vector<goal> stages_of(const goal& g) {
 }
 
 void check_goal(const goal& g) {
-  const auto fail = [&](const char* what) { throw std::invalid_argument(fmt::format("search goal {}: {}", g.name, what)); };
+  const auto fail = [&](const char* what) {
+    throw std::invalid_argument(fmt::format("search goal {}: {}", g.name, what));
+  };
   if (!(g.loss_ratio >= 0 && g.loss_ratio < 1)) fail("the loss ratio must be at least 0 and below 1");
   if (!(g.exceed_ratio >= 0 && g.exceed_ratio < 1)) fail("the exceed ratio must be at least 0 and below 1");
   if (!(g.final_trial_duration > 0)) fail("the final trial duration must be positive");
@@ -101,7 +103,8 @@ mlr_search::mlr_search(std::vector<goal> goals, double min_load, double max_load
   if (goals_.empty()) throw std::invalid_argument("a search needs at least one goal");
   for (const auto& g : goals_) check_goal(g);
   if (!(min_load_ > 0 && max_load_ >= min_load_))
-    throw std::invalid_argument(fmt::format("search loads: min {} and max {} must be positive, min <= max", min_load_, max_load_));
+    throw std::invalid_argument(
+        fmt::format("search loads: min {} and max {} must be positive, min <= max", min_load_, max_load_));
   start_load_ = std::clamp(std::isfinite(start_load_) ? start_load_ : max_load_, min_load_, max_load_);
   for (const auto& g : goals_) {
     goal_state s;
@@ -154,7 +157,8 @@ void mlr_search::record(const trial_result& r) {
   // rounding away from the one asked for; that trial is at the asked load (else the load it was to
   // classify never would be).
   trial_result t = r;
-  const bool asked = pending_ && std::abs(t.intended_load - pending_->intended_load) <= asked_load_tolerance * pending_->intended_load;
+  const bool asked =
+      pending_ && std::abs(t.intended_load - pending_->intended_load) <= asked_load_tolerance * pending_->intended_load;
   if (asked) t.intended_load = pending_->intended_load;
   reasons_.push_back(asked ? pending_->reason : "recorded without a request");
   pending_.reset();
@@ -169,8 +173,8 @@ std::optional<trial_request> mlr_search::next() {
   };
   if (trials_.size() >= trial_limit_ || stopped_by_failures()) return close_all();
   if (!trials_.empty() && !trials_.back().ran) {
-    pending_ = trial_request{trials_.back().intended_load, trials_.back().duration,
-                             "repeating a trial that failed to run"};
+    pending_ =
+        trial_request{trials_.back().intended_load, trials_.back().duration, "repeating a trial that failed to run"};
     return pending_;
   }
   std::optional<trial_request> best;
@@ -229,8 +233,8 @@ std::optional<trial_request> mlr_search::candidate(goal_state& s, const goal& sg
   // Worth measuring: within the load limits and strictly between the stage's relevant bounds, so
   // it can only create or tighten one of them.
   const auto worth = [&](double x) {
-    return x >= min_load_ * (1 - 1e-9) && x <= max_load_ * (1 + 1e-9) && !(lower && (x <= *lower || same_load(x, *lower))) &&
-           !(upper && (x >= *upper || same_load(x, *upper)));
+    return x >= min_load_ * (1 - 1e-9) && x <= max_load_ * (1 + 1e-9) &&
+           !(lower && (x <= *lower || same_load(x, *lower))) && !(upper && (x >= *upper || same_load(x, *upper)));
   };
   const auto request = [&](double x, std::string why) -> std::optional<trial_request> {
     x = std::clamp(x, min_load_, max_load_);
@@ -238,7 +242,8 @@ std::optional<trial_request> mlr_search::candidate(goal_state& s, const goal& sg
     s.focus = x;
     return trial_request{x, sg.final_trial_duration, fmt::format("{}: {}", sg.name, why)};
   };
-  if (s.focus && worth(*s.focus)) return trial_request{*s.focus, sg.final_trial_duration, fmt::format("{}: classifying {:.0f}", sg.name, *s.focus)};
+  if (s.focus && worth(*s.focus))
+    return trial_request{*s.focus, sg.final_trial_duration, fmt::format("{}: classifying {:.0f}", sg.name, *s.focus)};
   const auto& ilo = s.initial_lower;
   const auto& ihi = s.initial_upper;
   if (lower && upper) return request(std::sqrt(*lower * *upper), "bisecting the relevant bounds");
@@ -251,10 +256,8 @@ std::optional<trial_request> mlr_search::candidate(goal_state& s, const goal& sg
   }
   if (lower) {
     if (ihi && worth(*ihi)) return request(*ihi, "re-measuring the previous stage's upper bound");
-    if (s.up_anchor == 0)
-      s.up_step = sg.width;
-    else if (*lower > s.up_anchor && !same_load(*lower, s.up_anchor))
-      s.up_step *= 2;
+    if (s.up_anchor == 0) s.up_step = sg.width;
+    else if (*lower > s.up_anchor && !same_load(*lower, s.up_anchor)) s.up_step *= 2;
     s.up_anchor = *lower;
     return request(*lower * (1 + s.up_step), fmt::format("external search up, step {:.3g}", s.up_step));
   }

@@ -18,28 +18,28 @@ namespace nb::search {
 
 // A search goal (RFC 9971 section 4.6). Defaults: FD.io CSIT's PDR goal.
 struct goal {
-  std::string name = "PDR";              // what reports call it: "NDR", "PDR" or the plan's own
-  double loss_ratio = 0.005;             // goal loss ratio: trials losing more are high-loss trials
-  double exceed_ratio = 0.5;             // goal exceed ratio: the share of high-loss time a lower bound tolerates
-  double final_trial_duration = 1;       // seconds; shorter trials can only make a load an upper bound
-  double duration_sum = 21;              // seconds of trials at a load before it may be classified a lower bound
-  double width = 0.005;                  // goal width: (upper - lower) / upper at which the goal is done
-  double initial_trial_duration = 1;     // seconds of the first trials at a new load
+  std::string name = "PDR";           // what reports call it: "NDR", "PDR" or the plan's own
+  double loss_ratio = 0.005;          // goal loss ratio: trials losing more are high-loss trials
+  double exceed_ratio = 0.5;          // goal exceed ratio: the share of high-loss time a lower bound tolerates
+  double final_trial_duration = 1;    // seconds; shorter trials can only make a load an upper bound
+  double duration_sum = 21;           // seconds of trials at a load before it may be classified a lower bound
+  double width = 0.005;               // goal width: (upper - lower) / upper at which the goal is done
+  double initial_trial_duration = 1;  // seconds of the first trials at a new load
 };
 goal ndr_goal();  // CSIT's NDR: loss ratio 0, other parameters as above
 goal pdr_goal();  // CSIT's PDR: loss ratio 0.005
 
 // One trial's measurement (RFC 9971 section 4.4).
 struct trial_result {
-  double intended_load = 0;     // packets per second offered, aggregate
-  double duration = 0;          // trial duration (the intended one, as the RFC defines it), seconds
-  std::uint64_t sent = 0;       // offered count
-  std::uint64_t received = 0;   // forwarding count
-  bool ran = true;              // false: the trial failed to run (a host fault, not the SUT): no loss ratio
+  double intended_load = 0;    // packets per second offered, aggregate
+  double duration = 0;         // trial duration (the intended one, as the RFC defines it), seconds
+  std::uint64_t sent = 0;      // offered count
+  std::uint64_t received = 0;  // forwarding count
+  bool ran = true;             // false: the trial failed to run (a host fault, not the SUT): no loss ratio
   // The sender could not offer the intended load: it measured the sender, not the SUT at that load, so
   // it enters no sum (like a trial that did not run); the search lowers its max load to what was offered.
   bool load_limited = false;
-  double loss_ratio() const;    // (sent - received) / sent; 0 for an empty trial
+  double loss_ratio() const;       // (sent - received) / sent; 0 for an empty trial
   double forwarding_rate() const;  // RFC 9971's trial forwarding rate: intended load * (1 - loss ratio)
 };
 
@@ -61,7 +61,7 @@ struct goal_result {
   // regular result regular but must be shown beside it ("loss not monotonic in load: X is a lower bound
   // above the relevant upper bound Y", "N trial(s) failed to run", trials the sender could not offer).
   std::vector<std::string> irregularities;
-  double trial_seconds = 0;                      // all trial time spent while this goal was open
+  double trial_seconds = 0;  // all trial time spent while this goal was open
 };
 
 struct trial_request {
@@ -105,9 +105,9 @@ class mlr_search {
     std::vector<goal> stages;
     std::size_t stage = 0;
     std::optional<double> initial_lower, initial_upper;  // the previous stage's relevant bounds
-    std::optional<double> focus;   // the load being measured until the stage classifies it
-    double up_anchor = 0, up_step = 0;      // external search upwards: from which lower bound, how far
-    double down_anchor = 0, down_step = 0;  // and downwards from an upper bound
+    std::optional<double> focus;                         // the load being measured until the stage classifies it
+    double up_anchor = 0, up_step = 0;                   // external search upwards: from which lower bound, how far
+    double down_anchor = 0, down_step = 0;               // and downwards from an upper bound
     bool open = true;
     double trial_seconds = 0;
   };

@@ -71,12 +71,12 @@ endpoint endpoint::resolve_without_nss(const std::string& host, std::uint16_t po
   } catch (const std::invalid_argument&) {
     found = from_hosts_file(host, port, family, hosts_file);
     if (!found)
-      throw std::runtime_error(fmt::format(
-          "cannot resolve '{}': the static build reads only {}; give a numeric address", host, hosts_file));
+      throw std::runtime_error(
+          fmt::format("cannot resolve '{}': the static build reads only {}; give a numeric address", host, hosts_file));
   }
   if (family != AF_UNSPEC && found->family() != family)
-    throw std::runtime_error(fmt::format("cannot resolve '{}': not an {} address", host,
-                                         family == AF_INET ? "IPv4" : "IPv6"));
+    throw std::runtime_error(
+        fmt::format("cannot resolve '{}': not an {} address", host, family == AF_INET ? "IPv4" : "IPv6"));
   return *found;
 }
 
@@ -98,7 +98,7 @@ std::optional<endpoint> endpoint::from_hosts_file(std::string_view name, std::ui
   std::string line;
   while (std::getline(in, line)) {
     line.resize(std::min(line.find('#'), line.size()));  // '#' starts a comment anywhere on a line
-    std::istringstream fields(line);                      // blanks (and a CRLF file's '\r') separate fields
+    std::istringstream fields(line);                     // blanks (and a CRLF file's '\r') separate fields
     std::string address, alias;
     if (!(fields >> address) || address.front() == '[') continue;
     bool named = false;
@@ -139,9 +139,7 @@ void endpoint::set_port(std::uint16_t port) noexcept {
   if (family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(&storage_)->sin6_port = htons(port);
 }
 
-socklen_t endpoint::size() const noexcept {
-  return family() == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-}
+socklen_t endpoint::size() const noexcept { return family() == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in); }
 
 std::string endpoint::address() const {
   // inet_ntop fails only for another family or a short buffer: an empty endpoint's address is "".

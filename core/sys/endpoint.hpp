@@ -1,7 +1,7 @@
 #pragma once
 // A socket address that is a value: comparable, printable, parseable ("1.2.3.4:80", "[::1]:80").
-#include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <cstdint>
 #include <optional>
@@ -40,7 +40,7 @@ class endpoint {
   int family() const noexcept { return storage_.ss_family; }
   std::uint16_t port() const noexcept;
   void set_port(std::uint16_t port) noexcept;
-  std::string address() const;  // without port
+  std::string address() const;    // without port
   std::string to_string() const;  // with port, v6 in brackets
   bool is_loopback() const noexcept;
   // An IPv4 address an IPv6 socket shows as ::ffff:a.b.c.d is given back as the IPv4 endpoint it is;

@@ -49,8 +49,13 @@ void cpu_part(const host_snapshot& a, const host_snapshot& b, host_delta& d) {
     auto it = before.find(c.cpu);
     if (it == before.end()) continue;  // came online during the window
     cpu_jiffies x = cpu_since(*it->second, c);
-    sum = {-1, sum.user + x.user, sum.system + x.system, sum.softirq + x.softirq, sum.irq + x.irq,
-           sum.idle + x.idle, sum.steal + x.steal};
+    sum = {-1,
+           sum.user + x.user,
+           sum.system + x.system,
+           sum.softirq + x.softirq,
+           sum.irq + x.irq,
+           sum.idle + x.idle,
+           sum.steal + x.steal};
     d.per_cpu.push_back(share_of(x, c.cpu));
   }
   d.cpus = static_cast<std::uint32_t>(d.per_cpu.size());
@@ -199,17 +204,18 @@ json to_json(const host_delta& d) {
   for (const auto& c : d.per_cpu) cpu["per_cpu"].push_back(share_json(c));
   json ifs = json::array();
   for (const auto& i : d.interfaces) ifs.push_back(write_described(i));
-  return {{"start_ns", d.start_ns},
-          {"end_ns", d.end_ns},
-          {"window_s", d.window_s},
-          {"cpus", d.cpus},
-          {"pinned_cpu", d.pinned_cpu},
-          {"cpu", std::move(cpu)},
-          {"process", {{"cpu_s", d.process_cpu_s}, {"cpu_pct", d.process_cpu_pct}}},
-          {"softnet",
-           {{"processed", d.softnet_processed}, {"dropped", d.softnet_dropped}, {"time_squeeze", d.softnet_time_squeeze}}},
-          {"udp", write_described(d.udp)},
-          {"interfaces", std::move(ifs)}};
+  return {
+      {"start_ns", d.start_ns},
+      {"end_ns", d.end_ns},
+      {"window_s", d.window_s},
+      {"cpus", d.cpus},
+      {"pinned_cpu", d.pinned_cpu},
+      {"cpu", std::move(cpu)},
+      {"process", {{"cpu_s", d.process_cpu_s}, {"cpu_pct", d.process_cpu_pct}}},
+      {"softnet",
+       {{"processed", d.softnet_processed}, {"dropped", d.softnet_dropped}, {"time_squeeze", d.softnet_time_squeeze}}},
+      {"udp", write_described(d.udp)},
+      {"interfaces", std::move(ifs)}};
 }
 
 host_delta host_delta_from_json(const json& j) {

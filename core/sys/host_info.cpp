@@ -1,13 +1,13 @@
 #include "core/sys/host_info.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
-#include "core/sys/endpoint.hpp"
 #include "core/base/fd.hpp"
-#include "core/sys/kernel_features.hpp"
-#include "core/sys/socket.hpp"
 #include "core/base/version.hpp"
 #include "core/base/whole_number.hpp"
+#include "core/sys/eintr.hpp"
+#include "core/sys/endpoint.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "core/sys/socket.hpp"
 
 #include <fmt/format.h>
 #include <fmt/os.h>
@@ -78,9 +78,13 @@ nlohmann::json host_facts(const std::vector<std::string>& peers) {
   nlohmann::json mtu = nlohmann::json::object();
   for (const auto& p : peers) mtu[p] = path_mtu(p);
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return {{"type", "host_info"}, {"version", version},     {"cpus", online > 0 ? online : 0},
-          {"cpus_allowed", allowed_cpus().size()},      {"kernel", kernel_text()},
-          {"features", features},  {"mtu", mtu}};
+  return {{"type", "host_info"},
+          {"version", version},
+          {"cpus", online > 0 ? online : 0},
+          {"cpus_allowed", allowed_cpus().size()},
+          {"kernel", kernel_text()},
+          {"features", features},
+          {"mtu", mtu}};
 }
 
 int serve_clock(int in, std::FILE* out, int max_replies, int idle_ms) {

@@ -1,18 +1,18 @@
 // Snapshots of the host from /proc: the parsers take the files' text, so tests feed them fixed samples.
 #include "core/sys/host_stats.hpp"
 
-#include "core/sys/eintr.hpp"
 #include "core/base/clock.hpp"
 #include "core/base/fd.hpp"
+#include "core/sys/eintr.hpp"
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <cerrno>
 #include <charconv>
-#include <fcntl.h>
 #include <map>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace nb {
 namespace {
@@ -51,7 +51,8 @@ bool number(std::string_view s, T& out, int base = 10) {
 }
 
 // Column i of a /proc/stat cpu line; kernels before 2.6.33 print fewer columns, which count as 0.
-std::uint64_t column(const std::vector<std::string_view>& w, std::size_t i, std::size_t line_no, std::string_view line) {
+std::uint64_t column(const std::vector<std::string_view>& w, std::size_t i, std::size_t line_no,
+                     std::string_view line) {
   std::uint64_t v = 0;
   if (i < w.size() && !number(w[i], v)) bad_line("/proc/stat", line_no, line);
   return v;
@@ -115,8 +116,10 @@ udp_counters parse_snmp_udp(std::string_view text) {
 
 void add_snmp6_udp(std::string_view text, udp_counters& into) {
   const std::map<std::string_view, std::uint64_t udp_counters::*> wanted = {
-      {"Udp6InDatagrams", &udp_counters::in_datagrams}, {"Udp6NoPorts", &udp_counters::no_ports},
-      {"Udp6InErrors", &udp_counters::in_errors},       {"Udp6RcvbufErrors", &udp_counters::rcvbuf_errors},
+      {"Udp6InDatagrams", &udp_counters::in_datagrams},
+      {"Udp6NoPorts", &udp_counters::no_ports},
+      {"Udp6InErrors", &udp_counters::in_errors},
+      {"Udp6RcvbufErrors", &udp_counters::rcvbuf_errors},
       {"Udp6SndbufErrors", &udp_counters::sndbuf_errors}};
   const auto lines = split_lines(text);
   for (std::size_t n = 0; n < lines.size(); ++n) {

@@ -17,11 +17,11 @@ namespace nb {
 // One "cpuN" line of /proc/stat, in clock ticks (USER_HZ).
 struct cpu_jiffies {
   int cpu = 0;
-  std::uint64_t user = 0;     // user + nice (guest time is already inside them)
+  std::uint64_t user = 0;  // user + nice (guest time is already inside them)
   std::uint64_t system = 0;
   std::uint64_t softirq = 0;
   std::uint64_t irq = 0;
-  std::uint64_t idle = 0;     // idle + iowait
+  std::uint64_t idle = 0;  // idle + iowait
   std::uint64_t steal = 0;
 };
 
@@ -104,8 +104,8 @@ struct host_delta {
   cpu_share all;                          // averages over all CPUs
   std::vector<cpu_share> per_cpu;         // by CPU number
   double process_cpu_s = 0;
-  double process_cpu_pct = 0;             // percent of one core, as top prints it
-  int pinned_cpu = -1;                    // where the test's data thread was pinned (-T); -1: not pinned
+  double process_cpu_pct = 0;  // percent of one core, as top prints it
+  int pinned_cpu = -1;         // where the test's data thread was pinned (-T); -1: not pinned
   std::uint64_t softnet_processed = 0, softnet_dropped = 0, softnet_time_squeeze = 0;
   udp_counters udp;
   std::vector<interface_counters> interfaces;  // by name

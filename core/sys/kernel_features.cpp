@@ -163,8 +163,8 @@ void report_kernel_fallbacks(std::string_view program, std::initializer_list<ker
   for_each_disabled([](std::string_view entry) {
     for (kernel_feature f : all_kernel_features)
       if (entry == switch_name(f)) return;
-    throw std::invalid_argument(fmt::format("{}: '{}' names no kernel feature (gso, gro, cbpf, meminfo)",
-                                            kernel_disable_variable, entry));
+    throw std::invalid_argument(
+        fmt::format("{}: '{}' names no kernel feature (gso, gro, cbpf, meminfo)", kernel_disable_variable, entry));
   });
   for (kernel_feature f : which) {
     const int s = state_of(f);
@@ -183,6 +183,8 @@ std::string batching_with(std::string_view path, bool by_hash, bool no_drops) {
   return s;
 }
 
-bool drops_unknown(std::string_view batching) noexcept { return batching.find(no_drop_count) != std::string_view::npos; }
+bool drops_unknown(std::string_view batching) noexcept {
+  return batching.find(no_drop_count) != std::string_view::npos;
+}
 
 }  // namespace nb

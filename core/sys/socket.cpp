@@ -116,7 +116,8 @@ int path_mtu_to(const endpoint& to) {
   const endpoint peer = to.unmapped();
   fd_handle fd = make_socket(peer.family(), SOCK_DGRAM);
   set_dont_fragment(fd.get(), peer.family());
-  if (::connect(fd.get(), peer.data(), peer.size()) != 0) throw fmt::system_error(errno, "connect to {}", peer.address());
+  if (::connect(fd.get(), peer.data(), peer.size()) != 0)
+    throw fmt::system_error(errno, "connect to {}", peer.address());
   return path_mtu(fd.get(), peer.family());
 }
 
@@ -140,10 +141,8 @@ int path_mtu(int fd, int family) {
 int max_udp_payload(int mtu, int family) noexcept { return mtu - (family == AF_INET6 ? 48 : 28); }
 
 void set_dscp(int fd, int family, int dscp) {
-  if (family == AF_INET6)
-    set_int(fd, IPPROTO_IPV6, IPV6_TCLASS, dscp << 2, "IPV6_TCLASS");
-  else
-    set_int(fd, IPPROTO_IP, IP_TOS, dscp << 2, "IP_TOS");
+  if (family == AF_INET6) set_int(fd, IPPROTO_IPV6, IPV6_TCLASS, dscp << 2, "IPV6_TCLASS");
+  else set_int(fd, IPPROTO_IP, IP_TOS, dscp << 2, "IP_TOS");
 }
 
 int tcp_mss(int fd) { return get_int(fd, IPPROTO_TCP, TCP_MAXSEG, "TCP_MAXSEG"); }
@@ -169,13 +168,15 @@ std::string congestion_unavailable(const std::string& name) {
 }
 
 void set_tcp_congestion(int fd, const std::string& name) {
-  if (!valid_congestion_name(name)) throw std::runtime_error(fmt::format("'{}' is not a congestion-control name", name));
+  if (!valid_congestion_name(name))
+    throw std::runtime_error(fmt::format("'{}' is not a congestion-control name", name));
   if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), static_cast<socklen_t>(name.size())) == 0) return;
   if (errno == ENOENT) throw std::runtime_error(congestion_unavailable(name));
   if (errno == EPERM)
-    throw std::runtime_error(fmt::format("congestion control '{}' is not allowed for this user (allowed: {}; "
-                                         "net.ipv4.tcp_allowed_congestion_control, or CAP_NET_ADMIN)",
-                                         name, sysctl_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control")));
+    throw std::runtime_error(
+        fmt::format("congestion control '{}' is not allowed for this user (allowed: {}; "
+                    "net.ipv4.tcp_allowed_congestion_control, or CAP_NET_ADMIN)",
+                    name, sysctl_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control")));
   throw fmt::system_error(errno, "setsockopt(TCP_CONGESTION, {})", name);
 }
 

@@ -7,8 +7,8 @@
 // outside this process's cpuset) and path_mtu's 0 (an unconnected socket has no path). Where the kernel
 // may refuse an option and a fallback is right (SO_RCVBUFFORCE without CAP_NET_ADMIN), the function
 // takes the fallback and says so below. The datagram I/O, where failures are normal, is core/data/udp_io.hpp.
-#include "core/sys/endpoint.hpp"
 #include "core/base/fd.hpp"
+#include "core/sys/endpoint.hpp"
 
 #include <cstdint>
 #include <optional>

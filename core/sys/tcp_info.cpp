@@ -3,7 +3,7 @@
 #include "core/base/clock.hpp"
 #include "core/base/json_fields.hpp"
 
-#include <linux/tcp.h>  // its struct tcp_info: glibc's <netinet/tcp.h> one stops at tcpi_total_retrans
+#include <linux/tcp.h>   // its struct tcp_info: glibc's <netinet/tcp.h> one stops at tcpi_total_retrans
 #include <netinet/in.h>  // IPPROTO_TCP
 #include <sys/socket.h>
 
@@ -73,7 +73,8 @@ tcp_sample tcp_sample_from(std::span<const std::byte> info) {
   if (NB_FILLED(tcpi_pmtu)) s.pmtu = t.tcpi_pmtu;
   if (NB_FILLED(tcpi_rtt)) s.rtt_us = t.tcpi_rtt;
   if (NB_FILLED(tcpi_rttvar)) s.rttvar_us = t.tcpi_rttvar;
-  if (NB_FILLED(tcpi_snd_ssthresh) && t.tcpi_snd_ssthresh < infinite_ssthresh) s.ssthresh_segments = t.tcpi_snd_ssthresh;
+  if (NB_FILLED(tcpi_snd_ssthresh) && t.tcpi_snd_ssthresh < infinite_ssthresh)
+    s.ssthresh_segments = t.tcpi_snd_ssthresh;
   if (NB_FILLED(tcpi_snd_cwnd) && s.snd_mss) s.cwnd_bytes = std::uint64_t{t.tcpi_snd_cwnd} * *s.snd_mss;
   if (NB_FILLED(tcpi_total_retrans)) s.retransmits = t.tcpi_total_retrans;
   if (NB_FILLED(tcpi_pacing_rate)) {
@@ -132,16 +133,20 @@ tcp_figures summarize(std::vector<tcp_sample> now, const std::vector<tcp_sample>
     if (auto n = grown(now[i].segs_out, was, &tcp_sample::segs_out)) segs = segs.value_or(0) + *n;
   }
   t.retransmits = retrans;
-  if (retrans && segs && *segs > 0) t.retransmit_percent = 100.0 * static_cast<double>(*retrans) / static_cast<double>(*segs);
+  if (retrans && segs && *segs > 0)
+    t.retransmit_percent = 100.0 * static_cast<double>(*retrans) / static_cast<double>(*segs);
   t.rtt_us = mean_of(now, [](const tcp_sample& s) { return s.rtt_us; });
-  t.rtt_max_us = pick_of(now, [](const tcp_sample& s) { return s.rtt_us; }, [](auto a, auto b) { return std::max(a, b); });
+  t.rtt_max_us = pick_of(
+      now, [](const tcp_sample& s) { return s.rtt_us; }, [](auto a, auto b) { return std::max(a, b); });
   t.rttvar_us = mean_of(now, [](const tcp_sample& s) { return s.rttvar_us; });
   t.cwnd_bytes = sum_of<std::uint64_t>(now, [](const tcp_sample& s) { return s.cwnd_bytes; });
   t.pacing_rate = sum_of<double>(now, [](const tcp_sample& s) { return s.pacing_rate; });
   t.delivery_rate = sum_of<double>(now, [](const tcp_sample& s) { return s.delivery_rate; });
   auto smaller = [](auto a, auto b) { return std::min(a, b); };
-  t.snd_mss = pick_of(now, [](const tcp_sample& s) { return s.snd_mss; }, smaller);
-  t.pmtu = pick_of(now, [](const tcp_sample& s) { return s.pmtu; }, smaller);
+  t.snd_mss = pick_of(
+      now, [](const tcp_sample& s) { return s.snd_mss; }, smaller);
+  t.pmtu = pick_of(
+      now, [](const tcp_sample& s) { return s.pmtu; }, smaller);
   t.streams = std::move(now);
   return t;
 }

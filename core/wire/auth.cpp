@@ -3,8 +3,8 @@
 #include "core/base/fd.hpp"
 #include "core/wire/protocol.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -77,8 +77,8 @@ std::string read_psk_file(const std::string& path) {
   // Group bits are allowed: systemd's LoadCredential grants the service user read access with an ACL,
   // whose mask shows as group permission.
   if (st.st_mode & S_IRWXO)
-    throw std::runtime_error(fmt::format("key file {}: others may read or write it (mode {:04o}); chmod o= it", path,
-                                         st.st_mode & 07777));
+    throw std::runtime_error(
+        fmt::format("key file {}: others may read or write it (mode {:04o}); chmod o= it", path, st.st_mode & 07777));
   text.resize(static_cast<std::size_t>(n));
   std::string key = text.substr(0, text.find('\n'));
   while (!key.empty() && (key.back() == '\r' || key.back() == ' ' || key.back() == '\t')) key.pop_back();
@@ -136,7 +136,8 @@ void frame_mac::check(std::string_view payload, std::string_view t) {
   ++received_;
 }
 
-std::string data_token(std::string_view test_key, const frame_mac& conn, std::string_view cookie, std::uint32_t stream) {
+std::string data_token(std::string_view test_key, const frame_mac& conn, std::string_view cookie,
+                       std::uint32_t stream) {
   return to_hex(hmac_sha256(test_key, fmt::format("netbench v3 data\n{}{}\n{}", conn.nonces(), stream, cookie)));
 }
 

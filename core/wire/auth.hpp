@@ -63,7 +63,8 @@ class frame_mac {
   static constexpr std::size_t tag_size = 32;
 
   frame_mac() = default;
-  frame_mac(std::string key, role self, std::string nonces) : key_(std::move(key)), self_(self), nonces_(std::move(nonces)) {}
+  frame_mac(std::string key, role self, std::string nonces)
+      : key_(std::move(key)), self_(self), nonces_(std::move(nonces)) {}
 
   bool keyed() const noexcept { return !key_.empty(); }
   // The tag of the next frame this side sends (raw bytes); counts it.

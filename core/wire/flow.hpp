@@ -2,11 +2,11 @@
 // Per-flow counters with one writer (the data-plane thread) and any number of readers (interval
 // reporters, the control session). Relaxed atomics: on x86 a relaxed load or store is a plain move, so
 // the hot path pays nothing, and readers never see torn 64-bit values.
+#include <endian.h>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <endian.h>
 
 namespace nb {
 
@@ -61,7 +61,8 @@ inline void write_header(payload_format f, unsigned char* p, std::uint64_t seq, 
   }
 }
 
-inline void read_header(payload_format f, const unsigned char* p, std::uint64_t& seq, std::int64_t& send_wall_ns) noexcept {
+inline void read_header(payload_format f, const unsigned char* p, std::uint64_t& seq,
+                        std::int64_t& send_wall_ns) noexcept {
   if (f == payload_format::netload) return read_payload_header(p, seq, send_wall_ns);
   std::uint32_t sec, usec;
   std::memcpy(&sec, p, 4);
@@ -97,9 +98,9 @@ struct alignas(64) recv_counters {
   relaxed<std::uint64_t> packets, bytes;
   relaxed<std::uint64_t> buffers;  // what the socket handed over: one per datagram, or per GRO batch
   relaxed<std::int64_t> first_arrival_ns, last_arrival_ns;  // wall clock, 0 = none yet
-  relaxed<std::uint64_t> sequenced;      // datagrams that carried a sequence number
-  relaxed<std::uint64_t> next_seq;       // highest sequence seen + 1
-  relaxed<std::uint64_t> out_of_order;   // arrived after a higher sequence number
+  relaxed<std::uint64_t> sequenced;                         // datagrams that carried a sequence number
+  relaxed<std::uint64_t> next_seq;                          // highest sequence seen + 1
+  relaxed<std::uint64_t> out_of_order;                      // arrived after a higher sequence number
   relaxed<std::int64_t> last_transit_ns;
   relaxed<double> jitter_ns;
   payload_format format = payload_format::netload;  // set before the flow's first datagram, then fixed
@@ -124,10 +125,8 @@ struct alignas(64) recv_counters {
     std::uint64_t seq;
     std::int64_t sent_ns;
     read_header(format, p, seq, sent_ns);
-    if (seq >= next_seq.get())
-      next_seq.set(seq + n);
-    else
-      out_of_order.add(n);
+    if (seq >= next_seq.get()) next_seq.set(seq + n);
+    else out_of_order.add(n);
     std::int64_t transit = arrival_ns - sent_ns;
     if (sequenced.get() > 0) {
       double d = std::fabs(static_cast<double>(transit - last_transit_ns.get()));
@@ -144,7 +143,7 @@ struct flow_totals {
   std::uint64_t packets = 0, bytes = 0, buffers = 0, sequenced = 0, out_of_order = 0;
   std::uint64_t next_seq = 0;  // highest sequence seen + 1, over every block
   std::int64_t first_arrival_ns = 0, last_arrival_ns = 0;
-  double jitter_ns = 0;  // of the block that carried most sequenced datagrams
+  double jitter_ns = 0;    // of the block that carried most sequenced datagrams
   std::uint64_t gaps = 0;  // XDP engine only: forward jumps of the sequence (holes: loss bursts, or reordering)
 
   flow_totals& add(const recv_counters& c) noexcept {
@@ -172,7 +171,8 @@ struct flow_totals {
     out_of_order += o.out_of_order;
     gaps += o.gaps;
     if (o.next_seq > next_seq) next_seq = o.next_seq;
-    if (o.first_arrival_ns && (first_arrival_ns == 0 || o.first_arrival_ns < first_arrival_ns)) first_arrival_ns = o.first_arrival_ns;
+    if (o.first_arrival_ns && (first_arrival_ns == 0 || o.first_arrival_ns < first_arrival_ns))
+      first_arrival_ns = o.first_arrival_ns;
     if (o.last_arrival_ns > last_arrival_ns) last_arrival_ns = o.last_arrival_ns;
     return *this;
   }

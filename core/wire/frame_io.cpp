@@ -2,13 +2,13 @@
 
 #include "core/wire/auth.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <fmt/format.h>
 
 #include <string>
 
@@ -26,8 +26,8 @@ asio::awaitable<std::size_t> with_deadline(Op op, std::chrono::steady_clock::dur
   asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
   auto r = co_await (std::move(op) || timer.async_wait(asio::use_awaitable));
   if (r.index() == 1)
-    throw protocol_error(fmt::format("timed out after {:.1f} s {}",
-                                     std::chrono::duration<double>(timeout).count(), what));
+    throw protocol_error(
+        fmt::format("timed out after {:.1f} s {}", std::chrono::duration<double>(timeout).count(), what));
   auto [ec, n] = std::get<0>(r);
   if (ec) throw boost::system::system_error(ec);
   co_return n;
@@ -37,8 +37,8 @@ constexpr auto no_throw = asio::as_tuple(asio::use_awaitable);
 
 }  // namespace
 
-asio::awaitable<void> read_exact(tcp::socket& socket, asio::mutable_buffer buffer, std::chrono::steady_clock::duration timeout,
-                                 const char* what) {
+asio::awaitable<void> read_exact(tcp::socket& socket, asio::mutable_buffer buffer,
+                                 std::chrono::steady_clock::duration timeout, const char* what) {
   co_await with_deadline(asio::async_read(socket, buffer, no_throw), timeout, what);
 }
 
@@ -55,12 +55,14 @@ asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffe
   const auto give_up = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto left = std::max<std::chrono::steady_clock::duration>(give_up - std::chrono::steady_clock::now(), {});
-    const std::size_t n = co_await with_deadline(socket.async_receive(buffer, tcp::socket::message_peek, no_throw), left, what);
+    const std::size_t n =
+        co_await with_deadline(socket.async_receive(buffer, tcp::socket::message_peek, no_throw), left, what);
     if (n == 0) throw boost::system::system_error(asio::error::eof);
     if (n >= buffer.size()) co_return;
     // Part of it is here: the rest is on its way (a peek returns at once while anything is queued).
     if (std::chrono::steady_clock::now() >= give_up)
-      throw protocol_error(fmt::format("timed out after {:.1f} s {}", std::chrono::duration<double>(timeout).count(), what));
+      throw protocol_error(
+          fmt::format("timed out after {:.1f} s {}", std::chrono::duration<double>(timeout).count(), what));
     co_await sleep_for(std::chrono::milliseconds(1));
   }
 }
@@ -78,13 +80,12 @@ fd_handle release_blocking(tcp::socket& socket) {
 asio::awaitable<message> read_message(tcp::socket& socket, frame_mac& mac, std::chrono::steady_clock::duration timeout,
                                       std::size_t max_size) {
   unsigned char header[frame_header_size];
-  co_await with_deadline(asio::async_read(socket, asio::buffer(header), no_throw), timeout,
-                         "waiting for a message");
+  co_await with_deadline(asio::async_read(socket, asio::buffer(header), no_throw), timeout, "waiting for a message");
   const std::size_t length = decode_frame_length(header);
-  if (length > max_size) throw protocol_error(fmt::format("frame of {} bytes where at most {} may come", length, max_size));
+  if (length > max_size)
+    throw protocol_error(fmt::format("frame of {} bytes where at most {} may come", length, max_size));
   std::string body(length, '\0');
-  co_await with_deadline(asio::async_read(socket, asio::buffer(body), no_throw), timeout,
-                         "reading a message");
+  co_await with_deadline(asio::async_read(socket, asio::buffer(body), no_throw), timeout, "reading a message");
   co_return decode_frame_body(body, mac);
 }
 
@@ -103,8 +104,8 @@ asio::awaitable<frame_mac> require_auth(tcp::socket& socket, const std::string& 
   message m = co_await read_message(socket, plain, timeout, auth_frame_max);
   auto* answer = std::get_if<auth_msg>(&m);
   if (!answer)
-    throw protocol_error(fmt::format("'{}' before authenticating: this netserve has a key (netload --psk-file)",
-                                     message_type(m)));
+    throw protocol_error(
+        fmt::format("'{}' before authenticating: this netserve has a key (netload --psk-file)", message_type(m)));
   if (!is_nonce(answer->nonce)) throw protocol_error("the client's nonce is malformed");
   if (!constant_time_equal(answer->answer, client_answer(psk, nonce_s, answer->nonce)))
     throw protocol_error("wrong key: the answer to the challenge does not match");
@@ -130,7 +131,8 @@ asio::awaitable<std::string> read_challenge(tcp::socket& socket, std::chrono::st
   } catch (const boost::system::system_error& e) {
     throw protocol_error(fmt::format("{} ({})", no_challenge, e.code().message()));
   }
-  if (auto* e = std::get_if<error_msg>(&m)) throw protocol_error(fmt::format("{} (it said: {})", no_challenge, e->reason));
+  if (auto* e = std::get_if<error_msg>(&m))
+    throw protocol_error(fmt::format("{} (it said: {})", no_challenge, e->reason));
   auto* challenge = std::get_if<challenge_msg>(&m);
   if (!challenge) throw protocol_error(fmt::format("{} (it sent '{}')", no_challenge, message_type(m)));
   if (!is_nonce(challenge->nonce)) throw protocol_error("the server's challenge is malformed");
@@ -158,8 +160,7 @@ asio::awaitable<frame_mac> answer_challenge(tcp::socket& socket, const std::stri
 }
 
 asio::awaitable<void> write_frame(tcp::socket& socket, std::string frame, std::chrono::steady_clock::duration timeout) {
-  co_await with_deadline(asio::async_write(socket, asio::buffer(frame), no_throw), timeout,
-                         "sending a message");
+  co_await with_deadline(asio::async_write(socket, asio::buffer(frame), no_throw), timeout, "sending a message");
 }
 
 }  // namespace nb

@@ -1,13 +1,13 @@
 #pragma once
 // Reading and writing control frames on an Asio TCP socket, from coroutines, with a deadline on every
 // read and write: a peer that sends nothing, or too slowly, costs a timer, never a stuck session.
+#include "core/sys/socket.hpp"
 #include "core/wire/auth.hpp"
 #include "core/wire/protocol.hpp"
-#include "core/sys/socket.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <fmt/format.h>
 
 #include <chrono>
 
@@ -36,14 +36,14 @@ inline asio::awaitable<void> write_message(tcp::socket& socket, frame_mac& mac, 
 
 // Raw bytes, for a peer that speaks another protocol (netserve/iperf3_session.hpp): reads exactly the
 // buffer's size, or throws as read_message ("timed out ... `what`").
-asio::awaitable<void> read_exact(tcp::socket& socket, asio::mutable_buffer buffer, std::chrono::steady_clock::duration timeout,
-                                 const char* what);
+asio::awaitable<void> read_exact(tcp::socket& socket, asio::mutable_buffer buffer,
+                                 std::chrono::steady_clock::duration timeout, const char* what);
 // The first byte the peer sent, left in the socket for the next read; throws as read_message.
 asio::awaitable<unsigned char> peek_byte(tcp::socket& socket, std::chrono::steady_clock::duration timeout);
 
 // The first buffer.size() bytes the peer sent, left in the socket; throws as read_exact.
-asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffer, std::chrono::steady_clock::duration timeout,
-                                 const char* what);
+asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffer,
+                                 std::chrono::steady_clock::duration timeout, const char* what);
 
 // A coroutine pause on a timer (polling loops in the control plane: drains, data-plane completion).
 asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d);

@@ -20,7 +20,8 @@ using json = nlohmann::json;
 }
 
 json parse_object(std::string_view text, std::string_view what) {
-  if (text.size() > max_json_size) throw protocol_error(fmt::format("iperf3 {}: more than {} bytes", what, max_json_size));
+  if (text.size() > max_json_size)
+    throw protocol_error(fmt::format("iperf3 {}: more than {} bytes", what, max_json_size));
   bool too_deep = false;
   json j = parse_json_bounded(text, max_json_depth, &too_deep);
   if (j.is_discarded())
@@ -209,10 +210,11 @@ std::string encode_params(const params& p) {
 
 std::string encode_results(const results& r) {
   json streams = json::array();
-  for (const stream_result& s : r.streams)
-    streams.push_back(write_described(s));
-  json j = {{"cpu_util_total", r.cpu_util_total}, {"cpu_util_user", r.cpu_util_user},
-            {"cpu_util_system", r.cpu_util_system}, {"sender_has_retransmits", r.sender_has_retransmits}};
+  for (const stream_result& s : r.streams) streams.push_back(write_described(s));
+  json j = {{"cpu_util_total", r.cpu_util_total},
+            {"cpu_util_user", r.cpu_util_user},
+            {"cpu_util_system", r.cpu_util_system},
+            {"sender_has_retransmits", r.sender_has_retransmits}};
   if (!r.congestion_used.empty()) j["congestion_used"] = r.congestion_used;
   j["streams"] = std::move(streams);
   if (!r.server_output_text.empty()) j["server_output_text"] = r.server_output_text;
@@ -232,7 +234,8 @@ std::string frame(std::string_view json_text) {
 
 std::size_t decode_length(const unsigned char (&h)[4]) {
   const std::size_t n = (std::size_t{h[0]} << 24) | (std::size_t{h[1]} << 16) | (std::size_t{h[2]} << 8) | h[3];
-  if (n > max_json_size) throw protocol_error(fmt::format("iperf3 message of {} bytes, more than {}", n, max_json_size));
+  if (n > max_json_size)
+    throw protocol_error(fmt::format("iperf3 message of {} bytes, more than {}", n, max_json_size));
   return n;
 }
 

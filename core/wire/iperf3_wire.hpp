@@ -72,8 +72,8 @@ struct params {
   bool tcp = false, udp = false, sctp = false, mptcp = false;
   std::int64_t omit = 0;
   std::int64_t server_affinity = -1;
-  std::int64_t time = 0;        // seconds; 0 with num or blockcount
-  std::uint64_t num = 0;        // -n: bytes
+  std::int64_t time = 0;         // seconds; 0 with num or blockcount
+  std::uint64_t num = 0;         // -n: bytes
   std::uint64_t blockcount = 0;  // -k: blocks
   std::int64_t mss = 0;
   bool nodelay = false;

@@ -143,7 +143,7 @@ json latency_histogram::to_json() const {
   json buckets = json::array();
   for (std::size_t i = 0; i < bucket_count; ++i)
     if (const std::uint64_t c = counts_[i].get()) buckets.push_back(json::array({i, c}));
-  return json{{"count", count()},     {"min_ns", min_ns()},   {"max_ns", max_ns()},    {"sum_ns", sum_ns()},
+  return json{{"count", count()},     {"min_ns", min_ns()},   {"max_ns", max_ns()},           {"sum_ns", sum_ns()},
               {"clamped", clamped()}, {"sub_bits", sub_bits}, {"buckets", std::move(buckets)}};
 }
 
@@ -164,15 +164,14 @@ bucket_span read_buckets(const histogram_fields& f, const json& buckets, std::ve
   std::size_t next = 0;  // the lowest index the next entry may have
   for (std::size_t n = 0; n < buckets.size(); ++n) {
     const json& e = buckets[n];
-    const auto bad = [&](const char* what) {
-      f.fail("buckets", fmt::format("entry {} {}", n, what).c_str());
-    };
+    const auto bad = [&](const char* what) { f.fail("buckets", fmt::format("entry {} {}", n, what).c_str()); };
     if (!e.is_array() || e.size() != 2) bad("must be an array [index, count]");
     if (!e[0].is_number_unsigned()) bad("must have a non-negative integer index");
     if (!e[1].is_number_unsigned()) bad("must have a non-negative integer count");
     const auto index = e[0].get<std::uint64_t>();
     const auto count = e[1].get<std::uint64_t>();
-    if (index >= counts.size()) bad(fmt::format("has index {}, beyond the last bucket {}", index, counts.size() - 1).c_str());
+    if (index >= counts.size())
+      bad(fmt::format("has index {}, beyond the last bucket {}", index, counts.size() - 1).c_str());
     if (index < next) bad("is out of order: indices must be strictly ascending");
     next = static_cast<std::size_t>(index) + 1;
     if (count == 0) continue;
@@ -227,9 +226,9 @@ latency_histogram latency_histogram::from_json(const json& j) {
 
 json latency_histogram::summary_json() const {
   return json{{"min_us", us_of(min_ns())},          {"mean_us", mean_ns() / 1e3},
-              {"p50_us", us_of(percentile_ns(50))},  {"p90_us", us_of(percentile_ns(90))},
-              {"p99_us", us_of(percentile_ns(99))},  {"p999_us", us_of(percentile_ns(99.9))},
-              {"max_us", us_of(max_ns())},           {"count", count()}};
+              {"p50_us", us_of(percentile_ns(50))}, {"p90_us", us_of(percentile_ns(90))},
+              {"p99_us", us_of(percentile_ns(99))}, {"p999_us", us_of(percentile_ns(99.9))},
+              {"max_us", us_of(max_ns())},          {"count", count()}};
 }
 
 }  // namespace nb

@@ -5,8 +5,8 @@
 // equal buckets, so a bucket is never wider than 1/2^sub_bits of the values in it and any reported figure
 // is within that relative error of the true one. Recording is a few shifts and an increment (data-plane
 // thread: no allocation, lock or exception); the percentiles walk the buckets (reporting, not per sample).
-#include "core/wire/flow.hpp"
 #include "core/base/saturating.hpp"
+#include "core/wire/flow.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -22,17 +22,17 @@ namespace nb {
 class latency_histogram {
  public:
   static constexpr int sub_bits = 7;
-  static constexpr int max_bits = 40;                                      // values below 2^40 have their bucket
+  static constexpr int max_bits = 40;  // values below 2^40 have their bucket
   static constexpr std::uint64_t max_trackable = (std::uint64_t{1} << max_bits) - 1;
   static constexpr std::size_t bucket_count = std::size_t{max_bits - sub_bits + 1} << sub_bits;  // 4352
 
-  latency_histogram();                     // allocates its fixed bucket array once
+  latency_histogram();  // allocates its fixed bucket array once
   // A copy is a snapshot: one thread records while others copy (every counter is a single-writer relaxed
   // atomic, as core/wire/flow.hpp's). A snapshot taken mid-record may miss that one value in part; its count is
   // its buckets' total, so its percentiles stay consistent.
   latency_histogram(const latency_histogram& other);
   latency_histogram& operator=(const latency_histogram& other);
-  void record(std::uint64_t ns) noexcept;  // also keeps exact min, max, sum (for the mean) and count
+  void record(std::uint64_t ns) noexcept;               // also keeps exact min, max, sum (for the mean) and count
   void merge(const latency_histogram& other) noexcept;  // exact: bucket-by-bucket sum, min of mins, max of maxes
   void reset() noexcept;
   // The values recorded since `earlier`, a snapshot of this same histogram: bucket by bucket. Its min and

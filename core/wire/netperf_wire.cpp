@@ -15,7 +15,8 @@ constexpr std::size_t data_at = 8;  // the test-specific data follows the type a
 
 // Word i of the block (0, 1: the header; 2 on: the test-specific data), as netperf converts it.
 std::uint32_t word(const block& b, std::size_t i) noexcept {
-  return std::uint32_t{b[4 * i]} << 24 | std::uint32_t{b[4 * i + 1]} << 16 | std::uint32_t{b[4 * i + 2]} << 8 | b[4 * i + 3];
+  return std::uint32_t{b[4 * i]} << 24 | std::uint32_t{b[4 * i + 1]} << 16 | std::uint32_t{b[4 * i + 2]} << 8 |
+         b[4 * i + 3];
 }
 void put(block& b, std::size_t i, std::uint32_t v) noexcept {
   b[4 * i] = static_cast<unsigned char>(v >> 24);

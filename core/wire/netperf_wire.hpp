@@ -91,7 +91,9 @@ struct omni_results {
 };
 
 // A 64-bit count in one of netperf's 32-bit fields: the largest it can say when it does not fit.
-constexpr std::uint32_t field32(std::uint64_t v) noexcept { return v > 0xffffffffULL ? 0xffffffffU : static_cast<std::uint32_t>(v); }
+constexpr std::uint32_t field32(std::uint64_t v) noexcept {
+  return v > 0xffffffffULL ? 0xffffffffU : static_cast<std::uint32_t>(v);
+}
 
 header decode_header(const block& b) noexcept;
 // Each throws protocol_error for a message of the wrong type or a text field without its terminating NUL.

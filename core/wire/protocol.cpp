@@ -1,7 +1,7 @@
 #include "core/wire/protocol.hpp"
 
-#include "core/wire/auth.hpp"
 #include "core/base/json_fields.hpp"
+#include "core/wire/auth.hpp"
 
 #include <arpa/inet.h>
 
@@ -149,9 +149,8 @@ std::optional<test_kind> parse_test_kind(std::string_view name) noexcept {
 }
 
 std::string_view message_type(const message& m) noexcept {
-  static constexpr std::string_view names[] = {"test_request", "ready",  "data",   "start",     "interval",
-                                               "end",          "result", "error", "challenge", "auth",
-                                               "confirm"};
+  static constexpr std::string_view names[] = {"test_request", "ready", "data",      "start", "interval", "end",
+                                               "result",       "error", "challenge", "auth",  "confirm"};
   return names[m.index()];
 }
 
@@ -168,7 +167,8 @@ message decode_payload(std::string_view payload) {
   fields f(j, "message");
   auto v = f.get<std::int64_t>("v");
   if (v != protocol_version)
-    throw protocol_error(fmt::format("protocol version {} is not supported (this side speaks {})", v, protocol_version));
+    throw protocol_error(
+        fmt::format("protocol version {} is not supported (this side speaks {})", v, protocol_version));
   auto type = f.get<std::string>("type");
   const json& body = body_of(f, j);
   f.get<json>("body");
@@ -215,7 +215,8 @@ std::size_t decode_frame_length(const unsigned char (&header)[frame_header_size]
 }
 
 void side_counts::add_received(const flow_totals& r) noexcept {
-  if (r.first_arrival_ns && (start_wall_ns == 0 || r.first_arrival_ns < start_wall_ns)) start_wall_ns = r.first_arrival_ns;
+  if (r.first_arrival_ns && (start_wall_ns == 0 || r.first_arrival_ns < start_wall_ns))
+    start_wall_ns = r.first_arrival_ns;
   end_wall_ns = std::max(end_wall_ns, r.last_arrival_ns);
   buffers += r.buffers;
   sequenced += r.sequenced;

@@ -3,10 +3,10 @@
 // A frame is a 4-byte big-endian length and that many bytes of JSON, at most max_frame_size; the JSON is
 // one object with "v" (protocol version) and "type". Every field is type-checked on decode and unknown
 // fields are rejected: a malformed message is a protocol_error, never a crash or a guess.
-#include "core/wire/flow.hpp"
-#include "core/sys/host_stats.hpp"
 #include "core/base/json_text.hpp"
+#include "core/sys/host_stats.hpp"
 #include "core/sys/tcp_info.hpp"
+#include "core/wire/flow.hpp"
 
 #include <boost/describe/class.hpp>
 
@@ -49,37 +49,38 @@ struct test_request {
   double duration_s = 0;
   std::uint32_t streams = 1;
   bool reverse = false;
-  double pps = 0;                        // all streams together; 0 = unlimited (reverse: the server paces)
+  double pps = 0;                         // all streams together; 0 = unlimited (reverse: the server paces)
   std::vector<std::uint16_t> data_ports;  // UDP: the client's port per stream, on the control peer address
-  std::int32_t rcvbuf = 0;               // requested on the server's data socket, 0 = leave as is
+  std::int32_t rcvbuf = 0;                // requested on the server's data socket, 0 = leave as is
   std::int32_t sndbuf = 0;
-  std::int32_t cpu = -1;                 // pin the server's data thread(s)
-  std::int32_t dscp = -1;                // reverse: marks the server's datagrams
-  std::uint32_t mss = 0;                 // reverse TCP: the server's MSS
-  bool gso = true;                       // reverse UDP: allow the server to use GSO
-  double interval_s = 0;                 // > 0: send interval reports
-  std::uint32_t recv_size = 0;           // forward TCP: the server's bytes per recv(), 0 = its default
-  std::string congestion;                // TCP: the congestion-control algorithm, empty = the host's default
-  bool zerocopy = false;                 // reverse TCP: the server sends with MSG_ZEROCOPY
-  bool send_copy = false;                // reverse TCP: the server sends with send(), not sendfile()
-  bool recv_copy = false;                // forward TCP: the server copies what it receives, not discards it
+  std::int32_t cpu = -1;        // pin the server's data thread(s)
+  std::int32_t dscp = -1;       // reverse: marks the server's datagrams
+  std::uint32_t mss = 0;        // reverse TCP: the server's MSS
+  bool gso = true;              // reverse UDP: allow the server to use GSO
+  double interval_s = 0;        // > 0: send interval reports
+  std::uint32_t recv_size = 0;  // forward TCP: the server's bytes per recv(), 0 = its default
+  std::string congestion;       // TCP: the congestion-control algorithm, empty = the host's default
+  bool zerocopy = false;        // reverse TCP: the server sends with MSG_ZEROCOPY
+  bool send_copy = false;       // reverse TCP: the server sends with send(), not sendfile()
+  bool recv_copy = false;       // forward TCP: the server copies what it receives, not discards it
   std::string client_version;
-  std::uint32_t response_size = 0;       // request/response: the answer's bytes (message_size: the request's)
-  std::uint32_t burst = 0;               // request/response: transactions in flight beyond the first
+  std::uint32_t response_size = 0;  // request/response: the answer's bytes (message_size: the request's)
+  std::uint32_t burst = 0;          // request/response: transactions in flight beyond the first
 };
 // Its JSON fields, named as the members (core/base/json_fields.hpp); `kind` travels apart, as its name.
-BOOST_DESCRIBE_STRUCT(test_request, (), (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf,
-                                         cpu, dscp, mss, gso, interval_s, recv_size, congestion, zerocopy,
-                                         send_copy, recv_copy, client_version, response_size, burst))
+BOOST_DESCRIBE_STRUCT(test_request, (),
+                      (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf, cpu, dscp, mss, gso,
+                       interval_s, recv_size, congestion, zerocopy, send_copy, recv_copy, client_version, response_size,
+                       burst))
 
 // netserve -> netload: the test is registered.
 struct ready_msg {
   std::uint64_t test_id = 0;
-  std::string cookie;                    // identifies TCP data connections
+  std::string cookie;  // identifies TCP data connections
   std::string server_version;
-  std::int32_t rcvbuf = 0;               // what the kernel granted
+  std::int32_t rcvbuf = 0;  // what the kernel granted
   std::int32_t sndbuf = 0;
-  std::string batching;                  // "gro", "recvmmsg", ...
+  std::string batching;  // "gro", "recvmmsg", ...
 };
 // Its JSON fields, named as the members (core/base/json_fields.hpp).
 BOOST_DESCRIBE_STRUCT(ready_msg, (), (test_id, cookie, server_version, rcvbuf, sndbuf, batching))
@@ -100,19 +101,19 @@ struct start_msg {
 struct side_counts {
   std::uint64_t packets = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t errors = 0;              // sender: datagrams the kernel refused
-  std::int64_t start_wall_ns = 0;        // sender: first send; receiver: first arrival
-  std::int64_t end_wall_ns = 0;          // receiver: last arrival
-  std::int64_t elapsed_ns = 0;           // sender: monotonic duration of the sending
-  std::uint64_t kernel_drops = 0;        // receiver: socket drops during the test, in kernel buffers
-  std::uint64_t buffers = 0;             // receiver: buffers received (fewer than packets with GRO)
-  bool drops_shared = false;             // receiver: another test shared the socket meanwhile
-  std::uint64_t sequenced = 0;           // receiver: datagrams that carried a sequence number
+  std::uint64_t errors = 0;        // sender: datagrams the kernel refused
+  std::int64_t start_wall_ns = 0;  // sender: first send; receiver: first arrival
+  std::int64_t end_wall_ns = 0;    // receiver: last arrival
+  std::int64_t elapsed_ns = 0;     // sender: monotonic duration of the sending
+  std::uint64_t kernel_drops = 0;  // receiver: socket drops during the test, in kernel buffers
+  std::uint64_t buffers = 0;       // receiver: buffers received (fewer than packets with GRO)
+  bool drops_shared = false;       // receiver: another test shared the socket meanwhile
+  std::uint64_t sequenced = 0;     // receiver: datagrams that carried a sequence number
   std::uint64_t out_of_order = 0;
-  std::uint64_t seq_expected = 0;        // receiver: highest sequence + 1
-  double jitter_ns = -1;                 // receiver: RFC 3550 jitter, -1 = unknown
+  std::uint64_t seq_expected = 0;  // receiver: highest sequence + 1
+  double jitter_ns = -1;           // receiver: RFC 3550 jitter, -1 = unknown
   std::string batching;
-  std::string error;                     // empty when that side ran to its end
+  std::string error;  // empty when that side ran to its end
   // Receiver: where it counted: "socket", or an XDP engine at the driver, "xdp-native" | "xdp-generic"
   // (netserve --engine xdp); empty on a sending side.
   std::string receive_engine;
@@ -136,10 +137,11 @@ struct side_counts {
   void add_received(const flow_totals& r) noexcept;
 };
 // Its JSON fields, named as the members (core/base/json_fields.hpp).
-BOOST_DESCRIBE_STRUCT(side_counts, (), (packets, bytes, errors, start_wall_ns, end_wall_ns, elapsed_ns, kernel_drops,
-                                        buffers, drops_shared, sequenced, out_of_order, seq_expected, jitter_ns,
-                                        batching, error, receive_engine, socket_packets, socket_bytes, seq_gaps,
-                                        responses, response_bytes, timeouts, late_responses, unmatched_responses))
+BOOST_DESCRIBE_STRUCT(side_counts, (),
+                      (packets, bytes, errors, start_wall_ns, end_wall_ns, elapsed_ns, kernel_drops, buffers,
+                       drops_shared, sequenced, out_of_order, seq_expected, jitter_ns, batching, error, receive_engine,
+                       socket_packets, socket_bytes, seq_gaps, responses, response_bytes, timeouts, late_responses,
+                       unmatched_responses))
 
 // netserve -> netload, once per interval when asked: the server side's cumulative counts at the end of
 // interval `index` (interval k covers [start + k*len, start + (k+1)*len) on the wall clock).
@@ -148,8 +150,8 @@ struct interval_msg {
   std::int64_t end_wall_ns = 0;
   std::uint64_t packets = 0;
   std::uint64_t bytes = 0;
-  std::vector<tcp_sample> tcp{};   // reverse TCP: the sending streams' connections, by stream ("tcp", on
-                                   // the wire only when not empty)
+  std::vector<tcp_sample> tcp{};  // reverse TCP: the sending streams' connections, by stream ("tcp", on
+                                  // the wire only when not empty)
 };
 // Its JSON fields, named as the members (core/base/json_fields.hpp); `tcp` travels apart.
 BOOST_DESCRIBE_STRUCT(interval_msg, (), (index, end_wall_ns, packets, bytes))

@@ -38,13 +38,15 @@ std::optional<recv_mode> parse_recv_mode(std::string_view text) {
 }
 
 receive_figures choose_receive(recv_mode asked, const receive_setting& where) {
-  if (asked != recv_mode::automatic)
-    return {std::string(to_string(asked)), false, "as asked"};
+  if (asked != recv_mode::automatic) return {std::string(to_string(asked)), false, "as asked"};
   if (where.shared_host && where.streams == 1)
-    return {"copy", true, "sender and receiver share this host: the copy moves TCP's receive work to the receiver's CPU"};
+    return {"copy", true,
+            "sender and receiver share this host: the copy moves TCP's receive work to the receiver's CPU"};
   if (where.shared_host)
-    return {"discard", true, fmt::format("sender and receiver share this host, but {} streams' receivers already take "
-                                         "TCP's receive work: the kernel discards, no copy", where.streams)};
+    return {"discard", true,
+            fmt::format("sender and receiver share this host, but {} streams' receivers already take "
+                        "TCP's receive work: the kernel discards, no copy",
+                        where.streams)};
   return {"discard", true, "the receiver is on another host: the kernel discards, no copy"};
 }
 

@@ -19,7 +19,7 @@ std::optional<recv_mode> parse_recv_mode(std::string_view text);
 
 // Where the two ends run, as far as the choice needs to know.
 struct receive_setting {
-  bool shared_host = false;     // the peer's address is this host's own (loopback, or one of its interfaces)
+  bool shared_host = false;  // the peer's address is this host's own (loopback, or one of its interfaces)
   std::uint32_t streams = 1;
 };
 

@@ -17,7 +17,8 @@ void check_tcp(const test_request& r) {
     reject("receive size, zero-copy and copying sends or receives are TCP_STREAM options");
   if (r.zerocopy && r.send_copy) reject("zero-copy and copying sends: one way of sending, not both");
   if (!is_tcp(r.kind) && !r.congestion.empty()) reject("congestion control is a TCP option");
-  if (r.recv_size > max_tcp_message_size) reject(fmt::format("TCP receive size exceeds {} MiB", max_tcp_message_size >> 20));
+  if (r.recv_size > max_tcp_message_size)
+    reject(fmt::format("TCP receive size exceeds {} MiB", max_tcp_message_size >> 20));
   if (!r.congestion.empty() && !valid_congestion_name(r.congestion)) reject("bad congestion-control name");
 }
 
@@ -53,7 +54,8 @@ void check_request(const test_request& r, const request_bounds& bounds) {
     reject(fmt::format("TCP message size exceeds {} MiB", max_tcp_message_size >> 20));
   }
   // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
-  if (r.reverse && r.kind == test_kind::tcp_stream && std::uint64_t{r.message_size} * r.streams > max_reverse_tcp_buffer_bytes)
+  if (r.reverse && r.kind == test_kind::tcp_stream &&
+      std::uint64_t{r.message_size} * r.streams > max_reverse_tcp_buffer_bytes)
     reject(fmt::format("streams x message size exceeds {} MiB", max_reverse_tcp_buffer_bytes >> 20));
   if (!(r.pps >= 0) || r.pps > max_request_pps) reject("bad packet rate");
   if (r.interval_s != 0 && !(r.interval_s >= min_interval_s && r.interval_s <= r.duration_s))
@@ -72,8 +74,10 @@ std::uint32_t udp_bytes_sent(const test_request& r) noexcept {
 }
 
 std::string own_socket_refusal(std::uint16_t port, const std::string& address) {
-  return fmt::format("rejected: data port {} on {} is one of netserve's own sockets: a test's datagrams never go to "
-                     "netserve itself", port, address);
+  return fmt::format(
+      "rejected: data port {} on {} is one of netserve's own sockets: a test's datagrams never go to "
+      "netserve itself",
+      port, address);
 }
 
 void check_data_peer(const test_request& r, const data_peer& peer) {
@@ -87,9 +91,10 @@ void check_data_peer(const test_request& r, const data_peer& peer) {
   if (size == 0 || peer.path_mtu <= 0) return;
   const int room = max_udp_payload(peer.path_mtu, peer.family);
   if (static_cast<std::int64_t>(size) > room)
-    reject(fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {}); "
-                       "netserve does not fragment",
-                       size, peer.path_mtu, peer.address, room));
+    reject(
+        fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {}); "
+                    "netserve does not fragment",
+                    size, peer.path_mtu, peer.address, room));
 }
 
 }  // namespace nb

@@ -1,8 +1,8 @@
 #include "core/wire/result.hpp"
 
 #include "core/base/json_fields.hpp"
-#include "core/sys/kernel_features.hpp"
 #include "core/base/units.hpp"
+#include "core/sys/kernel_features.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -118,8 +118,9 @@ target_figures check_target(double requested_pps, std::uint32_t message_size, co
   // A ceiling is exceeded only beyond the tolerance and the message each stream's pacer lets begin while it
   // is due (nothing ahead of the schedule but the message in progress): with 1-MiB messages a 1-s run at
   // 10 Mbit/s is one message, 8 %, ahead at its end, and under the ceiling all the same.
-  const double allowed_bytes = t.requested_bits_per_second / 8.0 * sender.seconds * (1 + target_tolerance_percent / 100) +
-                               static_cast<double>(streams) * message_size;
+  const double allowed_bytes =
+      t.requested_bits_per_second / 8.0 * sender.seconds * (1 + target_tolerance_percent / 100) +
+      static_cast<double>(streams) * message_size;
   t.met = static_cast<double>(sender.bytes) <= allowed_bytes;
   return t;
 }
@@ -131,15 +132,25 @@ void compute_rates(flow_figures& f) {
 
 flow_figures sender_figures(const side_counts& c, double seconds, std::int64_t first_ns, std::int32_t socket_buffer,
                             std::string batching) {
-  flow_figures f{.packets = c.packets, .bytes = c.bytes, .errors = c.errors, .seconds = seconds, .first_ns = first_ns,
-                 .socket_buffer = socket_buffer, .batching = std::move(batching)};
+  flow_figures f{.packets = c.packets,
+                 .bytes = c.bytes,
+                 .errors = c.errors,
+                 .seconds = seconds,
+                 .first_ns = first_ns,
+                 .socket_buffer = socket_buffer,
+                 .batching = std::move(batching)};
   compute_rates(f);
   return f;
 }
 
 flow_figures receiver_figures(const side_counts& c, double seconds, std::int32_t socket_buffer, std::string batching) {
-  flow_figures f{.packets = c.packets, .bytes = c.bytes, .seconds = seconds, .first_ns = c.start_wall_ns,
-                 .last_ns = c.end_wall_ns, .socket_buffer = socket_buffer, .batching = std::move(batching)};
+  flow_figures f{.packets = c.packets,
+                 .bytes = c.bytes,
+                 .seconds = seconds,
+                 .first_ns = c.start_wall_ns,
+                 .last_ns = c.end_wall_ns,
+                 .socket_buffer = socket_buffer,
+                 .batching = std::move(batching)};
   compute_rates(f);
   return f;
 }
@@ -161,8 +172,8 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
   if (got > sent) {
     l.packets = l.path = l.receiver_kernel_drops = 0;
     l.reconciles = false;
-    l.note = fmt::format("receiver counted {} more datagrams than were sent (duplicates or a foreign sender)",
-                         got - sent);
+    l.note =
+        fmt::format("receiver counted {} more datagrams than were sent (duplicates or a foreign sender)", got - sent);
     return;
   }
   l.packets = sent - got;
@@ -173,14 +184,16 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
   l.path = l.packets - l.receiver_kernel_drops;
   l.reconciles = got + l.packets == sent && l.path + l.receiver_kernel_drops == l.packets;
   if (l.drops_estimated)
-    l.note = fmt::format("receiver kernel drops estimated: the kernel counted {} dropped GRO buffers of about {:.1f} datagrams",
-                         drop_buffers, static_cast<double>(got) / static_cast<double>(buffers));
+    l.note = fmt::format(
+        "receiver kernel drops estimated: the kernel counted {} dropped GRO buffers of about {:.1f} datagrams",
+        drop_buffers, static_cast<double>(got) / static_cast<double>(buffers));
   if (drops_unknown(r.receiver.batching))  // its 0 drops are no count: say so, as the batching does
-    l.note = fmt::format("receiver kernel drops unknown: the receiver ({}) reports no count of its socket's drops (a "
-                         "stock server, or a kernel without SO_MEMINFO, Linux before 4.12), so the loss is not split "
-                         "between the socket and the path (receiver_kernel_drops 0 and path = loss stand for 'unknown'; "
-                         "the verdict uses the host's UDP RcvbufErrors)",
-                         r.receiver.batching);
+    l.note = fmt::format(
+        "receiver kernel drops unknown: the receiver ({}) reports no count of its socket's drops (a "
+        "stock server, or a kernel without SO_MEMINFO, Linux before 4.12), so the loss is not split "
+        "between the socket and the path (receiver_kernel_drops 0 and path = loss stand for 'unknown'; "
+        "the verdict uses the host's UDP RcvbufErrors)",
+        r.receiver.batching);
 }
 
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server) {
@@ -206,10 +219,13 @@ void reconcile_rr(test_result& r, const side_counts& client, const side_counts& 
   // late, or the server could not send (its kernel refused the answer: its errors).
   std::string why;
   if (client.responses + client.timeouts != client.packets)
-    why = fmt::format("{} requests sent, but {} answered and {} given up", client.packets, client.responses, client.timeouts);
+    why = fmt::format("{} requests sent, but {} answered and {} given up", client.packets, client.responses,
+                      client.timeouts);
   else if (client.timeouts != l.packets + rr.responses_lost + late + server.errors)
-    why = fmt::format("{} transactions given up, but {} requests and {} answers lost, {} late and {} the server's "
-                      "kernel refused", client.timeouts, l.packets, rr.responses_lost, late, server.errors);
+    why = fmt::format(
+        "{} transactions given up, but {} requests and {} answers lost, {} late and {} the server's "
+        "kernel refused",
+        client.timeouts, l.packets, rr.responses_lost, late, server.errors);
   if (!why.empty()) {
     l.reconciles = false;
     l.note = why;
@@ -239,18 +255,20 @@ json to_json(const test_result& r) {
   j["receive_engine"] = r.receive_engine;
   j["receiver_counted_by"] = r.receiver_counted_by;
   j["seq_gaps"] = r.seq_gaps ? json(*r.seq_gaps) : json(nullptr);
-  j["socket_received"] = r.socket_received ? json{{"packets", r.socket_received->first}, {"bytes", r.socket_received->second}}
-                                           : json(nullptr);
+  j["socket_received"] = r.socket_received
+                             ? json{{"packets", r.socket_received->first}, {"bytes", r.socket_received->second}}
+                             : json(nullptr);
   if (r.tcp) j["tcp"] = to_json(*r.tcp);
   else if (r.kind == test_kind::tcp_stream) j["tcp"] = nullptr;
   if (r.target) j["target"] = write_described(*r.target);  // paced tests only
   if (r.omit) j["omit"] = write_described(*r.omit);        // with --omit only
-  if (r.rr) j["rr"] = rr_json(*r.rr);  // request/response tests only
+  if (r.rr) j["rr"] = rr_json(*r.rr);                      // request/response tests only
   j["hosts"] = hosts_json(r.hosts);
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
   j["receiver_note"] = r.receiver_note ? json(*r.receiver_note) : json(nullptr);
   j["receive"] = r.receive ? write_described(*r.receive) : json(nullptr);
-  j["interrupted"] = r.interrupted ? json{{"signal", r.interrupted->signal}, {"measured_s", r.interrupted->measured_s},
+  j["interrupted"] = r.interrupted ? json{{"signal", r.interrupted->signal},
+                                          {"measured_s", r.interrupted->measured_s},
                                           {"planned_s", r.interrupted->planned_s}}
                                    : json(nullptr);
   return j;
@@ -258,7 +276,10 @@ json to_json(const test_result& r) {
 
 test_result result_from_json(const json& j) {
   fields f(j, "result");
-  if (f.get<std::string>("schema") != result_schema) f.fail("schema", "is not " "netload.result/1");
+  if (f.get<std::string>("schema") != result_schema)
+    f.fail("schema",
+           "is not "
+           "netload.result/1");
   test_result r = f.read_described<test_result>();
   auto kind = parse_test_kind(f.get<std::string>("test"));
   if (!kind) f.fail("test", "names an unknown test");
@@ -295,8 +316,10 @@ test_result result_from_json(const json& j) {
   if (auto v = f.get_or<json>("verdict", nullptr); !v.is_null()) r.verdict = verdict_from(v);
   if (auto i = f.get_or<json>("interrupted", nullptr); !i.is_null()) r.interrupted = interruption_from(i);
   // Results written before these were recorded have neither.
-  if (auto n = f.get_or<json>("receiver_note", nullptr); !n.is_null()) r.receiver_note = f.get<std::string>("receiver_note");
-  if (auto m = f.get_or<json>("receive", nullptr); !m.is_null()) r.receive = fields::read_object<receive_figures>(m, "receive");
+  if (auto n = f.get_or<json>("receiver_note", nullptr); !n.is_null())
+    r.receiver_note = f.get<std::string>("receiver_note");
+  if (auto m = f.get_or<json>("receive", nullptr); !m.is_null())
+    r.receive = fields::read_object<receive_figures>(m, "receive");
   f.done();
   return r;
 }

@@ -2,7 +2,8 @@
 //
 // Loss first: a test that lost datagrams was limited where they were lost. The receiving socket's own
 // drop counter (SO_MEMINFO, this test only) splits the loss; the larger part names the place:
-// - socket drops, with the reader's CPU (where -T pinned it, else the busiest) saturated and mostly in softirq: the CPU that should
+// - socket drops, with the reader's CPU (where -T pinned it, else the busiest) saturated and mostly in softirq: the CPU
+// that should
 //   run the reader spent itself delivering packets to the socket (receive livelock); or with every CPU
 //   of the receiving host busy: the reader starved. Both "receiver-cpu";
 // - socket drops otherwise: the socket overflowed, its buffer too small or its reader too slow;
@@ -39,8 +40,8 @@ std::string busiest_text(const host_delta* h, const char* whose) {
   if (!h) return fmt::format("{} host not sampled", whose);
   const cpu_share* b = h->own_cpu();
   if (!b) return fmt::format("{} CPUs unknown", whose);
-  return fmt::format("{} {} CPU {} {:.0f} % busy, softirq {:.0f} %", b->cpu == h->pinned_cpu ? "pinned" : "busiest", whose,
-                     b->cpu, b->busy_pct(), b->softirq_pct);
+  return fmt::format("{} {} CPU {} {:.0f} % busy, softirq {:.0f} %", b->cpu == h->pinned_cpu ? "pinned" : "busiest",
+                     whose, b->cpu, b->busy_pct(), b->softirq_pct);
 }
 
 const char* sender_process(const test_result& r) { return r.reverse ? "netserve" : "netload"; }
@@ -48,9 +49,7 @@ const char* sender_process(const test_result& r) { return r.reverse ? "netserve"
 // Every CPU busy: nothing left for our threads to run on, whoever used them.
 bool host_saturated(const host_delta* h) { return h && h->all.busy_pct() >= saturated_cpu_pct; }
 
-double sender_cores(const judged& j) {
-  return std::min<double>(j.r.streams, std::max<std::uint32_t>(j.snd->cpus, 1));
-}
+double sender_cores(const judged& j) { return std::min<double>(j.r.streams, std::max<std::uint32_t>(j.snd->cpus, 1)); }
 
 // Softirq work done on the sender's behalf (loopback delivery, transmit completions) is charged to the
 // CPU, not to the process (measured on loopback: netload 76 % of a core, its CPU 100 % busy with 20 %
@@ -88,8 +87,9 @@ bool receiver_saturated(const judged& j) { return j.rcv && (saturated(j.rcv->own
 limit_verdict socket_loss(const judged& j, const std::string& drops) {
   const cpu_share* b = j.rcv ? j.rcv->own_cpu() : nullptr;
   if (saturated(b) && b->softirq_pct >= livelock_softirq_pct)
-    return {"receiver-cpu", fmt::format("receiver CPU-bound (CPU {} {:.0f} % busy, softirq {:.0f} %: receive livelock): {}",
-                                        b->cpu, b->busy_pct(), b->softirq_pct, drops)};
+    return {"receiver-cpu",
+            fmt::format("receiver CPU-bound (CPU {} {:.0f} % busy, softirq {:.0f} %: receive livelock): {}", b->cpu,
+                        b->busy_pct(), b->softirq_pct, drops)};
   // No idle CPU for the reader to run on (measured with other load on the host: 98 % of 2 CPUs busy,
   // the reader had 26 % of a core and its socket overflowed).
   if (host_saturated(j.rcv))
@@ -113,16 +113,19 @@ limit_verdict path_loss(const judged& j) {
     const std::uint64_t udp_errors = h.udp.in_errors > h.udp.rcvbuf_errors ? h.udp.in_errors - h.udp.rcvbuf_errors : 0;
     const std::uint64_t below = h.softnet_dropped + h.rx_dropped() + udp_errors;
     if (below > 0 || h.softnet_time_squeeze > 0)
-      return {"before-socket",
-              fmt::format("dropped before the socket (backlog / NIC): {} lost past the socket; the receiving host counted "
-                          "{} backlog drops, {} interface receive drops, {} UDP errors{}",
-                          l.path, h.softnet_dropped, h.rx_dropped(), udp_errors,
-                          h.softnet_time_squeeze ? fmt::format(", and its softirq ran out of budget {} times",
-                                                               h.softnet_time_squeeze)
-                                                 : std::string())};
+      return {
+          "before-socket",
+          fmt::format("dropped before the socket (backlog / NIC): {} lost past the socket; the receiving host counted "
+                      "{} backlog drops, {} interface receive drops, {} UDP errors{}",
+                      l.path, h.softnet_dropped, h.rx_dropped(), udp_errors,
+                      h.softnet_time_squeeze
+                          ? fmt::format(", and its softirq ran out of budget {} times", h.softnet_time_squeeze)
+                          : std::string())};
   }
-  std::string s = fmt::format("path loss: {} of {} ({:.2f} %) lost between the sockets", l.path, j.r.sender.packets, l.percent);
-  if (j.snd && j.snd->tx_dropped()) s += fmt::format("; the sending host's interfaces dropped {} on transmit", j.snd->tx_dropped());
+  std::string s =
+      fmt::format("path loss: {} of {} ({:.2f} %) lost between the sockets", l.path, j.r.sender.packets, l.percent);
+  if (j.snd && j.snd->tx_dropped())
+    s += fmt::format("; the sending host's interfaces dropped {} on transmit", j.snd->tx_dropped());
   if (!j.rcv) s += "; receiver host not sampled";
   return {"path", s};
 }
@@ -164,15 +167,16 @@ limit_verdict missed_target(const judged& j, const pacing_outcome& p) {
 limit_verdict no_loss(const judged& j, const pacing_outcome& p) {
   if (p.paced && p.missed) return missed_target(j, p);
   if (!p.paced && sender_saturated(j))
-    return {"sender-cpu",
-            fmt::format("sender CPU-bound (unpaced: the figure is what this sender can do here): {}", sender_cpu_text(j))};
+    return {"sender-cpu", fmt::format("sender CPU-bound (unpaced: the figure is what this sender can do here): {}",
+                                      sender_cpu_text(j))};
   if (!p.paced && j.r.kind == test_kind::tcp_stream && receiver_saturated(j))
     return {"receiver-cpu", fmt::format("receiver CPU-bound ({}): TCP flow control held the sender back",
                                         busiest_text(j.rcv, "receiver"))};
   if (p.paced) return {"none", "no host limit seen: the paced target was carried without loss"};
-  std::string s = is_rr(j.r.kind) ? fmt::format("no host limit seen: the rate is what the round trip allows with {} "
-                                                "transaction{} in flight",
-                                                j.r.rr ? j.r.rr->burst + 1 : 1, j.r.rr && j.r.rr->burst ? "s" : "")
+  std::string s = is_rr(j.r.kind) ? fmt::format(
+                                        "no host limit seen: the rate is what the round trip allows with {} "
+                                        "transaction{} in flight",
+                                        j.r.rr ? j.r.rr->burst + 1 : 1, j.r.rr && j.r.rr->burst ? "s" : "")
                                   : std::string("no host limit seen: the figure is the path's");
   if (!j.snd || !j.rcv) s += fmt::format(" ({} not sampled)", !j.snd ? "sender host" : "receiver host");
   return {"none", s};
@@ -218,10 +222,11 @@ std::optional<std::string> figure_meaning(const test_result& r) {
   // Overdriven, a receiver may keep less than its lossless rate (receive livelock: the CPU goes to
   // packets it then drops) or more (a socket that keeps the bursts it can): either way the figure is not
   // the rate to quote, and the search finds that one.
-  return fmt::format("received {:.1f} pps is what this receiver kept while overdriven ({:.1f} pps sent, {:.2f} % lost: {}); "
-                     "it is neither the sender's speed nor the rate this receiver carries without loss, which may be "
-                     "lower or higher: run netload --search pdr with the same options to find it",
-                     r.receiver.pps, r.sender.pps, r.loss.percent, because);
+  return fmt::format(
+      "received {:.1f} pps is what this receiver kept while overdriven ({:.1f} pps sent, {:.2f} % lost: {}); "
+      "it is neither the sender's speed nor the rate this receiver carries without loss, which may be "
+      "lower or higher: run netload --search pdr with the same options to find it",
+      r.receiver.pps, r.sender.pps, r.loss.percent, because);
 }
 
 }  // namespace nb

@@ -17,9 +17,9 @@ struct pacing_outcome {
 };
 
 // Thresholds, and why (measured on loopback with 100-Hz tick accounting, see verdict.cpp):
-inline constexpr double saturated_cpu_pct = 90;       // busy share of one CPU that counts as "all of it"
-inline constexpr double livelock_softirq_pct = 50;    // softirq share of that CPU: receive livelock
-inline constexpr double saturated_process_pct = 90;   // per stream, of one core: a sender at its maximum
+inline constexpr double saturated_cpu_pct = 90;      // busy share of one CPU that counts as "all of it"
+inline constexpr double livelock_softirq_pct = 50;   // softirq share of that CPU: receive livelock
+inline constexpr double saturated_process_pct = 90;  // per stream, of one core: a sender at its maximum
 
 limit_verdict judge_limit(const test_result& r, const pacing_outcome& pacing);
 // The same, the pacing from the result's target: missed when not met and short of it (a sender above

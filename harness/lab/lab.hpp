@@ -31,21 +31,21 @@ struct lab_host {
 };
 
 struct circuit_spec {
-  std::optional<double> rate_bps;  // tbf, bits per second; none: no bit-rate limit
+  std::optional<double> rate_bps;    // tbf, bits per second; none: no bit-rate limit
   std::optional<std::uint64_t> pps;  // nftables limit, packets per second per direction; none: no limit
   int mtu_onprem = 1500;
   int mtu_vpc = 1500;
 };
 
 struct lab_spec {
-  std::string name;            // short: every interface name is derived from it
-  std::string circuit_netns;   // "<name>-circuit" unless the file says otherwise
-  ipv4_net onprem;             // gateway address (the circuit's) and prefix on the on-prem side
-  ipv4_net vpc;                // gateway address and prefix on the VPC side
+  std::string name;           // short: every interface name is derived from it
+  std::string circuit_netns;  // "<name>-circuit" unless the file says otherwise
+  ipv4_net onprem;            // gateway address (the circuit's) and prefix on the on-prem side
+  ipv4_net vpc;               // gateway address and prefix on the VPC side
   lab_host device;
   std::vector<lab_host> instances;
   circuit_spec circuit;
-  std::string source;          // the file it came from, for messages
+  std::string source;  // the file it came from, for messages
 };
 
 // Reads the [lab] table (t is the table itself). Unknown keys, wrong types, addresses outside

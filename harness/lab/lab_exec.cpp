@@ -23,7 +23,8 @@ std::string must_run(const argv_t& argv, const std::string& input) {
   if (r.exit_code != 0) {
     std::string e = r.stderr_text.empty() ? r.stdout_text : r.stderr_text;
     while (!e.empty() && (e.back() == '\n' || e.back() == ' ')) e.pop_back();
-    for (auto& c : e) if (c == '\n') c = ' ';
+    for (auto& c : e)
+      if (c == '\n') c = ' ';
     throw lab_error(fmt::format("command `{}` failed (exit {}): {}", nb::quote_argv(argv), r.exit_code, e));
   }
   return r.stdout_text;

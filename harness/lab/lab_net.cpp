@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <set>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 namespace lab {
 
@@ -33,9 +33,11 @@ std::string cidr(std::uint32_t a, int prefix) { return fmt::format("{}/{}", form
 void probe_features(const lab_spec& s) {
   const std::string& c = s.circuit_netns;
   if (s.circuit.rate_bps) {
-    auto r = try_run({"tc", "-n", c, "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "1mbit", "burst", "32kbit", "latency", "50ms"});
+    auto r = try_run({"tc", "-n", c, "qdisc", "replace", "dev", "lo", "root", "tbf", "rate", "1mbit", "burst", "32kbit",
+                      "latency", "50ms"});
     if (r.exit_code != 0)
-      throw lab_error(fmt::format("this kernel has no tc tbf qdisc (sch_tbf), needed for the circuit's bit rate: {}", r.stderr_text));
+      throw lab_error(fmt::format("this kernel has no tc tbf qdisc (sch_tbf), needed for the circuit's bit rate: {}",
+                                  r.stderr_text));
     must_run({"tc", "-n", c, "qdisc", "del", "dev", "lo", "root"});
   }
   const std::string probe =
@@ -43,15 +45,18 @@ void probe_features(const lab_spec& s) {
       "  limit rate over 10/second drop\n  counter\n }\n}\ndelete table inet nb_probe\n";
   auto r = try_run({"ip", "netns", "exec", c, "nft", "-f", "-"}, probe);
   if (r.exit_code != 0)
-    throw lab_error(fmt::format("nftables (nf_tables with limit and counter) is unavailable, needed for the circuit's packet rate "
-                                "and the hosts' counters: {}", r.stderr_text));
+    throw lab_error(
+        fmt::format("nftables (nf_tables with limit and counter) is unavailable, needed for the circuit's packet rate "
+                    "and the hosts' counters: {}",
+                    r.stderr_text));
 }
 
 // IPv6 off: the lab is IPv4 (198.18.0.0/15), and router solicitations or MLD reports would only add
 // packets to the counters the tests compare.
 void ensure_netns(const std::string& ns, const std::set<std::string>& have) {
   if (!have.count(ns)) must_run({"ip", "netns", "add", ns});
-  must_run({"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"});
+  must_run({"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+            "net.ipv6.conf.default.disable_ipv6=1"});
   must_run({"ip", "-n", ns, "link", "set", "lo", "up"});
 }
 
@@ -95,18 +100,20 @@ void apply_tbf(const lab_spec& s) {
 // Packet rate: one limit per direction in the forward hook (what the circuit router forwards); packets
 // over the limit are dropped and counted, the rest counted too, so a report can say where the sender's
 // surplus went. The bucket holds 10 ms of packets: senders write in sendmmsg batches, and nft's
-// default of 5 would drop parts of batches even below the rate. ICMP the router itself sends (frag-needed) is output, not forward: never limited.
+// default of 5 would drop parts of batches even below the rate. ICMP the router itself sends (frag-needed) is output,
+// not forward: never limited.
 std::string circuit_ruleset(const lab_spec& s) {
   std::ostringstream o;
   const std::string t = nft_table(s);
   o << "table inet " << t << "\ndelete table inet " << t << "\ntable inet " << t << " {\n";
-  for (const char* c : {"to_vpc_forwarded", "to_vpc_dropped", "to_onprem_forwarded", "to_onprem_dropped"}) o << " counter " << c << " {}\n";
+  for (const char* c : {"to_vpc_forwarded", "to_vpc_dropped", "to_onprem_forwarded", "to_onprem_dropped"})
+    o << " counter " << c << " {}\n";
   o << " chain forward {\n  type filter hook forward priority 0; policy accept;\n";
   const std::pair<std::string, const char*> dirs[] = {{onprem_if(s), "to_vpc"}, {bridge_if(s), "to_onprem"}};
   for (const auto& [dev, dir] : dirs) {
     if (s.circuit.pps)
-      o << fmt::format("  iifname \"{}\" limit rate over {}/second burst {} packets counter name \"{}_dropped\" drop\n", dev,
-                       *s.circuit.pps, std::max<std::uint64_t>(5, *s.circuit.pps / 100), dir);
+      o << fmt::format("  iifname \"{}\" limit rate over {}/second burst {} packets counter name \"{}_dropped\" drop\n",
+                       dev, *s.circuit.pps, std::max<std::uint64_t>(5, *s.circuit.pps / 100), dir);
     o << fmt::format("  iifname \"{}\" counter name \"{}_forwarded\"\n", dev, dir);
   }
   o << " }\n}\n";
@@ -116,12 +123,16 @@ std::string circuit_ruleset(const lab_spec& s) {
 // In each host: the kernel's own count of UDP datagrams delivered to it, to check netserve's count.
 std::string host_ruleset(const lab_spec& s) {
   const std::string t = nft_table(s);
-  return fmt::format("table inet {0}\ndelete table inet {0}\ntable inet {0} {{\n counter udp_delivered {{}}\n"
-                     " chain input {{\n  type filter hook input priority 0; policy accept;\n"
-                     "  meta l4proto udp counter name \"udp_delivered\"\n }}\n}}\n", t);
+  return fmt::format(
+      "table inet {0}\ndelete table inet {0}\ntable inet {0} {{\n counter udp_delivered {{}}\n"
+      " chain input {{\n  type filter hook input priority 0; policy accept;\n"
+      "  meta l4proto udp counter name \"udp_delivered\"\n }}\n}}\n",
+      t);
 }
 
-void nft_load(const std::string& ns, const std::string& ruleset) { must_run({"ip", "netns", "exec", ns, "nft", "-f", "-"}, ruleset); }
+void nft_load(const std::string& ns, const std::string& ruleset) {
+  must_run({"ip", "netns", "exec", ns, "nft", "-f", "-"}, ruleset);
+}
 
 // Processes left in a namespace (a netserve from a failed run) keep it alive after its name is gone;
 // down ends them so that nothing of the lab survives.
@@ -152,7 +163,8 @@ void build(const lab_spec& s) {
     ensure_veth(s, vpc_port_if(s, k), s.instances[k], s.circuit.mtu_vpc);
     must_run({"ip", "-n", c, "link", "set", vpc_port_if(s, k), "master", bridge_if(s)});
   }
-  must_run({"ip", "-n", c, "link", "set", bridge_if(s), "mtu", std::to_string(s.circuit.mtu_vpc), "gso_max_segs", "1", "up"});
+  must_run({"ip", "-n", c, "link", "set", bridge_if(s), "mtu", std::to_string(s.circuit.mtu_vpc), "gso_max_segs", "1",
+            "up"});
   must_run({"ip", "-n", c, "addr", "replace", cidr(s.onprem.address, s.onprem.prefix), "dev", onprem_if(s)});
   must_run({"ip", "-n", c, "addr", "replace", cidr(s.vpc.address, s.vpc.prefix), "dev", bridge_if(s)});
   must_run({"ip", "netns", "exec", c, "sysctl", "-qw", "net.ipv4.ip_forward=1"});

@@ -34,7 +34,8 @@ std::uint32_t parse_ipv4(const reader& r, const toml::node& n, const std::string
   const std::uint32_t v = ntohl(a.s_addr);
   // The lab must never be able to reach a real network: benchmarking space only (RFC 2544).
   if ((v & bench_mask) != bench_net)
-    fail_at(n, fmt::format("{}: '{}' = '{}' is outside 198.18.0.0/15, the only range a lab may use", r.context(), key, text));
+    fail_at(n, fmt::format("{}: '{}' = '{}' is outside 198.18.0.0/15, the only range a lab may use", r.context(), key,
+                           text));
   return v;
 }
 
@@ -45,12 +46,12 @@ ipv4_net parse_gateway(reader& r, const char* key) {
   const toml::node& n = r.need(key);
   const std::string s = r.string(n, key);
   const auto slash = s.find('/');
-  if (slash == std::string::npos) fail_at(n, fmt::format("{}: '{}' must be ADDRESS/PREFIX, e.g. 198.18.0.1/24", r.context(), key));
+  if (slash == std::string::npos)
+    fail_at(n, fmt::format("{}: '{}' must be ADDRESS/PREFIX, e.g. 198.18.0.1/24", r.context(), key));
   ipv4_net net;
   net.address = parse_ipv4(r, n, s.substr(0, slash), key);
   const auto prefix = nb::parse_whole(std::string_view(s).substr(slash + 1), 15, 30);
-  if (!prefix)
-    fail_at(n, fmt::format("{}: '{}' prefix must be /15 to /30 (inside 198.18.0.0/15)", r.context(), key));
+  if (!prefix) fail_at(n, fmt::format("{}: '{}' prefix must be /15 to /30 (inside 198.18.0.0/15)", r.context(), key));
   net.prefix = *prefix;
   return net;
 }
@@ -58,7 +59,8 @@ ipv4_net parse_gateway(reader& r, const char* key) {
 std::string parse_netns(const reader& r, const toml::node& n) {
   const std::string s = r.string(n, "namespace");
   static const std::regex ok("[A-Za-z0-9_.-]{1,48}");
-  if (!std::regex_match(s, ok)) fail_at(n, fmt::format("{}: namespace '{}' must be 1-48 of A-Z a-z 0-9 _ . -", r.context(), s));
+  if (!std::regex_match(s, ok))
+    fail_at(n, fmt::format("{}: namespace '{}' must be 1-48 of A-Z a-z 0-9 _ . -", r.context(), s));
   return s;
 }
 
@@ -70,7 +72,8 @@ lab_host parse_host(const reader& parent, const toml::node& n, std::string role,
   const toml::node& a = r.need("address");
   h.address = parse_ipv4(r, a, r.string(a, "address"), "address");
   const std::uint32_t m = mask_of(side.prefix);
-  if ((h.address & m) != (side.address & m) || h.address == side.address || (h.address & ~m) == 0 || (h.address & ~m) == ~m)
+  if ((h.address & m) != (side.address & m) || h.address == side.address || (h.address & ~m) == 0 ||
+      (h.address & ~m) == ~m)
     fail_at(a, fmt::format("{}: address {} is not a free host address in {}/{}", r.context(), format_ipv4(h.address),
                            format_ipv4(side.address & m), side.prefix));
   r.done();
@@ -89,7 +92,8 @@ circuit_spec parse_circuit(const reader& parent, const toml::node& n) {
     if (*c.rate_bps < 8000 || *c.rate_bps > 100e9) fail_at(*x, "lab circuit: 'rate' must be between 8k and 100G bit/s");
   }
   if (const toml::node* x = r.find("pps")) c.pps = static_cast<std::uint64_t>(r.integer(*x, "pps", 1, 100'000'000));
-  if (const toml::node* x = r.find("mtu_onprem")) c.mtu_onprem = static_cast<int>(r.integer(*x, "mtu_onprem", 576, 9000));
+  if (const toml::node* x = r.find("mtu_onprem"))
+    c.mtu_onprem = static_cast<int>(r.integer(*x, "mtu_onprem", 576, 9000));
   if (const toml::node* x = r.find("mtu_vpc")) c.mtu_vpc = static_cast<int>(r.integer(*x, "mtu_vpc", 576, 9000));
   r.done();
   return c;
@@ -100,7 +104,8 @@ void check_unique(const lab_spec& s, const toml::node& where_node) {
   std::set<std::uint32_t> addresses{s.device.address};
   for (const auto& h : s.instances)
     if (!names.insert(h.netns).second || !addresses.insert(h.address).second)
-      fail_at(where_node, fmt::format("lab: namespace '{}' or address {} is used twice", h.netns, format_ipv4(h.address)));
+      fail_at(where_node,
+              fmt::format("lab: namespace '{}' or address {} is used twice", h.netns, format_ipv4(h.address)));
   if (names.size() != s.instances.size() + 2) fail_at(where_node, "lab: the device and circuit namespaces must differ");
   const std::uint32_t m = mask_of(std::min(s.onprem.prefix, s.vpc.prefix));
   if ((s.onprem.address & m) == (s.vpc.address & m))
@@ -121,7 +126,8 @@ lab_spec parse_lab(const toml::table& t, const std::string& file) {
   s.name = r.string(name, "name");
   // Interface names are "<name>-v64" at most: 8 + 4 characters, under the kernel's 15.
   static const std::regex ok("[a-z][a-z0-9]{0,7}");
-  if (!std::regex_match(s.name, ok)) fail_at(name, fmt::format("lab: name '{}' must be 1-8 of a-z 0-9, starting with a letter", s.name));
+  if (!std::regex_match(s.name, ok))
+    fail_at(name, fmt::format("lab: name '{}' must be 1-8 of a-z 0-9, starting with a letter", s.name));
   const toml::node* cn = r.find("circuit_namespace");
   s.circuit_netns = cn ? parse_netns(r, *cn) : s.name + "-circuit";
   s.onprem = parse_gateway(r, "onprem_gateway");
@@ -139,7 +145,8 @@ lab_spec parse_lab(const toml::table& t, const std::string& file) {
 }
 
 lab_spec load_lab(const std::string& file) {
-  const toml::table root = harness::parse_toml_bounded<lab_error>(harness::read_file_text<lab_error>(file, "the file"), file);
+  const toml::table root =
+      harness::parse_toml_bounded<lab_error>(harness::read_file_text<lab_error>(file, "the file"), file);
   const toml::node* l = root.get("lab");
   if (!l || !l->is_table()) throw lab_error(fmt::format("{}: no [lab] table", file));
   return parse_lab(*l->as_table(), file);

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <map>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 namespace lab {
 
@@ -79,7 +79,8 @@ std::string status_of(const lab_spec& s) {
   }
   if (have.count(s.circuit_netns))
     for (const std::string& dev : {onprem_if(s), bridge_if(s)})
-      if (const auto t = tbf_counters(s.circuit_netns, dev); !t.is_null()) out += indent(fmt::format("tbf {} {}", dev, t.dump()));
+      if (const auto t = tbf_counters(s.circuit_netns, dev); !t.is_null())
+        out += indent(fmt::format("tbf {} {}", dev, t.dump()));
   return out;
 }
 
@@ -111,8 +112,10 @@ std::string lab_counters(const lab_spec& s) {
   nlohmann::json j{{"lab", s.name}};
   auto host = [&](const lab_host& h) {
     const auto c = nft_counters(s, h.netns);
-    return nlohmann::json{{"netns", h.netns}, {"address", format_ipv4(h.address)},
-                          {"udp_delivered", c.contains("udp_delivered") ? c["udp_delivered"] : nlohmann::json(nullptr)}};
+    return nlohmann::json{
+        {"netns", h.netns},
+        {"address", format_ipv4(h.address)},
+        {"udp_delivered", c.contains("udp_delivered") ? c["udp_delivered"] : nlohmann::json(nullptr)}};
   };
   j["hosts"]["device"] = host(s.device);
   for (const auto& h : s.instances) j["hosts"][h.role] = host(h);

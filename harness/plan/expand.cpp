@@ -10,7 +10,8 @@
 namespace harness {
 namespace {
 
-std::string run_id(const test_spec& t, std::uint32_t size, const load_level& load, int repeat, const std::string& suffix) {
+std::string run_id(const test_spec& t, std::uint32_t size, const load_level& load, int repeat,
+                   const std::string& suffix) {
   std::string id = fmt::format("{}-m{}", t.name, size);
   if (t.loads.size() > 1) id += "-" + load.label();
   if (t.repeats > 1) id += fmt::format("-r{}", repeat);
@@ -22,7 +23,8 @@ void add_fan(run_spec& r, const test_spec& t) {
     r.role = fmt::format("{} as server", t.server);
     r.servers.push_back({t.server, {t.ports.begin(), t.ports.begin() + static_cast<long>(t.instances.size())}});
     for (std::size_t i = 0; i < t.instances.size(); ++i)
-      r.instances.push_back({fmt::format("{:02}-{}", i + 1, t.instances[i]), t.instances[i], t.server, 0, i, "", t.reverse});
+      r.instances.push_back(
+          {fmt::format("{:02}-{}", i + 1, t.instances[i]), t.instances[i], t.server, 0, i, "", t.reverse});
     return;
   }
   r.role = fmt::format("{} as client", t.client);
@@ -68,41 +70,41 @@ std::vector<run_spec> expand(const plan& p) {
   for (const test_spec& t : p.tests)
     for (std::uint32_t size : t.message_sizes)
       for (const load_level& load : t.loads)
-      for (int rep = 1; rep <= t.repeats; ++rep) {
-        run_spec base;
-        base.load = load;
-        base.test = t.name;
-        base.topo = t.topo;
-        base.kind = t.kind;
-        base.message_size = size;
-        base.repeat = rep;
-        base.duration = t.duration;
-        base.warmup = t.warmup;
-        base.interval = p.interval;
-        base.spec = &t;
-        if (t.topo != topology::pairs) {
-          base.id = run_id(t, size, load, rep, "");
-          add_fan(base, t);
-          add_reverse(base, t);
-          add_probe(base, t);
-          runs.push_back(base);
-          continue;
-        }
-        // Each pair is its own run, as in the tutorial: one client, one server, at a time.
-        for (const pair_spec& ps : t.pairs)
-          for (int dir = 0; dir < (t.both_directions ? 2 : 1); ++dir) {
-            run_spec r = base;
-            const std::string& from = dir ? ps.to : ps.from;
-            const std::string& to = dir ? ps.from : ps.to;
-            r.id = run_id(t, size, load, rep, fmt::format("{}-to-{}", from, to));
-            r.role = "pairs";
-            r.servers.push_back({to, {t.ports.front()}});
-            r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category, t.reverse});
-            add_reverse(r, t);
-            add_probe(r, t);
-            runs.push_back(r);
+        for (int rep = 1; rep <= t.repeats; ++rep) {
+          run_spec base;
+          base.load = load;
+          base.test = t.name;
+          base.topo = t.topo;
+          base.kind = t.kind;
+          base.message_size = size;
+          base.repeat = rep;
+          base.duration = t.duration;
+          base.warmup = t.warmup;
+          base.interval = p.interval;
+          base.spec = &t;
+          if (t.topo != topology::pairs) {
+            base.id = run_id(t, size, load, rep, "");
+            add_fan(base, t);
+            add_reverse(base, t);
+            add_probe(base, t);
+            runs.push_back(base);
+            continue;
           }
-      }
+          // Each pair is its own run, as in the tutorial: one client, one server, at a time.
+          for (const pair_spec& ps : t.pairs)
+            for (int dir = 0; dir < (t.both_directions ? 2 : 1); ++dir) {
+              run_spec r = base;
+              const std::string& from = dir ? ps.to : ps.from;
+              const std::string& to = dir ? ps.from : ps.to;
+              r.id = run_id(t, size, load, rep, fmt::format("{}-to-{}", from, to));
+              r.role = "pairs";
+              r.servers.push_back({to, {t.ports.front()}});
+              r.instances.push_back({fmt::format("{}-to-{}", from, to), from, to, 0, 0, ps.category, t.reverse});
+              add_reverse(r, t);
+              add_probe(r, t);
+              runs.push_back(r);
+            }
+        }
   return runs;
 }
 
@@ -127,7 +129,15 @@ namespace {
 // netload's first words: the server's port, the test and its seconds.
 std::vector<std::string> netload_head(const std::string& program, const host& server, std::uint16_t port,
                                       std::string test, double seconds) {
-  return {program, "-H", server.address, "-p", std::to_string(port), "-t", std::move(test), "-l", fmt::format("{:g}", seconds)};
+  return {program,
+          "-H",
+          server.address,
+          "-p",
+          std::to_string(port),
+          "-t",
+          std::move(test),
+          "-l",
+          fmt::format("{:g}", seconds)};
 }
 
 // The latency probe: UDP_RR at a low rate, numbered requests, from the idle lead to the load's end.
@@ -187,18 +197,31 @@ std::vector<std::string> netload_command(const std::string& program, const run_s
 nlohmann::json to_json(const run_spec& r, const plan& p) {
   nlohmann::json inst = nlohmann::json::array(), probe = nullptr;
   for (const auto& i : r.instances) {
-    nlohmann::json j = {{"name", i.name}, {"client", i.client}, {"client_address", p.hosts.at(i.client).address},
-                        {"server", i.server}, {"server_address", p.hosts.at(i.server).address},
-                        {"category", i.category}, {"reverse", i.reverse}};
+    nlohmann::json j = {{"name", i.name},
+                        {"client", i.client},
+                        {"client_address", p.hosts.at(i.client).address},
+                        {"server", i.server},
+                        {"server_address", p.hosts.at(i.server).address},
+                        {"category", i.category},
+                        {"reverse", i.reverse}};
     if (!i.probe) inst.push_back(std::move(j));
-    else probe = {{"instance", j}, {"pps", r.spec->probe->pps}, {"size", r.spec->probe->size}, {"idle", r.spec->probe->idle}};
+    else
+      probe = {
+          {"instance", j}, {"pps", r.spec->probe->pps}, {"size", r.spec->probe->size}, {"idle", r.spec->probe->idle}};
   }
   nlohmann::json j = measurement_json(r);
-  j.update({{"id", r.id}, {"repeat", r.repeat}, {"duration", r.duration}, {"warmup", r.warmup},
-            {"interval", r.interval}, {"skew_bound_ms", p.skew_bound_ms}, {"instances", inst},
+  j.update({{"id", r.id},
+            {"repeat", r.repeat},
+            {"duration", r.duration},
+            {"warmup", r.warmup},
+            {"interval", r.interval},
+            {"skew_bound_ms", p.skew_bound_ms},
+            {"instances", inst},
             {"requested_pps", r.load.pps ? nlohmann::json(*r.load.pps) : nlohmann::json(nullptr)},
             {"requested_rate", r.load.rate ? nlohmann::json(*r.load.rate) : nlohmann::json(nullptr)},
-            {"search_trial", r.search_trial}, {"bidirectional", r.bidirectional}, {"probe", probe}});
+            {"search_trial", r.search_trial},
+            {"bidirectional", r.bidirectional},
+            {"probe", probe}});
   return j;
 }
 

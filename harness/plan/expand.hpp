@@ -18,19 +18,19 @@ struct server_spec {
 };
 
 struct instance_spec {
-  std::string name;        // file name in raw/<run>/
-  std::string client;      // host running netload
-  std::string server;      // host running netserve
+  std::string name;                             // file name in raw/<run>/
+  std::string client;                           // host running netload
+  std::string server;                           // host running netserve
   std::size_t server_index = 0, port_slot = 0;  // into run_spec::servers and its ports
-  std::string category;    // pairs: the path category label
-  bool reverse = false;    // netload --reverse: netserve sends
-  bool probe = false;      // the latency probe (test_spec::probe): on the first instance's path, not part of the load
+  std::string category;                         // pairs: the path category label
+  bool reverse = false;                         // netload --reverse: netserve sends
+  bool probe = false;  // the latency probe (test_spec::probe): on the first instance's path, not part of the load
 };
 
 struct run_spec {
-  std::string id;           // raw/<id>/
+  std::string id;  // raw/<id>/
   std::string test;
-  std::string role;         // which side the shared host plays, in words
+  std::string role;  // which side the shared host plays, in words
   topology topo = topology::fan_in;
   nb::test_kind kind = nb::test_kind::udp_stream;
   std::uint32_t message_size = 0;
@@ -40,8 +40,8 @@ struct run_spec {
   nlohmann::json search_trial;  // a trial of a rate search: {"of", "phase", "intended_load", ...}; null otherwise
   std::vector<server_spec> servers;
   std::vector<instance_spec> instances;  // the load's, then the latency probe's when the test has one
-  bool bidirectional = false;   // every instance twice at T0: forward, and reverse on the same port
-  const test_spec* spec = nullptr;  // the test it came from (not serialised)
+  bool bidirectional = false;            // every instance twice at T0: forward, and reverse on the same port
+  const test_spec* spec = nullptr;       // the test it came from (not serialised)
 
   // The latency probe, when the run has one: it starts probe->idle seconds before T0 and ends with the load.
   const instance_spec* probe() const noexcept {
@@ -78,7 +78,10 @@ nlohmann::json to_json(const run_spec& r, const plan& p);
 // test, role, topology, kind and message size.
 template <class Measurement>
 nlohmann::json measurement_json(const Measurement& m) {
-  return {{"test", m.test}, {"role", m.role}, {"topology", to_string(m.topo)}, {"kind", nb::to_string(m.kind)},
+  return {{"test", m.test},
+          {"role", m.role},
+          {"topology", to_string(m.topo)},
+          {"kind", nb::to_string(m.kind)},
           {"message_size", m.message_size}};
 }
 

@@ -75,10 +75,11 @@ void set_duration(plan& p, double d, std::vector<std::string>& changes) {
     // A search's trials: its goals' final trials last d, no first trial is longer, and a duration sum
     // holds at least one final trial (as the older form's final trial was its duration sum).
     for (auto& g : t.search->goals) {
-      changes.push_back(fmt::format("test {}: search goal {}: final_trial_duration {:g} s -> {:g} s, initial_trial_duration "
-                                    "{:g} s -> {:g} s, duration_sum {:g} s -> {:g} s",
-                                    t.name, g.name, g.final_trial_duration, d, g.initial_trial_duration,
-                                    std::min(g.initial_trial_duration, d), g.duration_sum, searched_sum(*t.search, g, d)));
+      changes.push_back(
+          fmt::format("test {}: search goal {}: final_trial_duration {:g} s -> {:g} s, initial_trial_duration "
+                      "{:g} s -> {:g} s, duration_sum {:g} s -> {:g} s",
+                      t.name, g.name, g.final_trial_duration, d, g.initial_trial_duration,
+                      std::min(g.initial_trial_duration, d), g.duration_sum, searched_sum(*t.search, g, d)));
       g.duration_sum = searched_sum(*t.search, g, d);
       g.final_trial_duration = d;
       g.initial_trial_duration = std::min(g.initial_trial_duration, d);
@@ -86,7 +87,8 @@ void set_duration(plan& p, double d, std::vector<std::string>& changes) {
   }
   changes.push_back(fmt::format("duration {} -> {:g} s", durations, d));
   if (warmup_changed)
-    changes.push_back(fmt::format("warmup {} -> {} (at most half of a test)", warmups, values_of(p.tests, &test_spec::warmup)));
+    changes.push_back(
+        fmt::format("warmup {} -> {} (at most half of a test)", warmups, values_of(p.tests, &test_spec::warmup)));
 }
 
 void set_repeats(plan& p, int n, std::vector<std::string>& changes) {
@@ -98,11 +100,13 @@ void set_repeats(plan& p, int n, std::vector<std::string>& changes) {
 }
 
 std::string header(const plan& p, const plan_overrides& o, const std::vector<std::string>& changes, bool rewritten) {
-  std::string out = fmt::format("# The plan as it ran: the command line's {} changed {}:\n", o.command_line(), p.source_path);
+  std::string out =
+      fmt::format("# The plan as it ran: the command line's {} changed {}:\n", o.command_line(), p.source_path);
   for (const auto& c : changes) out += fmt::format("#   {}\n", c);
-  out += rewritten ? "# The values below are rewritten to match; the tests left out are commented out.\n"
-                   : "# NOTE: the values below are the plan file's, NOT what ran (this layout could not be rewritten in\n"
-                     "# place): the lines above say what ran; environment.json's \"overrides\" too.\n";
+  out += rewritten
+             ? "# The values below are rewritten to match; the tests left out are commented out.\n"
+             : "# NOTE: the values below are the plan file's, NOT what ran (this layout could not be rewritten in\n"
+               "# place): the lines above say what ran; environment.json's \"overrides\" too.\n";
   return out + "\n";
 }
 

@@ -3,8 +3,8 @@
 #include "core/base/limits.hpp"
 #include "core/base/port_spec.hpp"
 #include "core/base/units.hpp"
-#include "harness/toml/toml_bounds.hpp"
 #include "harness/plan/plan_toml.hpp"
+#include "harness/toml/toml_bounds.hpp"
 
 #include <set>
 
@@ -157,7 +157,6 @@ host parse_host(const std::string& name, const toml::table& t) {
 }
 
 }  // namespace
-
 
 const char* to_string(launcher_kind k) { return name_of(launcher_names, k); }
 const char* to_string(topology t) { return name_of(topology_names, t); }

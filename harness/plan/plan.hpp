@@ -35,9 +35,9 @@ struct host {
   std::string address;
   launcher_kind launcher = launcher_kind::local;
   ssh_options ssh;
-  std::string netns;    // namespace name for launcher netns
-  std::string bin_dir;  // where netserve / netload live on that host; empty: the harness default
-  std::string psk_file; // key file on that host, for its netserve and netload (--psk-file); empty: none
+  std::string netns;     // namespace name for launcher netns
+  std::string bin_dir;   // where netserve / netload live on that host; empty: the harness default
+  std::string psk_file;  // key file on that host, for its netserve and netload (--psk-file); empty: none
   // Where its netserve counts forward UDP: the socket path, or xdp at `interface`'s driver (netserve
   // --engine xdp; root on that host), passing counted datagrams on with xdp_pass, in xdp_mode ("" = auto).
   nb::receive_engine engine = nb::receive_engine::socket;
@@ -85,9 +85,9 @@ struct search_spec {
 // instance's path, started `idle` seconds before the load so the report has its round trips idle and
 // under load, and the chart their change over the run.
 struct probe_spec {
-  double pps = 100;             // transactions per second
-  std::uint32_t size = 64;      // request and response bytes
-  double idle = 2;              // seconds of probing before the load starts
+  double pps = 100;         // transactions per second
+  std::uint32_t size = 64;  // request and response bytes
+  double idle = 2;          // seconds of probing before the load starts
 };
 
 struct test_spec {
@@ -99,25 +99,25 @@ struct test_spec {
   std::string affinity;                         // netperf's -T l,r: CPUs of netload and of netserve's receiver
   std::uint32_t streams = 1;
   std::uint32_t mss = 0;
-  std::string send_buffer, recv_buffer;         // netperf -s / -S
-  std::string congestion;                       // TCP: netload -K, both ends; empty = each host's default
-  std::string recv_size;                        // TCP: netload --recv-size ("64K"); empty = netserve's default
-  bool zerocopy = false;                        // TCP: netload --zerocopy
-  bool send_copy = false;                       // TCP: netload --send-copy (send(), not sendfile())
-  std::string recv_mode;                        // TCP: netload --recv-mode (copy, discard); "" = auto, netload's choice
+  std::string send_buffer, recv_buffer;  // netperf -s / -S
+  std::string congestion;                // TCP: netload -K, both ends; empty = each host's default
+  std::string recv_size;                 // TCP: netload --recv-size ("64K"); empty = netserve's default
+  bool zerocopy = false;                 // TCP: netload --zerocopy
+  bool send_copy = false;                // TCP: netload --send-copy (send(), not sendfile())
+  std::string recv_mode;                 // TCP: netload --recv-mode (copy, discard); "" = auto, netload's choice
   int dscp = -1;
   bool reverse = false;
   topology topo = topology::fan_in;
-  std::string server;                           // fan-in
-  std::string client;                           // fan-out
-  std::vector<std::string> instances;           // fan-in: client hosts; fan-out: server hosts
+  std::string server;                  // fan-in
+  std::string client;                  // fan-out
+  std::vector<std::string> instances;  // fan-in: client hosts; fan-out: server hosts
   std::vector<pair_spec> pairs;
-  bool both_directions = false;                 // pairs: each pair again from `to` to `from`, after it
-  bool bidirectional = false;                   // each instance also in reverse, both at the same T0
-  std::vector<std::uint16_t> ports;             // per instance index; 0 = any free port
-  std::uint32_t response_size = 1;              // request/response: the answer's bytes (message_size: the request's)
-  std::uint32_t burst = 0;                      // request/response: transactions in flight beyond the first
-  std::optional<probe_spec> probe;              // latency_probe: round trips idle and under this test's load
+  bool both_directions = false;      // pairs: each pair again from `to` to `from`, after it
+  bool bidirectional = false;        // each instance also in reverse, both at the same T0
+  std::vector<std::uint16_t> ports;  // per instance index; 0 = any free port
+  std::uint32_t response_size = 1;   // request/response: the answer's bytes (message_size: the request's)
+  std::uint32_t burst = 0;           // request/response: transactions in flight beyond the first
+  std::optional<probe_spec> probe;   // latency_probe: round trips idle and under this test's load
   double duration = 0, warmup = 0;
   int repeats = 1;
 };
@@ -126,19 +126,19 @@ struct plan {
   std::string name;
   std::string source_path;
   std::string source_text;
-  double duration = 10;      // seconds per test
-  double warmup = 1;         // seconds left out of the steady-state window
+  double duration = 10;  // seconds per test
+  double warmup = 1;     // seconds left out of the steady-state window
   int repeats = 1;
-  double lead = 0.5;         // seconds from "every instance armed" to the common start instant T0
-  double interval = 1.0;     // netload --interval
-  double skew_bound_ms = 20; // an instance starting later than T0 + this is a failed instance
-  double settle = 1.0;       // pause between runs (seconds), so one run's tail does not hit the next
+  double lead = 0.5;          // seconds from "every instance armed" to the common start instant T0
+  double interval = 1.0;      // netload --interval
+  double skew_bound_ms = 20;  // an instance starting later than T0 + this is a failed instance
+  double settle = 1.0;        // pause between runs (seconds), so one run's tail does not hit the next
   std::vector<std::uint16_t> ports;
   std::string ports_where;  // "file:line:col" where [defaults] gave them, for errors
   std::map<std::string, host> hosts;
   std::map<std::string, std::vector<std::string>> groups;
   std::vector<test_spec> tests;
-  bool has_lab = false;     // the file also has a [lab] table: runs read the emulated circuit's counters
+  bool has_lab = false;  // the file also has a [lab] table: runs read the emulated circuit's counters
   // What the command line changed (overrides.hpp): its options, and each change in words; environment.json
   // records them beside the rewritten plan.toml.
   std::string override_options;

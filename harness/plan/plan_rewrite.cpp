@@ -107,10 +107,11 @@ bool same_goals(const std::vector<nb::search::goal>& a, const std::vector<nb::se
 
 // A goal as an inline table, every parameter given.
 std::string goal_text(const nb::search::goal& g) {
-  return fmt::format("{{ name = \"{}\", loss_ratio = {}, exceed_ratio = {}, final_trial_duration = {}, duration_sum = {}, "
-                     "width = {}, initial_trial_duration = {} }}",
-                     g.name, num(g.loss_ratio), num(g.exceed_ratio), num(g.final_trial_duration), num(g.duration_sum),
-                     num(g.width), num(g.initial_trial_duration));
+  return fmt::format(
+      "{{ name = \"{}\", loss_ratio = {}, exceed_ratio = {}, final_trial_duration = {}, duration_sum = {}, "
+      "width = {}, initial_trial_duration = {} }}",
+      g.name, num(g.loss_ratio), num(g.exceed_ratio), num(g.final_trial_duration), num(g.duration_sum), num(g.width),
+      num(g.initial_trial_duration));
 }
 
 // The search's trial durations as --duration made them: the older form's keys, each goal table's, or,
@@ -153,7 +154,8 @@ bool same_run(const plan& a, const plan& b) {
   return true;
 }
 
-void rewrite_defaults(rewriter& w, const toml::table& root, const plan& old, const plan& want, const plan_overrides& o) {
+void rewrite_defaults(rewriter& w, const toml::table& root, const plan& old, const plan& want,
+                      const plan_overrides& o) {
   std::vector<std::pair<std::string, std::string>> keys;
   if (o.duration) keys.emplace_back("duration", num(want.duration));
   if (o.duration && want.warmup != old.warmup) keys.emplace_back("warmup", num(want.warmup));
@@ -192,7 +194,8 @@ std::optional<std::string> rewrite_plan_text(const std::string& text, const plan
       const toml::table* t = e.as_table();
       if (!t) return std::nullopt;
       const std::string name = (*t)["name"].value_or(std::string());
-      const auto kept = std::find_if(want.tests.begin(), want.tests.end(), [&](const test_spec& s) { return s.name == name; });
+      const auto kept =
+          std::find_if(want.tests.begin(), want.tests.end(), [&](const test_spec& s) { return s.name == name; });
       if (kept != want.tests.end()) {
         rewrite_test(w, *t, *kept, o);
         continue;

@@ -36,8 +36,8 @@ goal parse_goal(const toml::node& n, toml_reader& sr, std::size_t index) {
       gr.number_or("initial_trial_duration", std::min(g.initial_trial_duration, g.final_trial_duration), 0.2, 86400);
   if (g.duration_sum < g.final_trial_duration)
     fail_at(gr.need("duration_sum").source(),
-            fmt::format("{}: duration_sum {:g} s is shorter than one final trial ({:g} s)", gr.context(), g.duration_sum,
-                        g.final_trial_duration));
+            fmt::format("{}: duration_sum {:g} s is shorter than one final trial ({:g} s)", gr.context(),
+                        g.duration_sum, g.final_trial_duration));
   if (g.initial_trial_duration > g.final_trial_duration)
     fail_at(gr.need("initial_trial_duration").source(),
             fmt::format("{}: initial_trial_duration {:g} s is longer than final_trial_duration {:g} s", gr.context(),
@@ -111,15 +111,17 @@ void parse_search(test_spec& t, toml_reader& r) {
   if (t.kind != nb::test_kind::udp_stream)
     fail_at(n->source(), fmt::format("{}: 'search' needs a loss ratio, which only UDP_STREAM has", r.context()));
   if (t.loads.size() != 1 || t.loads.front().pps || t.loads.front().rate)
-    fail_at(n->source(), fmt::format("{}: 'search' finds the rate itself: give it without 'pps' or 'rate'", r.context()));
+    fail_at(n->source(),
+            fmt::format("{}: 'search' finds the rate itself: give it without 'pps' or 'rate'", r.context()));
   toml_reader sr(r.table(*n, "search"), r.context() + " search");
   search_spec s;
   const toml::node* goals = sr.find("goals");
   for (const char* older : {"loss", "trial", "final", "precision", "max_finals"})
     if (sr.has(older)) {
       if (goals)
-        fail_at(goals->source(), fmt::format("{}: give 'goals' or the older '{}' (loss, trial, final, precision), not both",
-                                             sr.context(), older));
+        fail_at(goals->source(),
+                fmt::format("{}: give 'goals' or the older '{}' (loss, trial, final, precision), not both",
+                            sr.context(), older));
       s.older_form = true;
     }
   if (goals) s.goals = parse_goals(*goals, sr);

@@ -1,9 +1,9 @@
 // The [[tests]] part of a plan: kinds, sizes, rates, topology, and the checks that need the whole test
 // (port clashes, sizes that cannot be sent).
 #include "core/base/limits.hpp"
+#include "core/base/units.hpp"
 #include "core/sys/socket.hpp"
 #include "core/wire/receive_mode.hpp"
-#include "core/base/units.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/plan_toml.hpp"
 
@@ -41,11 +41,14 @@ void parse_rr(test_spec& t, toml_reader& r) {
   t.burst = static_cast<std::uint32_t>(r.integer_or("burst", 0, 0, nb::max_rr_burst));
   if (const toml::node* n = r.find("rate"))
     fail_at(n->source(), fmt::format("{}: a request/response test is paced in transactions: give 'pps'", r.context()));
-  if (t.reverse) fail_at(r.need("reverse").source(), fmt::format("{}: a request/response test has no reverse", r.context()));
-  const std::uint32_t smallest = std::min(*std::min_element(t.message_sizes.begin(), t.message_sizes.end()), t.response_size);
+  if (t.reverse)
+    fail_at(r.need("reverse").source(), fmt::format("{}: a request/response test has no reverse", r.context()));
+  const std::uint32_t smallest =
+      std::min(*std::min_element(t.message_sizes.begin(), t.message_sizes.end()), t.response_size);
   if (t.kind == nb::test_kind::udp_rr && t.burst > 0 && smallest < 8)  // as netload refuses it (netload/cli.cpp)
     fail_at(r.need("burst").source(), fmt::format("{}: a UDP_RR burst needs requests and answers of 8 bytes or more "
-                                                  "(room for the transaction's number)", r.context()));
+                                                  "(room for the transaction's number)",
+                                                  r.context()));
 }
 
 // latency_probe = true, or { pps = 100, size = 64, idle = 2 }: a UDP_RR probe beside a stream test's load.
@@ -57,7 +60,8 @@ void parse_probe(test_spec& t, toml_reader& r, double interval) {
   if (!n) return;
   if (nb::is_rr(t.kind))
     fail_at(n->source(), fmt::format("{}: 'latency_probe' goes beside a stream test's load; this test is itself "
-                                     "request/response", r.context()));
+                                     "request/response",
+                                     r.context()));
   if (n->is_boolean()) {
     if (n->as_boolean()->get()) t.probe = probe_spec{};
     return;
@@ -68,8 +72,9 @@ void parse_probe(test_spec& t, toml_reader& r, double interval) {
   p.size = static_cast<std::uint32_t>(pr.integer_or("size", p.size, 16, 1400));
   p.idle = pr.number_or("idle", p.idle, 0.1, 600);
   if (const double whole = std::round(p.idle / interval); whole < 1 || std::abs(p.idle - whole * interval) > 1e-6)
-    fail_at(pr.need("idle").source(), fmt::format("{}: idle {:g} s is not a whole number of the plan's {:g}-s intervals",
-                                                  pr.context(), p.idle, interval));
+    fail_at(pr.need("idle").source(),
+            fmt::format("{}: idle {:g} s is not a whole number of the plan's {:g}-s intervals", pr.context(), p.idle,
+                        interval));
   pr.done();
   t.probe = p;
 }
@@ -116,8 +121,7 @@ void parse_loads(test_spec& t, toml_reader& r) {
   t.loads.clear();
   if (n->is_array())
     for (const toml::node& e : *n->as_array()) one(e);
-  else
-    one(*n);
+  else one(*n);
   if (t.loads.empty()) fail_at(n->source(), fmt::format("{}: '{}' is empty", r.context(), pps ? "pps" : "rate"));
 }
 
@@ -131,19 +135,22 @@ std::string parse_affinity(toml_reader& r) {
     return x.empty() || (x.size() <= 4 && x.find_first_not_of("0123456789") == std::string::npos);
   };
   if (s.empty() || !cpu_ok(s.substr(0, comma)) || (comma != std::string::npos && !cpu_ok(s.substr(comma + 1))))
-    fail_at(n->source(), fmt::format("{}: affinity '{}' is not netperf's -T l,r (CPU numbers, e.g. \"1,0\")", r.context(), s));
+    fail_at(n->source(),
+            fmt::format("{}: affinity '{}' is not netperf's -T l,r (CPU numbers, e.g. \"1,0\")", r.context(), s));
   return s;
 }
 
 std::string buffer(toml_reader& r, const char* key) {
   const toml::node* n = r.find(key);
   if (!n) return {};
-  std::string s = n->is_integer() ? std::to_string(r.integer(*n, key, 1, nb::max_socket_buffer_request)) : r.string(*n, key);
+  std::string s =
+      n->is_integer() ? std::to_string(r.integer(*n, key, 1, nb::max_socket_buffer_request)) : r.string(*n, key);
   try {
     const auto bytes = nb::parse_size(s);
     if (bytes == 0 || bytes > nb::max_socket_buffer_request) throw std::invalid_argument("range");
   } catch (const std::exception&) {
-    fail_at(n->source(), fmt::format("{}: '{}' = '{}' is not a socket buffer size like 256K (1 byte to 1G)", r.context(), key, s));
+    fail_at(n->source(),
+            fmt::format("{}: '{}' = '{}' is not a socket buffer size like 256K (1 byte to 1G)", r.context(), key, s));
   }
   return s;
 }
@@ -199,7 +206,9 @@ void check_ports(const test_spec& t, const toml_reader& r, const std::string& lo
     fail(fmt::format("{} instances need {} ports, the plan gives {}", need, need, t.ports.size()));
   std::set<std::pair<std::string, std::uint16_t>> used;
   for (std::size_t i = 0; i < need; ++i) {
-    const std::string server = t.topo == topology::fan_in ? t.server : t.topo == topology::fan_out ? t.instances[i] : "";
+    const std::string server = t.topo == topology::fan_in    ? t.server
+                               : t.topo == topology::fan_out ? t.instances[i]
+                                                             : "";
     if (t.ports[i] != 0 && !used.emplace(server, t.ports[i]).second)
       fail(fmt::format("port clash: port {} is used twice on host '{}'", t.ports[i], server));
   }
@@ -227,18 +236,20 @@ void parse_recv_mode_key(test_spec& t, toml_reader& r) {
 
 void parse_tcp_options(test_spec& t, toml_reader& r) {
   for (const char* key : {"congestion", "recv_size", "zerocopy", "send_copy", "recv_copy", "recv_mode"})
-    if (const toml::node* n = r.find(key); n && (std::string_view(key) == "congestion" ? !nb::is_tcp(t.kind)
-                                                                                      : t.kind != nb::test_kind::tcp_stream))
+    if (const toml::node* n = r.find(key);
+        n && (std::string_view(key) == "congestion" ? !nb::is_tcp(t.kind) : t.kind != nb::test_kind::tcp_stream))
       fail_at(n->source(), fmt::format("{}: '{}' only applies to {}", r.context(), key,
                                        std::string_view(key) == "congestion" ? "TCP tests" : "TCP_STREAM"));
   if (const toml::node* n = r.find("congestion")) {
     t.congestion = r.string(*n, "congestion");
     if (!nb::valid_congestion_name(t.congestion))
-      fail_at(n->source(), fmt::format("{}: congestion '{}' is not an algorithm's name (1 to 15 letters, digits, '_' or '-')",
-                                       r.context(), t.congestion));
+      fail_at(n->source(),
+              fmt::format("{}: congestion '{}' is not an algorithm's name (1 to 15 letters, digits, '_' or '-')",
+                          r.context(), t.congestion));
   }
   if (const toml::node* n = r.find("recv_size")) {
-    t.recv_size = n->is_integer() ? std::to_string(r.integer(*n, "recv_size", 1, nb::max_tcp_message_size)) : r.string(*n, "recv_size");
+    t.recv_size = n->is_integer() ? std::to_string(r.integer(*n, "recv_size", 1, nb::max_tcp_message_size))
+                                  : r.string(*n, "recv_size");
     auto size_of = [](const std::string& text) -> std::uint64_t {
       try {
         return nb::parse_size(text);
@@ -248,13 +259,15 @@ void parse_tcp_options(test_spec& t, toml_reader& r) {
     };
     const std::uint64_t bytes = size_of(t.recv_size);
     if (bytes == 0 || bytes > nb::max_tcp_message_size)
-      fail_at(n->source(), fmt::format("{}: recv_size '{}' is not a size like 64K (1 byte to 16M)", r.context(), t.recv_size));
+      fail_at(n->source(),
+              fmt::format("{}: recv_size '{}' is not a size like 64K (1 byte to 16M)", r.context(), t.recv_size));
   }
   t.zerocopy = r.boolean_or("zerocopy", false);
   t.send_copy = r.boolean_or("send_copy", false);
   parse_recv_mode_key(t, r);
   if (t.zerocopy && t.send_copy)
-    fail_at(r.find("send_copy")->source(), fmt::format("{}: 'send_copy' and 'zerocopy': one way of sending, not both", r.context()));
+    fail_at(r.find("send_copy")->source(),
+            fmt::format("{}: 'send_copy' and 'zerocopy': one way of sending, not both", r.context()));
 }
 
 void check_keys(const plan& p, const test_spec& t, const toml_reader& r, const toml::table& tt) {
@@ -284,7 +297,8 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
     const std::string s = r.string(*kind, "kind");
     const auto k = nb::parse_test_kind(s);
     if (!k)
-      fail_at(kind->source(), fmt::format("{}: kind '{}' is not UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR", r.context(), s));
+      fail_at(kind->source(),
+              fmt::format("{}: kind '{}' is not UDP_STREAM, TCP_STREAM, UDP_RR or TCP_RR", r.context(), s));
     t.kind = *k;
   }
   t.reverse = r.boolean_or("reverse", false);
@@ -311,7 +325,9 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   t.warmup = warmup ? r.number(*warmup, "warmup", 0, 86400) : p.warmup;
   t.repeats = static_cast<int>(r.integer_or("repeats", p.repeats, 1, 1000));
   if (t.warmup >= t.duration)
-    fail_at(warmup ? warmup->source() : duration ? duration->source() : tt.source(),
+    fail_at(warmup     ? warmup->source()
+            : duration ? duration->source()
+                       : tt.source(),
             fmt::format("{}: warmup {} s leaves nothing of a {} s test", r.context(), t.warmup, t.duration));
   t.ports = p.ports;
   const toml::node* ports = r.find("ports");

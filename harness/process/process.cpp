@@ -1,16 +1,16 @@
 #include "harness/process/process.hpp"
 
+#include <fmt/format.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/readable_pipe.hpp>
-#include <boost/asio/writable_pipe.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <fmt/format.h>
+#include <boost/asio/writable_pipe.hpp>
+#include <boost/asio/write.hpp>
 
 // Boost 1.81's Process v2 with BOOST_PROCESS_USE_STD_FS forgets these includes: they come before it.
 #include <boost/optional.hpp>
@@ -20,16 +20,16 @@
 
 #include <boost/process/v2.hpp>
 
+#include <cerrno>
 #include <csignal>
 #include <exception>
-#include <cerrno>
 #include <stdexcept>
 #include <system_error>
 
 #include <fcntl.h>
-#include <sys/prctl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,8 +67,7 @@ std::string resolve(const std::string& program) {
 // from the start: the child's ends reach it through dup2 onto 0, 1 and 2, which clears the flag.
 void cloexec_pipe(asio::readable_pipe& r, asio::writable_pipe& w) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw fmt::system_error(errno, "pipe2");
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw fmt::system_error(errno, "pipe2");
   r.assign(fds[0]);
   w.assign(fds[1]);
 }
@@ -117,8 +116,7 @@ child_process::child_process(asio::any_io_executor ex, const std::vector<std::st
   try {
     if (to_stdin)
       s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{in_r, out_w, err_w}, own_group{::getpid()});
-    else
-      s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{nullptr, out_w, err_w}, own_group{::getpid()});
+    else s_->proc.emplace(ex, resolve(argv[0]), args, bp::process_stdio{nullptr, out_w, err_w}, own_group{::getpid()});
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("cannot start '{}': {}", argv[0], e.what()));
   }
@@ -196,8 +194,8 @@ void child_process::arm_deadline(std::chrono::steady_clock::time_point deadline)
 asio::awaitable<std::optional<std::string>> child_process::read_line(std::chrono::steady_clock::time_point deadline) {
   auto s = s_;
   arm_deadline(deadline);
-  auto [ec, n] = co_await asio::async_read_until(s->out, asio::dynamic_buffer(s->out_buf), '\n',
-                                                 asio::as_tuple(use_awaitable));
+  auto [ec, n] =
+      co_await asio::async_read_until(s->out, asio::dynamic_buffer(s->out_buf), '\n', asio::as_tuple(use_awaitable));
   s->deadline.cancel();
   if (ec) co_return std::nullopt;
   std::string line = s->out_buf.substr(0, n - 1);
@@ -211,7 +209,8 @@ asio::awaitable<process_outcome> child_process::finish(std::chrono::steady_clock
   auto read_out = [](std::shared_ptr<state> st,
                      const std::function<void(const std::string&)>* cb) -> asio::awaitable<void> {
     if (!cb) {  // keep it all in out_buf
-      auto [ec, n] = co_await asio::async_read(st->out, asio::dynamic_buffer(st->out_buf), asio::as_tuple(use_awaitable));
+      auto [ec, n] =
+          co_await asio::async_read(st->out, asio::dynamic_buffer(st->out_buf), asio::as_tuple(use_awaitable));
       (void)ec;
       (void)n;
       co_return;
@@ -263,6 +262,5 @@ process_outcome run_blocking(const std::vector<std::string>& argv, std::chrono::
   asio::io_context io;
   return run_on(io, run_command(argv, limit, input));
 }
-
 
 }  // namespace nb

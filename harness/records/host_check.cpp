@@ -30,15 +30,16 @@ std::optional<std::string> facts_problem(const json& f) {
   if (!f.contains("type") || f["type"] != "host_info") return "no \"type\": \"host_info\"";
   if (!f.contains("version") || !f["version"].is_string()) return "no version";
   for (const char* n : {"cpus", "cpus_allowed"})
-    if (!f.contains(n) || !f[n].is_number_integer() || f[n].get<long long>() < 0) return fmt::format("'{}' is not a count", n);
+    if (!f.contains(n) || !f[n].is_number_integer() || f[n].get<long long>() < 0)
+      return fmt::format("'{}' is not a count", n);
   if (!f.contains("kernel") || !f["kernel"].is_string()) return "no kernel";
   if (!f.contains("features") || !f["features"].is_object()) return "no features";
   for (const auto& [name, has] : f["features"].items())
     if (!has.is_boolean()) return fmt::format("feature '{}' is not true or false", name);
   if (!f.contains("mtu") || !f["mtu"].is_object()) return "no mtu";
   for (const auto& [peer, m] : f["mtu"].items()) {
-    const bool known = m.is_object() && m.contains("mtu") && m["mtu"].is_number_integer() && m.contains("dev") &&
-                       m["dev"].is_string();
+    const bool known =
+        m.is_object() && m.contains("mtu") && m["mtu"].is_number_integer() && m.contains("dev") && m["dev"].is_string();
     const bool failed = m.is_object() && m.contains("error") && m["error"].is_string();
     if (!known && !failed) return fmt::format("the MTU to '{}' is neither a number and a device nor an error", peer);
   }
@@ -58,7 +59,8 @@ const json& member(const json& facts, const char* key) {
 
 void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
   if (!c.clock) {  // after a failed netload --host-info, its own error says it all
-    if (c.facts.is_object()) c.errors.push_back("its clock could not be read (netload --host-info gave no clock answer)");
+    if (c.facts.is_object())
+      c.errors.push_back("its clock could not be read (netload --host-info gave no clock answer)");
     return;
   }
   const clock_offset& k = *c.clock;
@@ -66,29 +68,31 @@ void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
   // Off for certain when even the nearest value the bound allows is beyond the skew bound; and when the
   // bound cannot tell, the bound is too wide (a note below).
   if (std::abs(k.offset_ms) - k.bound_ms > skew_bound_ms) {
-    if (allow_offset)
-      c.notes.push_back(fmt::format("{}; --allow-offset: its start instant is corrected by it", said));
+    if (allow_offset) c.notes.push_back(fmt::format("{}; --allow-offset: its start instant is corrected by it", said));
     else
-      c.errors.push_back(fmt::format("{}, more than the start-skew bound of {:g} ms: set its clock (NTP, chrony) or "
-                                     "run with --allow-offset to correct each host's start instant",
-                                     said, skew_bound_ms));
+      c.errors.push_back(
+          fmt::format("{}, more than the start-skew bound of {:g} ms: set its clock (NTP, chrony) or "
+                      "run with --allow-offset to correct each host's start instant",
+                      said, skew_bound_ms));
   } else if (std::abs(k.offset_ms) + k.bound_ms > skew_bound_ms) {
-    c.notes.push_back(fmt::format("{}: within its bound it may be more than the start-skew bound of {:g} ms off",
-                                  said, skew_bound_ms));
+    c.notes.push_back(fmt::format("{}: within its bound it may be more than the start-skew bound of {:g} ms off", said,
+                                  skew_bound_ms));
   }
   if (k.bound_ms > skew_bound_ms / 2)
-    c.notes.push_back(fmt::format("the clock round trip is long: the offset is known only to +- {:.1f} ms, against a "
-                                  "start-skew bound of {:g} ms",
-                                  k.bound_ms, skew_bound_ms));
+    c.notes.push_back(
+        fmt::format("the clock round trip is long: the offset is known only to +- {:.1f} ms, against a "
+                    "start-skew bound of {:g} ms",
+                    k.bound_ms, skew_bound_ms));
 }
 
 void judge_facts(host_check& c) {
   if (facts_problem(c.facts)) return;
   for (const auto& [name, has] : member(c.facts, "features").items())
     if (has.is_boolean() && !has.get<bool>())
-      c.notes.push_back(fmt::format("the kernel lacks '{}': the data plane falls back (README: which kernel gives "
-                                    "which data path)",
-                                    name));
+      c.notes.push_back(
+          fmt::format("the kernel lacks '{}': the data plane falls back (README: which kernel gives "
+                      "which data path)",
+                      name));
   for (const auto& [peer, m] : member(c.facts, "mtu").items()) {
     if (m.contains("error"))  // the host may reach it by another name (an ssh alias): said, not fatal
       c.notes.push_back(fmt::format("no MTU to peer {}: {}", peer, m["error"].get<std::string>()));
@@ -133,8 +137,8 @@ std::string mtu_text(const json& facts) {
 }  // namespace
 
 std::string check_table(const std::vector<host_check>& checks) {
-  std::string out = fmt::format("{:<12} {:<18} {:<7} {:<8} {:>20} {:>5} {:<32} {:<22} {}\n", "host", "address",
-                                "reach", "version", "clock offset ms", "cpus", "kernel", "features", "path MTU/dev");
+  std::string out = fmt::format("{:<12} {:<18} {:<7} {:<8} {:>20} {:>5} {:<32} {:<22} {}\n", "host", "address", "reach",
+                                "version", "clock offset ms", "cpus", "kernel", "features", "path MTU/dev");
   for (const auto& c : checks) {
     const json facts = c.facts.is_object() ? c.facts : json::object();
     const std::string clock =
@@ -166,7 +170,7 @@ host_check host_check_from_json(const json& j, const std::string& context) {
   // Who was checked, with which programs, and what it found, each field required; the facts are netload
   // --host-info's line as it came, judged by facts_problem, not here.
   host_check c = f.read_described<host_check>();
-  c.warnings = f.get_or<std::vector<std::string>>("warnings", {});  // checks written before the MTU warnings
+  c.warnings = f.get_or<std::vector<std::string>>("warnings", {});            // checks written before the MTU warnings
   if (const json clock = f.get_or<json>("clock", nullptr); !clock.is_null())  // none when it was not read
     c.clock = fields::read_object<clock_offset>(clock, context + ": clock");
   f.done();
@@ -174,7 +178,7 @@ host_check host_check_from_json(const json& j, const std::string& context) {
 }
 
 std::map<std::string, std::map<std::string, udp_payload>> udp_payloads_per_host(const plan& p,
-                                                                                 const std::vector<run_spec>& runs) {
+                                                                                const std::vector<run_spec>& runs) {
   std::map<std::string, std::map<std::string, udp_payload>> out;
   auto sends = [&](const std::string& from, const std::string& to, std::uint32_t bytes, const std::string& test) {
     udp_payload& most = out[from][p.hosts.at(to).address];
@@ -206,10 +210,10 @@ void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& pay
     const int headers = peer.find(':') == std::string::npos ? 28 : 48;
     const int largest = m.value("mtu", 0) - headers;
     if (static_cast<long>(it->second.bytes) > largest)
-      c.warnings.push_back(fmt::format("test '{}' sends {}-byte UDP datagrams to {}, but the path MTU there is {} (via {}): "
-                                       "at most {} bytes fit ({} of headers); netload sends with DF, so that run fails",
-                                       it->second.test, it->second.bytes, peer, m.value("mtu", 0), m.value("dev", "?"),
-                                       largest, headers));
+      c.warnings.push_back(fmt::format(
+          "test '{}' sends {}-byte UDP datagrams to {}, but the path MTU there is {} (via {}): "
+          "at most {} bytes fit ({} of headers); netload sends with DF, so that run fails",
+          it->second.test, it->second.bytes, peer, m.value("mtu", 0), m.value("dev", "?"), largest, headers));
   }
 }
 

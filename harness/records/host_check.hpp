@@ -50,13 +50,13 @@ struct host_check {
   std::string netload_version, netserve_version;  // netserve's only where the plan runs one there
   nlohmann::json facts;                           // `netload --host-info`'s line
   std::optional<clock_offset> clock;
-  std::vector<std::string> errors;  // any one stops the run before a test starts
-  std::vector<std::string> notes;   // said, not fatal
+  std::vector<std::string> errors;    // any one stops the run before a test starts
+  std::vector<std::string> notes;     // said, not fatal
   std::vector<std::string> warnings;  // said louder, not fatal: a test's datagrams too large for a path
 };
 // Its JSON fields but the clock and the warnings (which older checks lack), named as the members.
-BOOST_DESCRIBE_STRUCT(host_check, (), (host, address, launcher, reachable, netload_version, netserve_version, facts,
-                                       errors, notes))
+BOOST_DESCRIBE_STRUCT(host_check, (),
+                      (host, address, launcher, reachable, netload_version, netserve_version, facts, errors, notes))
 
 // The rules: our programs of the harness's version; a clock no further off than the start-skew bound
 // (with allow_offset that is a note: the start instant is corrected per host instead), a bound too wide
@@ -71,7 +71,7 @@ struct udp_payload {
 // Per host name, per peer address: the largest UDP payload it sends there (UDP_STREAM either way,
 // UDP_RR requests and responses, latency probes).
 std::map<std::string, std::map<std::string, udp_payload>> udp_payloads_per_host(const plan& p,
-                                                                                 const std::vector<run_spec>& runs);
+                                                                                const std::vector<run_spec>& runs);
 // A warning for each payload that cannot cross the path MTU the host measured to that peer (with 28
 // bytes of IPv4 and UDP headers, 48 of IPv6): netload sends with DF, so that run fails.
 void judge_payloads(host_check& c, const std::map<std::string, udp_payload>& payloads);

@@ -2,8 +2,8 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/json_fields.hpp"
-#include "core/sys/kernel_features.hpp"
 #include "core/base/units.hpp"
+#include "core/sys/kernel_features.hpp"
 
 #include <fmt/format.h>
 
@@ -29,7 +29,8 @@ void check(instance_record& i, const run_record& r) {
   if (!t.ok) i.problems.push_back(fmt::format("netload failed: {}", t.error));
   else if (!t.loss.reconciles) i.problems.push_back(fmt::format("counts do not reconcile: {}", t.loss.note));
   // 4: ran, target missed (said apart); 128 + a signal: the user's stop, which the run itself says.
-  else if (i.exit_code != 0 && !(i.exit_code == 4 && t.target && !t.target->met) && !(t.interrupted && i.exit_code > 128))
+  else if (i.exit_code != 0 && !(i.exit_code == 4 && t.target && !t.target->met) &&
+           !(t.interrupted && i.exit_code > 128))
     i.problems.push_back(fmt::format("netload exit status {}", i.exit_code));
   const double late_ms = (t.actual_start - r.t0) * 1e3;
   if (t.ok && late_ms > r.skew_bound_ms)
@@ -50,7 +51,8 @@ std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_recor
   std::size_t last = slots;
   const auto full_ns = static_cast<std::int64_t>(r.interval * 0.9e9);
   for (const auto& i : r.instances)
-    if (last > first + 1 && last == slots && i.result->intervals[last - 1].end_ns - i.result->intervals[last - 1].start_ns < full_ns)
+    if (last > first + 1 && last == slots &&
+        i.result->intervals[last - 1].end_ns - i.result->intervals[last - 1].start_ns < full_ns)
       --last;
   // A slot in which one side's sample never arrived holds a zero that is not a measurement: such slots
   // are trimmed off the end, and a hole inside the window leaves no steady state at all.
@@ -140,8 +142,8 @@ void check_targets(run_summary& s) {
     // the message in progress at the end is no excess).
     const bool ceiling = i.result->target && i.result->target->ceiling;
     if (ceiling ? !i.result->target->met : std::abs(error) > 1.0)
-      s.target_misses.push_back(fmt::format("{}: sent {:.1f} of {:.1f} pps requested ({:+.2f} %): target missed", i.name,
-                                            got, *want, error));
+      s.target_misses.push_back(
+          fmt::format("{}: sent {:.1f} of {:.1f} pps requested ({:+.2f} %): target missed", i.name, got, *want, error));
   }
 }
 
@@ -209,9 +211,7 @@ void to_harness_clock(nb::test_result& t, std::int64_t client_ns, std::int64_t s
 void correct_clocks(run_record& r) {
   if (!r.spec.is_object() || !r.spec.contains("clock_offsets_ms")) return;
   const json& offsets = r.spec["clock_offsets_ms"];
-  auto offset_ns = [&](const std::string& host) {
-    return static_cast<std::int64_t>(offsets.value(host, 0.0) * 1e6);
-  };
+  auto offset_ns = [&](const std::string& host) { return static_cast<std::int64_t>(offsets.value(host, 0.0) * 1e6); };
   for (auto& i : r.instances)
     if (i.result) to_harness_clock(*i.result, offset_ns(i.client), offset_ns(i.server));
 }
@@ -219,7 +219,9 @@ void correct_clocks(run_record& r) {
 }  // namespace
 
 std::string drops_text(std::uint64_t drops, bool known) { return known ? std::to_string(drops) : "unknown"; }
-std::string path_text(std::uint64_t path, bool known) { return known ? std::to_string(path) : fmt::format("<= {}", path); }
+std::string path_text(std::uint64_t path, bool known) {
+  return known ? std::to_string(path) : fmt::format("<= {}", path);
+}
 bool drops_known(const nb::test_result& t) { return !nb::drops_unknown(t.receiver.batching); }
 
 run_summary summarize(run_record r) {
@@ -266,11 +268,14 @@ namespace {
 template <class R>
 using text_fields = std::pair<const char*, std::string R::*>;
 
-constexpr text_fields<instance_record> instance_texts[] = {
-    {"instance", &instance_record::name},         {"client", &instance_record::client},
-    {"server", &instance_record::server},         {"client_address", &instance_record::client_address},
-    {"server_address", &instance_record::server_address}, {"category", &instance_record::category},
-    {"error", &instance_record::error},           {"stderr", &instance_record::stderr_text}};
+constexpr text_fields<instance_record> instance_texts[] = {{"instance", &instance_record::name},
+                                                           {"client", &instance_record::client},
+                                                           {"server", &instance_record::server},
+                                                           {"client_address", &instance_record::client_address},
+                                                           {"server_address", &instance_record::server_address},
+                                                           {"category", &instance_record::category},
+                                                           {"error", &instance_record::error},
+                                                           {"stderr", &instance_record::stderr_text}};
 
 constexpr text_fields<run_record> run_texts[] = {
     {"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}};
@@ -278,7 +283,9 @@ constexpr text_fields<run_record> run_texts[] = {
 }  // namespace
 
 json to_json(const instance_record& i) {
-  json j = {{"exit_code", i.exit_code}, {"timed_out", i.timed_out}, {"samples", i.samples},
+  json j = {{"exit_code", i.exit_code},
+            {"timed_out", i.timed_out},
+            {"samples", i.samples},
             {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}};
   for (const auto& [key, member] : instance_texts) j[key] = i.*member;
   return j;
@@ -349,8 +356,8 @@ run_record run_from_json(const json& spec) {
   r.skew_bound_ms = f.get<double>("skew_bound_ms");
   // The rest stays in r.spec for the readers that need it (load_run, the reports); fields added since
   // the first runs (requested_rate, probe, ...) are absent from older folders.
-  f.known({"order", "repeat", "instances", "requested_pps", "requested_rate", "search_trial", "bidirectional",
-           "probe", "clock_offsets_ms", "circuit", "direction", "together_with"});
+  f.known({"order", "repeat", "instances", "requested_pps", "requested_rate", "search_trial", "bidirectional", "probe",
+           "clock_offsets_ms", "circuit", "direction", "together_with"});
   f.done();
   return r;
 }
@@ -365,13 +372,17 @@ json until_stop_json(const measured_part& m) {
 
 // One instance's line in the summary: its figures, or what it measured until a stop.
 json instance_json(const instance_record& i, double t0) {
-  json row = {{"instance", i.name}, {"client", i.client}, {"server", i.server}, {"category", i.category},
-              {"ok", i.problems.empty()}, {"problems", i.problems}};
+  json row = {{"instance", i.name},     {"client", i.client},       {"server", i.server},
+              {"category", i.category}, {"ok", i.problems.empty()}, {"problems", i.problems}};
   if (i.result && i.result->ok) {
     const auto& t = *i.result;
-    row["sender"] = {{"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
-    row["receiver"] = {{"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
-    row["loss"] = {{"packets", t.loss.packets}, {"percent", t.loss.percent}, {"path", t.loss.path},
+    row["sender"] = {
+        {"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
+    row["receiver"] = {
+        {"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
+    row["loss"] = {{"packets", t.loss.packets},
+                   {"percent", t.loss.percent},
+                   {"path", t.loss.path},
                    {"receiver_kernel_drops", drops_known(t) ? json(t.loss.receiver_kernel_drops) : json()}};
     row["start_offset_ms"] = (t.actual_start - t0) * 1e3;
     if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
@@ -384,21 +395,36 @@ json instance_json(const instance_record& i, double t0) {
 
 // The sums over the instances, and what was steady in them.
 void add_sums(json& j, const run_summary& s) {
-  j["sum"] = {{"sender", rates_json(s.sender)}, {"receiver", rates_json(s.receiver)},
-              {"loss", {{"packets", s.lost}, {"percent", s.loss_percent}, {"path", s.path_loss},
-                        {"receiver_kernel_drops", s.drops_known ? json(s.kernel_drops) : json()}}}};
+  j["sum"] = {{"sender", rates_json(s.sender)},
+              {"receiver", rates_json(s.receiver)},
+              {"loss",
+               {{"packets", s.lost},
+                {"percent", s.loss_percent},
+                {"path", s.path_loss},
+                {"receiver_kernel_drops", s.drops_known ? json(s.kernel_drops) : json()}}}};
   j["steady_state"] = nullptr;
   if (s.steady)
-    j["steady_state"] = {{"start_ns", s.steady->start_ns}, {"end_ns", s.steady->end_ns}, {"slots", s.steady->slots},
-                         {"sender", rates_json(s.steady->sender)}, {"receiver", rates_json(s.steady->receiver)}};
+    j["steady_state"] = {{"start_ns", s.steady->start_ns},
+                         {"end_ns", s.steady->end_ns},
+                         {"slots", s.steady->slots},
+                         {"sender", rates_json(s.steady->sender)},
+                         {"receiver", rates_json(s.steady->receiver)}};
   j["steady_state_note"] = s.steady_note;
 }
 }  // namespace
 
 json to_json(const run_summary& s) {
-  json j = {{"run", s.run.id}, {"search_trial", s.run.spec.value("search_trial", json())}, {"test", s.run.test}, {"role", s.run.role},
-            {"topology", to_string(s.run.topo)}, {"kind", nb::to_string(s.run.kind)}, {"message_size", s.run.message_size}, {"ok", s.ok}, {"failures", s.failures},
-            {"t0", s.run.t0}, {"instances", json::array()}};
+  json j = {{"run", s.run.id},
+            {"search_trial", s.run.spec.value("search_trial", json())},
+            {"test", s.run.test},
+            {"role", s.run.role},
+            {"topology", to_string(s.run.topo)},
+            {"kind", nb::to_string(s.run.kind)},
+            {"message_size", s.run.message_size},
+            {"ok", s.ok},
+            {"failures", s.failures},
+            {"t0", s.run.t0},
+            {"instances", json::array()}};
   if (s.run.spec.contains("together_with"))  // a bidirectional run's direction, and the run at its T0
     j["both_ways"] = {{"direction", s.run.spec.at("direction")}, {"together_with", s.run.spec.at("together_with")}};
   if (!s.run.error.empty()) j["error"] = s.run.error;
@@ -414,9 +440,12 @@ json to_json(const run_summary& s) {
   if (s.rr) j["rr"] = to_json(*s.rr);
   add_sums(j, s);
   if (const auto want = requested_pps(s.run))
-    j["target"] = {{"requested_pps_per_instance", *want}, {"met", s.target_misses.empty()}, {"misses", s.target_misses}};
+    j["target"] = {
+        {"requested_pps_per_instance", *want}, {"met", s.target_misses.empty()}, {"misses", s.target_misses}};
   if (s.limit)
-    j["limit"] = {{"limit", s.limit->limit}, {"text", s.limit->text}, {"instances", s.limit_votes},
+    j["limit"] = {{"limit", s.limit->limit},
+                  {"text", s.limit->text},
+                  {"instances", s.limit_votes},
                   {"text_of_instance", s.limit_instance}};
   j["start_skew_ms"] = s.start_skew_ms;
   j["max_start_offset_ms"] = s.max_start_offset_ms;

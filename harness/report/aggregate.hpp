@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace harness {
@@ -19,7 +19,7 @@ struct instance_record {
   std::string name, client, server, client_address, server_address, category;
   int exit_code = -1;
   bool timed_out = false;
-  std::string error;      // why the harness could not get a result (start failure, crash, bad output)
+  std::string error;  // why the harness could not get a result (start failure, crash, bad output)
   std::string stderr_text;
   std::optional<nb::test_result> result;
   // The per-second samples the harness received live, kept when the result lacks them (netload died,
@@ -66,7 +66,7 @@ std::vector<nb::interval_figures> intervals_of(const instance_record& i);
 
 struct steady_state {
   std::int64_t start_ns = 0, end_ns = 0;  // wall clock, the window every instance was sending in
-  int slots = 0;                           // per-second samples (intervals) inside it, per instance
+  int slots = 0;                          // per-second samples (intervals) inside it, per instance
   rates sender, receiver;
 };
 
@@ -81,16 +81,16 @@ struct run_summary {
   bool drops_known = true;
   double loss_percent = 0;
   std::optional<steady_state> steady;
-  std::string steady_note;            // why there is no steady-state figure
+  std::string steady_note;                 // why there is no steady-state figure
   std::vector<std::string> target_misses;  // "instance: sent X of Y pps requested (-Z %)": paced, missed by > 1 %
   std::optional<nb::limit_verdict> limit;  // where the limit was: the verdict of most instances
   int limit_votes = 0;                     // how many instances gave it
   std::string limit_instance;              // the instance whose verdict `limit` is: its text holds that
                                            // instance's own figures, never the run's
-  double start_skew_ms = 0;           // latest - earliest actual start
-  double max_start_offset_ms = 0;     // latest actual start - T0
-  std::optional<rr_summary> rr;       // request/response runs: the instances' round trips merged
-  std::optional<probe_summary> probe; // a latency probe's round trips, idle and under the load
+  double start_skew_ms = 0;                // latest - earliest actual start
+  double max_start_offset_ms = 0;          // latest actual start - T0
+  std::optional<rr_summary> rr;            // request/response runs: the instances' round trips merged
+  std::optional<probe_summary> probe;      // a latency probe's round trips, idle and under the load
   // An interrupted run (never ok): what its instances counted until the stop, summed over the
   // `measured_instances` that counted anything; none when no instance did.
   std::optional<measured_part> measured;

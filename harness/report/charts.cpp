@@ -16,7 +16,8 @@ namespace {
 using nlohmann::json;
 using data_rows = std::vector<std::vector<std::string>>;
 
-constexpr const char* palette[] = {"#1a73e8", "#e8710a", "#188038", "#d93025", "#9334e6", "#12b5cb", "#795548", "#5f6368"};
+constexpr const char* palette[] = {"#1a73e8", "#e8710a", "#188038", "#d93025",
+                                   "#9334e6", "#12b5cb", "#795548", "#5f6368"};
 
 std::string color(std::size_t i) { return fmt::format("lc rgb '{}'", palette[i % std::size(palette)]); }
 std::string num(double v) { return fmt::format("{:.6g}", v); }
@@ -30,7 +31,8 @@ std::string label_cell(std::string text) {
   return "\"" + text + "\"";
 }
 
-chart draw(std::string name, std::string caption, const std::string& script, int width, int height, const std::string& id) {
+chart draw(std::string name, std::string caption, const std::string& script, int width, int height,
+           const std::string& id) {
   chart c{std::move(name), std::move(caption), "", ""};
   try {
     c.svg = render_svg(script, width, height, id);
@@ -61,10 +63,13 @@ struct extent {
 std::string y_scale(double lo, double hi, bool prefixed = true) {
   const bool log = spans_decades(lo, hi);
   return fmt::format("{}set format y '{}'\n", log ? "set logscale y 10\n" : "set yrange [0:*]\n",
-                     !prefixed ? (log ? "%.0f" : "%g") : log ? "%.0s %c" : "%.1s %c");
+                     !prefixed ? (log ? "%.0f" : "%g")
+                     : log     ? "%.0s %c"
+                               : "%.1s %c");
 }
 
-const char* common = "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nset key outside top center horizontal\n";
+const char* common =
+    "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nset key outside top center horizontal\n";
 
 // A sweep chart's curves: a title, and its groups by message size. One line per role (and kind and
 // offered load where they vary), one point per message size: the procedure's PPS test (-m 1) and BPS test
@@ -113,25 +118,28 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
     for (const auto& [m, g] : lines[i].second) {
       const spread& rx = pps ? g->received_pps : g->received_bps;
       const spread& tx = pps ? g->sent_pps : g->sent_bps;
-      data.push_back({num(m), num(rx.mean * scale), num(rx.ci_low * scale), num(rx.ci_high * scale), num(tx.mean * scale)});
+      data.push_back(
+          {num(m), num(rx.mean * scale), num(rx.ci_low * scale), num(rx.ci_high * scale), num(tx.mean * scale)});
       sizes.insert(m);
       for (double v : {rx.ci_low * scale, tx.mean * scale})
         if (v > 0) lo = lo == 0 ? v : std::min(lo, v);
       hi = std::max({hi, rx.ci_high * scale, tx.mean * scale});
     }
     script += gp_datablock(fmt::format("L{}", i), data);
-    plot += fmt::format("{}$L{} using 1:2:3:4 with yerrorlines {} lw 2 pt 7 ps 0.6 title {}, "
-                        "$L{} using 1:5 with lines {} lw 1.5 dt 2 title {}",
-                        i ? ", " : "", i, color(i), gp_quote(lines[i].first + " received"), i, color(i),
-                        gp_quote(lines[i].first + " sent"));
+    plot += fmt::format(
+        "{}$L{} using 1:2:3:4 with yerrorlines {} lw 2 pt 7 ps 0.6 title {}, "
+        "$L{} using 1:5 with lines {} lw 1.5 dt 2 title {}",
+        i ? ", " : "", i, color(i), gp_quote(lines[i].first + " received"), i, color(i),
+        gp_quote(lines[i].first + " sent"));
   }
   std::string tics;
   for (auto m : sizes) tics += fmt::format("{}'{}' {}", tics.empty() ? "" : ", ", m, m);
   // The axis ends a little beyond the smallest and largest size, not at the next power of ten; sizes such
   // as 1024 and 1400 sit close on it: slanted labels do not run into each other.
   script += fmt::format("set xrange [{}:{}]\n", num(*sizes.begin() / 1.4), num(*sizes.rbegin() * 1.4));
-  script += fmt::format("set logscale x 10\nset xtics ({}) rotate by -40\nset xlabel 'message size (bytes)'\nset ylabel {}\n{}plot {}\n",
-                        tics, gp_quote(pps ? "packets per second" : "Mbit/s"), y_scale(lo, hi, pps), plot);
+  script += fmt::format(
+      "set logscale x 10\nset xtics ({}) rotate by -40\nset xlabel 'message size (bytes)'\nset ylabel {}\n{}plot {}\n",
+      tics, gp_quote(pps ? "packets per second" : "Mbit/s"), y_scale(lo, hi, pps), plot);
   return draw(pps ? "sweep-pps" : "sweep-mbps",
               fmt::format("{} against message size, summed over the instances: received (solid; error bars: the 95 % "
                           "interval of the mean over the repeats) and sent (dashed).{}",
@@ -145,9 +153,10 @@ std::string steady_shade(const run_summary& s) {
   if (!s.steady) return "";
   const double from = static_cast<double>(s.steady->start_ns) / 1e9 - s.run.t0;
   const double to = static_cast<double>(s.steady->end_ns) / 1e9 - s.run.t0;
-  return fmt::format("set object 1 rect from {}, graph 0 to {}, graph 1 behind fillcolor rgb '#e6f4ea' "
-                     "fillstyle solid 1.0 noborder\nset label 1 'steady' at {}, graph 0.96 tc rgb '#188038'\n",
-                     num(from), num(to), num(from + 0.05));
+  return fmt::format(
+      "set object 1 rect from {}, graph 0 to {}, graph 1 behind fillcolor rgb '#e6f4ea' "
+      "fillstyle solid 1.0 noborder\nset label 1 'steady' at {}, graph 0.96 tc rgb '#188038'\n",
+      num(from), num(to), num(from + 0.05));
 }
 }  // namespace
 
@@ -170,7 +179,8 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
       const double secs = static_cast<double>(iv.end_ns - iv.start_ns) / 1e9;
       if (secs <= 0) continue;
       const double mid = static_cast<double>(iv.start_ns + iv.end_ns) / 2e9 - r.t0;
-      const double rx = rate(iv.received_packets, iv.received_bytes, secs), tx = rate(iv.sent_packets, iv.sent_bytes, secs);
+      const double rx = rate(iv.received_packets, iv.received_bytes, secs),
+                   tx = rate(iv.sent_packets, iv.sent_bytes, secs);
       data.push_back({num(mid), num(rx)});
       auto& slot = sum[iv.index];
       slot[0] = std::max(slot[0], mid);
@@ -192,11 +202,13 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
   }
   script += gp_datablock("S", total);
   script += steady_shade(s);
-  script += fmt::format("set xrange [0:{}]\n", num(std::max(r.spec.is_object() ? r.spec.value("duration", 0.0) : 0.0, sum.rbegin()->second[0] + r.interval / 2)));
-  script += fmt::format("set xlabel 'seconds after the common start T0'\nset ylabel {}\n{}"
-                        "plot {}$S using 1:2 with linespoints lw 2.5 pt 7 ps 0.5 {} title 'all instances, received', "
-                        "$S using 1:3 with lines lw 2 dt 2 {} title 'all instances, sent'\n",
-                        gp_quote(tcp ? "Mbit/s" : "packets per second"), y_scale(span.lo, span.hi), plot, color(0), color(1));
+  script += fmt::format("set xrange [0:{}]\n", num(std::max(r.spec.is_object() ? r.spec.value("duration", 0.0) : 0.0,
+                                                            sum.rbegin()->second[0] + r.interval / 2)));
+  script += fmt::format(
+      "set xlabel 'seconds after the common start T0'\nset ylabel {}\n{}"
+      "plot {}$S using 1:2 with linespoints lw 2.5 pt 7 ps 0.5 {} title 'all instances, received', "
+      "$S using 1:3 with lines lw 2 dt 2 {} title 'all instances, sent'\n",
+      gp_quote(tcp ? "Mbit/s" : "packets per second"), y_scale(span.lo, span.hi), plot, color(0), color(1));
   return draw("timeline",
               fmt::format("Per interval of {:g} s: the sum over the instances received (solid) and sent (dashed), each "
                           "instance received (grey){}.{}",
@@ -212,13 +224,15 @@ std::optional<chart> latency_chart(const run_summary& s, const std::string& id) 
     if (l.count) data.push_back({num(l.t_s), num(l.p50_us / 1e3), num(l.p99_us / 1e3), num(l.max_us / 1e3)});
   if (data.empty()) return std::nullopt;
   std::string script = common + gp_datablock("L", data);
-  script += "set object 1 rect from graph 0, graph 0 to 0, graph 1 behind fillcolor rgb '#f1f3f4' fillstyle solid 1.0 "
-            "noborder\nset label 1 'idle' at graph 0.01, graph 0.96 tc rgb '#5f6368'\n";
-  script += fmt::format("set xlabel 'seconds after T0 (the load starts at 0)'\nset ylabel 'round trip, ms'\nset yrange [0:*]\n"
-                        "plot $L using 1:2 with linespoints lw 2 pt 7 ps 0.4 {} title 'p50', "
-                        "$L using 1:3 with linespoints lw 2 pt 7 ps 0.4 {} title 'p99', "
-                        "$L using 1:4 with lines lw 1 dt 2 {} title 'max'\n",
-                        color(0), color(3), color(7));
+  script +=
+      "set object 1 rect from graph 0, graph 0 to 0, graph 1 behind fillcolor rgb '#f1f3f4' fillstyle solid 1.0 "
+      "noborder\nset label 1 'idle' at graph 0.01, graph 0.96 tc rgb '#5f6368'\n";
+  script += fmt::format(
+      "set xlabel 'seconds after T0 (the load starts at 0)'\nset ylabel 'round trip, ms'\nset yrange [0:*]\n"
+      "plot $L using 1:2 with linespoints lw 2 pt 7 ps 0.4 {} title 'p50', "
+      "$L using 1:3 with linespoints lw 2 pt 7 ps 0.4 {} title 'p99', "
+      "$L using 1:4 with lines lw 1 dt 2 {} title 'max'\n",
+      color(0), color(3), color(7));
   return draw("latency",
               fmt::format("Latency probe: the round trips of each interval of {:g} s (UDP_RR, {:g} per second), idle "
                           "(shaded) and under the load.",
@@ -240,7 +254,8 @@ std::optional<chart> instance_chart(const run_summary& s, const std::string& id)
     any_loss = any_loss || t.loss.packets > 0;
   }
   if (counts.empty()) return std::nullopt;
-  const std::string drops_title = s.drops_known ? "kernel drops (receiving socket)" : "kernel drops: unknown (no SO_MEMINFO)";
+  const std::string drops_title =
+      s.drops_known ? "kernel drops (receiving socket)" : "kernel drops: unknown (no SO_MEMINFO)";
   std::string script = std::string(common) + gp_datablock("D", counts);
   script += fmt::format(
       "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
@@ -254,8 +269,7 @@ std::optional<chart> instance_chart(const run_summary& s, const std::string& id)
   return draw("instances",
               "Per instance: packets sent and received (top), and where the lost ones went (bottom)." +
                   log_note(span.lo, span.hi, " (top)"),
-              script,
-              900, 460, id);
+              script, 900, 460, id);
 }
 
 std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
@@ -274,7 +288,8 @@ std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
   if (hosts.empty()) return std::nullopt;
   data_rows data;
   for (const auto& [name, c] : hosts)
-    data.push_back({label_cell(name), num(c.user_pct), num(c.system_pct), num(c.softirq_pct), num(c.irq_pct), num(c.steal_pct)});
+    data.push_back(
+        {label_cell(name), num(c.user_pct), num(c.system_pct), num(c.softirq_pct), num(c.irq_pct), num(c.steal_pct)});
   std::string script = std::string(common) + gp_datablock("C", data);
   script += fmt::format(
       "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\nset boxwidth 0.6\n"
@@ -282,8 +297,9 @@ std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
       "plot $C using 2:xtic(1) {} title 'user', '' using 3 {} title 'system', '' using 4 {} title 'softirq', "
       "'' using 5 {} title 'irq', '' using 6 {} title 'steal'\n",
       color(0), color(1), color(3), color(4), color(7));
-  return draw("cpu", "Busy CPU per host over the test window, averaged over all its CPUs (a host on loopback is "
-                     "listed under each of its names).",
+  return draw("cpu",
+              "Busy CPU per host over the test window, averaged over all its CPUs (a host on loopback is "
+              "listed under each of its names).",
               script, 900, 300, id);
 }
 
@@ -306,26 +322,29 @@ std::optional<chart> change_chart(const std::vector<comparison>& all, const std:
       if (std::isnan(r.pps_change)) continue;
       const double base = r.a.received_pps.mean;
       auto& rows = r.pps.has_interval ? with : without;
-      rows.push_back({std::to_string(x), fmt::format("{:.6g}", r.pps_change), fmt::format("{:.6g}", r.pps.low / base * 100),
-                      fmt::format("{:.6g}", r.pps.high / base * 100)});
+      rows.push_back({std::to_string(x), fmt::format("{:.6g}", r.pps_change),
+                      fmt::format("{:.6g}", r.pps.low / base * 100), fmt::format("{:.6g}", r.pps.high / base * 100)});
     }
     if (!with.empty()) {
       script += gp_datablock(fmt::format("W{}", k), with);
-      plot += fmt::format("{}$W{} using 1:2:3:4 with yerrorbars pt 7 ps 0.8 lw 1.5 lc rgb '#1a73e8' title {}", plot.empty() ? "" : ", ", k,
+      plot += fmt::format("{}$W{} using 1:2:3:4 with yerrorbars pt 7 ps 0.8 lw 1.5 lc rgb '#1a73e8' title {}",
+                          plot.empty() ? "" : ", ", k,
                           gp_quote(html::folder_name(all[k].b_name) + " against " + html::folder_name(all[k].a_name)));
     }
     if (!without.empty()) {
       script += gp_datablock(fmt::format("N{}", k), without);
-      plot += fmt::format("{}$N{} using 1:2 with points pt 6 ps 1.2 lw 1.5 lc rgb '#e8710a' title {}", plot.empty() ? "" : ", ", k,
+      plot += fmt::format("{}$N{} using 1:2 with points pt 6 ps 1.2 lw 1.5 lc rgb '#e8710a' title {}",
+                          plot.empty() ? "" : ", ", k,
                           gp_quote(html::folder_name(all[k].b_name) + " (one run: no interval)"));
     }
   }
   std::string tics;
   for (std::size_t x = 0; x < keys.size(); ++x) tics += fmt::format("{}{} {}", x ? ", " : "", gp_quote(keys[x]), x + 1);
   if (plot.empty()) return std::nullopt;
-  script += fmt::format("set xrange [0.5:{}.5]\nset xtics ({}) rotate by -25\nset ylabel 'received pps: change (%)'\n"
-                        "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#5f6368'\nplot {}\n",
-                        keys.size(), tics, plot);
+  script += fmt::format(
+      "set xrange [0.5:{}.5]\nset xtics ({}) rotate by -25\nset ylabel 'received pps: change (%)'\n"
+      "set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#5f6368'\nplot {}\n",
+      keys.size(), tics, plot);
   return draw("compare",
               "Change of the received pps against the baseline; error bars: the 95 % interval of the difference of the "
               "means (Welch), where both sides have repeats. An interval that crosses zero shows no difference.",

@@ -26,7 +26,8 @@ panel_data rows_of(const trend& t, bool mbps) {
   for (const auto& p : t.points) {
     const spread& s = mbps ? p.received_bps : p.received_pps;
     const double scale = mbps ? 1e-6 : 1;
-    std::vector<std::string> row = {when(p.started_utc), precise_num(s.mean * scale), precise_num(s.ci_low * scale), precise_num(s.ci_high * scale)};
+    std::vector<std::string> row = {when(p.started_utc), precise_num(s.mean * scale), precise_num(s.ci_low * scale),
+                                    precise_num(s.ci_high * scale)};
     d.means.push_back({row[0], row[1]});
     (p.current ? d.current : p.regression ? d.regressed : d.plain).push_back(std::move(row));
   }
@@ -44,7 +45,8 @@ std::string panel(const trend& t, bool mbps, const std::string& suffix) {
   add("P", d.plain, "pt 7 ps 0.8 lw 1.2 lc rgb '#1a73e8'");
   add("R", d.regressed, "pt 7 ps 1.0 lw 1.5 lc rgb '#d93025'");
   // The current run ringed, in red when it is itself a regression.
-  const bool current_regressed = std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current && p.regression; });
+  const bool current_regressed =
+      std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current && p.regression; });
   add("C", d.current, fmt::format("pt 6 ps 1.6 lw 2 lc rgb '{}'", current_regressed ? "#d93025" : "#202124"));
   if (d.means.size() >= 2) {
     script += gp_datablock("M" + suffix, d.means);
@@ -60,10 +62,11 @@ std::string shift_marks(const trend& t) {
   for (const auto& p : t.points)
     if (p.change_begins) {
       ++k;
-      out += fmt::format("set arrow {} from {}, graph 0 to {}, graph 1 nohead dt 2 lw 1.5 lc rgb '#e8710a'\n"
-                         "set label {} {} at {}, graph 0.95 offset 0.4,0 tc rgb '#e8710a'\n",
-                         k, when(p.started_utc), when(p.started_utc), k, gp_quote(fmt::format("shift {:+.0f} %", p.change_percent)),
-                         when(p.started_utc));
+      out += fmt::format(
+          "set arrow {} from {}, graph 0 to {}, graph 1 nohead dt 2 lw 1.5 lc rgb '#e8710a'\n"
+          "set label {} {} at {}, graph 0.95 offset 0.4,0 tc rgb '#e8710a'\n",
+          k, when(p.started_utc), when(p.started_utc), k, gp_quote(fmt::format("shift {:+.0f} %", p.change_percent)),
+          when(p.started_utc));
     }
   return out;
 }
@@ -80,19 +83,23 @@ std::optional<chart> trend_chart(const trend& t, bool with_mbps, const std::stri
       "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nunset key\nset xdata time\nset timefmt '%s'\n"
       "set format x '{}'\nset xtics rotate by -25\nset xrange [{}:{}]\nset yrange [0:*]\nset offsets 0, 0, graph 0.12, 0\n"
       "set xlabel 'started (UTC)'\nset lmargin 12\n{}",
-      last - first < 86400 ? "%H:%M:%S" : last - first < 60 * 86400 ? "%m-%d %H:%M" : "%Y-%m-%d", when(first - margin), when(last + margin), shift_marks(t));
+      last - first < 86400        ? "%H:%M:%S"
+      : last - first < 60 * 86400 ? "%m-%d %H:%M"
+                                  : "%Y-%m-%d",
+      when(first - margin), when(last + margin), shift_marks(t));
   if (with_mbps) script += "set multiplot layout 2,1\n";
   script += panel(t, false, "p");
   if (with_mbps) script += panel(t, true, "b") + "unset multiplot\n";
-  chart c{t.name,
-          fmt::format("{}: received {}per results folder over time (blue; red: a regression against its baseline{}); error "
-                      "bars: the 95 % interval where the folder had repeats; grey: the means joined; dashed orange: "
-                      "where a level shift began (CUSUM).",
-                      t.title, with_mbps ? "pps (top) and Mbit/s (bottom) " : "pps ",
-                      std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current; })
-                          ? "; ringed: this run"
-                          : ""),
-          "", ""};
+  chart c{
+      t.name,
+      fmt::format("{}: received {}per results folder over time (blue; red: a regression against its baseline{}); error "
+                  "bars: the 95 % interval where the folder had repeats; grey: the means joined; dashed orange: "
+                  "where a level shift began (CUSUM).",
+                  t.title, with_mbps ? "pps (top) and Mbit/s (bottom) " : "pps ",
+                  std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current; })
+                      ? "; ringed: this run"
+                      : ""),
+      "", ""};
   try {
     c.svg = render_svg(script, 900, with_mbps ? 480 : 260, id);
   } catch (const chart_error& e) {

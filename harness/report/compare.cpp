@@ -142,9 +142,11 @@ text_table table_of(const comparison& c, const char* plus_minus) {
   for (const auto& r : c.rows) {
     std::vector<std::string> row{r.a.test, r.a.route.empty() ? r.a.role : r.a.route, std::to_string(r.a.message_size)};
     if (loads) row.push_back(r.a.load.empty() ? "unpaced" : r.a.load);
-    for (auto cell : {fmt_mean_interval(r.a.received_pps, whole, between, "FAILED"), fmt_mean_interval(r.b.received_pps, whole, between, "FAILED"),
-                      change_cell(r.pps_change), fmt_mean_interval(r.a.received_bps, mbps, between, "FAILED"),
-                      fmt_mean_interval(r.b.received_bps, mbps, between, "FAILED"), change_cell(r.bps_change), r.verdict_text})
+    for (auto cell :
+         {fmt_mean_interval(r.a.received_pps, whole, between, "FAILED"),
+          fmt_mean_interval(r.b.received_pps, whole, between, "FAILED"), change_cell(r.pps_change),
+          fmt_mean_interval(r.a.received_bps, mbps, between, "FAILED"),
+          fmt_mean_interval(r.b.received_bps, mbps, between, "FAILED"), change_cell(r.bps_change), r.verdict_text})
       row.push_back(std::move(cell));
     t.add(std::move(row));
   }
@@ -190,17 +192,26 @@ std::string compare_markdown(const std::vector<comparison>& cs) {
 
 namespace {
 json difference_json(const difference& d, double change) {
-  return {{"diff", std::isnan(d.diff) ? json() : json(d.diff)}, {"ci95_low", d.has_interval ? json(d.low) : json()},
-          {"ci95_high", d.has_interval ? json(d.high) : json()}, {"dof", d.has_interval ? json(d.dof) : json()},
-          {"change_percent", std::isnan(change) ? json() : json(change)}, {"verdict", to_string(d.judged)}};
+  return {{"diff", std::isnan(d.diff) ? json() : json(d.diff)},
+          {"ci95_low", d.has_interval ? json(d.low) : json()},
+          {"ci95_high", d.has_interval ? json(d.high) : json()},
+          {"dof", d.has_interval ? json(d.dof) : json()},
+          {"change_percent", std::isnan(change) ? json() : json(change)},
+          {"verdict", to_string(d.judged)}};
 }
 }  // namespace
 
 json to_json(const compare_row& r) {
-  return {{"test", r.a.test}, {"role", r.a.role}, {"message_size", r.a.message_size},
-          {"load", r.a.load.empty() ? json() : json(r.a.load)}, {"route", r.a.route.empty() ? json() : json(r.a.route)},
-          {"a", to_json(r.a)}, {"b", to_json(r.b)}, {"received_pps", difference_json(r.pps, r.pps_change)},
-          {"received_bps", difference_json(r.bps, r.bps_change)}, {"verdict", to_string(r.judged)},
+  return {{"test", r.a.test},
+          {"role", r.a.role},
+          {"message_size", r.a.message_size},
+          {"load", r.a.load.empty() ? json() : json(r.a.load)},
+          {"route", r.a.route.empty() ? json() : json(r.a.route)},
+          {"a", to_json(r.a)},
+          {"b", to_json(r.b)},
+          {"received_pps", difference_json(r.pps, r.pps_change)},
+          {"received_bps", difference_json(r.bps, r.bps_change)},
+          {"verdict", to_string(r.judged)},
           {"verdict_text", r.verdict_text}};
 }
 

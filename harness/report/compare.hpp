@@ -39,8 +39,8 @@ double change_percent(const spread& a, const spread& b);
 
 // One measurement in the baseline (a) and in a later folder (b).
 struct compare_row {
-  repeat_group a, b;          // their groups (test, role, m, load, route are the same in both)
-  difference pps, bps;        // of the received pps and received bit/s of the run sums
+  repeat_group a, b;                      // their groups (test, role, m, load, route are the same in both)
+  difference pps, bps;                    // of the received pps and received bit/s of the run sums
   double pps_change = 0, bps_change = 0;  // %, NaN: see change_percent
   verdict judged = verdict::one_run;      // pps and bps agree (UDP at one message size always does): theirs;
   std::string verdict_text;               // else mixed, and the text says both: "pps: better; Mbit/s: ..."
@@ -48,8 +48,8 @@ struct compare_row {
 
 // The baseline and one later folder.
 struct comparison {
-  std::string a_name, b_name;             // the folders as given
-  std::vector<compare_row> rows;          // in the baseline's order; measurements on one side only are not rows
+  std::string a_name, b_name;                     // the folders as given
+  std::vector<compare_row> rows;                  // in the baseline's order; measurements on one side only are not rows
   std::vector<std::string> only_in_a, only_in_b;  // group keys present on one side only
 };
 

@@ -1,7 +1,7 @@
 #include "harness/report/gnuplot.hpp"
 
-#include "harness/process/process.hpp"
 #include "core/base/text.hpp"
+#include "harness/process/process.hpp"
 
 #include <fmt/format.h>
 
@@ -44,9 +44,10 @@ std::string inline_svg(std::string svg, std::string_view id) {
 }
 
 std::string render_svg(const std::string& script, int width, int height, std::string_view id) {
-  const std::string full = fmt::format("set terminal svg size {},{} dynamic font 'sans,11' background '#ffffff'\n"
-                                       "set termoption noenhanced\nset encoding utf8\n{}",
-                                       width, height, script);
+  const std::string full = fmt::format(
+      "set terminal svg size {},{} dynamic font 'sans,11' background '#ffffff'\n"
+      "set termoption noenhanced\nset encoding utf8\n{}",
+      width, height, script);
   nb::process_outcome out;
   try {
     out = nb::run_blocking({"gnuplot"}, std::chrono::seconds(30), full);
@@ -55,7 +56,8 @@ std::string render_svg(const std::string& script, int width, int height, std::st
   }
   if (out.timed_out) throw chart_error("gnuplot did not finish within 30 s");
   if (out.exit_code != 0)
-    throw chart_error(fmt::format("gnuplot failed (exit status {}): {}", out.exit_code, nb::first_line(out.stderr_text)));
+    throw chart_error(
+        fmt::format("gnuplot failed (exit status {}): {}", out.exit_code, nb::first_line(out.stderr_text)));
   return inline_svg(std::move(out.stdout_text), id);
 }
 

@@ -44,8 +44,10 @@ std::string one_comparison(const comparison& c) {
   out += h::table({"test", "measurement", "verdict", "received pps A", "received pps B", "change", "received Mbit/s A",
                    "received Mbit/s B", "change"},
                   rows);
-  for (const auto& k : c.only_in_a) out += fmt::format("<p class=\"note\">Only in {}: {}</p>\n", h::escape(c.a_name), h::escape(k));
-  for (const auto& k : c.only_in_b) out += fmt::format("<p class=\"note\">Only in {}: {}</p>\n", h::escape(c.b_name), h::escape(k));
+  for (const auto& k : c.only_in_a)
+    out += fmt::format("<p class=\"note\">Only in {}: {}</p>\n", h::escape(c.a_name), h::escape(k));
+  for (const auto& k : c.only_in_b)
+    out += fmt::format("<p class=\"note\">Only in {}: {}</p>\n", h::escape(c.b_name), h::escape(k));
   return out;
 }
 
@@ -54,9 +56,10 @@ std::string one_comparison(const comparison& c) {
 std::string compare_html(const std::vector<comparison>& all) {
   std::string body = "<h1>Comparison</h1>\n<p class=\"lede\">A is the baseline";
   if (!all.empty()) body += fmt::format(" ({})", h::escape(all.front().a_name));
-  body += ". Figures: received, summed over the instances; with repeats, the mean ± the half-width of its 95 % interval. "
-          "<b>better</b> / <b>worse</b>: the 95 % interval of the difference of the means (Welch's t) lies wholly above / "
-          "below zero; otherwise the repeats show no difference. One run on a side gives no interval and no verdict.</p>\n";
+  body +=
+      ". Figures: received, summed over the instances; with repeats, the mean ± the half-width of its 95 % interval. "
+      "<b>better</b> / <b>worse</b>: the 95 % interval of the difference of the means (Welch's t) lies wholly above / "
+      "below zero; otherwise the repeats show no difference. One run on a side gives no interval and no verdict.</p>\n";
   if (!all.empty())
     if (auto c = change_chart(all, "c1")) body += h::figure(*c);
   for (const auto& c : all) body += one_comparison(c);

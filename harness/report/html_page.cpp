@@ -137,7 +137,11 @@ std::string table(const std::vector<std::string>& headers, const std::vector<std
     for (std::size_t c = 0; c < row.size(); ++c) {
       // A note is prose: it wraps, where a figure never does.
       const bool prose = c < headers.size() && headers[c] == "note";
-      out += fmt::format("<td{}>{}</td>", prose ? " class=\"text\"" : c < figures.size() && figures[c] ? " class=\"n\"" : "", row[c]);
+      out += fmt::format("<td{}>{}</td>",
+                         prose                              ? " class=\"text\""
+                         : c < figures.size() && figures[c] ? " class=\"n\""
+                                                            : "",
+                         row[c]);
     }
     out += "</tr>\n";
   }
@@ -146,17 +150,19 @@ std::string table(const std::vector<std::string>& headers, const std::vector<std
 
 std::string figure(const chart& c) {
   if (c.svg.empty())
-    return fmt::format("<figure class=\"chart missing\" data-chart=\"{}\"><p class=\"bad\">Chart not drawn: {}</p></figure>\n",
-                       escape(c.name), escape(c.error));
-  return fmt::format("<figure class=\"chart\" data-chart=\"{}\">\n{}\n<figcaption>{}</figcaption></figure>\n", escape(c.name),
-                     c.svg, escape(c.caption));
+    return fmt::format(
+        "<figure class=\"chart missing\" data-chart=\"{}\"><p class=\"bad\">Chart not drawn: {}</p></figure>\n",
+        escape(c.name), escape(c.error));
+  return fmt::format("<figure class=\"chart\" data-chart=\"{}\">\n{}\n<figcaption>{}</figcaption></figure>\n",
+                     escape(c.name), c.svg, escape(c.caption));
 }
 
 std::string page(std::string_view title, std::string_view body) {
-  return fmt::format("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n"
-                     "<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
-                     escape(title), style, body);
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n"
+      "<style>{}</style>\n</head>\n<body>\n{}</body>\n</html>\n",
+      escape(title), style, body);
 }
 
 }  // namespace harness::html

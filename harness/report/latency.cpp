@@ -57,7 +57,8 @@ std::optional<probe_summary> summarize_probe(const run_record& r) {
     auto h = interval_latency(iv);
     if (!h) continue;
     p.series.push_back({static_cast<double>(iv.end_ns - t0_ns) / 1e9, static_cast<double>(h->percentile_ns(50)) / 1e3,
-                        static_cast<double>(h->percentile_ns(99)) / 1e3, static_cast<double>(h->max_ns()) / 1e3, h->count()});
+                        static_cast<double>(h->percentile_ns(99)) / 1e3, static_cast<double>(h->max_ns()) / 1e3,
+                        h->count()});
     if (iv.end_ns <= t0_ns + slack_ns) p.idle.merge(*h);
     else if (iv.start_ns >= steady_from - slack_ns && iv.end_ns <= load_end + slack_ns) p.loaded.merge(*h);
   }
@@ -82,15 +83,16 @@ std::string latency_words(const nb::latency_histogram& h) {
   if (h.count() == 0) return "no round trip";
   auto us = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e3; };
   return fmt::format("p50 {:.1f} µs, p90 {:.1f} µs, p99 {:.1f} µs, p99.9 {:.1f} µs, max {:.1f} µs ({} round trips)",
-                     us(h.percentile_ns(50)), us(h.percentile_ns(90)), us(h.percentile_ns(99)), us(h.percentile_ns(99.9)),
-                     us(h.max_ns()), h.count());
+                     us(h.percentile_ns(50)), us(h.percentile_ns(90)), us(h.percentile_ns(99)),
+                     us(h.percentile_ns(99.9)), us(h.max_ns()), h.count());
 }
 
 json to_json(const probe_summary& p) {
   json series = json::array();
   for (const latency_point& l : p.series)
-    series.push_back({{"t_s", l.t_s}, {"p50_us", l.p50_us}, {"p99_us", l.p99_us}, {"max_us", l.max_us}, {"count", l.count}});
-  json j = {{"pps", p.pps}, {"size", p.size}, {"idle_s", p.idle_s}, {"transactions", p.transactions},
+    series.push_back(
+        {{"t_s", l.t_s}, {"p50_us", l.p50_us}, {"p99_us", l.p99_us}, {"max_us", l.max_us}, {"count", l.count}});
+  json j = {{"pps", p.pps},           {"size", p.size},   {"idle_s", p.idle_s}, {"transactions", p.transactions},
             {"timeouts", p.timeouts}, {"error", p.error}, {"series", series}};
   j["idle"] = histogram_json(p.idle);
   j["loaded"] = histogram_json(p.loaded);
@@ -98,7 +100,8 @@ json to_json(const probe_summary& p) {
 }
 
 json to_json(const rr_summary& s) {
-  json j = {{"transactions", s.transactions}, {"transactions_per_second", s.transactions_per_second},
+  json j = {{"transactions", s.transactions},
+            {"transactions_per_second", s.transactions_per_second},
             {"timeouts", s.timeouts}};
   j["latency"] = histogram_json(s.latency);
   return j;

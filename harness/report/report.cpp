@@ -20,7 +20,8 @@ std::string text_table::text() const {
     for (std::size_t c = 0; c < w.size(); ++c) {
       const std::string cell = c < row.size() ? row[c] : "";
       // Text left, figures right, as a reader scans them.
-      const bool left = c == 0 || cell.empty() || !(std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-' || cell[0] == '+');
+      const bool left = c == 0 || cell.empty() ||
+                        !(std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-' || cell[0] == '+');
       out += left ? fmt::format("{:<{}}", cell, w[c]) : fmt::format("{:>{}}", cell, w[c]);
       out += c + 1 < w.size() ? "  " : "";
     }
@@ -74,8 +75,8 @@ std::string fmt_pps(double pps) { return fmt_thousands(pps); }
 std::string fmt_mbps(double bps) { return fmt::format("{:.2f}", bps / 1e6); }
 
 std::vector<std::string> detail_headers() {
-  return {"instance", "client -> server", "sent pps", "recv pps", "sent Mbit/s", "recv Mbit/s",
-          "loss %", "path loss", "kernel drops", "start +ms"};
+  return {"instance",    "client -> server", "sent pps",  "recv pps",     "sent Mbit/s",
+          "recv Mbit/s", "loss %",           "path loss", "kernel drops", "start +ms"};
 }
 
 bool is_tcp(const run_summary& s) { return s.run.kind == nb::test_kind::tcp_stream; }
@@ -121,22 +122,42 @@ std::vector<std::string> instance_cells(const instance_record& i, double t0) {
   if (i.interrupted && (!i.problems.empty() || !i.result)) {
     const auto m = measured_until_stop(i);
     if (!m) return {i.name, route, "INTERRUPTED", "", "", "", "", "", "", i.problems.empty() ? "" : i.problems.front()};
-    return {i.name, route, fmt_pps(m->sender.pps), fmt_pps(m->receiver.pps), fmt_mbps(m->sender.bps),
-            fmt_mbps(m->receiver.bps), fmt::format("{:.3f}", loss_percent(*m)), "", "",
+    return {i.name,
+            route,
+            fmt_pps(m->sender.pps),
+            fmt_pps(m->receiver.pps),
+            fmt_mbps(m->sender.bps),
+            fmt_mbps(m->receiver.bps),
+            fmt::format("{:.3f}", loss_percent(*m)),
+            "",
+            "",
             fmt::format("until stop: {:.1f} s", m->seconds)};
   }
   if (!i.problems.empty() || !i.result)
     return {i.name, route, "FAILED", "", "", "", "", "", "", i.problems.empty() ? "" : i.problems.front()};
   const auto& t = *i.result;
-  return {i.name, route, fmt_pps(t.sender.pps), fmt_pps(t.receiver.pps), fmt_mbps(t.sender.bits_per_second),
-          fmt_mbps(t.receiver.bits_per_second), fmt::format("{:.3f}", t.loss.percent),
-          path_text(t.loss.path, drops_known(t)), drops_text(t.loss.receiver_kernel_drops, drops_known(t)), fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)};
+  return {i.name,
+          route,
+          fmt_pps(t.sender.pps),
+          fmt_pps(t.receiver.pps),
+          fmt_mbps(t.sender.bits_per_second),
+          fmt_mbps(t.receiver.bits_per_second),
+          fmt::format("{:.3f}", t.loss.percent),
+          path_text(t.loss.path, drops_known(t)),
+          drops_text(t.loss.receiver_kernel_drops, drops_known(t)),
+          fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)};
 }
 
 std::vector<std::string> sum_cells(const run_summary& s) {
-  return {"SUM", fmt::format("{} instances", s.run.instances.size()), fmt_pps(s.sender.pps), fmt_pps(s.receiver.pps),
-          fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps), fmt::format("{:.3f}", s.loss_percent),
-          path_text(s.path_loss, s.drops_known), drops_text(s.kernel_drops, s.drops_known),
+  return {"SUM",
+          fmt::format("{} instances", s.run.instances.size()),
+          fmt_pps(s.sender.pps),
+          fmt_pps(s.receiver.pps),
+          fmt_mbps(s.sender.bps),
+          fmt_mbps(s.receiver.bps),
+          fmt::format("{:.3f}", s.loss_percent),
+          path_text(s.path_loss, s.drops_known),
+          drops_text(s.kernel_drops, s.drops_known),
           fmt::format("skew {:.3f}", s.start_skew_ms)};
 }
 
@@ -148,16 +169,31 @@ double loss_percent(const measured_part& m) {
 std::vector<std::string> until_stop_cells(const run_summary& s) {
   if (!s.measured) return {"UNTIL STOP", "no instance counted anything"};
   const measured_part& m = *s.measured;
-  return {"UNTIL STOP", fmt::format("{} of {} instances", s.measured_instances, s.run.instances.size()), fmt_pps(m.sender.pps),
-          fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), fmt::format("{:.3f}", loss_percent(m)),
-          "", "", fmt::format("{:.1f} s", m.seconds)};
+  return {"UNTIL STOP",
+          fmt::format("{} of {} instances", s.measured_instances, s.run.instances.size()),
+          fmt_pps(m.sender.pps),
+          fmt_pps(m.receiver.pps),
+          fmt_mbps(m.sender.bps),
+          fmt_mbps(m.receiver.bps),
+          fmt::format("{:.3f}", loss_percent(m)),
+          "",
+          "",
+          fmt::format("{:.1f} s", m.seconds)};
 }
 
 std::vector<std::string> steady_cells(const run_summary& s) {
   if (!s.steady) return {"STEADY", "n/a", s.steady_note};
   const auto& st = *s.steady;
-  return {"STEADY", fmt::format("{:g} s window", st.slots * s.run.interval), fmt_pps(st.sender.pps), fmt_pps(st.receiver.pps),
-          fmt_mbps(st.sender.bps), fmt_mbps(st.receiver.bps), "", "", "", ""};
+  return {"STEADY",
+          fmt::format("{:g} s window", st.slots * s.run.interval),
+          fmt_pps(st.sender.pps),
+          fmt_pps(st.receiver.pps),
+          fmt_mbps(st.sender.bps),
+          fmt_mbps(st.receiver.bps),
+          "",
+          "",
+          "",
+          ""};
 }
 
 text_table run_table(const run_summary& s) {
@@ -189,31 +225,34 @@ std::string limit_words(const run_summary& s) {
 
 std::string until_stop_words(const run_summary& s) {
   if (!s.run.interrupted) return {};
-  std::string out = s.run.duration > 0
-                        ? fmt::format("Interrupted after {:.1f} s of the run's {:g} s.", s.run.measured_s, s.run.duration)
-                        : fmt::format("Interrupted after {:.1f} s.", s.run.measured_s);
+  std::string out = s.run.duration > 0 ? fmt::format("Interrupted after {:.1f} s of the run's {:g} s.",
+                                                     s.run.measured_s, s.run.duration)
+                                       : fmt::format("Interrupted after {:.1f} s.", s.run.measured_s);
   if (!s.measured) return out + " No instance had counted anything by then.";
   const measured_part& m = *s.measured;
-  return out + fmt::format(" Until the stop, {} of {} instances counted {} packets sent and {} received ({} pps and {} "
-                           "pps, {} and {} Mbit/s, summed over them; {:.3f} % not received, which includes what was in "
-                           "flight at the stop). Partial figures: this run has no sum, steady state or limit.",
-                           s.measured_instances, s.run.instances.size(), m.sender.packets, m.receiver.packets,
-                           fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps),
-                           loss_percent(m));
+  return out + fmt::format(
+                   " Until the stop, {} of {} instances counted {} packets sent and {} received ({} pps and {} "
+                   "pps, {} and {} Mbit/s, summed over them; {:.3f} % not received, which includes what was in "
+                   "flight at the stop). Partial figures: this run has no sum, steady state or limit.",
+                   s.measured_instances, s.run.instances.size(), m.sender.packets, m.receiver.packets,
+                   fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps),
+                   loss_percent(m));
 }
 
 std::string circuit_words(const run_summary& s) {
   const auto c = s.run.spec.find("circuit");
   if (c == s.run.spec.end() || !c->is_object()) return {};
   const auto count = [&](const char* key) { return c->value(key, std::uint64_t{0}); };
-  std::string out = fmt::format("Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; "
-                                "the receiving hosts' kernels delivered {} UDP datagrams.",
-                                count("limit_dropped"), count("shaper_dropped"), count("udp_delivered"));
+  std::string out = fmt::format(
+      "Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; "
+      "the receiving hosts' kernels delivered {} UDP datagrams.",
+      count("limit_dropped"), count("shaper_dropped"), count("udp_delivered"));
   // Only a whole run's sums compare with the circuit's counts over the whole run.
   if (s.ok && s.sender.packets >= s.receiver.packets)
-    out += fmt::format(" Sent - received = {}: those are the circuit's drops (its counts also include the tests' "
-                       "control packets).",
-                       s.sender.packets - s.receiver.packets);
+    out += fmt::format(
+        " Sent - received = {}: those are the circuit's drops (its counts also include the tests' "
+        "control packets).",
+        s.sender.packets - s.receiver.packets);
   return out;
 }
 
@@ -234,9 +273,9 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
     if (is_search_trial(s.run)) continue;
     if (s.run.interrupted && s.measured) {  // what was measured until the stop: the state says so
       const measured_part& m = *s.measured;
-      overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps),
-                    fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a", "n/a", fmt::format("{:.3f}", loss_percent(m)), "n/a",
-                    run_state(s)});
+      overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), fmt_pps(m.sender.pps),
+                    fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a", "n/a",
+                    fmt::format("{:.3f}", loss_percent(m)), "n/a", run_state(s)});
       continue;
     }
     if (!s.ok) {
@@ -246,8 +285,9 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
     }
     overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
                   fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
-                  s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
-                  fmt::format("{:.3f}", s.loss_percent), fmt::format("{:.3f}", s.start_skew_ms), "ok"});
+                  s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a",
+                  s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a", fmt::format("{:.3f}", s.loss_percent),
+                  fmt::format("{:.3f}", s.start_skew_ms), "ok"});
   }
   if (!overview.empty())
     out += "\nSummary (sum over instances; steady = every instance sending, after warm-up)\n" + overview.text();
@@ -277,19 +317,19 @@ std::string summary_csv(const std::vector<run_summary>& runs) {
         continue;
       }
       const auto& t = *i.result;
-      out += fmt::format(",{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", t.sender.packets, t.receiver.packets,
-                         t.sender.pps, t.receiver.pps, t.sender.bits_per_second, t.receiver.bits_per_second,
-                         t.loss.packets, t.loss.path, drops_known(t) ? std::to_string(t.loss.receiver_kernel_drops) : "",
-                         (t.actual_start - r.t0) * 1e3);
+      out += fmt::format(
+          ",{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", t.sender.packets, t.receiver.packets, t.sender.pps,
+          t.receiver.pps, t.sender.bits_per_second, t.receiver.bits_per_second, t.loss.packets, t.loss.path,
+          drops_known(t) ? std::to_string(t.loss.receiver_kernel_drops) : "", (t.actual_start - r.t0) * 1e3);
     }
     if (!s.ok) continue;
     out += fmt::format("{},\"SUM\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", head, s.sender.packets,
                        s.receiver.packets, s.sender.pps, s.receiver.pps, s.sender.bps, s.receiver.bps, s.lost,
                        s.path_loss, s.drops_known ? std::to_string(s.kernel_drops) : "", s.max_start_offset_ms);
     if (s.steady)
-      out += fmt::format("{},\"STEADY\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},,,,\n", head, s.steady->sender.packets,
-                         s.steady->receiver.packets, s.steady->sender.pps, s.steady->receiver.pps, s.steady->sender.bps,
-                         s.steady->receiver.bps);
+      out += fmt::format("{},\"STEADY\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},,,,\n", head,
+                         s.steady->sender.packets, s.steady->receiver.packets, s.steady->sender.pps,
+                         s.steady->receiver.pps, s.steady->sender.bps, s.steady->receiver.bps);
   }
   return out + repeats_csv(runs);
 }

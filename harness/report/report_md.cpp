@@ -1,9 +1,9 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
-#include "harness/report/report.hpp"
 #include "core/base/json_text.hpp"
-#include "harness/report/results.hpp"
 #include "harness/records/host_check.hpp"
+#include "harness/report/report.hpp"
+#include "harness/report/results.hpp"
 
 #include <fmt/format.h>
 
@@ -16,14 +16,15 @@ namespace {
 
 std::string overview(const std::vector<run_summary>& runs) {
   text_table t({"role", "test", "kind", "m (bytes)", "sent pps", "received pps", "sent Mbit/s", "received Mbit/s",
-                "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms", "limit"});
+                "steady received pps", "steady received Mbit/s", "loss % (path / kernel drops)", "start skew ms",
+                "limit"});
   for (const auto& s : runs) {
     if (s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
     if (s.run.interrupted && s.measured) {  // the figures until the stop, marked as such
       const measured_part& m = *s.measured;
       t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size),
-             fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a", "n/a",
-             fmt::format("{:.3f}", loss_percent(m)), "n/a", fmt::format("**{}**", run_state(s))});
+             fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a",
+             "n/a", fmt::format("{:.3f}", loss_percent(m)), "n/a", fmt::format("**{}**", run_state(s))});
       continue;
     }
     if (!s.ok) {
@@ -31,8 +32,8 @@ std::string overview(const std::vector<run_summary>& runs) {
              fmt::format("**{}**", run_state(s)), "", "", "", "", "", "", ""});
       continue;
     }
-    t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size), fmt_pps(s.sender.pps),
-           fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
+    t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size),
+           fmt_pps(s.sender.pps), fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
            s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
            fmt::format("{:.3f} ({} / {})", s.loss_percent, path_text(s.path_loss, s.drops_known),
                        drops_text(s.kernel_drops, s.drops_known)),
@@ -59,11 +60,16 @@ std::string by_role(const std::vector<run_summary>& runs) {
     for (auto m : sizes) {
       std::string pps, bps;
       for (const auto& s : runs) {
-        if (s.run.role != role || s.run.message_size != m || s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
+        if (s.run.role != role || s.run.message_size != m || s.run.topo == topology::pairs || is_search_trial(s.run))
+          continue;
         const std::string sep = pps.empty() ? "" : "; ";
         const char* state = s.run.interrupted ? "interrupted" : "FAILED";
-        pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps), s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a") : state);
-        bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps), s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a") : state);
+        pps += sep + (s.ok ? fmt::format("{} / {}", fmt_pps(s.receiver.pps),
+                                         s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a")
+                           : state);
+        bps += sep + (s.ok ? fmt::format("{} / {}", fmt_mbps(s.receiver.bps),
+                                         s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a")
+                           : state);
       }
       pps_cells.push_back(pps);
       bps_cells.push_back(bps);
@@ -79,8 +85,10 @@ std::string by_role(const std::vector<run_summary>& runs) {
 std::string pairs_table(const std::vector<run_summary>& runs) {
   // TCP pairs also say what their connections saw: retransmits, RTT, and the MSS and path MTU (the MTU
   // step of the seed procedure), only when there are TCP pairs.
-  const bool tcp = std::any_of(runs.begin(), runs.end(), [](const run_summary& s) { return s.run.topo == topology::pairs && is_tcp(s); });
-  std::vector<std::string> headers{"from", "to", "bandwidth (Mbit/s received)", "category", "test", "sent Mbit/s", "loss %"};
+  const bool tcp = std::any_of(runs.begin(), runs.end(),
+                               [](const run_summary& s) { return s.run.topo == topology::pairs && is_tcp(s); });
+  std::vector<std::string> headers{"from",        "to",    "bandwidth (Mbit/s received)", "category", "test",
+                                   "sent Mbit/s", "loss %"};
   if (tcp) headers.insert(headers.end(), {"retransmits", "RTT us", "MSS", "PMTU"});
   text_table t(headers);
   for (const auto& s : runs) {
@@ -88,11 +96,15 @@ std::string pairs_table(const std::vector<run_summary>& runs) {
     for (const auto& i : s.run.instances) {
       std::vector<std::string> row;
       const auto [from, to] = data_route(s.run, i);
-      if (!s.ok || !i.result)
-        row = {from, to, "**FAILED**", i.category, s.run.id, "", ""};
+      if (!s.ok || !i.result) row = {from, to, "**FAILED**", i.category, s.run.id, "", ""};
       else
-        row = {from, to, fmt_mbps(i.result->receiver.bits_per_second), i.category, s.run.id,
-               fmt_mbps(i.result->sender.bits_per_second), fmt::format("{:.3f}", i.result->loss.percent)};
+        row = {from,
+               to,
+               fmt_mbps(i.result->receiver.bits_per_second),
+               i.category,
+               s.run.id,
+               fmt_mbps(i.result->sender.bits_per_second),
+               fmt::format("{:.3f}", i.result->loss.percent)};
       if (tcp) {
         const auto cells = is_tcp(s) && s.ok ? tcp_cells(i) : std::vector<std::string>(4);
         row.insert(row.end(), cells.begin(), cells.end());
@@ -113,37 +125,44 @@ std::string engine_note(const run_summary& s) {
       socket += i.result->socket_received->first;
     }
   if (at_driver.empty()) return {};
-  return fmt::format("Counted at the receiving interface's driver (XDP), not by the receiving socket: {}. Their socket "
-                     "paths counted {} datagrams besides.\n", fmt::join(at_driver, ", "), socket);
+  return fmt::format(
+      "Counted at the receiving interface's driver (XDP), not by the receiving socket: {}. Their socket "
+      "paths counted {} datagrams besides.\n",
+      fmt::join(at_driver, ", "), socket);
 }
 
 // A request/response run's round trips, and a latency probe's idle and under the load.
 std::string latency_notes(const run_summary& s) {
   std::string out;
   if (s.rr)
-    out += fmt::format("Transactions: {} ({:.1f} per second, all instances), {} given up unanswered. Round trips, "
-                       "every instance merged: {}.\n",
-                       s.rr->transactions, s.rr->transactions_per_second, s.rr->timeouts, latency_words(s.rr->latency));
+    out += fmt::format(
+        "Transactions: {} ({:.1f} per second, all instances), {} given up unanswered. Round trips, "
+        "every instance merged: {}.\n",
+        s.rr->transactions, s.rr->transactions_per_second, s.rr->timeouts, latency_words(s.rr->latency));
   if (!s.probe) return out;
   const probe_summary& p = *s.probe;
   if (!p.error.empty()) return out + fmt::format("- **latency probe failed**: {}\n", p.error);
-  out += fmt::format("Latency probe (UDP_RR, {:g} per second, {} bytes each way, from {:g} s before T0 on the first "
-                     "instance's path): idle {}; under the load (steady part) {}.",
-                     p.pps, p.size, p.idle_s, latency_words(p.idle), latency_words(p.loaded));
+  out += fmt::format(
+      "Latency probe (UDP_RR, {:g} per second, {} bytes each way, from {:g} s before T0 on the first "
+      "instance's path): idle {}; under the load (steady part) {}.",
+      p.pps, p.size, p.idle_s, latency_words(p.idle), latency_words(p.loaded));
   if (p.idle.count() && p.loaded.count())
-    out += fmt::format(" The load added {:.1f} µs at p50 and {:.1f} µs at p99.",
-                       (static_cast<double>(p.loaded.percentile_ns(50)) - static_cast<double>(p.idle.percentile_ns(50))) / 1e3,
-                       (static_cast<double>(p.loaded.percentile_ns(99)) - static_cast<double>(p.idle.percentile_ns(99))) / 1e3);
+    out += fmt::format(
+        " The load added {:.1f} µs at p50 and {:.1f} µs at p99.",
+        (static_cast<double>(p.loaded.percentile_ns(50)) - static_cast<double>(p.idle.percentile_ns(50))) / 1e3,
+        (static_cast<double>(p.loaded.percentile_ns(99)) - static_cast<double>(p.idle.percentile_ns(99))) / 1e3);
   if (p.timeouts) out += fmt::format(" {} probe transactions were given up (lost).", p.timeouts);
   return out + "\n";
 }
 
 std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
-                                nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0, s.ok ? "" : fmt::format(" — **{}**", run_state(s)));
+                                nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0,
+                                s.ok ? "" : fmt::format(" — **{}**", run_state(s)));
   out += run_table(s).markdown() + "\n";
   if (const auto with = s.run.spec.find("together_with"); with != s.run.spec.end())
-    out += fmt::format("- both ways at once: these rows ran at the same instant as run {} (one T0)\n", with->get<std::string>());
+    out += fmt::format("- both ways at once: these rows ran at the same instant as run {} (one T0)\n",
+                       with->get<std::string>());
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
   for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
@@ -152,22 +171,23 @@ std::string run_section(const run_summary& s) {
   out += latency_notes(s);
   if (s.run.interrupted) out += until_stop_words(s) + "\n";
   if (s.ok) {
-    out += fmt::format(
-        "Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n", s.start_skew_ms,
-        s.max_start_offset_ms);
+    out += fmt::format("Start skew (latest - earliest actual start): {:.3f} ms; latest start {:.3f} ms after T0.\n",
+                       s.start_skew_ms, s.max_start_offset_ms);
     if (s.lost && s.drops_known)
       out += fmt::format("Loss: {} packets, {} on the path and {} dropped by the receiving socket's kernel buffer.\n",
                          s.lost, s.path_loss, s.kernel_drops);
     else if (s.lost)
-      out += fmt::format("Loss: {} packets; how many the receiving socket dropped is unknown (its kernel has no "
-                         "SO_MEMINFO), so at most {} on the path.\n",
-                         s.lost, s.path_loss);
+      out += fmt::format(
+          "Loss: {} packets; how many the receiving socket dropped is unknown (its kernel has no "
+          "SO_MEMINFO), so at most {} on the path.\n",
+          s.lost, s.path_loss);
     if (const auto circuit = circuit_words(s); !circuit.empty()) out += circuit + "\n";
     if (s.limit) out += fmt::format("**Limit**: {}\n", limit_words(s));
     if (s.steady)
-      out += fmt::format("Steady state: {} per-second samples per instance in which every instance was sending, "
-                         "after the warm-up.\n",
-                         s.steady->slots);
+      out += fmt::format(
+          "Steady state: {} per-second samples per instance in which every instance was sending, "
+          "after the warm-up.\n",
+          s.steady->slots);
   }
   return out + "\n";
 }
@@ -181,10 +201,12 @@ std::string hosts_markdown(const std::filesystem::path& dir) {
   std::vector<host_check> checks;
   for (const auto& [name, h] : env["hosts"].items())
     if (h.contains("check"))
-      checks.push_back(host_check_from_json(h["check"], fmt::format("{}: host '{}': check", (dir / "environment.json").string(), name)));
+      checks.push_back(host_check_from_json(
+          h["check"], fmt::format("{}: host '{}': check", (dir / "environment.json").string(), name)));
   if (checks.empty()) return "";
   return "## Hosts, as checked before the runs\n\nClock offset: the host's wall clock minus the harness's, measured "
-         "over the ssh channel as NTP does (+- its bound).\n\n```\n" + check_table(checks) + "```\n\n";
+         "over the ssh channel as NTP does (+- its bound).\n\n```\n" +
+         check_table(checks) + "```\n\n";
 }
 
 }  // namespace
@@ -193,9 +215,10 @@ std::string report_markdown(const std::vector<run_summary>& runs, const std::vec
                             const std::filesystem::path& dir) {
   std::string out = fmt::format("# Results: {}\n\n", dir.filename().string());
   if (const std::string banner = interrupted_banner(dir); !banner.empty()) out += "**Interrupted**: " + banner + "\n\n";
-  out += "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
-         "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
-         "wall-clock window in which every instance was sending, after the warm-up.\n\n";
+  out +=
+      "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
+      "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
+      "wall-clock window in which every instance was sending, after the warm-up.\n\n";
   out += by_role(runs) + overview(runs) + repeats_markdown(runs) + pairs_table(runs) + search_markdown(searches) +
          hosts_markdown(dir);
   out += "## Runs\n\n";

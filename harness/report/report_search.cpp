@@ -15,7 +15,8 @@ using nlohmann::json;
 
 std::string trial_load(const json& t) {
   if (t.value("unpaced", false)) return "unpaced";
-  return fmt::format("{} ({} each)", fmt_pps(number_or(t, "intended_load")), fmt_pps(number_or(t, "intended_load_per_instance")));
+  return fmt::format("{} ({} each)", fmt_pps(number_or(t, "intended_load")),
+                     fmt_pps(number_or(t, "intended_load_per_instance")));
 }
 
 void add_rows(text_table& t, const json& s) {
@@ -34,18 +35,18 @@ void add_rows(text_table& t, const json& s) {
     if (mrr.value("ran", false))
       row({"MRR (unpaced)", fmt::format("received {}", fmt_pps(number_or(mrr, "forwarding_rate"))), "", "", "",
            fmt::format("offered {} (the maximal load)", fmt_pps(number_or(mrr, "offered_rate")))});
-    else
-      row({"MRR (unpaced)", "**FAILED**", "", "", "", mrr.value("failure", "")});
+    else row({"MRR (unpaced)", "**FAILED**", "", "", "", mrr.value("failure", "")});
   }
   for (const json& r : search.at("goal_results")) {
     row({goal_words(r.at("goal")), load_cell(r, "relevant_lower_bound"), load_cell(r, "relevant_upper_bound"),
-         load_cell(r, "conditional_throughput"), mbps_cell(r, "conditional_throughput_bits_per_second"), regularity(r)});
+         load_cell(r, "conditional_throughput"), mbps_cell(r, "conditional_throughput_bits_per_second"),
+         regularity(r)});
   }
 }
 
 std::string trial_table(const json& s) {
-  text_table t({"trial", "phase", "why", "intended load pps (per instance)", "duration s", "sent pps", "received pps", "loss ratio",
-                "limit", "note"});
+  text_table t({"trial", "phase", "why", "intended load pps (per instance)", "duration s", "sent pps", "received pps",
+                "loss ratio", "limit", "note"});
   int k = 0;
   for (const json& x : s.at("search").at("trials")) {
     std::vector<std::string> row{std::to_string(++k), x.value("phase", ""), x.value("reason", ""), trial_load(x),
@@ -65,28 +66,31 @@ std::string trial_table(const json& s) {
 std::string latency_table(const json& s) {
   const json steps = s.at("search").value("latency", json::array());
   if (steps.empty()) return "";
-  text_table t({"load", "intended load pps (per instance)", "loss ratio", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs",
-                "round trips"});
+  text_table t({"load", "intended load pps (per instance)", "loss ratio", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs",
+                "max µs", "round trips"});
   for (const json& l : steps) {
-    std::vector<std::string> row{l.value("name", ""), fmt::format("{} ({} each)", fmt_pps(number_or(l, "intended_load")),
-                                                                  fmt_pps(number_or(l, "intended_load_per_instance")))};
+    std::vector<std::string> row{l.value("name", ""),
+                                 fmt::format("{} ({} each)", fmt_pps(number_or(l, "intended_load")),
+                                             fmt_pps(number_or(l, "intended_load_per_instance")))};
     if (l.contains("error")) {
       row.insert(row.end(), {"", "FAILED: " + l.value("error", ""), "", "", "", "", ""});
     } else {
       const json& h = l.at("latency");
       row.push_back(fmt::format("{:.6f}", number_or(l, "loss_ratio")));
-      for (const char* p : {"p50_us", "p90_us", "p99_us", "p999_us", "max_us"}) row.push_back(fmt::format("{:.1f}", number_or(h, p)));
+      for (const char* p : {"p50_us", "p90_us", "p99_us", "p999_us", "max_us"})
+        row.push_back(fmt::format("{:.1f}", number_or(h, p)));
       row.push_back(std::to_string(h.value("count", 0)));
     }
     t.add(row);
   }
-  return fmt::format("Latency under load (the probe's round trips, as FD.io CSIT publishes them at fractions of the PDR):\n\n{}\n",
-                     t.markdown());
+  return fmt::format(
+      "Latency under load (the probe's round trips, as FD.io CSIT publishes them at fractions of the PDR):\n\n{}\n",
+      t.markdown());
 }
 
 text_table search_table(const std::vector<json>& searches) {
-  text_table t({"role", "test", "m (bytes)", "goal", "relevant lower bound", "relevant upper bound", "conditional throughput",
-                "Mbit/s", "result"});
+  text_table t({"role", "test", "m (bytes)", "goal", "relevant lower bound", "relevant upper bound",
+                "conditional throughput", "Mbit/s", "result"});
   for (const auto& s : searches) add_rows(t, s);
   return t;
 }
@@ -109,14 +113,17 @@ std::string search_markdown(const std::vector<json>& searches) {
       "lost no more than the goal loss ratio for long enough), the relevant upper bound (the lowest load above it "
       "classified an upper bound) and the conditional throughput (the forwarding rate at the relevant lower bound). "
       "Loads are the aggregate intended load in packets per second over the instances, split equally; per instance in "
-      "brackets (" + conversions(searches) + "). MRR is what one unpaced trial received; what it offered is the maximal load. "
+      "brackets (" +
+      conversions(searches) +
+      "). MRR is what one unpaced trial received; what it offered is the maximal load. "
       "A result is regular when both bounds exist and are within the goal width; otherwise its irregularities are named.\n\n";
   out += search_table(searches).markdown() + "\n";
   for (const auto& s : searches) {
     if (!is_goal_search(s.at("search"))) continue;
-    out += fmt::format("### Search {}: goals and trials ({:g} trial-seconds{})\n\n{}\n{}\n{}", s.at("id").get<std::string>(),
-                       number_or(s.at("search"), "trial_seconds"), stopped_words(s.at("search")),
-                       goals_table(s.at("search")).markdown(), trial_table(s), latency_table(s));
+    out += fmt::format("### Search {}: goals and trials ({:g} trial-seconds{})\n\n{}\n{}\n{}",
+                       s.at("id").get<std::string>(), number_or(s.at("search"), "trial_seconds"),
+                       stopped_words(s.at("search")), goals_table(s.at("search")).markdown(), trial_table(s),
+                       latency_table(s));
   }
   return out;
 }

@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -137,7 +137,8 @@ run_record load_run(const fs::path& run_dir) {
   // The latency probe beside the load (runs written before it existed have no "probe").
   if (const json probe = spec.value("probe", json()); probe.is_object()) {
     const json planned = in_file(spec_file, [&] { return probe.at("instance"); });
-    const fs::path file = run_dir / (in_file(spec_file, [&] { return planned.at("name").get<std::string>(); }) + ".json");
+    const fs::path file =
+        run_dir / (in_file(spec_file, [&] { return planned.at("name").get<std::string>(); }) + ".json");
     if (fs::exists(file)) {
       const json j = read_json(file);
       r.probe = in_file(file, [&] { return instance_from_json(j); });
@@ -216,10 +217,10 @@ std::vector<std::string> folder_problems(const fs::path& dir, const std::vector<
     });
   }
   for (const auto& s : runs)
-    if (s.run.interrupted)
-      out.push_back(fmt::format("run {}: {}", s.run.id, until_stop_words(s)));
+    if (s.run.interrupted) out.push_back(fmt::format("run {}: {}", s.run.id, until_stop_words(s)));
     else if (!s.ok)
-      out.push_back(fmt::format("run {} failed: {}", s.run.id, s.failures.empty() ? "no instances" : s.failures.front()));
+      out.push_back(
+          fmt::format("run {} failed: {}", s.run.id, s.failures.empty() ? "no instances" : s.failures.front()));
   if (runs.empty() && load_searches(dir).empty()) out.push_back(fmt::format("{} holds no runs", raw.string()));
   return out;
 }
@@ -232,8 +233,12 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
   json all = {{"schema", "harness.summary/1"}, {"runs", json::array()}};
   for (const auto& s : summaries) all["runs"].push_back(to_json(s));
   for (const auto& s : searches)
-    all["runs"].push_back({{"run", s.at("id")}, {"test", s.at("test")}, {"role", s.at("role")},
-                           {"topology", s.at("topology")}, {"kind", s.at("kind")}, {"message_size", s.at("message_size")},
+    all["runs"].push_back({{"run", s.at("id")},
+                           {"test", s.at("test")},
+                           {"role", s.at("role")},
+                           {"topology", s.at("topology")},
+                           {"kind", s.at("kind")},
+                           {"message_size", s.at("message_size")},
                            {"search", s.at("search")}});
   // Measurements run more than once: their spread. A single run's figures are in "runs" already.
   all["repeats"] = json::array();

@@ -44,6 +44,7 @@ std::vector<run_summary> write_reports(const std::filesystem::path& dir);
 // Returns one line per chart that could not be drawn. `history`: the run's measurements over the runs
 // recorded before it (null: `harness report`, which reads no store).
 std::vector<std::string> write_html_report(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
-                                           const std::vector<nlohmann::json>& searches, const run_history* history = nullptr);
+                                           const std::vector<nlohmann::json>& searches,
+                                           const run_history* history = nullptr);
 
 }  // namespace harness

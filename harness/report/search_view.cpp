@@ -22,7 +22,8 @@ std::string goal_words(const json& goal) {
 std::string load_cell(const json& result, const std::string& key) {
   const auto it = result.find(key);
   if (it == result.end() || !it->is_number()) return "none";
-  return fmt::format("{} ({} each)", fmt_pps(it->get<double>()), fmt_pps(number_or(result, (key + "_per_instance").c_str())));
+  return fmt::format("{} ({} each)", fmt_pps(it->get<double>()),
+                     fmt_pps(number_or(result, (key + "_per_instance").c_str())));
 }
 
 std::string mbps_cell(const json& result, const char* key) {
@@ -47,9 +48,10 @@ text_table goals_table(const json& search) {
                 "initial_trial_duration s", "trial-seconds while open"});
   for (const json& r : search.at("goal_results")) {
     const json& g = r.at("goal");
-    t.add({g.value("name", ""), fmt::format("{:g}", number_or(g, "loss_ratio")), fmt::format("{:g}", number_or(g, "exceed_ratio")),
-           fmt::format("{:g}", number_or(g, "final_trial_duration")), fmt::format("{:g}", number_or(g, "duration_sum")),
-           fmt::format("{:g}", number_or(g, "width")), fmt::format("{:g}", number_or(g, "initial_trial_duration")),
+    t.add({g.value("name", ""), fmt::format("{:g}", number_or(g, "loss_ratio")),
+           fmt::format("{:g}", number_or(g, "exceed_ratio")), fmt::format("{:g}", number_or(g, "final_trial_duration")),
+           fmt::format("{:g}", number_or(g, "duration_sum")), fmt::format("{:g}", number_or(g, "width")),
+           fmt::format("{:g}", number_or(g, "initial_trial_duration")),
            fmt::format("{:g}", number_or(r, "trial_seconds"))});
   }
   return t;

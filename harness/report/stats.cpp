@@ -60,7 +60,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 std::string common_id(const run_record& r) {
   std::string id = r.id, route, direction;
   // A bidirectional run's direction comes last ("t-m64-r2-forward", results.cpp): put it back after.
-  if (const std::string d = r.spec.is_object() ? r.spec.value("direction", "") : ""; !d.empty() && ends_with(id, "-" + d)) {
+  if (const std::string d = r.spec.is_object() ? r.spec.value("direction", "") : "";
+      !d.empty() && ends_with(id, "-" + d)) {
     direction = "-" + d;
     id.resize(id.size() - direction.size());
   }
@@ -72,7 +73,8 @@ std::string common_id(const run_record& r) {
     }
   }
   const int repeat = r.spec.is_object() ? r.spec.value("repeat", 0) : 0;
-  if (const std::string tag = fmt::format("-r{}", repeat); repeat > 0 && ends_with(id, tag)) id.resize(id.size() - tag.size());
+  if (const std::string tag = fmt::format("-r{}", repeat); repeat > 0 && ends_with(id, tag))
+    id.resize(id.size() - tag.size());
   return id + route + direction;
 }
 
@@ -81,7 +83,8 @@ std::string common_id(const run_record& r) {
 std::string rate_words(const std::string& rate) {
   if (rate.empty() || !std::isalpha(static_cast<unsigned char>(rate.back()))) return rate + " bit/s";
   const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(rate.back())));
-  return fmt::format("{} {}bit/s", rate.substr(0, rate.size() - 1), c == 'k' ? 'k' : static_cast<char>(std::toupper(c)));
+  return fmt::format("{} {}bit/s", rate.substr(0, rate.size() - 1),
+                     c == 'k' ? 'k' : static_cast<char>(std::toupper(c)));
 }
 
 std::string load_of(const run_record& r) {
@@ -159,17 +162,27 @@ std::vector<repeat_group> group_repeats(const std::vector<run_summary>& runs) {
 json to_json(const spread& s) {
   // No ok run: no figures, never zeros.
   const auto figure = [&](double v) { return s.n > 0 ? json(v) : json(); };
-  return {{"n", s.n}, {"mean", figure(s.mean)}, {"sd", figure(s.sd)}, {"min", figure(s.min)}, {"max", figure(s.max)},
+  return {{"n", s.n},
+          {"mean", figure(s.mean)},
+          {"sd", figure(s.sd)},
+          {"min", figure(s.min)},
+          {"max", figure(s.max)},
           {"ci95_low", s.has_interval() ? json(s.ci_low) : json()},
           {"ci95_high", s.has_interval() ? json(s.ci_high) : json()}};
 }
 
 json to_json(const repeat_group& g) {
   json j = measurement_json(g);
-  j.update({{"key", g.key}, {"load", g.load.empty() ? json() : json(g.load)},
-            {"route", g.route.empty() ? json() : json(g.route)}, {"runs", g.run_ids}, {"ok_runs", g.ok_runs()},
-            {"failed", g.failed}, {"sent_pps", to_json(g.sent_pps)}, {"received_pps", to_json(g.received_pps)},
-            {"sent_bps", to_json(g.sent_bps)}, {"received_bps", to_json(g.received_bps)},
+  j.update({{"key", g.key},
+            {"load", g.load.empty() ? json() : json(g.load)},
+            {"route", g.route.empty() ? json() : json(g.route)},
+            {"runs", g.run_ids},
+            {"ok_runs", g.ok_runs()},
+            {"failed", g.failed},
+            {"sent_pps", to_json(g.sent_pps)},
+            {"received_pps", to_json(g.received_pps)},
+            {"sent_bps", to_json(g.sent_bps)},
+            {"received_bps", to_json(g.received_bps)},
             {"loss_percent", to_json(g.loss_percent)}});
   return j;
 }

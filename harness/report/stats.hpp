@@ -14,9 +14,9 @@
 namespace harness {
 
 struct spread {
-  int n = 0;                         // values described
+  int n = 0;  // values described
   double mean = 0, sd = 0, min = 0, max = 0;
-  double ci_low = 0, ci_high = 0;    // 95 % interval of the mean; both equal the mean when n < 2
+  double ci_low = 0, ci_high = 0;  // 95 % interval of the mean; both equal the mean when n < 2
   bool has_interval() const { return n >= 2; }
 };
 
@@ -27,9 +27,9 @@ spread describe(const std::vector<double>& values);
 
 // One measurement repeated: same test, role, message size, offered load and (pairs) route.
 struct repeat_group {
-  std::string key;                   // the run ids' common part, without the -rN: "pps-m64", "tcp-m1400-a-to-b"
-  std::string test, role, load;      // load: "" when unpaced, else the run's requested pps or rate
-  std::string route;                 // pairs: "from -> to"; "" otherwise
+  std::string key;               // the run ids' common part, without the -rN: "pps-m64", "tcp-m1400-a-to-b"
+  std::string test, role, load;  // load: "" when unpaced, else the run's requested pps or rate
+  std::string route;             // pairs: "from -> to"; "" otherwise
   topology topo = topology::fan_in;
   nb::test_kind kind = nb::test_kind::udp_stream;
   std::uint32_t message_size = 0;

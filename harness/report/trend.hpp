@@ -22,8 +22,8 @@ struct trend_point {
 };
 
 struct trend {
-  std::string name;   // for the page and its test: "history-<measurement>-<role>"
-  std::string title;  // "pps-m64, fan-in, 64 B"
+  std::string name;                 // for the page and its test: "history-<measurement>-<role>"
+  std::string title;                // "pps-m64, fan-in, 64 B"
   std::vector<trend_point> points;  // oldest first; only points with figures
 };
 

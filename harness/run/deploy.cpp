@@ -2,19 +2,19 @@
 
 #include "core/base/text.hpp"
 
-#include "harness/process/process.hpp"
 #include "core/base/version.hpp"
-#include "harness/run/process_group.hpp"
-#include "harness/run/stop_signals.hpp"
+#include "harness/process/process.hpp"
 #include "harness/run/deploy_steps.hpp"
 #include "harness/run/launcher.hpp"
+#include "harness/run/process_group.hpp"
+#include "harness/run/stop_signals.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <csignal>
@@ -53,7 +53,8 @@ std::string failed(const std::string& what, const nb::process_outcome& o) {
 
 class deployer {
  public:
-  deployer(asio::io_context& io, const plan& p, std::string source) : io_(io), plan_(p), source_(std::move(source)), group_(io) {
+  deployer(asio::io_context& io, const plan& p, std::string source)
+      : io_(io), plan_(p), source_(std::move(source)), group_(io) {
     char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
     if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
     control_dir_ = tmpl;
@@ -92,8 +93,8 @@ class deployer {
   bool cancelled_ = false;
 };
 
-asio::awaitable<nb::process_outcome> deployer::run(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
-                                                   const std::string* input) {
+asio::awaitable<nb::process_outcome> deployer::run(const std::vector<std::string>& argv,
+                                                   std::chrono::milliseconds limit, const std::string* input) {
   if (cancelled_) throw std::runtime_error("interrupted");
   nb::process_outcome o = co_await group_.run(argv, limit, input);
   if (cancelled_) throw std::runtime_error("interrupted");
@@ -110,8 +111,10 @@ asio::awaitable<void> deployer::check_local() {
     const auto o = co_await run(argv, 10s);
     if (o.exit_code != 0) throw std::runtime_error(failed(fmt::format("'{} --version'", path), o));
     if (const auto v = nb::version_word(o.stdout_text); v != nb::version)
-      throw std::runtime_error(fmt::format("{} is version {}, the harness is {}: copy programs of the harness's own "
-                                           "build (--from DIR)", path, v, nb::version));
+      throw std::runtime_error(
+          fmt::format("{} is version {}, the harness is {}: copy programs of the harness's own "
+                      "build (--from DIR)",
+                      path, v, nb::version));
   }
 }
 
@@ -209,8 +212,8 @@ asio::awaitable<std::string> deployer::update(const host_steps& s) {
   const auto copies = digests_of(verified, changed.size(), "the sha256 of the copies");
   for (std::size_t i = 0; i < changed.size(); ++i)
     if (copies[i] != digest_.at(changed[i]->name))
-      throw std::runtime_error(fmt::format("the copy {} has sha256 {}, not {} as {} here", changed[i]->staged, copies[i],
-                                           digest_.at(changed[i]->name), changed[i]->local));
+      throw std::runtime_error(fmt::format("the copy {} has sha256 {}, not {} as {} here", changed[i]->staged,
+                                           copies[i], digest_.at(changed[i]->name), changed[i]->local));
   // Renamed only once every copy is there and checked, all in one command: a failed copy leaves the old
   // programs in place, both of them.
   auto moved = co_await run(install, 20s);
@@ -224,7 +227,8 @@ asio::awaitable<void> deployer::copy_one(const file_steps& f) {
   // However slow the path, at least 128 kB/s, and 30 s to spare.
   const auto limit = 30s + std::chrono::milliseconds(data.size() / 128);
   auto copied = co_await run(f.copy, limit, &data);
-  if (copied.exit_code != 0) throw std::runtime_error(failed(fmt::format("copying {} to {}", f.name, f.staged), copied));
+  if (copied.exit_code != 0)
+    throw std::runtime_error(failed(fmt::format("copying {} to {}", f.name, f.staged), copied));
 }
 
 // The programs there must run there, and be the harness's version.
@@ -237,7 +241,8 @@ asio::awaitable<void> deployer::check_versions(const host_steps& s) {
     std::string line;
     std::getline(lines, line);
     if (nb::version_word(line) != nb::version)
-      throw std::runtime_error(fmt::format("{} there says '{}', not version {}", f.remote, nb::trim(line), nb::version));
+      throw std::runtime_error(
+          fmt::format("{} there says '{}', not version {}", f.remote, nb::trim(line), nb::version));
   }
 }
 
@@ -246,9 +251,8 @@ asio::awaitable<void> deployer::check_versions(const host_steps& s) {
 int deploy(const deploy_request& req) {
   const plan p = load_plan(req.plan_path);
   const auto hosts = hosts_to_deploy(p);
-  const bool any_ssh = std::any_of(hosts.begin(), hosts.end(), [&](const std::string& n) {
-    return p.hosts.at(n).launcher == launcher_kind::ssh;
-  });
+  const bool any_ssh = std::any_of(hosts.begin(), hosts.end(),
+                                   [&](const std::string& n) { return p.hosts.at(n).launcher == launcher_kind::ssh; });
   const std::string source = any_ssh ? find_deploy_source(req.self_exe, req.from) : "";
   if (req.dry_run) {
     std::vector<std::string> errors;

@@ -1,8 +1,8 @@
 #include "harness/run/deploy_steps.hpp"
 
 #include "harness/plan/expand.hpp"
-#include "harness/run/deploy.hpp"
 #include "harness/process/process.hpp"
+#include "harness/run/deploy.hpp"
 
 #include <fmt/format.h>
 #include <openssl/evp.h>
@@ -82,7 +82,8 @@ std::string header(const host& h) { return fmt::format("host {} ({})", h.name, h
 
 std::optional<std::string> host_problem(const host& h) {
   if (h.launcher == launcher_kind::ssh && h.bin_dir.empty())
-    return fmt::format("{}: deploy needs a bin_dir for an ssh host (the folder there for netload and netserve)", header(h));
+    return fmt::format("{}: deploy needs a bin_dir for an ssh host (the folder there for netload and netserve)",
+                       header(h));
   return std::nullopt;
 }
 
@@ -118,7 +119,8 @@ std::string find_deploy_source(const std::string& self_exe, const std::string& f
   };
   if (!from.empty()) {
     const fs::path dir = fs::absolute(from);
-    if (!has_both(dir)) throw std::runtime_error(fmt::format("--from {}: netload and netserve are not both there", from));
+    if (!has_both(dir))
+      throw std::runtime_error(fmt::format("--from {}: netload and netserve are not both there", from));
     return dir.string();
   }
   // build/<preset>/harness/harness -> build/static/bin
@@ -126,8 +128,9 @@ std::string find_deploy_source(const std::string& self_exe, const std::string& f
   const fs::path self = fs::canonical(self_exe, ec);
   const fs::path dir = self.parent_path().parent_path().parent_path() / "static" / "bin";
   if (!ec && has_both(dir)) return dir.string();
-  throw std::runtime_error("no self-contained netload and netserve to copy: build them (cmake --preset static && "
-                           "cmake --build --preset static) or pass --from DIR");
+  throw std::runtime_error(
+      "no self-contained netload and netserve to copy: build them (cmake --preset static && "
+      "cmake --build --preset static) or pass --from DIR");
 }
 
 std::vector<std::string> hosts_to_deploy(const plan& p) {
@@ -159,7 +162,8 @@ std::string deploy_dry_run(const plan& p, const std::string& source_dir, std::ve
     hosts += "  connect: " + nb::quote_argv(s.open) + "\n";
     hosts += "  list:    " + nb::quote_argv(s.list) + "\n";
     hosts += "  # what follows only when a sha256 there differs from the one here, for each such file\n";
-    for (const auto& f : s.files) hosts += "  copy:    " + nb::quote_argv(f.copy) + " < " + nb::shell_quote(f.local) + "\n";
+    for (const auto& f : s.files)
+      hosts += "  copy:    " + nb::quote_argv(f.copy) + " < " + nb::shell_quote(f.local) + "\n";
     hosts += "  verify:  " + nb::quote_argv(s.verify(s.all())) + "\n";
     hosts += "  install: " + nb::quote_argv(s.install(s.all())) + "\n";
     hosts += "  version: " + nb::quote_argv(s.versions()) + "\n";
@@ -168,7 +172,8 @@ std::string deploy_dry_run(const plan& p, const std::string& source_dir, std::ve
   std::string out = fmt::format("# deploy of plan '{}' ({}): what would run; nothing runs\n", p.name, p.source_path);
   if (any_ssh) {
     out += fmt::format("\n## this machine, first: the programs to copy, from {}\n", source_dir);
-    for (const char* name : programs) out += "  version: " + nb::quote_argv({local_program(source_dir, name), "--version"}) + "\n";
+    for (const char* name : programs)
+      out += "  version: " + nb::quote_argv({local_program(source_dir, name), "--version"}) + "\n";
   }
   return out + hosts;
 }

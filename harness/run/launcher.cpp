@@ -1,7 +1,7 @@
 #include "harness/run/launcher.hpp"
 
-#include "harness/process/process.hpp"
 #include "core/base/whole_number.hpp"
+#include "harness/process/process.hpp"
 
 #include <fmt/format.h>
 
@@ -76,9 +76,14 @@ class ssh_launcher final : public launcher {
     return argv;
   }
   std::vector<std::string> base(const char* master) const {
-    std::vector<std::string> argv{"ssh", "-o", "BatchMode=yes", "-o",
-                                  fmt::format("ConnectTimeout={}", host_.ssh.connect_timeout), "-o",
-                                  fmt::format("ControlMaster={}", master), "-o",
+    std::vector<std::string> argv{"ssh",
+                                  "-o",
+                                  "BatchMode=yes",
+                                  "-o",
+                                  fmt::format("ConnectTimeout={}", host_.ssh.connect_timeout),
+                                  "-o",
+                                  fmt::format("ControlMaster={}", master),
+                                  "-o",
                                   fmt::format("ControlPath={}/%C", control_dir_)};
     if (host_.ssh.port) argv.insert(argv.end(), {"-p", std::to_string(host_.ssh.port)});
     if (!host_.ssh.user.empty()) argv.insert(argv.end(), {"-l", host_.ssh.user});
@@ -104,7 +109,8 @@ bool netns_exists(const std::string& name, const std::string& run_dir) {
   return !name.empty() && fs::exists(fs::path(run_dir) / name, ec);
 }
 
-std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_bin_dir, const std::string& control_dir) {
+std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_bin_dir,
+                                        const std::string& control_dir) {
   switch (h.launcher) {
     case launcher_kind::local: return std::make_unique<local_launcher>(h, local_bin_dir);
     case launcher_kind::netns: return std::make_unique<netns_launcher>(h, local_bin_dir);

@@ -34,7 +34,9 @@ class launcher {
     return wrap(command);
   }
   // Like wrap, but the program's standard input is ours (harness deploy copies a file through it).
-  virtual std::vector<std::string> wrap_with_stdin(const std::vector<std::string>& command) const { return wrap(command); }
+  virtual std::vector<std::string> wrap_with_stdin(const std::vector<std::string>& command) const {
+    return wrap(command);
+  }
   // Why the host cannot be reached before anything runs (std::nullopt when nothing is known against it):
   // a netns host whose namespace does not exist.
   virtual std::optional<std::string> unreachable() const { return std::nullopt; }
@@ -55,7 +57,8 @@ bool netns_exists(const std::string& name, const std::string& run_dir = "/run/ne
 
 // control_dir: where ssh keeps its multiplexing sockets (one per host); local_bin_dir: where netserve
 // and netload are found for local and netns hosts without a bin_dir of their own.
-std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_bin_dir, const std::string& control_dir);
+std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_bin_dir,
+                                        const std::string& control_dir);
 
 // The folder holding this machine's netserve and netload: --bin-dir, else next to the harness binary
 // (build tree layout ../netserve/netserve), else empty (PATH).

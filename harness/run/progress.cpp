@@ -69,7 +69,8 @@ std::string plan_line(const std::string& plan, std::size_t index, std::size_t co
   const double left = std::ceil(eta.seconds);
   // A rate search runs as many trials as its measurements ask for: no end time is claimed for it.
   if (eta.search_ahead) return head + fmt::format("ETA {} + a rate search of unknown length", format_duration(left));
-  return head + fmt::format("ETA {} (ends ~{})", format_duration(left), format_time_of_day(now_epoch_s + left, utc_offset_s));
+  return head +
+         fmt::format("ETA {} (ends ~{})", format_duration(left), format_time_of_day(now_epoch_s + left, utc_offset_s));
 }
 
 live_totals live_aggregate(const std::vector<instance_progress>& instances) {

@@ -21,8 +21,8 @@ struct planned_run {
 };
 
 struct plan_eta {
-  double seconds = 0;          // the runs of known length still ahead, the current one's rest included
-  bool search_ahead = false;   // a rate search is running or still to come: its time is not in `seconds`
+  double seconds = 0;         // the runs of known length still ahead, the current one's rest included
+  bool search_ahead = false;  // a rate search is running or still to come: its time is not in `seconds`
 };
 
 // The plan's position and its ETA. A run costs its duration plus an overhead: the settle pause, starting
@@ -48,7 +48,7 @@ class plan_progress {
   std::size_t index_ = 0;
   bool started_ = false;
   bool current_done_ = false;  // the current run (not a search) ended; the next has not begun
-  double mark_ = 0;  // when the previous part ended (or the first run began)
+  double mark_ = 0;            // when the previous part ended (or the first run began)
   double overhead_sum_ = 0;
   int samples_ = 0;
 };

@@ -22,22 +22,27 @@ namespace {
 
 json search_record(const run_spec& r, int order, const search_state& s) {
   json j = measurement_json(r);
-  j.update({{"id", r.id}, {"instances", s.instances}, {"order", order}, {"interrupted", s.interrupted},
+  j.update({{"id", r.id},
+            {"instances", s.instances},
+            {"order", order},
+            {"interrupted", s.interrupted},
             {"search", to_json(s)}});
   return j;
 }
 
 std::string load_words(double aggregate, std::size_t n) {
-  return fmt::format("{} pps ({} pps per instance)", nb::format_si(aggregate), nb::format_si(aggregate / static_cast<double>(n)));
+  return fmt::format("{} pps ({} pps per instance)", nb::format_si(aggregate),
+                     nb::format_si(aggregate / static_cast<double>(n)));
 }
 
 std::string describe(const search_trial& t, std::size_t n) {
   const std::string load = t.result.intended_load > 0 ? load_words(t.result.intended_load, n) : "unpaced";
   if (!t.result.ran) return fmt::format("{} for {:g} s: FAILED TO RUN: {}", load, t.result.duration, t.failure);
-  return fmt::format("{} for {:g} s: sent {} pps, received {} pps, loss ratio {:.6f}{}{}", load, t.result.duration,
-                     nb::format_si(t.sent_pps), nb::format_si(t.received_pps), t.result.loss_ratio(),
-                     t.result.load_limited && t.note.empty() ? " - load-limited (the senders fell short): does not count" : "",
-                     t.limit.empty() ? "" : fmt::format(" [limit: {}]", t.limit));
+  return fmt::format(
+      "{} for {:g} s: sent {} pps, received {} pps, loss ratio {:.6f}{}{}", load, t.result.duration,
+      nb::format_si(t.sent_pps), nb::format_si(t.received_pps), t.result.loss_ratio(),
+      t.result.load_limited && t.note.empty() ? " - load-limited (the senders fell short): does not count" : "",
+      t.limit.empty() ? "" : fmt::format(" [limit: {}]", t.limit));
 }
 
 std::string bound_words(const std::optional<double>& pps, std::size_t n) { return pps ? load_words(*pps, n) : "none"; }
@@ -52,13 +57,16 @@ void print_results(const run_spec& r, const search_state& s) {
   fmt::print(stderr, "harness: search {}: loads are {}; {:g} trial-seconds in {} trials (the MRR's included)\n", r.id,
              load_conversion(s.instances), seconds, s.search->trials().size() + 1);
   for (const auto& g : s.search->results())
-    fmt::print(stderr,
-               "harness: search {}: {} (loss ratio {:g}): relevant lower bound {}, relevant upper bound {}, conditional "
-               "throughput {}: {}{}\n",
-               r.id, g.g.name, g.g.loss_ratio, bound_words(g.relevant_lower_bound, s.instances),
-               bound_words(g.relevant_upper_bound, s.instances), bound_words(g.conditional_throughput, s.instances),
-               g.regular ? "regular" : s.interrupted ? "not established: the search was interrupted" : "irregular",
-               g.irregularities.empty() ? "" : " (" + fmt::format("{}", fmt::join(g.irregularities, "; ")) + ")");
+    fmt::print(
+        stderr,
+        "harness: search {}: {} (loss ratio {:g}): relevant lower bound {}, relevant upper bound {}, conditional "
+        "throughput {}: {}{}\n",
+        r.id, g.g.name, g.g.loss_ratio, bound_words(g.relevant_lower_bound, s.instances),
+        bound_words(g.relevant_upper_bound, s.instances), bound_words(g.conditional_throughput, s.instances),
+        g.regular       ? "regular"
+        : s.interrupted ? "not established: the search was interrupted"
+                        : "irregular",
+        g.irregularities.empty() ? "" : " (" + fmt::format("{}", fmt::join(g.irregularities, "; ")) + ")");
 }
 
 // The goal whose conditional throughput the latency steps take their fractions of: the one named PDR, or
@@ -132,7 +140,8 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
     const bool mrr = k == 0;
     const std::string id = fmt::format("{}-s{:02}-{}", r.id, ++k, mrr ? "mrr" : "search");
     const json tag = {{"of", r.id}, {"phase", mrr ? "mrr" : "search"}, {"intended_load", next->intended_load}};
-    const run_spec trial = trial_of(r, id, next->intended_load, next->duration, tag);  // named: GCC 12 and temporaries across co_await
+    const run_spec trial =
+        trial_of(r, id, next->intended_load, next->duration, tag);  // named: GCC 12 and temporaries across co_await
     auto measured = co_await run_search_trial(trial);
     if (!measured) break;
     search_trial t = search_trial_of(*measured, mrr ? "mrr" : "search", next->intended_load, next->duration);
@@ -168,7 +177,8 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
 
 // The latency probe under load at the minimal load and at 10, 50 and 90 % of the PDR's conditional
 // throughput (as FD.io CSIT publishes latency), each step as long as the test.
-asio::awaitable<void> runner::run_latency_steps(const run_spec& r, search_state& st, int& k, std::function<void()> write) {
+asio::awaitable<void> runner::run_latency_steps(const run_spec& r, search_state& st, int& k,
+                                                std::function<void()> write) {
   const auto results = st.search->results();
   const auto* pdr = pdr_of(results);
   if (!pdr || !pdr->conditional_throughput) {

@@ -8,12 +8,12 @@
 #include "core/base/version.hpp"
 #include "harness/report/results.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -113,7 +113,7 @@ asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const cha
 }
 
 asio::awaitable<nb::process_outcome> runner::run_tracked(const std::vector<std::string>& argv,
-                                                     std::chrono::milliseconds limit) {
+                                                         std::chrono::milliseconds limit) {
   if (cancelled_) throw std::runtime_error("interrupted");
   nb::process_outcome o = co_await group_.run(argv, limit);
   if (cancelled_) throw std::runtime_error("interrupted");
@@ -165,8 +165,10 @@ asio::awaitable<fs::path> runner::run_all() {
   dir_ = make_results_dir(opt_.results_root, plan_.name);
   fmt::print(stderr, "harness: results in {}\n", dir_.string());
   write_file(dir_ / "plan.toml", plan_.source_text);
-  environment_ = {{"harness_version", nb::version}, {"plan", plan_.source_path},
-                  {"started_utc", fmt::format("{:.3f}", nb::ns_to_s(nb::wall_ns()))}, {"hosts", nlohmann::json::object()}};
+  environment_ = {{"harness_version", nb::version},
+                  {"plan", plan_.source_path},
+                  {"started_utc", fmt::format("{:.3f}", nb::ns_to_s(nb::wall_ns()))},
+                  {"hosts", nlohmann::json::object()}};
   std::exception_ptr failure;
   try {
     const auto runs = expand(plan_);
@@ -182,10 +184,8 @@ asio::awaitable<fs::path> runner::run_all() {
       if (i > 0) co_await settle_pause();
       if (cancelled_) break;  // a stop during the pause: the next run never starts
       progress_->start_run(i, nb::ns_to_s(nb::wall_ns()));
-      if (runs[i].spec->search)
-        co_await run_search(runs[i]);
-      else
-        co_await run_one(runs[i]);
+      if (runs[i].spec->search) co_await run_search(runs[i]);
+      else co_await run_one(runs[i]);
     }
   } catch (...) {
     failure = std::current_exception();
@@ -221,8 +221,8 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   const fs::path run_dir = dir_ / "raw" / r.id;
   fs::create_directories(run_dir);
   const std::string of_n = progress_ ? fmt::format("{} of {}: ", progress_->index() + 1, progress_->count()) : "";
-  fmt::print(stderr, "harness: run {}{} ({}, {} -m {}, {} instance(s), {} s)\n", of_n, r.id, r.role, nb::to_string(r.kind),
-             r.message_size, r.instances.size(), r.duration);
+  fmt::print(stderr, "harness: run {}{} ({}, {} -m {}, {} instance(s), {} s)\n", of_n, r.id, r.role,
+             nb::to_string(r.kind), r.message_size, r.instances.size(), r.duration);
   std::vector<running_server> servers;
   nlohmann::json spec = to_json(r, plan_);
   spec["order"] = order_++;
@@ -275,7 +275,8 @@ void runner::record_failed_run(const fs::path& run_dir, nlohmann::json spec, con
 }
 
 void runner::record_interrupted_run(const fs::path& run_dir, nlohmann::json spec, double duration) {
-  const double measured = spec.contains("t0") ? std::clamp(stop_wall_s_ - spec["t0"].get<double>(), 0.0, duration) : 0.0;
+  const double measured =
+      spec.contains("t0") ? std::clamp(stop_wall_s_ - spec["t0"].get<double>(), 0.0, duration) : 0.0;
   spec["interrupted"] = true;
   spec["measured_s"] = measured;
   spec["error"] = measured > 0 ? fmt::format("interrupted after {:.2f} s of the run's {:g} s", measured, duration)

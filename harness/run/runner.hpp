@@ -10,15 +10,15 @@
 //                           together and followed live, servers stopped
 //   run_search.cpp          a search run: trial after trial, each chosen by MLRsearch (core/search), each
 //                           run measured as a trial (search_trials.hpp)
-#include "harness/report/aggregate.hpp"
+#include "harness/lab/lab.hpp"
 #include "harness/plan/expand.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/process/process.hpp"
 #include "harness/records/host_check.hpp"
+#include "harness/report/aggregate.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/process_group.hpp"
 #include "harness/run/progress.hpp"
-#include "harness/lab/lab.hpp"
-#include "harness/process/process.hpp"
-#include "harness/plan/plan.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -41,9 +41,9 @@ namespace asio = boost::asio;
 
 struct run_options {
   std::filesystem::path results_root = "results";
-  std::string bin_dir;       // where this machine's netserve / netload are ("" = PATH)
-  bool live = true;          // the per-second progress line on stderr
-  bool allow_offset = false; // a host clock off by more than the skew bound: correct its start, not refuse
+  std::string bin_dir;        // where this machine's netserve / netload are ("" = PATH)
+  bool live = true;           // the per-second progress line on stderr
+  bool allow_offset = false;  // a host clock off by more than the skew bound: correct its start, not refuse
 };
 
 // A started netserve: its process, and the ports its ready line gave.
@@ -52,7 +52,7 @@ struct running_server {
   std::unique_ptr<nb::child_process> proc;
   std::vector<std::uint16_t> ports;
   int remote_pid = 0;
-  std::string error;  // why it did not become ready
+  std::string error;        // why it did not become ready
   bool stop_asked = false;  // stop_servers signalled it (here, or there over ssh) and the signal arrived
   bool finished = false;    // reaped already
 };
@@ -60,11 +60,10 @@ struct running_server {
 // What the start barrier and the live display know about one instance while it runs.
 struct live_instance {
   bool running = true, failed = false;
-  bool armed = false;              // connected, waiting for its start instant
-  nb::child_process* proc = nullptr;  // while it runs: where its start instant goes
+  bool armed = false;                     // connected, waiting for its start instant
+  nb::child_process* proc = nullptr;      // while it runs: where its start instant goes
   std::vector<interval_rates> intervals;  // every interval it reported, in order
 };
-
 
 // The emulated circuit's own counts between two snapshots (`harness lab counters`): packets its
 // packet-rate limit and its bit-rate shaper dropped, UDP datagrams the hosts' kernels delivered.
@@ -92,11 +91,12 @@ class runner {
 
  private:
   asio::awaitable<void> check_into(host_check& out, std::string name, std::set<std::string> programs,
-                                  std::set<std::string> peers);
+                                   std::set<std::string> peers);
   asio::awaitable<host_check> check_host(const std::string& name, const std::set<std::string>& programs,
                                          const std::set<std::string>& peers);
   asio::awaitable<void> ask_host(host_check& c, const std::set<std::string>& peers);
-  asio::awaitable<std::optional<clock_offset>> read_clock(nb::child_process& p, std::chrono::steady_clock::time_point deadline);
+  asio::awaitable<std::optional<clock_offset>> read_clock(nb::child_process& p,
+                                                          std::chrono::steady_clock::time_point deadline);
   asio::awaitable<void> say_version(host_check& c, const std::string& program);
   void check_local_address(host_check& c);
   nlohmann::json circuit_counters() const;
@@ -112,7 +112,8 @@ class runner {
                                       nlohmann::json& spec, const std::filesystem::path& run_dir);
   asio::awaitable<double> start_together(const run_spec& r, std::vector<live_instance>& live, asio::steady_timer& wake);
   asio::awaitable<void> run_instance(const run_spec& r, std::size_t index, const running_server& server,
-                                     const std::filesystem::path& run_dir, live_instance& live, asio::steady_timer& wake);
+                                     const std::filesystem::path& run_dir, live_instance& live,
+                                     asio::steady_timer& wake);
   asio::awaitable<void> close_launchers();
   void record_command(const std::string& host, const std::vector<std::string>& argv);
   void write_environment();
@@ -136,7 +137,8 @@ class runner {
   asio::awaitable<bool> remote_signal(std::string host, int pid, const char* sig);
   void remote_signal_detached(const std::string& host, int pid, const char* sig);
   // A command of the preflight: stopped with the others on cancel, and cancel ends the preflight.
-  asio::awaitable<nb::process_outcome> run_tracked(const std::vector<std::string>& argv, std::chrono::milliseconds limit);
+  asio::awaitable<nb::process_outcome> run_tracked(const std::vector<std::string>& argv,
+                                                   std::chrono::milliseconds limit);
   // When the group escalates to SIGKILL: said, and remote programs killed where they run.
   void before_kill();
   // A run that failed (its netserve did not start, ...): recorded in raw/<run>/run.json with why.
@@ -144,17 +146,17 @@ class runner {
   // A run the user stopped: raw/<run>/run.json says so, with the seconds measured from its T0.
   void record_interrupted_run(const std::filesystem::path& run_dir, nlohmann::json spec, double duration);
 
-  process_group group_;  // every child alive now, for cancel()
+  process_group group_;                   // every child alive now, for cancel()
   std::set<nb::child_process*> servers_;  // the netserves among them: stopped after their instances
   // ssh-launched processes whose local ssh client still runs (so the remote one is there): host, remote
   // pid. A signal to the ssh client does not reach them; it is sent there.
   std::map<nb::child_process*, std::pair<std::string, int>> remote_;
   bool cancelled_ = false;
   int remote_signals_pending_ = 0;  // remote `kill` commands under way
-  asio::steady_timer pause_;       // the settle pause between runs, which cancel() ends
+  asio::steady_timer pause_;        // the settle pause between runs, which cancel() ends
   int stop_signal_ = 0;
-  double stop_wall_s_ = 0;         // when the stop came (epoch seconds)
-  int order_ = 0;  // of the runs in raw/, as they ran
+  double stop_wall_s_ = 0;                         // when the stop came (epoch seconds)
+  int order_ = 0;                                  // of the runs in raw/, as they ran
   std::map<std::string, double> clock_offset_ms_;  // per host, as check_all measured it
   // The live view: the plan's progress, and on a terminal the block redrawn in place.
   std::optional<plan_progress> progress_;

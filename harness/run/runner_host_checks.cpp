@@ -1,19 +1,19 @@
 // The runner's check of every host before a run (and all of `harness check`): host_check.hpp says what
 // and why; this is the asking.
-#include "harness/records/host_check.hpp"
 #include "core/base/json_text.hpp"
+#include "harness/records/host_check.hpp"
 #include "harness/run/runner.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/sys/host_info.hpp"
 #include "core/base/text.hpp"
 #include "core/base/version.hpp"
+#include "core/sys/host_info.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 namespace harness {
 
@@ -28,7 +28,8 @@ std::map<std::string, std::set<std::string>> programs_per_host(const plan& plan,
   std::map<std::string, std::set<std::string>> out;
   for (const auto& r : runs) {
     // A stock peer's host runs no netserve; its check says what is expected there instead.
-    for (const auto& s : r.servers) out[s.host].insert(plan.hosts.at(s.host).stock_peer() ? "stock " + plan.hosts.at(s.host).peer : "netserve");
+    for (const auto& s : r.servers)
+      out[s.host].insert(plan.hosts.at(s.host).stock_peer() ? "stock " + plan.hosts.at(s.host).peer : "netserve");
     for (const auto& i : r.instances) out[i.client].insert("netload");
   }
   return out;
@@ -138,8 +139,7 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
     const std::vector<std::string> cmd{l.program("netserve"), "--version"};
     const auto argv = l.wrap(cmd);
     const auto o = co_await run_tracked(argv, 20s);
-    if (o.exit_code == 0)
-      c.netserve_version = nb::version_word(o.stdout_text);
+    if (o.exit_code == 0) c.netserve_version = nb::version_word(o.stdout_text);
     else
       c.errors.push_back(o.timed_out ? fmt::format("'{}' gave no answer within 20 s", nb::quote_argv(argv))
                                      : fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
@@ -147,8 +147,10 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
   }
   for (const char* peer : {"iperf3", "netserver"})
     if (programs.count(fmt::format("stock {}", peer)))
-      c.notes.push_back(fmt::format("peer = \"{}\": the harness starts no netserve here; a stock {} must be listening on "
-                                    "each test's port", peer, std::string_view(peer) == "iperf3" ? "iperf3 -s" : "netserver"));
+      c.notes.push_back(
+          fmt::format("peer = \"{}\": the harness starts no netserve here; a stock {} must be listening on "
+                      "each test's port",
+                      peer, std::string_view(peer) == "iperf3" ? "iperf3 -s" : "netserver"));
   // Every host, a server too, answers through netload: its clock matters wherever a start instant is read
   // (a netserve starts and samples by the instant on its own clock).
   co_await ask_host(c, peers);
@@ -156,7 +158,7 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
 }
 
 asio::awaitable<void> runner::check_into(host_check& out, std::string name, std::set<std::string> programs,
-                                        std::set<std::string> peers) {
+                                         std::set<std::string> peers) {
   out = co_await check_host(name, programs, peers);
 }
 

@@ -6,10 +6,10 @@
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -75,15 +75,18 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
     const host& h = plan_.hosts.at(spec.host);
     if (h.stock_peer()) {  // a stock server is running there already, on the plan's ports: nothing to start
       if (std::find(spec.ports.begin(), spec.ports.end(), 0) != spec.ports.end())
-        throw std::runtime_error(fmt::format("host '{}' has peer = \"{}\": its ports must be given (0 asks netserve for "
-                                             "any free port, and no netserve runs there)", spec.host, h.peer));
+        throw std::runtime_error(
+            fmt::format("host '{}' has peer = \"{}\": its ports must be given (0 asks netserve for "
+                        "any free port, and no netserve runs there)",
+                        spec.host, h.peer));
       servers.push_back({spec.host, nullptr, spec.ports, 0, {}, false, true});
       continue;
     }
     const launcher& l = on(spec.host);
     auto argv = l.wrap(netserve_command(l.program("netserve"), l.target(), spec.ports));
     record_command(spec.host, argv);
-    servers.push_back({spec.host, std::make_unique<nb::child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
+    servers.push_back(
+        {spec.host, std::make_unique<nb::child_process>(io_.get_executor(), argv), {}, 0, {}, false, false});
     group_.join(*servers.back().proc);
     servers_.insert(servers.back().proc.get());
   }
@@ -107,8 +110,8 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
       group_.leave(*s.proc);
       servers_.erase(s.proc.get());
       const std::string why = o.stderr_text.substr(0, o.stderr_text.find('\n'));
-      throw std::runtime_error(fmt::format("netserve on host '{}' did not start: {}{}{}", s.host, s.error,
-                                           why.empty() ? "" : ": ", why));
+      throw std::runtime_error(
+          fmt::format("netserve on host '{}' did not start: {}{}{}", s.host, s.error, why.empty() ? "" : ": ", why));
     }
   }
 }
@@ -119,8 +122,7 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     const auto remote = remote_.find(s.proc.get());
     // The remote netserve gets the signal; its ssh client then ends with it. A signal to the client
     // would end the client first, with status 255, and could leave the server running.
-    if (remote != remote_.end())
-      s.stop_asked = co_await remote_signal(s.host, s.remote_pid, "TERM");
+    if (remote != remote_.end()) s.stop_asked = co_await remote_signal(s.host, s.remote_pid, "TERM");
     if (!s.stop_asked) {
       s.proc->request_stop();
       s.stop_asked = !remote_.count(s.proc.get());  // a local program: the signal is the stop
@@ -136,16 +138,16 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     // A status our own stop caused is no failure: SIGTERM's, ssh's 255 for a remote program ended by a
     // signal, SIGKILL after a second Ctrl-C. Anything else (it died before we asked, it ignored the
     // stop) is reported.
-    const bool ours = !o.timed_out && s.stop_asked &&
-                      (o.exit_code == 0 || o.exit_code == 143 || (was_remote && o.exit_code == 255));
+    const bool ours =
+        !o.timed_out && s.stop_asked && (o.exit_code == 0 || o.exit_code == 143 || (was_remote && o.exit_code == 255));
     if (!ours && !group_.killed())
       fmt::print(stderr, "harness: netserve on '{}' ended with status {}{}: {}\n", s.host, o.exit_code,
                  o.timed_out ? " (killed: it did not stop)" : "", o.stderr_text.substr(0, 300));
   }
 }
 
-asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers,
-                                            json& spec, const fs::path& run_dir) {
+asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers, json& spec,
+                                            const fs::path& run_dir) {
   if (cancelled_) co_return;  // stopped while its servers started: no instance is launched
   std::vector<live_instance> live(r.instances.size());
   std::size_t pending = r.instances.size();
@@ -205,7 +207,8 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
     if (!live[i].proc) continue;
     live[i].proc->close_stdin();
     if (!live[i].armed && !cancelled_) {
-      fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", r.id, r.instances[i].name, arm_timeout.count());
+      fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", r.id, r.instances[i].name,
+                 arm_timeout.count());
       live[i].proc->request_stop();
     }
   }
@@ -245,7 +248,8 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   };
   // Hard deadline: the barrier, the lead, the test, and a generous allowance for drain and the final report.
   const auto deadline = std::chrono::steady_clock::now() + arm_timeout +
-                        std::chrono::milliseconds(static_cast<long>((plan_.lead + r.probe_lead() + r.duration) * 1e3)) + 30s;
+                        std::chrono::milliseconds(static_cast<long>((plan_.lead + r.probe_lead() + r.duration) * 1e3)) +
+                        30s;
   try {
     nb::child_process p(io_.get_executor(), argv, true);
     self = &p;

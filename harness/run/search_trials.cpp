@@ -14,7 +14,8 @@ constexpr double sender_tolerance = 0.99;
 json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 // A load three ways: aggregate packets per second (the name itself), per instance, and payload bits.
-void put_load(json& j, const std::string& name, const std::optional<double>& pps, std::size_t instances, std::uint32_t m) {
+void put_load(json& j, const std::string& name, const std::optional<double>& pps, std::size_t instances,
+              std::uint32_t m) {
   j[name] = or_null(pps);
   j[name + "_per_instance"] = pps ? json(*pps / static_cast<double>(instances)) : json(nullptr);
   j[name + "_bits_per_second"] = pps ? json(*pps * m * 8.0) : json(nullptr);
@@ -42,9 +43,13 @@ json unsearched_goal(const nb::search::goal& g, const search_state& s) {
 }
 
 json latency_json(const latency_step& l, std::size_t instances) {
-  json j = {{"name", l.name},         {"fraction", l.fraction},   {"intended_load", l.intended_load},
+  json j = {{"name", l.name},
+            {"fraction", l.fraction},
+            {"intended_load", l.intended_load},
             {"intended_load_per_instance", l.intended_load / static_cast<double>(instances)},
-            {"run", l.run},           {"loss_ratio", l.loss_ratio}, {"latency", l.latency}};
+            {"run", l.run},
+            {"loss_ratio", l.loss_ratio},
+            {"latency", l.latency}};
   if (!l.error.empty()) j["error"] = l.error;
   return j;
 }
@@ -95,7 +100,8 @@ json to_json(const search_trial& t, std::size_t instances, std::uint32_t m) {
             {"reason", t.reason},
             {"unpaced", unpaced},
             {"intended_load", unpaced ? json(nullptr) : json(t.result.intended_load)},
-            {"intended_load_per_instance", unpaced ? json(nullptr) : json(t.result.intended_load / static_cast<double>(instances))},
+            {"intended_load_per_instance",
+             unpaced ? json(nullptr) : json(t.result.intended_load / static_cast<double>(instances))},
             {"trial_duration", t.result.duration},
             {"ran", t.result.ran}};
   if (!t.note.empty()) j["note"] = t.note;
@@ -104,10 +110,14 @@ json to_json(const search_trial& t, std::size_t instances, std::uint32_t m) {
     return j;
   }
   const auto sent = static_cast<double>(t.result.sent);
-  j.update({{"offered_count", t.result.sent}, {"forwarding_count", t.result.received}, {"offered_rate", t.sent_pps},
-            {"forwarding_rate", t.received_pps}, {"forwarding_rate_bits_per_second", t.received_pps * m * 8.0},
+  j.update({{"offered_count", t.result.sent},
+            {"forwarding_count", t.result.received},
+            {"offered_rate", t.sent_pps},
+            {"forwarding_rate", t.received_pps},
+            {"forwarding_rate_bits_per_second", t.received_pps * m * 8.0},
             {"loss_ratio", sent > 0 ? (sent - static_cast<double>(t.result.received)) / sent : 0.0},
-            {"load_limited", t.result.load_limited}, {"limit", t.limit}});
+            {"load_limited", t.result.load_limited},
+            {"limit", t.limit}});
   return j;
 }
 

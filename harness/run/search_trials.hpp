@@ -35,13 +35,13 @@ search_trial search_trial_of(const run_summary& s, std::string phase, double int
 
 // A latency step: the probe's round trips under a load at a fraction of the PDR's conditional throughput.
 struct latency_step {
-  std::string name;         // "minimal load", "10 % of PDR", ...
-  double fraction = 0;      // of the conditional throughput; 0 for the minimal load
-  double intended_load = 0; // aggregate
+  std::string name;          // "minimal load", "10 % of PDR", ...
+  double fraction = 0;       // of the conditional throughput; 0 for the minimal load
+  double intended_load = 0;  // aggregate
   std::string run;
-  std::string error;        // the run or its probe failed: no figures
-  double loss_ratio = 0;    // of the load, over the step
-  nlohmann::json latency;   // the probe's round trips under load (min, p50, p90, p99, p99.9, max in µs, count)
+  std::string error;       // the run or its probe failed: no figures
+  double loss_ratio = 0;   // of the load, over the step
+  nlohmann::json latency;  // the probe's round trips under load (min, p50, p90, p99, p99.9, max in µs, count)
 };
 
 struct search_state {
@@ -51,8 +51,8 @@ struct search_state {
   std::vector<search_trial> trials;              // the MRR first
   std::optional<nb::search::mlr_search> search;  // once the MRR gave the loads
   std::vector<latency_step> latency;
-  std::string stopped;                           // why the search ended before its goals did; "" otherwise
-  bool interrupted = false;                      // a user's stop
+  std::string stopped;       // why the search ended before its goals did; "" otherwise
+  bool interrupted = false;  // a user's stop
 };
 
 nlohmann::json to_json(const search_trial& t, std::size_t instances, std::uint32_t message_size);

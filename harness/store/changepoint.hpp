@@ -32,8 +32,8 @@ struct cusum_options {
 inline constexpr double cusum_in_control_arl = 465;
 
 struct change_point {
-  std::size_t begins = 0;    // index of the first point at the new level
-  std::size_t detected = 0;  // index of the point at which the sum crossed h
+  std::size_t begins = 0;        // index of the first point at the new level
+  std::size_t detected = 0;      // index of the point at which the sum crossed h
   double before = 0, after = 0;  // the means of the segment before and of the points begins..detected
   double change_percent() const { return before != 0 ? (after - before) / before * 100 : 0; }
 };

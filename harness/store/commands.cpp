@@ -15,8 +15,10 @@ namespace {
 // Reading commands never make a database: a mistyped --db is said, not answered with an empty history.
 database open_existing(const fs::path& db) {
   if (!fs::exists(db))
-    throw store_error(fmt::format("no results database at {} (`harness run` records one, `harness db import DIR...` "
-                                  "makes one from results folders)", db.string()));
+    throw store_error(
+        fmt::format("no results database at {} (`harness run` records one, `harness db import DIR...` "
+                    "makes one from results folders)",
+                    db.string()));
   return database(db);
 }
 
@@ -27,15 +29,17 @@ int judge(database& db, const store_options& o, const fs::path& dir, const std::
   fmt::print(o.out, "{}", judgement_text(j));
   if (verdict) *verdict = j;
   if (!j.any_regression()) return status;
-  const auto n = std::count_if(j.measurements.begin(), j.measurements.end(), [](const judged& m) { return m.regression; });
+  const auto n =
+      std::count_if(j.measurements.begin(), j.measurements.end(), [](const judged& m) { return m.regression; });
   fmt::print(stderr, "harness: {} regression(s) against {} (regressions.json)\n", n, j.baseline_kind);
   return o.fail_on_regression && status == 0 ? regression_status : status;
 }
 
 }  // namespace
 
-recorded record_run(const store_options& o, const fs::path& results_root, const fs::path& dir, std::vector<run_summary> runs,
-                    std::vector<nlohmann::json> searches, int status, std::optional<judgement>* verdict) {
+recorded record_run(const store_options& o, const fs::path& results_root, const fs::path& dir,
+                    std::vector<run_summary> runs, std::vector<nlohmann::json> searches, int status,
+                    std::optional<judgement>* verdict) {
   if (!o.enabled) return {status, {false, "not recorded in a results database (--no-db)", 0, {}}};
   const fs::path path = o.db.empty() ? results_root / default_db_name : o.db;
   try {
@@ -61,7 +65,9 @@ int db_import(const fs::path& path, const std::vector<fs::path>& dirs) {
       const auto f = read_folder(dir);
       record(db, f);
       fmt::print("imported {}: {} run(s), {} search(es), {}\n", f.name, f.runs.size(), f.searches.size(),
-                 f.interrupted ? "interrupted" : f.problems.empty() ? "ok" : "failed");
+                 f.interrupted        ? "interrupted"
+                 : f.problems.empty() ? "ok"
+                                      : "failed");
     } catch (const store_error&) {
       throw;  // the database itself: the next folder would fail the same way
     } catch (const std::exception& e) {

@@ -25,7 +25,7 @@ struct store_options {
   bool enabled = true;       // --no-db
   bool fail_on_regression = false;
   regression_options regress;
-  std::FILE* out = stdout;   // the store's lines and the judgement (`harness watch`: stderr, its own line on stdout)
+  std::FILE* out = stdout;  // the store's lines and the judgement (`harness watch`: stderr, its own line on stdout)
 };
 
 struct recorded {

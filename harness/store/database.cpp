@@ -20,7 +20,8 @@ std::string open_path(const fs::path& path) {
   if (path.has_parent_path()) {
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    if (ec) throw store_error(fmt::format("results database {}: cannot make its folder: {}", path.string(), ec.message()));
+    if (ec)
+      throw store_error(fmt::format("results database {}: cannot make its folder: {}", path.string(), ec.message()));
   }
   return path.string();
 }
@@ -43,7 +44,8 @@ std::string repair_hint(const fs::path& path) {
 store_error database::translate(const SQLite::Exception& e) const {
   const int code = e.getErrorCode();
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-    return store_error(fmt::format("results database {} is damaged ({}): {}", path_.string(), e.what(), repair_hint(path_)));
+    return store_error(
+        fmt::format("results database {} is damaged ({}): {}", path_.string(), e.what(), repair_hint(path_)));
   return store_error(fmt::format("results database {}: {}", path_.string(), e.what()));
 }
 
@@ -81,17 +83,18 @@ void database::migrate_steps() {
   SQLite::Transaction t(db_, SQLite::TransactionBehavior::IMMEDIATE);
   int v = db_.execAndGet("PRAGMA user_version").getInt();
   if (v > schema_version)
-    throw store_error(fmt::format("results database {} has schema version {}, newer than this harness's {}: use a newer "
-                                  "harness, or another file (`harness db import` makes one from the results folders)",
-                                  path_.string(), v, schema_version));
+    throw store_error(
+        fmt::format("results database {} has schema version {}, newer than this harness's {}: use a newer "
+                    "harness, or another file (`harness db import` makes one from the results folders)",
+                    path_.string(), v, schema_version));
   for (; v < schema_version; ++v) {
     for (const char* statement : migration_to(v + 1)) db_.exec(statement);
     db_.exec(fmt::format("PRAGMA user_version = {}", v + 1));
   }
   // A rebuilt table must leave every row's reference whole.
   if (SQLite::Statement check(db_, "PRAGMA foreign_key_check"); check.executeStep())
-    throw store_error(fmt::format("results database {}: the schema migration left a dangling row in {}: {}", path_.string(),
-                                  check.getColumn(0).getString(), repair_hint(path_)));
+    throw store_error(fmt::format("results database {}: the schema migration left a dangling row in {}: {}",
+                                  path_.string(), check.getColumn(0).getString(), repair_hint(path_)));
   t.commit();
 }
 

@@ -1,8 +1,8 @@
 #include "harness/store/history.hpp"
 
+#include "core/base/json_fields.hpp"
 #include "harness/report/report.hpp"
 #include "harness/store/sql.hpp"
-#include "core/base/json_fields.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -38,7 +38,8 @@ struct builder {
   // Per series, each folder's point (by folder id: two folders may share a name): a row finds its point
   // in O(log n) instead of by a scan of every point read before it.
   std::map<series_key, std::map<std::int64_t, std::size_t, counting_less>> index;
-  history_point& point(const series_key& k, std::int64_t folder_id, SQLite::Statement& st) {  // columns 0..3: the folder
+  history_point& point(const series_key& k, std::int64_t folder_id,
+                       SQLite::Statement& st) {  // columns 0..3: the folder
     ++cost.rows;
     auto& s = all[k];
     auto& at = index.try_emplace(k, counting_less{&cost.comparisons}).first->second;
@@ -63,11 +64,13 @@ void bind_filter(SQLite::Statement& st, const history_filter& f) {
 }
 
 void read_runs(database& db, const history_filter& f, builder& b) {
-  SQLite::Statement st(db.sql(), std::string(
-      "SELECT f.name, f.path, f.status, f.started_utc, f.plan, r.test, r.role, r.message_size, r.route, r.load,"
-      " r.run, r.ok, r.interrupted, r.error, r.failures, r.sent_pps, r.sent_bps, r.received_pps, r.received_bps,"
-      " r.loss_percent, r.measurement, f.id FROM runs r JOIN folders f ON f.id = r.folder_id") + filter_sql +
-      " AND (?2 = '' OR r.test = ?2) AND r.search_trial = 0 ORDER BY f.id, r.seq");
+  SQLite::Statement st(
+      db.sql(),
+      std::string(
+          "SELECT f.name, f.path, f.status, f.started_utc, f.plan, r.test, r.role, r.message_size, r.route, r.load,"
+          " r.run, r.ok, r.interrupted, r.error, r.failures, r.sent_pps, r.sent_bps, r.received_pps, r.received_bps,"
+          " r.loss_percent, r.measurement, f.id FROM runs r JOIN folders f ON f.id = r.folder_id") +
+          filter_sql + " AND (?2 = '' OR r.test = ?2) AND r.search_trial = 0 ORDER BY f.id, r.seq");
   bind_filter(st, f);
   while (st.executeStep()) {
     auto& p = b.point({st.getColumn(4).getString(), st.getColumn(20).getString(), st.getColumn(5).getString(),
@@ -80,8 +83,8 @@ void read_runs(database& db, const history_filter& f, builder& b) {
     r.interrupted = st.getColumn(12).getInt() != 0;
     const json failures = json::parse(st.getColumn(14).getString());
     r.error = !st.getColumn(13).isNull() ? st.getColumn(13).getString()
-              : failures.empty()          ? std::string()
-                                          : failures.front().get<std::string>();
+              : failures.empty()         ? std::string()
+                                         : failures.front().get<std::string>();
     r.sent_pps = column_double(st, 15);
     r.sent_bps = column_double(st, 16);
     r.received_pps = column_double(st, 17);
@@ -92,10 +95,12 @@ void read_runs(database& db, const history_filter& f, builder& b) {
 }
 
 void read_searches(database& db, const history_filter& f, builder& b) {
-  SQLite::Statement st(db.sql(), std::string(
-      "SELECT f.name, f.path, f.status, f.started_utc, f.plan, s.test, s.role, s.message_size, s.loss_target_pct,"
-      " s.rate_pps, s.mrr_received_pps, s.run, f.id FROM searches s JOIN folders f ON f.id = s.folder_id") + filter_sql +
-      " AND (?2 = '' OR s.test = ?2) ORDER BY f.id, s.loss_target_pct");
+  SQLite::Statement st(
+      db.sql(),
+      std::string(
+          "SELECT f.name, f.path, f.status, f.started_utc, f.plan, s.test, s.role, s.message_size, s.loss_target_pct,"
+          " s.rate_pps, s.mrr_received_pps, s.run, f.id FROM searches s JOIN folders f ON f.id = s.folder_id") +
+          filter_sql + " AND (?2 = '' OR s.test = ?2) ORDER BY f.id, s.loss_target_pct");
   bind_filter(st, f);
   while (st.executeStep()) {
     static const std::regex repeat_number("-r[0-9]+$");
@@ -197,13 +202,15 @@ std::vector<series> read_history(database& db, const history_filter& f, history_
 
 double parse_since(const std::string& text) {
   std::tm tm{};
-  const char* formats[] = {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%MZ", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d"};
+  const char* formats[] = {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%MZ",
+                           "%Y-%m-%dT%H:%M",     "%Y-%m-%d %H:%M",    "%Y-%m-%d"};
   for (const char* format : formats) {
     tm = {};
     const char* end = ::strptime(text.c_str(), format, &tm);
     if (end && *end == '\0') return static_cast<double>(::timegm(&tm));
   }
-  throw std::invalid_argument(fmt::format("--since {}: not a date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS][Z], UTC)", text));
+  throw std::invalid_argument(
+      fmt::format("--since {}: not a date (YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS][Z], UTC)", text));
 }
 
 std::string utc_text(double epoch_s) {
@@ -218,7 +225,8 @@ std::string history_text(const std::vector<series>& all) {
   for (const auto& s : all) {
     out += fmt::format("plan {}, {}: test {}, {}, {} B{}: {} point(s)\n", s.plan, s.measurement, s.test, s.role,
                        s.message_size, s.route.empty() ? "" : ", " + s.route, s.points.size());
-    text_table t({"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps", "level shift"});
+    text_table t(
+        {"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps", "level shift"});
     for (std::size_t i = 0; i < s.points.size(); ++i) {
       const auto& p = s.points[i];
       const auto* c = s.change_at(i);
@@ -229,9 +237,10 @@ std::string history_text(const std::vector<series>& all) {
     }
     out += t.text() + "\n";
   }
-  return out + fmt::format("(a folder with repeats: the mean and its 95 % interval [low, high]; level shift: where a shift "
-                           "of the received pps began, by a two-sided CUSUM with an in-control run length of ~{:.0f} points)\n",
-                           cusum_in_control_arl);
+  return out + fmt::format(
+                   "(a folder with repeats: the mean and its 95 % interval [low, high]; level shift: where a shift "
+                   "of the received pps began, by a two-sided CUSUM with an in-control run length of ~{:.0f} points)\n",
+                   cusum_in_control_arl);
 }
 
 json shift_json(const change_point& c, const char* where, const std::string& folder) {
@@ -242,8 +251,10 @@ namespace {
 
 json stored_run_json(const stored_run& r) {
   json j = nb::write_described(r);
-  j.update({{"sent_pps", optional_json(r.sent_pps)}, {"sent_bits_per_second", optional_json(r.sent_bps)},
-            {"received_pps", optional_json(r.received_pps)}, {"received_bits_per_second", optional_json(r.received_bps)},
+  j.update({{"sent_pps", optional_json(r.sent_pps)},
+            {"sent_bits_per_second", optional_json(r.sent_bps)},
+            {"received_pps", optional_json(r.received_pps)},
+            {"received_bits_per_second", optional_json(r.received_bps)},
             {"loss_percent", optional_json(r.loss_percent)}});
   return j;
 }
@@ -252,10 +263,14 @@ json stored_run_json(const stored_run& r) {
 json point_json(const series& s, std::size_t i) {
   const history_point& p = s.points[i];
   json j = nb::write_described(p);
-  j.update({{"date_utc", utc_text(p.started_utc)}, {"received_pps", to_json(p.received_pps)},
-            {"received_bits_per_second", to_json(p.received_bps)}, {"loss_percent", to_json(p.loss_percent)},
-            {"mrr_pps", optional_json(p.mrr_pps)}, {"ndr_pps", optional_json(p.ndr_pps)},
-            {"pdr_pps", optional_json(p.pdr_pps)}, {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)}});
+  j.update({{"date_utc", utc_text(p.started_utc)},
+            {"received_pps", to_json(p.received_pps)},
+            {"received_bits_per_second", to_json(p.received_bps)},
+            {"loss_percent", to_json(p.loss_percent)},
+            {"mrr_pps", optional_json(p.mrr_pps)},
+            {"ndr_pps", optional_json(p.ndr_pps)},
+            {"pdr_pps", optional_json(p.pdr_pps)},
+            {"pdr_loss_target_pct", optional_json(p.pdr_loss_target_pct)}});
   j["runs"] = json::array();
   for (const auto& r : p.runs) j["runs"].push_back(stored_run_json(r));
   const change_point* c = s.change_at(i);
@@ -268,8 +283,9 @@ json point_json(const series& s, std::size_t i) {
 json history_json(const std::vector<series>& all) {
   json out = {{"schema", "harness.history/1"}, {"series", json::array()}};
   for (const auto& s : all) {
-    json js = {{"plan", s.plan}, {"measurement", s.measurement}, {"test", s.test}, {"role", s.role}, {"message_size", s.message_size},
-               {"route", s.route}, {"points", json::array()}};
+    json js = {{"plan", s.plan},         {"measurement", s.measurement},   {"test", s.test},
+               {"role", s.role},         {"message_size", s.message_size}, {"route", s.route},
+               {"points", json::array()}};
     for (std::size_t i = 0; i < s.points.size(); ++i) js["points"].push_back(point_json(s, i));
     out["series"].push_back(std::move(js));
   }
@@ -287,12 +303,13 @@ std::string history_csv(const std::vector<series>& all) {
       const auto* c = s.change_at(i);
       const auto& r = p.received_pps;
       const auto mean = [](const spread& x) { return x.n ? std::optional<double>(x.mean) : std::nullopt; };
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.plan), csv_field(s.measurement),
-                         csv_field(s.test), csv_field(s.role), s.message_size, csv_field(s.route), utc_text(p.started_utc),
-                         csv_field(p.folder), csv_field(p.status), p.runs.size(), r.n, num(mean(r)),
-                         r.has_interval() ? num(r.ci_low) : "", r.has_interval() ? num(r.ci_high) : "",
-                         num(mean(p.received_bps)), num(mean(p.loss_percent)), num(p.ndr_pps), num(p.pdr_pps),
-                         num(p.pdr_loss_target_pct), c ? fmt::format("{:.1f}", c->change_percent()) : "");
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(s.plan),
+                         csv_field(s.measurement), csv_field(s.test), csv_field(s.role), s.message_size,
+                         csv_field(s.route), utc_text(p.started_utc), csv_field(p.folder), csv_field(p.status),
+                         p.runs.size(), r.n, num(mean(r)), r.has_interval() ? num(r.ci_low) : "",
+                         r.has_interval() ? num(r.ci_high) : "", num(mean(p.received_bps)), num(mean(p.loss_percent)),
+                         num(p.ndr_pps), num(p.pdr_pps), num(p.pdr_loss_target_pct),
+                         c ? fmt::format("{:.1f}", c->change_percent()) : "");
     }
   return out;
 }

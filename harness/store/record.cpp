@@ -31,9 +31,7 @@ std::string read_text(const fs::path& file) {
   return s.str();
 }
 
-double now_utc() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now_utc() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // Which measurement each run is (the repeats' grouping of the reports): runs that differ only by their
 // repeat number share it, and history follows it across folders.
@@ -60,8 +58,10 @@ values latency_of(const run_summary& s) {
   else if (s.probe && s.probe->error.empty() && s.probe->loaded.count()) h = &s.probe->loaded;
   if (!h) return {};
   const json p = h->summary_json();
-  return {{"latency_p50_us", p.at("p50_us").get<double>()}, {"latency_p90_us", p.at("p90_us").get<double>()},
-          {"latency_p99_us", p.at("p99_us").get<double>()}, {"latency_p999_us", p.at("p999_us").get<double>()},
+  return {{"latency_p50_us", p.at("p50_us").get<double>()},
+          {"latency_p90_us", p.at("p90_us").get<double>()},
+          {"latency_p99_us", p.at("p99_us").get<double>()},
+          {"latency_p999_us", p.at("p999_us").get<double>()},
           {"latency_max_us", p.at("max_us").get<double>()}};
 }
 
@@ -70,11 +70,14 @@ values figures_of(const run_summary& s) {
   if (!s.ok) return {};
   values v = rates_of("sent", s.sender);
   append(v, rates_of("received", s.receiver));
-  append(v, {{"lost", static_cast<std::int64_t>(s.lost)}, {"path_loss", static_cast<std::int64_t>(s.path_loss)},
+  append(v, {{"lost", static_cast<std::int64_t>(s.lost)},
+             {"path_loss", static_cast<std::int64_t>(s.path_loss)},
              {"kernel_drops", s.drops_known ? value(static_cast<std::int64_t>(s.kernel_drops)) : value(nullptr)},
-             {"loss_percent", s.loss_percent}, {"start_skew_ms", s.start_skew_ms}});
+             {"loss_percent", s.loss_percent},
+             {"start_skew_ms", s.start_skew_ms}});
   if (s.steady)
-    append(v, {{"steady_sent_pps", s.steady->sender.pps}, {"steady_received_pps", s.steady->receiver.pps},
+    append(v, {{"steady_sent_pps", s.steady->sender.pps},
+               {"steady_received_pps", s.steady->receiver.pps},
                {"steady_received_bps", s.steady->receiver.bps}});
   if (s.limit) append(v, {{"limit_kind", s.limit->limit}, {"limit_text", s.limit->text}});
   append(v, latency_of(s));
@@ -83,18 +86,27 @@ values figures_of(const run_summary& s) {
 
 void insert_instances(SQLite::Database& db, std::int64_t run_row, const run_summary& s) {
   for (const auto& i : s.run.instances) {
-    values v = {{"run_id", run_row}, {"name", i.name}, {"client", i.client}, {"server", i.server},
-                {"category", i.category}, {"ok", static_cast<std::int64_t>(i.problems.empty())},
+    values v = {{"run_id", run_row},
+                {"name", i.name},
+                {"client", i.client},
+                {"server", i.server},
+                {"category", i.category},
+                {"ok", static_cast<std::int64_t>(i.problems.empty())},
                 {"problems", json(i.problems).dump()}};
     if (i.result && i.result->ok) {
       const auto& t = *i.result;
-      append(v, {{"sent_packets", static_cast<std::int64_t>(t.sender.packets)}, {"sent_pps", t.sender.pps},
+      append(v, {{"sent_packets", static_cast<std::int64_t>(t.sender.packets)},
+                 {"sent_pps", t.sender.pps},
                  {"sent_bps", t.sender.bits_per_second},
-                 {"received_packets", static_cast<std::int64_t>(t.receiver.packets)}, {"received_pps", t.receiver.pps},
-                 {"received_bps", t.receiver.bits_per_second}, {"lost", static_cast<std::int64_t>(t.loss.packets)},
+                 {"received_packets", static_cast<std::int64_t>(t.receiver.packets)},
+                 {"received_pps", t.receiver.pps},
+                 {"received_bps", t.receiver.bits_per_second},
+                 {"lost", static_cast<std::int64_t>(t.loss.packets)},
                  {"path_loss", static_cast<std::int64_t>(t.loss.path)},
-                 {"kernel_drops", drops_known(t) ? value(static_cast<std::int64_t>(t.loss.receiver_kernel_drops)) : value(nullptr)},
-                 {"loss_percent", t.loss.percent}, {"start_offset_ms", (t.actual_start - s.run.t0) * 1e3}});
+                 {"kernel_drops",
+                  drops_known(t) ? value(static_cast<std::int64_t>(t.loss.receiver_kernel_drops)) : value(nullptr)},
+                 {"loss_percent", t.loss.percent},
+                 {"start_offset_ms", (t.actual_start - s.run.t0) * 1e3}});
       if (t.verdict) append(v, {{"verdict_limit", t.verdict->limit}, {"verdict_text", t.verdict->text}});
     }
     insert(db, "instances", v);
@@ -105,15 +117,24 @@ void insert_runs(SQLite::Database& db, std::int64_t folder, const std::vector<ru
   const auto m = measurements(runs);
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const auto& s = runs[k];
-    values v = {{"folder_id", folder}, {"seq", static_cast<std::int64_t>(k)}, {"run", s.run.id},
-                {"measurement", m[k].key}, {"test", s.run.test}, {"role", s.run.role},
-                {"kind", std::string(nb::to_string(s.run.kind))}, {"topology", std::string(to_string(s.run.topo))},
-                {"message_size", static_cast<std::int64_t>(s.run.message_size)}, {"load", m[k].load},
-                {"route", m[k].route}, {"search_trial", static_cast<std::int64_t>(is_search_trial(s.run))},
+    values v = {{"folder_id", folder},
+                {"seq", static_cast<std::int64_t>(k)},
+                {"run", s.run.id},
+                {"measurement", m[k].key},
+                {"test", s.run.test},
+                {"role", s.run.role},
+                {"kind", std::string(nb::to_string(s.run.kind))},
+                {"topology", std::string(to_string(s.run.topo))},
+                {"message_size", static_cast<std::int64_t>(s.run.message_size)},
+                {"load", m[k].load},
+                {"route", m[k].route},
+                {"search_trial", static_cast<std::int64_t>(is_search_trial(s.run))},
                 {"ok", static_cast<std::int64_t>(s.ok)},
                 {"interrupted", static_cast<std::int64_t>(s.run.spec.value("interrupted", false))},
                 {"error", s.run.error.empty() ? value(nullptr) : value(s.run.error)},
-                {"failures", json(s.failures).dump()}, {"t0", s.run.t0}, {"summary", to_json(s).dump()}};
+                {"failures", json(s.failures).dump()},
+                {"t0", s.run.t0},
+                {"summary", to_json(s).dump()}};
     append(v, figures_of(s));
     const std::int64_t row = insert(db, "runs", v);
     insert_instances(db, row, s);
@@ -135,17 +156,24 @@ void insert_searches(SQLite::Database& db, std::int64_t folder, const std::vecto
     const json& search = s.at("search");
     const bool goals = search.contains("goal_results");
     const json mrr_trial = search.value("mrr", json());
-    const auto mrr = mrr_trial.is_object() ? number_at(mrr_trial, goals ? "forwarding_rate" : "received_pps") : std::nullopt;
+    const auto mrr =
+        mrr_trial.is_object() ? number_at(mrr_trial, goals ? "forwarding_rate" : "received_pps") : std::nullopt;
     std::set<double> stored;  // one row per loss ratio: two goals at one ratio keep the first's
     for (const auto& r : search.value(goals ? "goal_results" : "results", json::array())) {
-      const double target = goals ? r.at("goal").at("loss_ratio").get<double>() * 100 : r.at("loss_target_pct").get<double>();
+      const double target =
+          goals ? r.at("goal").at("loss_ratio").get<double>() * 100 : r.at("loss_target_pct").get<double>();
       if (!stored.insert(target).second) continue;
       const auto pps = number_at(r, goals ? "relevant_lower_bound" : "rate_pps");
       const auto bps = number_at(r, goals ? "relevant_lower_bound_bits_per_second" : "rate_bits_per_second");
       insert(db, "searches",
-             {{"folder_id", folder}, {"run", s.at("id").get<std::string>()}, {"test", s.at("test").get<std::string>()},
-              {"role", s.at("role").get<std::string>()}, {"message_size", s.at("message_size").get<std::int64_t>()},
-              {"loss_target_pct", target}, {"rate_pps", optional(pps)}, {"rate_bps", optional(bps)},
+             {{"folder_id", folder},
+              {"run", s.at("id").get<std::string>()},
+              {"test", s.at("test").get<std::string>()},
+              {"role", s.at("role").get<std::string>()},
+              {"message_size", s.at("message_size").get<std::int64_t>()},
+              {"loss_target_pct", target},
+              {"rate_pps", optional(pps)},
+              {"rate_bps", optional(bps)},
               {"converged", static_cast<std::int64_t>(r.value(goals ? "regular" : "converged", false))},
               {"mrr_received_pps", optional(mrr)}});
     }
@@ -156,10 +184,13 @@ void insert_hosts(SQLite::Database& db, std::int64_t folder, const json& env) {
   const json hosts = env.value("hosts", json::object());
   for (const auto& [name, h] : hosts.items()) {
     const json check = h.value("check", json::object());
-    insert(db, "hosts", {{"folder_id", folder}, {"name", name}, {"address", h.value("address", "")},
-                         {"launcher", h.value("launcher", "")},
-                         {"kernel", check.value("facts", json::object()).value("kernel", "")},
-                         {"check_json", check.dump()}});
+    insert(db, "hosts",
+           {{"folder_id", folder},
+            {"name", name},
+            {"address", h.value("address", "")},
+            {"launcher", h.value("launcher", "")},
+            {"kernel", check.value("facts", json::object()).value("kernel", "")},
+            {"check_json", check.dump()}});
   }
 }
 
@@ -195,7 +226,8 @@ folder_content read_folder(const fs::path& dir, std::vector<run_summary> runs, s
       throw std::runtime_error(fmt::format("{}: not JSON, or nested too deep", (dir / "environment.json").string()));
   }
   // Written as a string with milliseconds ("1764750588.123"); a number is taken too.
-  if (const json t = f.environment.value("started_utc", json()); t.is_string()) f.started_utc = std::strtod(t.get<std::string>().c_str(), nullptr);
+  if (const json t = f.environment.value("started_utc", json()); t.is_string())
+    f.started_utc = std::strtod(t.get<std::string>().c_str(), nullptr);
   else if (t.is_number()) f.started_utc = t.get<double>();
   f.plan_toml = read_text(dir / "plan.toml");
   f.interrupted = f.environment.contains("interrupted");
@@ -218,16 +250,24 @@ void record(database& db, const folder_content& f) {
     SQLite::Statement gone(db.sql(), "DELETE FROM folders WHERE path = ?");
     gone.bind(1, f.path.string());
     gone.exec();
-    const std::string error = f.interrupted ? fmt::format("interrupted by signal {}", f.environment.at("interrupted").value("signal", 0))
-                              : f.problems.empty() ? std::string() : f.problems.front();
-    const std::int64_t folder = insert(
-        db.sql(), "folders",
-        {{"name", f.name}, {"path", f.path.string()}, {"plan", f.plan},
-         {"started_utc", f.started_utc > 0 ? value(f.started_utc) : value(nullptr)},
-         {"harness_version", f.environment.value("harness_version", "")}, {"status", status_of(f)},
-         {"error", error.empty() ? value(nullptr) : value(error)},
-         {"runs_failed", static_cast<std::int64_t>(std::count_if(f.runs.begin(), f.runs.end(), [](const run_summary& s) { return !s.ok; }))},
-         {"environment", f.environment.dump()}, {"plan_toml", f.plan_toml}, {"imported_utc", now_utc()}});
+    const std::string error =
+        f.interrupted ? fmt::format("interrupted by signal {}", f.environment.at("interrupted").value("signal", 0))
+        : f.problems.empty() ? std::string()
+                             : f.problems.front();
+    const std::int64_t folder =
+        insert(db.sql(), "folders",
+               {{"name", f.name},
+                {"path", f.path.string()},
+                {"plan", f.plan},
+                {"started_utc", f.started_utc > 0 ? value(f.started_utc) : value(nullptr)},
+                {"harness_version", f.environment.value("harness_version", "")},
+                {"status", status_of(f)},
+                {"error", error.empty() ? value(nullptr) : value(error)},
+                {"runs_failed", static_cast<std::int64_t>(std::count_if(f.runs.begin(), f.runs.end(),
+                                                                        [](const run_summary& s) { return !s.ok; }))},
+                {"environment", f.environment.dump()},
+                {"plan_toml", f.plan_toml},
+                {"imported_utc", now_utc()}});
     insert_hosts(db.sql(), folder, f.environment);
     insert_runs(db.sql(), folder, f.runs);
     insert_searches(db.sql(), folder, f.searches);
@@ -240,9 +280,10 @@ stored_folder find_folder(database& db, const std::string& path_or_name) {
   fs::path path = fs::absolute(path_or_name).lexically_normal();
   if (!path.has_filename()) path = path.parent_path();
   return db.guarded([&] {
-    SQLite::Statement st(db.sql(), by_path ? "SELECT name, path, plan, status, COALESCE(error, '') FROM folders WHERE path = ?"
-                                           : "SELECT name, path, plan, status, COALESCE(error, '') FROM folders WHERE name = ?"
-                                             " ORDER BY path");
+    SQLite::Statement st(db.sql(),
+                         by_path ? "SELECT name, path, plan, status, COALESCE(error, '') FROM folders WHERE path = ?"
+                                 : "SELECT name, path, plan, status, COALESCE(error, '') FROM folders WHERE name = ?"
+                                   " ORDER BY path");
     st.bind(1, by_path ? path.string() : path_or_name);
     std::vector<stored_folder> found;
     while (st.executeStep())

@@ -15,9 +15,9 @@ namespace harness::store {
 
 struct folder_content {
   std::filesystem::path path;
-  std::string name, plan;             // the folder's name, and the plan's (the name without its UTC time)
+  std::string name, plan;  // the folder's name, and the plan's (the name without its UTC time)
   double started_utc = 0;
-  nlohmann::json environment;         // environment.json ({} when missing)
+  nlohmann::json environment;  // environment.json ({} when missing)
   std::string plan_toml;
   std::vector<run_summary> runs;
   std::vector<nlohmann::json> searches;

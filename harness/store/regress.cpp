@@ -24,7 +24,8 @@ std::vector<double> received(const history_point& p) {
 
 // Point `at` against the points `base` (indexes into the series).
 judged judge_against(const series& s, std::size_t at, const std::vector<std::size_t>& base) {
-  judged j{s.measurement, s.test, s.role, s.route, s.message_size, s.points[at].received_pps, {}, {}, 0, false, std::nullopt, ""};
+  judged j{s.measurement, s.test,       s.role, s.route, s.message_size, s.points[at].received_pps, {}, {}, 0,
+           false,         std::nullopt, ""};
   std::vector<double> baseline_figures;
   for (const std::size_t k : base) {
     j.baseline_folders.push_back(s.points[k].folder);
@@ -42,7 +43,8 @@ void decide(judged& j, const regression_options& o) {
 
 std::optional<judged> judge_series(const series& s, const std::string& folder, const std::string& marked,
                                    const regression_options& o, std::vector<std::string>& without) {
-  const auto it = std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.path == folder; });
+  const auto it =
+      std::find_if(s.points.begin(), s.points.end(), [&](const history_point& p) { return p.path == folder; });
   if (it == s.points.end() || it->received_pps.n == 0) return std::nullopt;
   const auto at = static_cast<std::size_t>(it - s.points.begin());
   auto j = judge_point(s, at, marked, o);
@@ -77,8 +79,8 @@ std::optional<std::size_t> marked_index(const series& s, const std::string& mark
 
 }  // namespace
 
-std::vector<std::optional<judged>> judge_points(const series& s, std::size_t first, std::size_t end, const std::string& marked,
-                                                const regression_options& o) {
+std::vector<std::optional<judged>> judge_points(const series& s, std::size_t first, std::size_t end,
+                                                const std::string& marked, const regression_options& o) {
   end = std::min(end, s.points.size());
   const auto m = marked_index(s, marked);
   std::vector<std::optional<judged>> out;
@@ -95,8 +97,9 @@ std::vector<std::optional<judged>> judge_points(const series& s, std::size_t fir
       std::vector<std::size_t> base;
       if (against_mark && *m < s.points.size() && s.points[*m].received_pps.n > 0) base = {*m};
       else if (!against_mark)
-        base.assign(eligible.end() - std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(eligible.size()), o.baseline_runs),
-                    eligible.end());
+        base.assign(
+            eligible.end() - std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(eligible.size()), o.baseline_runs),
+            eligible.end());
       std::reverse(base.begin(), base.end());  // the latest first
       if (!base.empty()) {
         j = judge_against(s, i, base);
@@ -112,7 +115,8 @@ std::vector<std::optional<judged>> judge_points(const series& s, std::size_t fir
   return out;
 }
 
-std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o) {
+std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked,
+                                  const regression_options& o) {
   return std::move(judge_points(s, at, at + 1, marked, o).at(0));
 }
 
@@ -120,7 +124,8 @@ bool judgement::any_regression() const {
   return std::any_of(measurements.begin(), measurements.end(), [](const judged& m) { return m.regression; });
 }
 
-judgement judge_folder(database& db, const std::string& folder, const regression_options& o, std::vector<series>* plan_history) {
+judgement judge_folder(database& db, const std::string& folder, const regression_options& o,
+                       std::vector<series>* plan_history) {
   return db.guarded([&] {
     const stored_folder f = find_folder(db, folder);
     judgement out;
@@ -132,8 +137,7 @@ judgement judge_folder(database& db, const std::string& folder, const regression
                             : fmt::format("the marked baseline {}", folder_name(marked));
     auto history = read_history(db, {out.plan, "", std::nullopt});
     for (const auto& s : history)
-      if (auto j = judge_series(s, f.path, marked, o, out.without_baseline))
-        out.measurements.push_back(std::move(*j));
+      if (auto j = judge_series(s, f.path, marked, o, out.without_baseline)) out.measurements.push_back(std::move(*j));
     if (plan_history) *plan_history = std::move(history);
     return out;
   });
@@ -144,8 +148,10 @@ std::string mark_baseline(database& db, const std::string& folder) {
     const stored_folder f = find_folder(db, folder);
     // Nothing would be judged against a folder whose runs did not all complete: refused, not marked.
     if (f.status != "ok")
-      throw store_error(fmt::format("results folder {} is {} ({}): it cannot be the baseline; mark a folder whose runs all "
-                                    "completed", f.path, f.status, f.error.empty() ? "no error recorded" : f.error));
+      throw store_error(
+          fmt::format("results folder {} is {} ({}): it cannot be the baseline; mark a folder whose runs all "
+                      "completed",
+                      f.path, f.status, f.error.empty() ? "no error recorded" : f.error));
     SQLite::Statement st(db.sql(), "INSERT OR REPLACE INTO baselines (plan, folder, marked_utc) VALUES (?, ?, ?)");
     st.bind(1, f.plan);
     st.bind(2, f.path);
@@ -162,8 +168,9 @@ std::string judgement_text(const judgement& j) {
                                      ? fmt::format(", 95 % {:.1f} to {:.1f}", m.baseline.ci_low, m.baseline.ci_high)
                                      : std::string();
     out += fmt::format("{}: {} ({}): received {:.1f} pps against {:.1f} ({} run(s) in {} folder(s), {}{}): {:+.1f} %\n",
-                       m.regression ? "REGRESSION" : "no regression", m.measurement, m.role, m.current.mean, m.baseline.mean, m.baseline.n,
-                       m.baseline_folders.size(), j.baseline_kind, interval, m.change_percent);
+                       m.regression ? "REGRESSION" : "no regression", m.measurement, m.role, m.current.mean,
+                       m.baseline.mean, m.baseline.n, m.baseline_folders.size(), j.baseline_kind, interval,
+                       m.change_percent);
     if (m.shift)
       out += fmt::format("  level shift: {:+.1f} % ({:.1f} to {:.1f} pps) began at {} (CUSUM change point)\n",
                          m.shift->change_percent(), m.shift->before, m.shift->after, m.shift_begins);
@@ -173,17 +180,28 @@ std::string judgement_text(const judgement& j) {
 }
 
 json to_json(const judgement& j, const regression_options& o) {
-  json out = {{"schema", "harness.regressions/1"}, {"folder", j.folder}, {"plan", j.plan},
-              {"baseline", j.baseline_kind}, {"baseline_runs", o.baseline_runs},
-              {"min_change_percent", o.min_change_percent}, {"regression", j.any_regression()},
-              {"measurements", json::array()}, {"without_baseline", j.without_baseline}};
+  json out = {{"schema", "harness.regressions/1"},
+              {"folder", j.folder},
+              {"plan", j.plan},
+              {"baseline", j.baseline_kind},
+              {"baseline_runs", o.baseline_runs},
+              {"min_change_percent", o.min_change_percent},
+              {"regression", j.any_regression()},
+              {"measurements", json::array()},
+              {"without_baseline", j.without_baseline}};
   for (const auto& m : j.measurements)
-    out["measurements"].push_back({{"measurement", m.measurement}, {"test", m.test}, {"role", m.role}, {"message_size", m.message_size},
-                                   {"route", m.route}, {"received_pps", to_json(m.current)},
-                                   {"baseline_received_pps", to_json(m.baseline)},
-                                   {"baseline_folders", m.baseline_folders}, {"change_percent", m.change_percent},
-                                   {"regression", m.regression},
-                                   {"level_shift", m.shift ? shift_json(*m.shift, "begins_at", m.shift_begins) : json(nullptr)}});
+    out["measurements"].push_back(
+        {{"measurement", m.measurement},
+         {"test", m.test},
+         {"role", m.role},
+         {"message_size", m.message_size},
+         {"route", m.route},
+         {"received_pps", to_json(m.current)},
+         {"baseline_received_pps", to_json(m.baseline)},
+         {"baseline_folders", m.baseline_folders},
+         {"change_percent", m.change_percent},
+         {"regression", m.regression},
+         {"level_shift", m.shift ? shift_json(*m.shift, "begins_at", m.shift_begins) : json(nullptr)}});
   return out;
 }
 

@@ -22,9 +22,9 @@ struct regression_options {
 struct judged {
   std::string measurement, test, role, route;
   std::int64_t message_size = 0;
-  spread current, baseline;           // received pps over the ok runs
+  spread current, baseline;  // received pps over the ok runs
   std::vector<std::string> baseline_folders;
-  double change_percent = 0;          // (current - baseline) / baseline
+  double change_percent = 0;  // (current - baseline) / baseline
   bool regression = false;
   // The latest level shift the change-point method found in the series up to this folder (later
   // folders unseen, so a verdict does not change afterwards), and the folder where it began.
@@ -45,10 +45,11 @@ judgement judge_folder(database& db, const std::string& folder, const regression
                        std::vector<series>* plan_history = nullptr);
 // Point `at` of a series against its baseline (`marked`: the plan's marked folder, or empty); nullopt
 // when it has no figures or no baseline. Its `shift` is left empty (judge_folder fills it in).
-std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked, const regression_options& o);
+std::optional<judged> judge_point(const series& s, std::size_t at, const std::string& marked,
+                                  const regression_options& o);
 // Points [first, end) of a series, each judged as judge_point does (the marked folder found once).
-std::vector<std::optional<judged>> judge_points(const series& s, std::size_t first, std::size_t end, const std::string& marked,
-                                                const regression_options& o);
+std::vector<std::optional<judged>> judge_points(const series& s, std::size_t first, std::size_t end,
+                                                const std::string& marked, const regression_options& o);
 // The plan's marked baseline folder, or empty.
 std::string marked_baseline(database& db, const std::string& plan);
 // Marks a folder (by name or path) as its plan's baseline; returns the plan. Throws when not stored.

@@ -59,8 +59,7 @@ const std::vector<const char*> v1 = {
          run TEXT NOT NULL, test TEXT NOT NULL, role TEXT NOT NULL, message_size INTEGER NOT NULL,
          loss_target_pct REAL NOT NULL, rate_pps REAL, rate_bps REAL, converged INTEGER NOT NULL,
          mrr_received_pps REAL,
-         PRIMARY KEY (folder_id, run, loss_target_pct)))",
-    "CREATE INDEX runs_by_test ON runs (test, role, message_size)",
+         PRIMARY KEY (folder_id, run, loss_target_pct)))",  "CREATE INDEX runs_by_test ON runs (test, role, message_size)",
 };
 
 // Version 2: a folder marked as its plan's baseline (`harness db baseline`), judged against instead of

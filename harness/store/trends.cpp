@@ -22,15 +22,17 @@ std::string chart_name(const series& s) {
 }
 
 std::string title_of(const series& s) {
-  return fmt::format("{}: test {}, {}, {} B{}", s.measurement, s.test, s.role, s.message_size, s.route.empty() ? "" : ", " + s.route);
+  return fmt::format("{}: test {}, {}, {} B{}", s.measurement, s.test, s.role, s.message_size,
+                     s.route.empty() ? "" : ", " + s.route);
 }
 
 std::string plan_section(database& db, const std::string& plan, const std::vector<const series*>& all,
                          const regression_options& o, int& next_id) {
   const std::string marked = marked_baseline(db, plan);
-  std::string out = fmt::format("<h2>Plan {}</h2>\n<p class=\"note\">Baseline: {}.</p>\n", html::escape(plan),
-                                marked.empty() ? fmt::format("the up to {} folders before each one", o.baseline_runs)
-                                               : html::escape("the folder marked with `harness db baseline`: " + marked));
+  std::string out =
+      fmt::format("<h2>Plan {}</h2>\n<p class=\"note\">Baseline: {}.</p>\n", html::escape(plan),
+                  marked.empty() ? fmt::format("the up to {} folders before each one", o.baseline_runs)
+                                 : html::escape("the folder marked with `harness db baseline`: " + marked));
   for (const series* s : all) {
     const trend t = trend_of(*s, marked, o);
     out += fmt::format("<h3>{}</h3>\n", html::escape(t.title));
@@ -42,8 +44,10 @@ std::string plan_section(database& db, const std::string& plan, const std::vecto
     for (const auto& p : t.points)
       if (p.regression) notes.push_back(fmt::format("regression at {}", html::escape(p.folder)));
     if (auto c = trend_chart(t, true, fmt::format("h{}", ++next_id))) out += html::figure(*c);
-    else if (std::any_of(s->points.begin(), s->points.end(), [](const history_point& p) { return p.pdr_pps || p.mrr_pps; }))
-      out += "<p class=\"note\">A rate search: its MRR, NDR and PDR per folder are in `harness history`; not drawn.</p>\n";
+    else if (std::any_of(s->points.begin(), s->points.end(),
+                         [](const history_point& p) { return p.pdr_pps || p.mrr_pps; }))
+      out +=
+          "<p class=\"note\">A rate search: its MRR, NDR and PDR per folder are in `harness history`; not drawn.</p>\n";
     else out += "<p class=\"note\">No folder with figures (every run failed).</p>\n";
     if (!notes.empty()) out += fmt::format("<ul>\n<li>{}</li>\n</ul>\n", fmt::join(notes, "</li>\n<li>"));
   }
@@ -52,7 +56,8 @@ std::string plan_section(database& db, const std::string& plan, const std::vecto
 
 }  // namespace
 
-trend trend_of(const series& s, const std::string& marked, const regression_options& o, const std::string& current, int last_n) {
+trend trend_of(const series& s, const std::string& marked, const regression_options& o, const std::string& current,
+               int last_n) {
   trend t{chart_name(s), title_of(s), {}};
   // The points drawn: those with figures up to `current`, the last `last_n` of them; only they are judged.
   std::size_t end = s.points.size();
@@ -71,13 +76,14 @@ trend trend_of(const series& s, const std::string& marked, const regression_opti
     if (p.received_pps.n == 0) continue;
     const auto& j = verdicts[i - first];
     const auto* c = s.change_at(i);
-    t.points.push_back({p.folder, p.started_utc, p.received_pps, p.received_bps, p.path == current,
-                        j && j->regression, c != nullptr, c ? c->change_percent() : 0});
+    t.points.push_back({p.folder, p.started_utc, p.received_pps, p.received_bps, p.path == current, j && j->regression,
+                        c != nullptr, c ? c->change_percent() : 0});
   }
   return t;
 }
 
-std::string history_page(database& db, const std::vector<series>& all, const history_filter& f, const regression_options& o) {
+std::string history_page(database& db, const std::vector<series>& all, const history_filter& f,
+                         const regression_options& o) {
   return db.guarded([&] {
     std::map<std::string, std::vector<const series*>> by_plan;
     for (const auto& s : all) by_plan[s.plan].push_back(&s);
@@ -91,8 +97,8 @@ std::string history_page(database& db, const std::vector<series>& all, const his
         "folders, so a steady measurement is falsely marked about once in that many); a regression is a folder below its "
         "baseline's 95 % interval by at least {:g} %.</p>\n",
         html::escape(db.path().string()), all.size(), by_plan.size(),
-        filters.empty() ? "" : html::escape(" (" + fmt::format("{}", fmt::join(filters, ", ")) + ")"), cusum_in_control_arl,
-        o.min_change_percent);
+        filters.empty() ? "" : html::escape(" (" + fmt::format("{}", fmt::join(filters, ", ")) + ")"),
+        cusum_in_control_arl, o.min_change_percent);
     if (all.empty()) body += "<p>No runs in the store match.</p>\n";
     int next_id = 0;
     for (const auto& [plan, series_of_plan] : by_plan) body += plan_section(db, plan, series_of_plan, o, next_id);
@@ -117,7 +123,8 @@ run_history history_of_run(database& db, const std::string& folder, const regres
     if (!plan_history) read = read_history(db, {plan, "", std::nullopt});
     for (const auto& s : plan_history ? *plan_history : read) {
       trend t = trend_of(s, marked, o, f->path, report_history_runs);
-      const bool has_current = std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current; });
+      const bool has_current =
+          std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current; });
       if (!has_current) continue;
       if (t.points.size() >= 2) h.trends.push_back(std::move(t));
       else single.push_back(s.measurement);

@@ -20,7 +20,8 @@ trend trend_of(const series& s, const std::string& marked, const regression_opti
                int last_n = 0);
 
 // The page `harness history --html` writes: one chart per measurement, grouped by plan.
-std::string history_page(database& db, const std::vector<series>& all, const history_filter& f, const regression_options& o);
+std::string history_page(database& db, const std::vector<series>& all, const history_filter& f,
+                         const regression_options& o);
 
 // report.html's section for the folder just recorded: its plan's measurements over the last N folders.
 // `plan_history`: the plan's series when already read (judge_folder), else they are read here.

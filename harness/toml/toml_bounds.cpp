@@ -153,10 +153,10 @@ class bounds_scanner {
   int max_depth_;
   std::size_t i_ = 0, line_ = 1, line_start_ = 0;
   std::vector<open_bracket> open_;
-  int open_depth_ = 0;      // the shares of open_, added up
-  int table_parts_ = 0;     // parts of the last table header
-  int key_parts_ = 0;       // parts of the key being read
-  int pending_parts_ = 0;   // parts of the key just before '=', until its value starts
+  int open_depth_ = 0;     // the shares of open_, added up
+  int table_parts_ = 0;    // parts of the last table header
+  int key_parts_ = 0;      // parts of the key being read
+  int pending_parts_ = 0;  // parts of the key just before '=', until its value starts
   bool in_key_ = true;
   std::optional<toml_bounds_violation> violation_;
 };
@@ -175,8 +175,8 @@ std::optional<toml_bounds_violation> find_crowded_line(std::string_view text) {
       count = 0;
       start = i + 1;
     } else if ((c == '.' || c == '[' || c == '{') && ++count > max_line_nesting_chars) {
-      return toml_bounds_violation{line, i - start + 1,
-                                   fmt::format("more than {} of '.', '[' and '{{' on one line", max_line_nesting_chars)};
+      return toml_bounds_violation{
+          line, i - start + 1, fmt::format("more than {} of '.', '[' and '{{' on one line", max_line_nesting_chars)};
     }
   }
   return std::nullopt;
@@ -185,10 +185,10 @@ std::optional<toml_bounds_violation> find_crowded_line(std::string_view text) {
 }  // namespace
 
 std::optional<toml_bounds_violation> find_toml_bounds_violation(std::string_view text, std::size_t max_bytes,
-                                                                 int max_depth) {
+                                                                int max_depth) {
   if (text.size() > max_bytes)
-    return toml_bounds_violation{1, 1, fmt::format("the file is {} bytes, more than the {} accepted",
-                                                   text.size(), max_bytes)};
+    return toml_bounds_violation{
+        1, 1, fmt::format("the file is {} bytes, more than the {} accepted", text.size(), max_bytes)};
   if (auto v = bounds_scanner(text, max_depth).run()) return v;
   return find_crowded_line(text);
 }

@@ -29,8 +29,8 @@ struct toml_bounds_violation {
 // The first place where `text` is too large or nests deeper than `max_depth`; nullopt when within bounds.
 // A lexical scan: strings and comments are skipped, so a '.' or '[' inside them counts for nothing.
 std::optional<toml_bounds_violation> find_toml_bounds_violation(std::string_view text,
-                                                                 std::size_t max_bytes = max_toml_bytes,
-                                                                 int max_depth = max_toml_depth);
+                                                                std::size_t max_bytes = max_toml_bytes,
+                                                                int max_depth = max_toml_depth);
 
 // Parses `text` (named `path` in errors) once it is within bounds. Error is the exception thrown, with
 // "path:line:col: TOML syntax: ..." as a compiler says it: plan_error for plans, lab_error for labs.

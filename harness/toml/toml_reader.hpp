@@ -83,13 +83,15 @@ class basic_toml_reader {
   std::int64_t integer(const toml::node& n, const char* key, std::int64_t lo, std::int64_t hi) const {
     if (!n.is_integer()) wrong(n, key, "an integer");
     const std::int64_t v = n.as_integer()->get();
-    if (v < lo || v > hi) fail(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
+    if (v < lo || v > hi)
+      fail(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
     return v;
   }
   double number(const toml::node& n, const char* key, double lo, double hi) const {
     if (!n.is_number()) wrong(n, key, "a number");
     const double v = n.value<double>().value_or(0);
-    if (!(v >= lo && v <= hi)) fail(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
+    if (!(v >= lo && v <= hi))
+      fail(n.source(), fmt::format("{}: '{}' = {} is out of range [{}, {}]", context_, key, v, lo, hi));
     return v;
   }
   bool boolean(const toml::node& n, const char* key) const {

@@ -54,7 +54,8 @@ bool iequals(std::string_view a, std::string_view b) {
 std::string origin_form(std::string_view target) {
   if (is_origin_target(target)) return std::string(target);
   const auto sep = target.find("://");
-  if (sep == std::string_view::npos || !(iequals(target.substr(0, sep), "http") || iequals(target.substr(0, sep), "https")))
+  if (sep == std::string_view::npos ||
+      !(iequals(target.substr(0, sep), "http") || iequals(target.substr(0, sep), "https")))
     return {};
   const auto rest = target.substr(sep + 3);
   const auto path_at = std::min(rest.find('/'), rest.find('?'));  // npos when neither
@@ -78,7 +79,8 @@ bool next_line(std::string_view& rest, std::string_view& line) {
 head_status parse_request_line(std::string_view line, request_head& h) {
   const auto sp1 = line.find(' ');
   const auto sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) return head_status::bad_request;
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+    return head_status::bad_request;
   const auto method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1), version = line.substr(sp2 + 1);
   const std::string origin = origin_form(target);
   if (!is_token(method) || origin.empty()) return head_status::bad_request;
@@ -115,7 +117,8 @@ parsed_head parse_request_head(std::string_view text) {
     if (line.empty()) break;
     // obs-fold (a line starting with white space) is refused, as RFC 9112 5.2 allows.
     const auto colon = line.find(':');
-    if (colon == std::string_view::npos || !is_token(line.substr(0, colon)) || !is_field_value(line.substr(colon + 1))) {
+    if (colon == std::string_view::npos || !is_token(line.substr(0, colon)) ||
+        !is_field_value(line.substr(colon + 1))) {
       out.status = head_status::bad_request;
       return out;
     }
@@ -152,8 +155,9 @@ const char* reason_phrase(int status) {
 std::string_view target_path(std::string_view target) { return target.substr(0, target.find('?')); }
 
 std::string serialize(const response& r) {
-  return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}", r.status,
-                     reason_phrase(r.status), r.content_type, r.body.size(), r.allow_get ? "Allow: GET, HEAD\r\n" : "",
+  return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}",
+                     r.status, reason_phrase(r.status), r.content_type, r.body.size(),
+                     r.allow_get ? "Allow: GET, HEAD\r\n" : "",
                      r.head_only ? std::string_view() : std::string_view(r.body));
 }
 

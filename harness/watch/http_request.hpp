@@ -20,9 +20,9 @@ struct request_head {
 
 enum class head_status {
   ok,
-  bad_request,      // 400: not a request line, a field that is not a field, a bare LF, obs-fold
-  too_large,        // 431: more than max_request_head bytes or max_header_fields fields
-  bad_version,      // 505: not HTTP/1.0 or HTTP/1.1
+  bad_request,  // 400: not a request line, a field that is not a field, a bare LF, obs-fold
+  too_large,    // 431: more than max_request_head bytes or max_header_fields fields
+  bad_version,  // 505: not HTTP/1.0 or HTTP/1.1
 };
 
 struct parsed_head {

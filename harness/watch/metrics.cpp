@@ -24,22 +24,47 @@ struct family {
 };
 
 enum fam : std::size_t {
-  received_pps, sent_pps, received_bytes, sent_bytes, loss, pdr, round_trip, last_run, regression, fam_count
+  received_pps,
+  sent_pps,
+  received_bytes,
+  sent_bytes,
+  loss,
+  pdr,
+  round_trip,
+  last_run,
+  regression,
+  fam_count
 };
 
 std::vector<family> families() {
   return {
-      {"netbench_received_packets_per_second", "gauge", "Packets received per second in the last run (instance all: the sum)", {}},
-      {"netbench_sent_packets_per_second", "gauge", "Packets sent per second in the last run (instance all: the sum)", {}},
+      {"netbench_received_packets_per_second",
+       "gauge",
+       "Packets received per second in the last run (instance all: the sum)",
+       {}},
+      {"netbench_sent_packets_per_second",
+       "gauge",
+       "Packets sent per second in the last run (instance all: the sum)",
+       {}},
       {"netbench_received_bytes_per_second", "gauge", "Payload bytes received per second in the last run", {}},
       {"netbench_sent_bytes_per_second", "gauge", "Payload bytes sent per second in the last run", {}},
       {"netbench_loss_ratio", "gauge", "Packets lost over packets sent (0..1) in the last run", {}},
-      {"netbench_pdr_packets_per_second", "gauge",
-       "A rate search goal's relevant lower bound (RFC 9971): the highest load, aggregate packets per second, that met the goal", {}},
-      {"netbench_round_trip_seconds", "gauge",
-       "Round-trip time percentile of the last run: request/response transactions or the latency probe", {}},
-      {"netbench_last_run_timestamp_seconds", "gauge", "When the last run of the test started (its T0, unix seconds)", {}},
-      {"netbench_regression", "gauge", "1 when the last run fell below its baseline in the results database, else 0", {}},
+      {"netbench_pdr_packets_per_second",
+       "gauge",
+       "A rate search goal's relevant lower bound (RFC 9971): the highest load, aggregate packets per second, that met the goal",
+       {}},
+      {"netbench_round_trip_seconds",
+       "gauge",
+       "Round-trip time percentile of the last run: request/response transactions or the latency probe",
+       {}},
+      {"netbench_last_run_timestamp_seconds",
+       "gauge",
+       "When the last run of the test started (its T0, unix seconds)",
+       {}},
+      {"netbench_regression",
+       "gauge",
+       "1 when the last run fell below its baseline in the results database, else 0",
+       {}},
   };
 }
 
@@ -121,8 +146,8 @@ void add_search(family& f, const std::string& plan, const nlohmann::json& s) {
     if (!r.contains(rate) || !r.at(rate).is_number()) continue;  // no lower bound: no rate
     auto labels = base_labels(plan, s.at("test").get<std::string>(), s.at("id").get<std::string>(),
                               s.at("role").get<std::string>(), s.at("message_size").get<std::uint32_t>(), "all");
-    labels.emplace_back("loss_target_ratio",
-                        number(goals ? r.at("goal").at("loss_ratio").get<double>() : r.at("loss_target_pct").get<double>() / 100));
+    labels.emplace_back("loss_target_ratio", number(goals ? r.at("goal").at("loss_ratio").get<double>()
+                                                          : r.at("loss_target_pct").get<double>() / 100));
     set(f, labels, r.at(rate).get<double>());
   }
 }
@@ -155,7 +180,8 @@ std::string render_openmetrics(const run_counts& counts, const std::optional<com
       for (const auto& m : last->verdict->measurements)
         if (m.regression)
           set(f[regression],
-              base_labels(last->plan, m.test, m.measurement, m.role, static_cast<std::uint32_t>(m.message_size), "all"), 1);
+              base_labels(last->plan, m.test, m.measurement, m.role, static_cast<std::uint32_t>(m.message_size), "all"),
+              1);
   }
   std::string out;
   for (const auto& fam : f) {

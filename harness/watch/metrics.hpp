@@ -20,8 +20,8 @@ struct run_counts {
 
 struct completed_run {
   std::string plan;
-  std::vector<run_summary> runs;        // as summarize() made them for summary.json
-  std::vector<nlohmann::json> searches; // as load_searches() read them
+  std::vector<run_summary> runs;            // as summarize() made them for summary.json
+  std::vector<nlohmann::json> searches;     // as load_searches() read them
   std::optional<store::judgement> verdict;  // none with --no-db
 };
 

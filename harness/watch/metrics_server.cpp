@@ -2,6 +2,7 @@
 
 #include "harness/watch/http_request.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -9,7 +10,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -39,7 +39,8 @@ asio::ip::tcp::endpoint parse_listen(const std::string& text) {
   return {address, static_cast<std::uint16_t>(port)};
 }
 
-metrics_server::metrics_server(asio::io_context& io, const asio::ip::tcp::endpoint& at, std::function<std::string()> render)
+metrics_server::metrics_server(asio::io_context& io, const asio::ip::tcp::endpoint& at,
+                               std::function<std::string()> render)
     : io_(io), acceptor_(io), render_(std::move(render)) {
   boost::system::error_code ec;
   acceptor_.open(at.protocol(), ec);

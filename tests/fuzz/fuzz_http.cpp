@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (text.size() > max_request_head || p.head.method.empty() || p.head.target.empty() || p.head.target[0] != '/')
       __builtin_trap();
     if (p.head.minor_version != 0 && p.head.minor_version != 1) __builtin_trap();
-    const std::string again = p.head.method + " " + p.head.target + " HTTP/1." + std::to_string(p.head.minor_version) + "\r\n\r\n";
+    const std::string again =
+        p.head.method + " " + p.head.target + " HTTP/1." + std::to_string(p.head.minor_version) + "\r\n\r\n";
     if (parse_request_head(again).status != head_status::ok) __builtin_trap();
   }
   bool rendered = false;
@@ -27,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return std::string("# EOF\n");
   });
   const bool head_only = p.status == head_status::ok && p.head.method == "HEAD";
-  const bool wanted = p.status == head_status::ok && (p.head.method == "GET" || head_only) && target_path(p.head.target) == "/metrics";
+  const bool wanted =
+      p.status == head_status::ok && (p.head.method == "GET" || head_only) && target_path(p.head.target) == "/metrics";
   if (rendered != wanted || (r.status == 200) != wanted) __builtin_trap();
   const std::string out = serialize(r);
   if (!out.starts_with("HTTP/1.1 ") || out.find("\r\n\r\n") == std::string::npos) __builtin_trap();

@@ -23,8 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const np::omni_request r = np::decode_request(b);
     const np::omni_request again = np::decode_request(np::encode_request(r));
     if (again.test_length != r.test_length || again.direction != r.direction || again.protocol != r.protocol ||
-        again.request_size != r.request_size || again.response_size != r.response_size || again.data_port != r.data_port ||
-        again.recv_buf_size != r.recv_buf_size || again.cong_control != r.cong_control || again.fill_file != r.fill_file)
+        again.request_size != r.request_size || again.response_size != r.response_size ||
+        again.data_port != r.data_port || again.recv_buf_size != r.recv_buf_size ||
+        again.cong_control != r.cong_control || again.fill_file != r.fill_file)
       __builtin_trap();
   } catch (const nb::protocol_error&) {
   }
@@ -38,8 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const np::omni_results r = np::decode_results(b);
     const np::omni_results again = np::decode_results(np::encode_results(r));
-    if (again.bytes_received != r.bytes_received || again.recv_calls != r.recv_calls || again.bytes_sent != r.bytes_sent ||
-        again.trans_received != r.trans_received || again.cong_control != r.cong_control)
+    if (again.bytes_received != r.bytes_received || again.recv_calls != r.recv_calls ||
+        again.bytes_sent != r.bytes_sent || again.trans_received != r.trans_received ||
+        again.cong_control != r.cong_control)
       __builtin_trap();
   } catch (const nb::protocol_error&) {
   }

@@ -2,9 +2,9 @@
 // frames, must decode or be refused with protocol_error, never crash, hang or read out of bounds. A test
 // request that decodes then goes through netserve's registration rules (core/wire/request_rules.hpp) as a peer
 // on this host and as one elsewhere, on a 1500-byte path: what they accept must hold to them.
+#include "core/sys/socket.hpp"
 #include "core/wire/protocol.hpp"
 #include "core/wire/request_rules.hpp"
-#include "core/sys/socket.hpp"
 
 #include <netinet/in.h>
 

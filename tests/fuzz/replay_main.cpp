@@ -20,11 +20,21 @@ std::vector<std::uint8_t> mutate(std::vector<std::uint8_t> v, std::mt19937_64& r
   int edits = 1 + static_cast<int>(rng() % 8);
   for (int e = 0; e < edits; ++e) {
     switch (rng() % 5) {
-      case 0: if (!v.empty()) v[rng() % v.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-      case 1: if (!v.empty()) v.resize(rng() % v.size()); break;
-      case 2: v.insert(v.begin() + static_cast<long>(v.empty() ? 0 : rng() % v.size()), static_cast<std::uint8_t>(rng())); break;
-      case 3: if (!v.empty()) v[rng() % v.size()] = static_cast<std::uint8_t>("{}[]\":,0-9e"[rng() % 11]); break;
-      default: if (v.size() > 1) v.erase(v.begin() + static_cast<long>(rng() % v.size())); break;
+      case 0:
+        if (!v.empty()) v[rng() % v.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+        break;
+      case 1:
+        if (!v.empty()) v.resize(rng() % v.size());
+        break;
+      case 2:
+        v.insert(v.begin() + static_cast<long>(v.empty() ? 0 : rng() % v.size()), static_cast<std::uint8_t>(rng()));
+        break;
+      case 3:
+        if (!v.empty()) v[rng() % v.size()] = static_cast<std::uint8_t>("{}[]\":,0-9e"[rng() % 11]);
+        break;
+      default:
+        if (v.size() > 1) v.erase(v.begin() + static_cast<long>(rng() % v.size()));
+        break;
     }
   }
   return v;

@@ -4,8 +4,8 @@
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 namespace {
 
@@ -68,7 +68,8 @@ TEST_CASE("harness aggregate: sum, steady state and start skew", "[harness][aggr
   CHECK(s.steady->receiver.pps == Approx(4000));
 }
 
-TEST_CASE("harness aggregate: a failed instance fails the run, with its reason and no figures", "[harness][aggregate]") {
+TEST_CASE("harness aggregate: a failed instance fails the run, with its reason and no figures",
+          "[harness][aggregate]") {
   auto bad = result(1000, 0.001, 1000, 3);
   bad.ok = false;
   bad.error = "connection refused";
@@ -126,10 +127,20 @@ TEST_CASE("harness aggregate: a raw record missing a field or carrying an unknow
   typed["timed_out"] = "no";
   CHECK_THROWS_WITH(harness::instance_from_json(typed), "instance: field 'timed_out' must be a boolean");
 
-  const nlohmann::json spec = {{"id", "r"}, {"test", "t"}, {"role", "device as server"}, {"topology", "fan-in"},
-                               {"kind", "UDP_STREAM"}, {"message_size", 64u}, {"repeat", 1}, {"duration", 10.0},
-                               {"warmup", 1.0}, {"interval", 1.0}, {"skew_bound_ms", 20.0}, {"instances", nlohmann::json::array()},
-                               {"order", 0}, {"t0", 1000.0}};  // the fields of the first runs' run.json
+  const nlohmann::json spec = {{"id", "r"},
+                               {"test", "t"},
+                               {"role", "device as server"},
+                               {"topology", "fan-in"},
+                               {"kind", "UDP_STREAM"},
+                               {"message_size", 64u},
+                               {"repeat", 1},
+                               {"duration", 10.0},
+                               {"warmup", 1.0},
+                               {"interval", 1.0},
+                               {"skew_bound_ms", 20.0},
+                               {"instances", nlohmann::json::array()},
+                               {"order", 0},
+                               {"t0", 1000.0}};  // the fields of the first runs' run.json
   CHECK(harness::run_from_json(spec).duration == 10.0);
   auto no_kind = spec;
   no_kind.erase("kind");
@@ -215,7 +226,8 @@ TEST_CASE("harness reports: TCP runs gain retransmits, RTT, MSS and path MTU col
 
   auto pairs = s;
   pairs.run.topo = harness::topology::pairs;
-  CHECK_THAT(harness::report_markdown({pairs}, {}, "/nonexistent"), Catch::Contains("| retransmits | RTT us | MSS | PMTU |"));
+  CHECK_THAT(harness::report_markdown({pairs}, {}, "/nonexistent"),
+             Catch::Contains("| retransmits | RTT us | MSS | PMTU |"));
   CHECK_THAT(harness::report_html({pairs}, {}, "/nonexistent"), Catch::Contains(">path MTU</th>"));
 
   const auto udp = harness::summarize(run_of({result(1000, 0.001, 1000, 4)}));
@@ -236,9 +248,10 @@ TEST_CASE("harness report: a bidirectional run's reverse rows say where the data
   CHECK(harness::data_route(r, i) == std::pair<std::string, std::string>{"a", "b"});
 }
 
-TEST_CASE("harness reports: the limit line gives the run's loss summed over its instances, and names whose verdict "
-          "text it quotes",
-          "[harness][aggregate][limit]") {
+TEST_CASE(
+    "harness reports: the limit line gives the run's loss summed over its instances, and names whose verdict "
+    "text it quotes",
+    "[harness][aggregate][limit]") {
   // Two instances ran into the path, losing very different shares: 12 of 4000 and 3000 of 4000.
   auto lossy = [](std::uint64_t lost) {
     nb::test_result r = result(1000, 0.001, 1000, 4);
@@ -256,10 +269,12 @@ TEST_CASE("harness reports: the limit line gives the run's loss summed over its 
   REQUIRE(s.ok);
   CHECK(s.lost == 3012);
   const std::string words = harness::limit_words(s);
-  CHECK(words == "path (2 of 2 instances); the run, summed over its instances: 3012 of 8000 sent lost (37.65 %: 3012 on "
-                 "the path, 0 by the receiving sockets); instance i1's own verdict: path loss: 12 of 4000 (0.30 %) lost "
-                 "between the sockets");
-  const std::string line = "path (2 of 2 instances); the run, summed over its instances: 3012 of 8000 sent lost (37.65 %";
+  CHECK(words ==
+        "path (2 of 2 instances); the run, summed over its instances: 3012 of 8000 sent lost (37.65 %: 3012 on "
+        "the path, 0 by the receiving sockets); instance i1's own verdict: path loss: 12 of 4000 (0.30 %) lost "
+        "between the sockets");
+  const std::string line =
+      "path (2 of 2 instances); the run, summed over its instances: 3012 of 8000 sent lost (37.65 %";
   CHECK_THAT(harness::console_summary({s}), Catch::Contains("  limit: " + line));
   CHECK_THAT(harness::report_markdown({s}, {}, "/nonexistent"), Catch::Contains("**Limit**: " + line));
   CHECK_THAT(harness::report_html({s}, {}, "/nonexistent"), Catch::Contains("<b>Limit</b>: " + line));

@@ -15,7 +15,8 @@ namespace {
 
 // n points of level `base` with normal noise of `cv` of it, seeded; from point `step_at` on, the level
 // is base * (1 + step).
-std::vector<double> series_of(std::uint32_t seed, std::size_t n, double base, double cv, std::size_t step_at, double step) {
+std::vector<double> series_of(std::uint32_t seed, std::size_t n, double base, double cv, std::size_t step_at,
+                              double step) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0, cv * base);
   std::vector<double> x;
@@ -40,7 +41,8 @@ TEST_CASE("a step of -30 % at point k is found beginning at k (+-1)", "[changepo
       if (step == found.end()) {
         // Only where a false alarm came just before the step: the new reference then has too few
         // points before it (a step 2 points from the end, seen through 2 points of reference).
-        REQUIRE(std::any_of(found.begin(), found.end(), [&](const change_point& c) { return c.detected < k && c.detected + 4 >= k; }));
+        REQUIRE(std::any_of(found.begin(), found.end(),
+                            [&](const change_point& c) { return c.detected < k && c.detected + 4 >= k; }));
         ++missed;
         others += static_cast<int>(found.size());
         continue;
@@ -82,7 +84,8 @@ TEST_CASE("a flat noisy series gives false alarms no more often than the stated 
     const double stated = static_cast<double>(n - 2) / cusum_in_control_arl;
     INFO("n " << n << ": " << alarmed << " of " << seeds << " flagged, stated rate " << stated * 100 << " %");
     CHECK(alarmed <= stated * seeds);
-    WARN("n " << n << ": " << alarmed << " of " << seeds << " flat series flagged (stated at most " << stated * seeds << ")");
+    WARN("n " << n << ": " << alarmed << " of " << seeds << " flat series flagged (stated at most " << stated * seeds
+              << ")");
   }
 }
 

@@ -14,12 +14,15 @@ namespace {
 // The plot groups of an inline chart: one per curve gnuplot drew.
 std::size_t plot_groups(const std::string& svg) {
   std::size_t n = 0;
-  for (auto at = svg.find("class=\"gnuplot-plot\""); at != std::string::npos; at = svg.find("class=\"gnuplot-plot\"", at + 1)) ++n;
+  for (auto at = svg.find("class=\"gnuplot-plot\""); at != std::string::npos;
+       at = svg.find("class=\"gnuplot-plot\"", at + 1))
+    ++n;
   return n;
 }
 
 // One instance that sent and received `packets` over `seconds` one-second intervals from T0 = 1000.
-harness::instance_record instance(const std::string& name, std::uint64_t packets, int seconds, bool zero_length = false) {
+harness::instance_record instance(const std::string& name, std::uint64_t packets, int seconds,
+                                  bool zero_length = false) {
   nb::test_result t;
   t.ok = true;
   t.message_size = 64;
@@ -95,13 +98,14 @@ TEST_CASE("a run whose intervals have no length gives no timeline, and no crash"
 
 TEST_CASE("two tests of one role at the same size are two curves, not one", "[charts]") {
   // The procedure's PPS test (-m 64) and BPS test (-m 1400) of a role make one curve...
-  const auto one = harness::sweep_chart({measured("pps", 64, 1e6), measured("bps", 1400, 2e5)}, harness::sweep_metric::pps, "c1");
+  const auto one =
+      harness::sweep_chart({measured("pps", 64, 1e6), measured("bps", 1400, 2e5)}, harness::sweep_metric::pps, "c1");
   REQUIRE(one);
   CHECK(plot_groups(one->svg) == 2);  // received and sent of one line
   // ...but two tests that both ran -m 64 and -m 1400 on the same server are two.
-  const auto two = harness::sweep_chart({measured("one", 64, 1e6), measured("one", 1400, 2e5), measured("two", 64, 2e6),
-                                         measured("two", 1400, 4e5)},
-                                        harness::sweep_metric::pps, "c2");
+  const auto two = harness::sweep_chart(
+      {measured("one", 64, 1e6), measured("one", 1400, 2e5), measured("two", 64, 2e6), measured("two", 1400, 4e5)},
+      harness::sweep_metric::pps, "c2");
   REQUIRE(two);
   CHECK(plot_groups(two->svg) == 4);
   CHECK(two->svg.find("device as server (two) received") != std::string::npos);

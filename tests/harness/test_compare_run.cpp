@@ -5,8 +5,8 @@
 
 #include "tests/support/temp_file.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -75,10 +75,11 @@ TEST_CASE("harness integration: compare two results folders of a plan with repea
   CHECK(g.at("received_pps").at("n") == 2);
   CHECK(g.at("received_pps").at("ci95_low").is_number());
   CHECK(nb::test::read_text(a / "report.md").find("## Repeats") != std::string::npos);
-  CHECK(nb::test::read_text(a / "summary.csv").find("\"pps-m64\",\"pps\",\"device as server\",fan-in,UDP_STREAM,64,\"CI95_HIGH\"") !=
-        std::string::npos);
+  CHECK(nb::test::read_text(a / "summary.csv")
+            .find("\"pps-m64\",\"pps\",\"device as server\",fan-in,UDP_STREAM,64,\"CI95_HIGH\"") != std::string::npos);
 
-  const auto o = nb::run_blocking({HARNESS_PATH, "compare", a.string(), b.string(), "--out", (root / "cmp").string()}, 30s);
+  const auto o =
+      nb::run_blocking({HARNESS_PATH, "compare", a.string(), b.string(), "--out", (root / "cmp").string()}, 30s);
   INFO(o.stderr_text << o.stdout_text);
   REQUIRE(o.exit_code == 0);
   const json c = json::parse(nb::test::read_text(root / "cmp" / "compare.json"));
@@ -95,8 +96,8 @@ TEST_CASE("harness integration: compare two results folders of a plan with repea
   CHECK(md.find("only in") == std::string::npos);
 
   // A folder that is no results folder: exit status 1, the folder named.
-  const auto bad = nb::run_blocking({HARNESS_PATH, "compare", a.string(), (root / "nowhere").string(), "--out",
-                                     (root / "cmp").string()}, 30s);
+  const auto bad = nb::run_blocking(
+      {HARNESS_PATH, "compare", a.string(), (root / "nowhere").string(), "--out", (root / "cmp").string()}, 30s);
   CHECK(bad.exit_code == 1);
   CHECK(bad.stderr_text.find("nowhere") != std::string::npos);
   fs::remove_all(root);

@@ -93,7 +93,8 @@ TEST_CASE("harness deploy: the dry run lists every command of each ssh host, quo
     // connect, list, a copy per program, verify, install, version, close
     const auto end = std::find(at + 1, lines.end(), "");
     CHECK(std::count_if(at + 1, end, [](const std::string& l) { return l.rfind("  #", 0) != 0; }) == 8);
-    CHECK(std::count_if(at + 1, end, [](const std::string& l) { return l.find(" < /src/bin/net") != std::string::npos; }) == 2);
+    CHECK(std::count_if(at + 1, end,
+                        [](const std::string& l) { return l.find(" < /src/bin/net") != std::string::npos; }) == 2);
   }
   // What sshd's shell gets of the copy command: the staged path is one word, whatever it holds.
   const auto copy = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
@@ -138,7 +139,8 @@ TEST_CASE("harness deploy: the programs come from --from or the tree's static bu
   // No --from: build/<preset>/harness/harness finds build/static/bin, else says how to build it.
   t.touch("build/default/harness/harness");
   const std::string self = (t.path / "build/default/harness/harness").string();
-  CHECK_THROWS_WITH(harness::find_deploy_source(self, ""), Catch::Contains("cmake --preset static && cmake --build --preset static"));
+  CHECK_THROWS_WITH(harness::find_deploy_source(self, ""),
+                    Catch::Contains("cmake --preset static && cmake --build --preset static"));
   t.touch("build/static/bin/netload");
   t.touch("build/static/bin/netserve");
   CHECK(harness::find_deploy_source(self, "") == (t.path / "build/static/bin").string());

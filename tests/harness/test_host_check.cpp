@@ -3,8 +3,8 @@
 #include "core/base/version.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/plan/plan.hpp"
-#include "harness/report/aggregate.hpp"
 #include "harness/records/host_check.hpp"
+#include "harness/report/aggregate.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -19,7 +19,11 @@ host_check reachable_host(double offset_ms, double bound_ms = 0.1) {
   c.address = "198.18.0.2";
   c.reachable = true;
   c.netload_version = nb::version;
-  c.facts = {{"type", "host_info"}, {"version", nb::version}, {"cpus", 4}, {"cpus_allowed", 4}, {"kernel", "Linux 5.10.0 x86_64"},
+  c.facts = {{"type", "host_info"},
+             {"version", nb::version},
+             {"cpus", 4},
+             {"cpus_allowed", 4},
+             {"kernel", "Linux 5.10.0 x86_64"},
              {"features", {{"gso", true}, {"gro", true}, {"cbpf", true}, {"meminfo", true}}},
              {"mtu", {{"198.18.0.1", {{"mtu", 1500}, {"dev", "eth0"}}}}}};
   c.clock = harness::clock_offset{offset_ms, bound_ms, 8};
@@ -99,8 +103,9 @@ TEST_CASE("host check: the JSON record reads back as written") {
   CHECK(back.notes == c.notes);
 }
 
-TEST_CASE("host check: a record missing a field or carrying an unknown one is an error naming both, and one from "
-          "before the MTU warnings reads") {
+TEST_CASE(
+    "host check: a record missing a field or carrying an unknown one is an error naming both, and one from "
+    "before the MTU warnings reads") {
   auto c = reachable_host(-3.25, 0.2);
   harness::judge(c, 20, false);
   const std::string where = "results/x/environment.json: host 'dev': check";
@@ -171,7 +176,7 @@ clients = ["v6"]
   CHECK(payloads.at("i1").at("198.18.0.2").bytes == 1473);
   CHECK(payloads.at("i1").at("198.18.0.2").test == "bps");
   CHECK(payloads.at("i1").at("fd00::2").bytes == 1453);  // reverse: the server sends
-  CHECK_FALSE(payloads.count("dev"));                       // TCP segments by the MSS: nothing to judge
+  CHECK_FALSE(payloads.count("dev"));                    // TCP segments by the MSS: nothing to judge
 
   auto c = reachable_host(0.1);
   c.facts["mtu"] = {{"198.18.0.2", {{"mtu", 1500}, {"dev", "ec-e0"}}}};

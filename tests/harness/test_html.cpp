@@ -81,8 +81,8 @@ TEST_CASE("gnuplot's SVG sits inline: no prologue, ids of its own, plot groups a
 }
 
 TEST_CASE("gnuplot draws a chart, and says why it could not", "[html][gnuplot]") {
-  const std::string svg = harness::render_svg("$D << EOD\n1 10\n2 20\n3 15\nEOD\nplot $D using 1:2 with lines title 'x'\n",
-                                              400, 300, "c3");
+  const std::string svg =
+      harness::render_svg("$D << EOD\n1 10\n2 20\n3 15\nEOD\nplot $D using 1:2 with lines title 'x'\n", 400, 300, "c3");
   CHECK(count(svg, "class=\"gnuplot-plot\"") == 1);
   CHECK(std::regex_search(svg, std::regex("d='M[0-9.]+,[0-9.]+ L")));
   try {

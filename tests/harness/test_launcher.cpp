@@ -1,7 +1,7 @@
 // Launchers and child processes: argv stays argv (the one ssh string is quoted so a POSIX shell gives
 // back exactly the words), deadlines kill, exit status and output are captured.
-#include "harness/run/launcher.hpp"
 #include "harness/process/process.hpp"
+#include "harness/run/launcher.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -16,7 +16,6 @@
 #include <fstream>
 
 using namespace std::chrono_literals;
-
 
 TEST_CASE("harness launcher: the ssh command line survives a POSIX shell word for word", "[harness][launcher]") {
   const std::vector<std::string> words{"printf", "[%s]", "a b", "it's", "$HOME", "`id`", "; rm -rf /", "\"q\"", ""};
@@ -50,12 +49,15 @@ TEST_CASE("harness launcher: netns wraps with ip netns exec, local leaves argv a
 
 TEST_CASE("harness launcher: the remote pid line is read whole, never a prefix of junk", "[harness][launcher]") {
   // The line the ssh wrapper's script prints, read back by the runner to stop the program there.
-  const auto argv = harness::make_launcher([] {
-    harness::host h;
-    h.address = "127.0.0.1";
-    h.launcher = harness::launcher_kind::ssh;
-    return h;
-  }(), "", "/tmp/ctl")->wrap_announcing_pid({"true"});
+  const auto argv = harness::make_launcher(
+                        [] {
+                          harness::host h;
+                          h.address = "127.0.0.1";
+                          h.launcher = harness::launcher_kind::ssh;
+                          return h;
+                        }(),
+                        "", "/tmp/ctl")
+                        ->wrap_announcing_pid({"true"});
   CHECK(argv.back().find("echo harness-remote-pid $$") != std::string::npos);
   CHECK(harness::remote_pid_of("harness-remote-pid 4242") == 4242);
   CHECK_FALSE(harness::remote_pid_of("harness-remote-pid 24x"));

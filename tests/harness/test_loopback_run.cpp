@@ -8,8 +8,8 @@
 #include <boost/asio/io_context.hpp>
 #include "tests/support/temp_file.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -21,7 +21,6 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
 
 fs::path temp_dir(const char* tag) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("harness-{}-{}", tag, ::getpid());
@@ -60,8 +59,8 @@ clients = "clients"
 // Runs `plan` (written to root/FILE) with the harness, which must pass; its results folder.
 fs::path run_plan(const fs::path& root, const std::string& file, const std::string& plan) {
   std::ofstream(root / file) << plan;
-  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / file).string(), "--results", (root / "results").string(),
-                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / file).string(), "--results",
+                                   (root / "results").string(), "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
                                   60s);
   INFO(o.stderr_text << o.stdout_text);
   REQUIRE(o.exit_code == 0);
@@ -73,12 +72,13 @@ fs::path run_plan(const fs::path& root, const std::string& file, const std::stri
 
 }  // namespace
 
-TEST_CASE("harness integration: eight instances on loopback add up, start together, report rebuilds", "[harness][loopback]") {
+TEST_CASE("harness integration: eight instances on loopback add up, start together, report rebuilds",
+          "[harness][loopback]") {
   const fs::path root = temp_dir("eight");
   std::ofstream(root / "eight.toml") << eight_instance_plan();
-  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "eight.toml").string(), "--results", (root / "results").string(),
-                      "--bin-dir", NETBENCH_BIN_DIR},
-                     90s);
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "eight.toml").string(), "--results",
+                                   (root / "results").string(), "--bin-dir", NETBENCH_BIN_DIR},
+                                  90s);
   INFO(o.stderr_text);
   REQUIRE(o.exit_code == 0);
   CHECK(o.stdout_text.find("SUM") != std::string::npos);
@@ -189,8 +189,8 @@ clients = ["c1"]
   auto run = [&](const char* name, bool client_has_key) {
     std::ofstream(root / name) << plan(client_has_key);
     return nb::run_blocking({HARNESS_PATH, "run", (root / name).string(), "--results", (root / "results").string(),
-                                    "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
-                                   60s);
+                             "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+                            60s);
   };
 
   const auto ok = run("keyed.toml", true);
@@ -199,8 +199,8 @@ clients = ["c1"]
   const auto refused = run("half.toml", false);
   INFO(refused.stderr_text << refused.stdout_text);
   CHECK(refused.exit_code != 0);  // refused when the plan is read, before anything runs
-  CHECK((refused.stderr_text + refused.stdout_text).find("host 'c1' has no psk_file, but the netserve on 'device' requires a key") !=
-        std::string::npos);
+  CHECK((refused.stderr_text + refused.stdout_text)
+            .find("host 'c1' has no psk_file, but the netserve on 'device' requires a key") != std::string::npos);
   fs::remove_all(root);
 }
 
@@ -258,7 +258,8 @@ clients = ["a", "b"]
   // The RR run: the merged histogram holds every instance's transactions, as their raw results say.
   std::uint64_t transactions = 0;
   for (const char* name : {"01-a", "02-b"}) {
-    const json r = json::parse(nb::test::read_text(dir / "raw" / "rr-m32" / (std::string(name) + ".json"))).at("result");
+    const json r =
+        json::parse(nb::test::read_text(dir / "raw" / "rr-m32" / (std::string(name) + ".json"))).at("result");
     transactions += r.at("rr").at("transactions").get<std::uint64_t>();
   }
   CHECK(transactions > 0);
@@ -267,7 +268,8 @@ clients = ["a", "b"]
   const std::string md = nb::test::read_text(dir / "report.md");
   CHECK(md.find("Latency probe (UDP_RR, 50 per second") != std::string::npos);
   CHECK(md.find("Round trips, every instance merged") != std::string::npos);
-  CHECK(nb::test::read_text(dir / "report.html").find("Latency probe: the round trips of each interval") != std::string::npos);
+  CHECK(nb::test::read_text(dir / "report.html").find("Latency probe: the round trips of each interval") !=
+        std::string::npos);
   fs::remove_all(root);
 }
 

@@ -58,7 +58,8 @@ harness::plan reparsed(const harness::plan& p) { return parse_plan(p.source_text
 
 }  // namespace
 
-TEST_CASE("overrides: --duration sets every test, halves a long warmup, and a search's finals", "[harness][overrides]") {
+TEST_CASE("overrides: --duration sets every test, halves a long warmup, and a search's finals",
+          "[harness][overrides]") {
   auto p = parse_plan(two_tests, "ov.toml");
   plan_overrides o;
   o.duration = 4;
@@ -82,8 +83,10 @@ TEST_CASE("overrides: --duration sets every test, halves a long warmup, and a se
     CHECK(t.warmup == 2);
   }
   CHECK(back.tests[2].search->goals.at(0).final_trial_duration == 4);
-  CHECK_THAT(p.source_text, Catch::StartsWith("# The plan as it ran: the command line's --duration 4 changed ov.toml:"));
-  CHECK_THAT(p.source_text, Catch::Contains("duration = 4   # five minutes") && Catch::Contains("# the packet-rate test") &&
+  CHECK_THAT(p.source_text,
+             Catch::StartsWith("# The plan as it ran: the command line's --duration 4 changed ov.toml:"));
+  CHECK_THAT(p.source_text, Catch::Contains("duration = 4   # five minutes") &&
+                                Catch::Contains("# the packet-rate test") &&
                                 Catch::Contains("The values below are rewritten to match"));
   CHECK(p.overrides == changes);
   CHECK(p.override_options == "--duration 4");
@@ -98,7 +101,8 @@ TEST_CASE("overrides: a duration that is not a finite number in range is refused
   }
 }
 
-TEST_CASE("overrides: --repeats and --only keep the tests named, the copy comments the others out", "[harness][overrides]") {
+TEST_CASE("overrides: --repeats and --only keep the tests named, the copy comments the others out",
+          "[harness][overrides]") {
   auto p = parse_plan(two_tests, "ov.toml");
   plan_overrides o;
   o.repeats = 2;
@@ -125,14 +129,14 @@ TEST_CASE("overrides: --only of a test the plan does not have names the plan's t
   auto p = parse_plan(two_tests, "ov.toml");
   plan_overrides o;
   o.only = {"pps,ppz"};
-  CHECK_THROWS_WITH(apply_overrides(p, o),
-                    Catch::Contains("--only ppz") && Catch::Contains("no test of that name") &&
-                        Catch::Contains("its tests: pps, bps, ndr"));
+  CHECK_THROWS_WITH(apply_overrides(p, o), Catch::Contains("--only ppz") && Catch::Contains("no test of that name") &&
+                                               Catch::Contains("its tests: pps, bps, ndr"));
   o.only = {"pps,"};
   CHECK_THROWS_WITH(apply_overrides(p, o), Catch::Contains("an empty test name"));
 }
 
-TEST_CASE("overrides: a plan without a defaults table gets one, and no overrides leave the text alone", "[harness][overrides]") {
+TEST_CASE("overrides: a plan without a defaults table gets one, and no overrides leave the text alone",
+          "[harness][overrides]") {
   const std::string bare = R"([hosts]
 dev = { address = "127.0.0.1" }
 [[tests]]

@@ -4,9 +4,9 @@
 #include "harness/run/dry_run.hpp"
 #include "tests/harness/plan_text.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <catch2/catch.hpp>
 
 #include <string>
 
@@ -98,7 +98,8 @@ TEST_CASE("harness plan error: unknown key in a host", "[harness][plan]") {
 }
 
 TEST_CASE("harness plan error: wrong type", "[harness][plan]") {
-  CHECK(error_of(fan_in("streams = \"two\"\n")) == "plan.toml:15:11: tests[0]: 'streams' must be an integer, not a string");
+  CHECK(error_of(fan_in("streams = \"two\"\n")) ==
+        "plan.toml:15:11: tests[0]: 'streams' must be an integer, not a string");
   CHECK(error_of("[defaults]\nduration = \"5s\"\n" + hosts) ==
         "plan.toml:2:12: defaults: 'duration' must be a number, not a string");
 }
@@ -116,18 +117,21 @@ TEST_CASE("harness plan error: port clash", "[harness][plan]") {
   CHECK(error_of(fan_in("", "[11256, 11256]")) ==
         "plan.toml:3:9: tests[0]: port clash: port 11256 is used twice on host 'dev'");
   CHECK(error_of(fan_in("", "[0]")) == "plan.toml:3:9: tests[0]: 2 instances need 2 ports, the plan gives 1");
-  CHECK(error_of(fan_in("ports = \"20-10\"\n")) ==
-        "plan.toml:15:9: tests[0]: 'ports' '20-10' is not a port list like \"11256-11263\" or \"11256,11300\": bad port "
-        "range '20-10'");
-  CHECK(error_of(fan_in("ports = \"11256-11257x\"\n")) ==
-        "plan.toml:15:9: tests[0]: 'ports' '11256-11257x' is not a port list like \"11256-11263\" or \"11256,11300\": bad "
-        "port '11257x' in '11256-11257x'");
+  CHECK(
+      error_of(fan_in("ports = \"20-10\"\n")) ==
+      "plan.toml:15:9: tests[0]: 'ports' '20-10' is not a port list like \"11256-11263\" or \"11256,11300\": bad port "
+      "range '20-10'");
+  CHECK(
+      error_of(fan_in("ports = \"11256-11257x\"\n")) ==
+      "plan.toml:15:9: tests[0]: 'ports' '11256-11257x' is not a port list like \"11256-11263\" or \"11256,11300\": bad "
+      "port '11257x' in '11256-11257x'");
 }
 
 TEST_CASE("harness plan error: impossible sizes", "[harness][plan]") {
   std::string big = fan_in("");
   big.replace(big.find("message_size = 1\n"), 17, "message_size = [1, 70000]\n");
-  CHECK(error_of(big) == "plan.toml:11:20: tests[0]: message_size 70000 is impossible for UDP_STREAM (1 to 65507 bytes)");
+  CHECK(error_of(big) ==
+        "plan.toml:11:20: tests[0]: message_size 70000 is impossible for UDP_STREAM (1 to 65507 bytes)");
   std::string zero = fan_in("");
   zero.replace(zero.find("message_size = 1\n"), 17, "message_size = 0\n");
   CHECK(error_of(zero) == "plan.toml:11:16: tests[0]: message_size 0 is impossible for UDP_STREAM (1 to 65507 bytes)");
@@ -141,9 +145,11 @@ TEST_CASE("harness plan error: impossible sizes", "[harness][plan]") {
 
 TEST_CASE("harness plan error: missing key and bad values", "[harness][plan]") {
   CHECK(error_of("[hosts]\nx = { launcher = \"local\" }\n") == "plan.toml:2:5: host 'x': missing key 'address'");
-  CHECK(error_of(fan_in("topology = \"mesh\"\n")).find("unknown key") == std::string::npos);  // duplicate key: TOML syntax
+  CHECK(error_of(fan_in("topology = \"mesh\"\n")).find("unknown key") ==
+        std::string::npos);  // duplicate key: TOML syntax
   CHECK(error_of(fan_in("pps = 10\nrate = \"1M\"\n")) == "plan.toml:16:8: tests[0]: give 'pps' or 'rate', not both");
-  CHECK(error_of(fan_in("rate = \"fast\"\n")) == "plan.toml:15:8: tests[0]: rate 'fast' is not a bit rate like 100M or 9G");
+  CHECK(error_of(fan_in("rate = \"fast\"\n")) ==
+        "plan.toml:15:8: tests[0]: rate 'fast' is not a bit rate like 100M or 9G");
   CHECK(error_of(fan_in("warmup = 5\n")) == "plan.toml:15:10: tests[0]: warmup 5 s leaves nothing of a 2 s test");
   CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", launcher = \"telnet\" }\n") ==
         "plan.toml:2:41: host 'x': launcher 'telnet' is not one of local, ssh, netns");
@@ -152,26 +158,33 @@ TEST_CASE("harness plan error: missing key and bad values", "[harness][plan]") {
 }
 
 TEST_CASE("harness plan error: a client host without a key for a keyed netserve", "[harness][plan]") {
-  const std::string text = "[defaults]\nports = [0, 0]\n[hosts]\ndev = { address = \"127.0.0.1\", psk_file = \"/k\" }\n"
-                           "a = { address = \"127.0.0.2\", psk_file = \"/k\" }\nb = { address = \"127.0.0.3\" }\n"
-                           "[[tests]]\nname = \"t\"\nmessage_size = 1\ntopology = \"fan-in\"\nserver = \"dev\"\n"
-                           "clients = [\"a\", \"b\"]\n";
-  CHECK(error_of(text) == "plan.toml:7:1: tests[0]: host 'b' has no psk_file, but the netserve on 'dev' requires a key");
+  const std::string text =
+      "[defaults]\nports = [0, 0]\n[hosts]\ndev = { address = \"127.0.0.1\", psk_file = \"/k\" }\n"
+      "a = { address = \"127.0.0.2\", psk_file = \"/k\" }\nb = { address = \"127.0.0.3\" }\n"
+      "[[tests]]\nname = \"t\"\nmessage_size = 1\ntopology = \"fan-in\"\nserver = \"dev\"\n"
+      "clients = [\"a\", \"b\"]\n";
+  CHECK(error_of(text) ==
+        "plan.toml:7:1: tests[0]: host 'b' has no psk_file, but the netserve on 'dev' requires a key");
   // The other way round is fine: a keyed client host only presents its key to keyed servers.
-  CHECK(error_of(fan_in("", "[0, 0]").replace(fan_in("", "[0, 0]").find("a = { address = \"127.0.0.2\" }"),
-                                              std::string("a = { address = \"127.0.0.2\" }").size(),
-                                              "a = { address = \"127.0.0.2\", psk_file = \"/k\" }")) == "");
+  CHECK(error_of(fan_in("", "[0, 0]")
+                     .replace(fan_in("", "[0, 0]").find("a = { address = \"127.0.0.2\" }"),
+                              std::string("a = { address = \"127.0.0.2\" }").size(),
+                              "a = { address = \"127.0.0.2\", psk_file = \"/k\" }")) == "");
 }
 
-TEST_CASE("harness plan: engine = \"xdp\" on a host makes its netserve count at the interface's driver", "[harness][plan]") {
-  const std::string xdp_dev = "dev = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"eth1\", xdp_pass = true }";
+TEST_CASE("harness plan: engine = \"xdp\" on a host makes its netserve count at the interface's driver",
+          "[harness][plan]") {
+  const std::string xdp_dev =
+      "dev = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"eth1\", xdp_pass = true }";
   std::string text = fan_in("");
-  text.replace(text.find("dev = { address = \"127.0.0.1\" }"), std::string("dev = { address = \"127.0.0.1\" }").size(), xdp_dev);
+  text.replace(text.find("dev = { address = \"127.0.0.1\" }"), std::string("dev = { address = \"127.0.0.1\" }").size(),
+               xdp_dev);
   const auto p = parse_plan(text, "plan.toml");
   CHECK(p.hosts.at("dev").engine == nb::receive_engine::xdp);
   CHECK(p.hosts.at("a").engine == nb::receive_engine::socket);
   const auto argv = harness::netserve_command("netserve", p.hosts.at("dev"), {5000});
-  CHECK(fmt::format("{}", fmt::join(argv, " ")) == "netserve -p 5000 --bind 127.0.0.1 --engine xdp --interface eth1 --xdp-pass");
+  CHECK(fmt::format("{}", fmt::join(argv, " ")) ==
+        "netserve -p 5000 --bind 127.0.0.1 --engine xdp --interface eth1 --xdp-pass");
   CHECK(fmt::format("{}", fmt::join(harness::netserve_command("netserve", p.hosts.at("a"), {5000}), " ")) ==
         "netserve -p 5000 --bind 127.0.0.2");
   CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\" }\n") ==
@@ -182,11 +195,13 @@ TEST_CASE("harness plan: engine = \"xdp\" on a host makes its netserve count at 
         "plan.toml:2:42: host 'x': 'interface' only applies with engine = \"xdp\"");
   CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"a/b\" }\n") ==
         "plan.toml:2:58: host 'x': interface 'a/b' is not an interface name");
-  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"e\", xdp_mode = \"fast\" }\n") ==
+  CHECK(error_of(
+            "[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"e\", xdp_mode = \"fast\" }\n") ==
         "plan.toml:2:74: host 'x': xdp_mode 'fast' is not auto, native or generic");
 }
 
-TEST_CASE("harness plan: peer = \"iperf3\" on a host: no netserve there, netload with --peer iperf3", "[harness][plan]") {
+TEST_CASE("harness plan: peer = \"iperf3\" on a host: no netserve there, netload with --peer iperf3",
+          "[harness][plan]") {
   std::string text = fan_in("rate = \"1M\"\n", "[5201, 5202]");
   const std::string plain = "dev = { address = \"127.0.0.1\" }";
   text.replace(text.find(plain), plain.size(), "dev = { address = \"127.0.0.1\", peer = \"iperf3\" }");
@@ -195,12 +210,16 @@ TEST_CASE("harness plan: peer = \"iperf3\" on a host: no netserve there, netload
   CHECK(p.hosts.at("a").peer == "netserve");
   const auto runs = harness::expand(p);
   REQUIRE(runs.size() == 1);
-  const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5202, p.hosts.at("b"), false, false);
-  CHECK(fmt::format("{}", fmt::join(argv, " ")).find("netload -H 127.0.0.1 -p 5202 -t UDP_STREAM -l 2 --peer iperf3 ") == 0);
+  const auto argv =
+      harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5202, p.hosts.at("b"), false, false);
+  CHECK(
+      fmt::format("{}", fmt::join(argv, " ")).find("netload -H 127.0.0.1 -p 5202 -t UDP_STREAM -l 2 --peer iperf3 ") ==
+      0);
   const std::string dry = harness::dry_run(p, "/bin");
   CHECK(dry.find("netserve -p") == std::string::npos);
-  CHECK(dry.find("no netserve started (peer = \"iperf3\"): a stock iperf3 -s must be running here on ports 5201, 5202") !=
-        std::string::npos);
+  CHECK(
+      dry.find("no netserve started (peer = \"iperf3\"): a stock iperf3 -s must be running here on ports 5201, 5202") !=
+      std::string::npos);
   CHECK(dry.find("--peer iperf3") != std::string::npos);
   // A netserve host's netload line has no --peer.
   const auto own = harness::netload_command("netload", runs[0], p.hosts.at("a"), 5202, p.hosts.at("b"), false, false);
@@ -208,8 +227,9 @@ TEST_CASE("harness plan: peer = \"iperf3\" on a host: no netserve there, netload
   CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", peer = \"iperf2\" }\n") ==
         "plan.toml:2:37: host 'x': peer 'iperf2' is not netserve, iperf3 or netserver");
   CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", peer = 3 }\n").find("plan.toml:2:37: host 'x': 'peer'") == 0);
-  CHECK(error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"e\", peer = \"iperf3\" }\n") ==
-        "plan.toml:2:70: host 'x': peer 'iperf3' runs no netserve: 'engine' does not apply");
+  CHECK(
+      error_of("[hosts]\nx = { address = \"127.0.0.1\", engine = \"xdp\", interface = \"e\", peer = \"iperf3\" }\n") ==
+      "plan.toml:2:70: host 'x': peer 'iperf3' runs no netserve: 'engine' does not apply");
 }
 
 TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netload rate", "[harness][plan]") {
@@ -218,7 +238,8 @@ TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netlo
   REQUIRE(runs.size() == 3);
   CHECK(runs[0].id == "t-m1-r10m");
   CHECK(runs[2].load.rate == std::string("1000m"));
-  const auto argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 5000, p.hosts.at("a"), runs[1].instances[0].reverse);
+  const auto argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 5000, p.hosts.at("a"),
+                                             runs[1].instances[0].reverse);
   const std::string line = fmt::format("{}", fmt::join(argv, " "));
   CHECK_THAT(line, Catch::Contains("--rate 100m"));
   CHECK_THAT(line, Catch::Contains("-T 1,0"));
@@ -227,25 +248,33 @@ TEST_CASE("harness plan: a rate list is a sweep of runs, each with its own netlo
   CHECK_THAT(error_of(fan_in("affinity = \"x\"\n")), Catch::Contains("affinity 'x' is not netperf's -T l,r"));
 }
 
-TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy reach netload's command", "[harness][plan]") {
-  const auto p = parse_plan(fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cubic\"\nrecv_size = \"256K\"\nzerocopy = true\n"),
-                            "plan.toml");
+TEST_CASE("harness plan: TCP's congestion control, receive size and zero-copy reach netload's command",
+          "[harness][plan]") {
+  const auto p = parse_plan(
+      fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cubic\"\nrecv_size = \"256K\"\nzerocopy = true\n"), "plan.toml");
   const auto runs = harness::expand(p);
   REQUIRE(runs.size() == 1);
-  const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5000, p.hosts.at("a"), runs[0].instances[0].reverse);
+  const auto argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 5000, p.hosts.at("a"),
+                                             runs[0].instances[0].reverse);
   CHECK_THAT(fmt::format("{}", fmt::join(argv, " ")), Catch::EndsWith("-- -m 1 -K cubic --recv-size 256K --zerocopy"));
-  CHECK(error_of(fan_in("congestion = \"cubic\"\n")) == "plan.toml:15:14: tests[0]: 'congestion' only applies to TCP tests");
-  CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cu bic\"\n")) ==
-        "plan.toml:16:14: tests[0]: congestion 'cu bic' is not an algorithm's name (1 to 15 letters, digits, '_' or '-')");
+  CHECK(error_of(fan_in("congestion = \"cubic\"\n")) ==
+        "plan.toml:15:14: tests[0]: 'congestion' only applies to TCP tests");
+  CHECK(
+      error_of(fan_in("kind = \"TCP_STREAM\"\ncongestion = \"cu bic\"\n")) ==
+      "plan.toml:16:14: tests[0]: congestion 'cu bic' is not an algorithm's name (1 to 15 letters, digits, '_' or '-')");
   CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\nrecv_size = \"0\"\n")) ==
         "plan.toml:16:13: tests[0]: recv_size '0' is not a size like 64K (1 byte to 16M)");
   CHECK(error_of(fan_in("kind = \"TCP_STREAM\"\nzerocopy = 1\n")) != "");
-  CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nzerocopy = true\nsend_copy = true\n")), Catch::Contains("not both"));
-  CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nsend_copy = true\n")), Catch::Contains("'send_copy' only applies to TCP_STREAM"));
-  CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nrecv_copy = true\n")), Catch::Contains("'recv_copy' only applies to TCP_STREAM"));
+  CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nzerocopy = true\nsend_copy = true\n")),
+             Catch::Contains("not both"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nsend_copy = true\n")),
+             Catch::Contains("'send_copy' only applies to TCP_STREAM"));
+  CHECK_THAT(error_of(fan_in("kind = \"UDP_STREAM\"\nrecv_copy = true\n")),
+             Catch::Contains("'recv_copy' only applies to TCP_STREAM"));
 }
 
-TEST_CASE("harness plan: recv_mode reaches netload's command, and recv_copy, the older key, still works", "[harness][plan]") {
+TEST_CASE("harness plan: recv_mode reaches netload's command, and recv_copy, the older key, still works",
+          "[harness][plan]") {
   auto tail = [](const std::string& keys) {
     const auto p = parse_plan(fan_in("kind = \"TCP_STREAM\"\n" + keys), "plan.toml");
     const auto runs = harness::expand(p);
@@ -258,7 +287,8 @@ TEST_CASE("harness plan: recv_mode reaches netload's command, and recv_copy, the
   CHECK_THAT(tail("recv_mode = \"copy\"\n"), Catch::EndsWith("-- -m 1 --recv-mode copy"));
   CHECK_THAT(tail("recv_mode = \"discard\"\n"), Catch::EndsWith("-- -m 1 --recv-mode discard"));
   CHECK_THAT(tail("recv_copy = true\n"), Catch::EndsWith("-- -m 1 --recv-mode copy"));
-  CHECK_THAT(tail("recv_copy = false\n"), Catch::EndsWith("-- -m 1 --recv-mode discard"));  // its meaning when it was written
+  CHECK_THAT(tail("recv_copy = false\n"),
+             Catch::EndsWith("-- -m 1 --recv-mode discard"));  // its meaning when it was written
   CHECK_THAT(tail("recv_copy = true\nrecv_mode = \"copy\"\n"), Catch::EndsWith("-- -m 1 --recv-mode copy"));
   CHECK_THAT(error_of(fan_in("kind = \"TCP_STREAM\"\nrecv_copy = true\nrecv_mode = \"discard\"\n")),
              Catch::Contains("recv_copy = true and recv_mode = 'discard' disagree: give recv_mode only"));
@@ -268,7 +298,8 @@ TEST_CASE("harness plan: recv_mode reaches netload's command, and recv_copy, the
              Catch::Contains("'recv_mode' only applies to TCP_STREAM"));
 }
 
-TEST_CASE("harness plan: a search trial is the run at a rate split over its instances, under its own id", "[harness][plan]") {
+TEST_CASE("harness plan: a search trial is the run at a rate split over its instances, under its own id",
+          "[harness][plan]") {
   const auto p = parse_plan(fan_in("search = {}\n"), "plan.toml");
   const auto runs = harness::expand(p);
   REQUIRE(runs.size() == 1);
@@ -315,18 +346,21 @@ TEST_CASE("harness plan: request/response tests and a latency probe beside a loa
   const auto rr_argv = harness::netload_command("netload", runs[0], p.hosts.at("dev"), 1, p.hosts.at("a"), false);
   CHECK(fmt::format("{}", fmt::join(rr_argv, " ")).find("-t TCP_RR") != std::string::npos);
   CHECK(fmt::format("{}", fmt::join(rr_argv, " ")).find("-- -r 1,2000 -b 3") != std::string::npos);
-  const auto probe_argv = harness::netload_command("netload", runs[1], p.hosts.at("dev"), 1, p.hosts.at("a"), false, true);
+  const auto probe_argv =
+      harness::netload_command("netload", runs[1], p.hosts.at("dev"), 1, p.hosts.at("a"), false, true);
   CHECK(fmt::format("{}", fmt::join(probe_argv, " ")).find("-t UDP_RR -l 4 --pps 100 --burst 99") != std::string::npos);
 }
 
 TEST_CASE("harness plan error: request/response and probe keys where they do not apply", "[harness][plan]") {
-  CHECK_THAT(error_of(fan_in("response_size = 10\n")), Catch::Contains("'response_size' only applies to UDP_RR and TCP_RR"));
+  CHECK_THAT(error_of(fan_in("response_size = 10\n")),
+             Catch::Contains("'response_size' only applies to UDP_RR and TCP_RR"));
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nrate = \"1M\"\n")), Catch::Contains("give 'pps'"));
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nlatency_probe = true\n")), Catch::Contains("itself request/response"));
   CHECK_THAT(error_of(fan_in("latency_probe = { pps = 0 }\n")), Catch::Contains("plan.toml:"));
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nburst = 5000\n")), Catch::Contains("burst"));
   CHECK_THAT(error_of(fan_in("kind = \"UDP_RR\"\nburst = 1\n")), Catch::Contains("8 bytes or more"));
-  CHECK_THAT(error_of(fan_in("latency_probe = { idle = 1.5 }\n")), Catch::Contains("whole number of the plan's 1-s intervals"));
+  CHECK_THAT(error_of(fan_in("latency_probe = { idle = 1.5 }\n")),
+             Catch::Contains("whole number of the plan's 1-s intervals"));
   CHECK_THAT(error_of(fan_in("latency_probe = { size = 4 }\n")), Catch::Contains("size"));
 }
 
@@ -346,8 +380,9 @@ TEST_CASE("harness plan: bidirectional runs each instance both ways in one run, 
   CHECK(r.instances[3].port_slot == r.instances[1].port_slot);  // the same netserve port as its forward partner
   auto line = [&](std::size_t k) {
     const auto& i = r.instances[k];
-    return fmt::format("{}", fmt::join(harness::netload_command("netload", r, p.hosts.at(i.server), 5000, p.hosts.at(i.client),
-                                                                i.reverse), " "));
+    return fmt::format("{}", fmt::join(harness::netload_command("netload", r, p.hosts.at(i.server), 5000,
+                                                                p.hosts.at(i.client), i.reverse),
+                                       " "));
   };
   CHECK_THAT(line(0), !Catch::Contains("--reverse"));
   CHECK_THAT(line(2), Catch::Contains("--reverse"));
@@ -372,21 +407,25 @@ TEST_CASE("harness plan: bidirectional runs each instance both ways in one run, 
 }
 
 TEST_CASE("harness plan error: bidirectional with both_directions, reverse or a search", "[harness][plan][bidir]") {
-  CHECK(error_of(fan_in("reverse = true\nbidirectional = true\n")) ==
-        "plan.toml:16:17: tests[0]: 'bidirectional' runs both directions at once; 'reverse' is one of them: leave it out");
-  CHECK(error_of(fan_in("search = { trial = 1 }\nbidirectional = true\n")) ==
-        "plan.toml:16:17: tests[0]: 'bidirectional' runs both directions at once; a rate 'search' finds one direction's "
-        "rate: leave 'bidirectional' out");
+  CHECK(
+      error_of(fan_in("reverse = true\nbidirectional = true\n")) ==
+      "plan.toml:16:17: tests[0]: 'bidirectional' runs both directions at once; 'reverse' is one of them: leave it out");
+  CHECK(
+      error_of(fan_in("search = { trial = 1 }\nbidirectional = true\n")) ==
+      "plan.toml:16:17: tests[0]: 'bidirectional' runs both directions at once; a rate 'search' finds one direction's "
+      "rate: leave 'bidirectional' out");
   CHECK(error_of(fan_in("bidirectional = \"yes\"\n")) != "");
   CHECK(error_of(fan_in("bidirectional = false\n")) == "");
   const std::string both = "[defaults]\nports = [0]\n" + hosts +
                            "[[tests]]\nname = \"p\"\nmessage_size = 100\ntopology = \"pairs\"\nboth_directions = true\n"
                            "bidirectional = true\npairs = [{ from = \"a\", to = \"b\" }]\n";
-  CHECK(error_of(both) == "plan.toml:13:17: tests[0]: 'bidirectional' runs both directions at once; 'both_directions' runs "
-                          "them one after the other: give one of the two");
+  CHECK(error_of(both) ==
+        "plan.toml:13:17: tests[0]: 'bidirectional' runs both directions at once; 'both_directions' runs "
+        "them one after the other: give one of the two");
 }
 
-TEST_CASE("harness plan: a reverse test's instances run netload --reverse, and none of them is a probe", "[harness][plan]") {
+TEST_CASE("harness plan: a reverse test's instances run netload --reverse, and none of them is a probe",
+          "[harness][plan]") {
   const auto p = parse_plan(fan_in("pps = 1000\nreverse = true\n"), "plan.toml");
   const auto runs = harness::expand(p);
   REQUIRE(runs.size() == 1);
@@ -396,7 +435,8 @@ TEST_CASE("harness plan: a reverse test's instances run netload --reverse, and n
     CHECK(i.reverse);
     CHECK_FALSE(i.probe);
     CHECK_THAT(fmt::format("{}", fmt::join(harness::netload_command("netload", runs[0], p.hosts.at(i.server), 5000,
-                                                                    p.hosts.at(i.client), i.reverse, i.probe), " ")),
+                                                                    p.hosts.at(i.client), i.reverse, i.probe),
+                                           " ")),
                Catch::Contains("--reverse"));
   }
   CHECK(harness::to_json(runs[0], p).at("instances").size() == 2);
@@ -419,18 +459,21 @@ TEST_CASE("harness dry run: the replaced iperf and netperf lines say the same te
   const std::string dry = harness::dry_run(p, "/opt/bin");
   CHECK_THAT(dry, Catch::Contains("--mss 1200") && !Catch::Contains("-- -m 131072 -M 1200"));
   CHECK_THAT(dry, Catch::Contains("replaces: iperf -c 127.0.0.1 -p 0 -t 2 -b 9G -P 5 -M 1200"));
-  CHECK_THAT(dry, Catch::Contains("replaces: netperf -H 127.0.0.1 -p 0 -t TCP_STREAM -l 2 -- -m 131072 -M 64K   (--streams 5: "
-                                  "5 such netperf processes at once, one stream each; --rate 48318382080: netperf cannot "
-                                  "pace it (for TCP a ceiling, as iperf's -b); --mss 1200: netperf cannot set the MSS)"));
+  CHECK_THAT(
+      dry, Catch::Contains("replaces: netperf -H 127.0.0.1 -p 0 -t TCP_STREAM -l 2 -- -m 131072 -M 64K   (--streams 5: "
+                           "5 such netperf processes at once, one stream each; --rate 48318382080: netperf cannot "
+                           "pace it (for TCP a ceiling, as iperf's -b); --mss 1200: netperf cannot set the MSS)"));
   // A decimal rate stays decimal in iperf2's lower case; iperf3's suffixes are decimal in either case.
   const auto dec = parse_plan(fan_in("kind = \"TCP_STREAM\"\nrate = \"45G\"\nstreams = 5\n"), "plan.toml");
   CHECK_THAT(harness::dry_run(dec, "/opt/bin"), Catch::Contains("-b 9g -P 5"));
   const auto udp = parse_plan(fan_in("rate = \"200M\"\nstreams = 2\n"), "plan.toml");
-  CHECK_THAT(harness::dry_run(udp, "/opt/bin"), Catch::Contains("iperf3 -u -l 16 -b 100M -t 2 -c 127.0.0.1 -i 1 -p 0 -P 2"));
+  CHECK_THAT(harness::dry_run(udp, "/opt/bin"),
+             Catch::Contains("iperf3 -u -l 16 -b 100M -t 2 -c 127.0.0.1 -i 1 -p 0 -P 2"));
 }
 
 TEST_CASE("harness dry run: a search's commands are its trials', with their lengths", "[harness][plan][dry]") {
-  const auto p = parse_plan(replaced(fan_in("search = { trial = 1, final = 4 }\n"), "duration = 2", "duration = 5"), "plan.toml");
+  const auto p =
+      parse_plan(replaced(fan_in("search = { trial = 1, final = 4 }\n"), "duration = 2", "duration = 5"), "plan.toml");
   const std::string dry = harness::dry_run(p, "/opt/bin");
   CHECK_THAT(dry, Catch::Contains(" -l 1 ") && !Catch::Contains(" -l 5 "));
   CHECK_THAT(dry, Catch::Contains("this unpaced trial (MRR, -l 1)"));
@@ -439,7 +482,8 @@ TEST_CASE("harness dry run: a search's commands are its trials', with their leng
 }
 
 TEST_CASE("the receive engine's words read back as the engine they name, and nothing else reads", "[harness][plan]") {
-  for (auto e : {nb::receive_engine::socket, nb::receive_engine::xdp}) CHECK(nb::parse_receive_engine(nb::to_string(e)) == e);
+  for (auto e : {nb::receive_engine::socket, nb::receive_engine::xdp})
+    CHECK(nb::parse_receive_engine(nb::to_string(e)) == e);
   CHECK(nb::to_string(nb::receive_engine::xdp) == "xdp");
   CHECK_FALSE(nb::parse_receive_engine("XDP"));
   CHECK_FALSE(nb::parse_receive_engine(""));

@@ -28,8 +28,8 @@ std::string search_error(const std::string& text) {
   return "";
 }
 
-void check_goal(const goal& g, const std::string& name, double loss, double exceed, double final_s, double sum, double width,
-                double initial) {
+void check_goal(const goal& g, const std::string& name, double loss, double exceed, double final_s, double sum,
+                double width, double initial) {
   INFO(g.name);
   CHECK(g.name == name);
   CHECK(g.loss_ratio == loss);
@@ -52,11 +52,13 @@ TEST_CASE("plan search: CSIT's NDR and PDR goals by default", "[harness][plan][s
   CHECK(s->max_trials == 200);
 }
 
-TEST_CASE("plan search: goals by RFC 9971's parameter names, inline or as [[tests.search.goals]]", "[harness][plan][search]") {
+TEST_CASE("plan search: goals by RFC 9971's parameter names, inline or as [[tests.search.goals]]",
+          "[harness][plan][search]") {
   const auto inline_goals = harness::parse_plan(
-      search_plan("search = { goals = [ { name = \"NDR\", loss_ratio = 0.0 }, { name = \"PDR\", loss_ratio = 0.005, "
-                  "exceed_ratio = 0.5, final_trial_duration = 2, duration_sum = 10, width = 0.01, initial_trial_duration = 0.5 } ], "
-                  "max_trials = 40 }\n"),
+      search_plan(
+          "search = { goals = [ { name = \"NDR\", loss_ratio = 0.0 }, { name = \"PDR\", loss_ratio = 0.005, "
+          "exceed_ratio = 0.5, final_trial_duration = 2, duration_sum = 10, width = 0.01, initial_trial_duration = 0.5 } ], "
+          "max_trials = 40 }\n"),
       "plan.toml");
   const auto& s = *inline_goals.tests.at(0).search;
   REQUIRE(s.goals.size() == 2);
@@ -78,7 +80,8 @@ TEST_CASE("plan search: the older form maps onto goals", "[harness][plan][search
   // loss % -> loss_ratio; trial -> initial_trial_duration; final -> final_trial_duration and duration_sum
   // (one full-length trial at the rate, none there over the target: exceed_ratio 0); precision % -> width.
   const auto p = harness::parse_plan(
-      search_plan("search = { loss = [0.5, 0.0, 1.0], trial = 1, final = 5, precision = 2, max_trials = 30, max_finals = 2 }\n"),
+      search_plan(
+          "search = { loss = [0.5, 0.0, 1.0], trial = 1, final = 5, precision = 2, max_trials = 30, max_finals = 2 }\n"),
       "plan.toml");
   const auto& s = *p.tests.at(0).search;
   CHECK(s.older_form);
@@ -100,10 +103,12 @@ TEST_CASE("plan search: mistakes named at their place", "[harness][plan][search]
         "plan.toml:15:22: tests[0] search goals[0]: missing key 'loss_ratio'");
   CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, exceed_ratio = 1.5 } ] }\n")) ==
         "plan.toml:15:57: tests[0] search goals[0]: 'exceed_ratio' = 1.5 is out of range [0, 0.99]");
-  CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, final_trial_duration = 30, duration_sum = 10 } ] }\n")) ==
+  CHECK(search_error(search_plan(
+            "search = { goals = [ { loss_ratio = 0.0, final_trial_duration = 30, duration_sum = 10 } ] }\n")) ==
         "plan.toml:15:84: tests[0] search goals[0]: duration_sum 10 s is shorter than one final trial (30 s)");
-  CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, initial_trial_duration = 5 } ] }\n")) ==
-        "plan.toml:15:67: tests[0] search goals[0]: initial_trial_duration 5 s is longer than final_trial_duration 1 s");
+  CHECK(
+      search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, initial_trial_duration = 5 } ] }\n")) ==
+      "plan.toml:15:67: tests[0] search goals[0]: initial_trial_duration 5 s is longer than final_trial_duration 1 s");
   CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0 }, { loss_ratio = 0 } ] }\n")) ==
         "plan.toml:15:44: tests[0] search: two goals are named 'NDR'");
   CHECK(search_error(search_plan("search = { goals = [ { loss_ratio = 0.0, widh = 0.01 } ] }\n")) ==

@@ -95,7 +95,8 @@ TEST_CASE("process group: a member that ignores SIGTERM is killed after kill_aft
   CHECK(killed);
 }
 
-TEST_CASE("process group: run() is a member while it runs, and one that left is never signalled", "[harness][process]") {
+TEST_CASE("process group: run() is a member while it runs, and one that left is never signalled",
+          "[harness][process]") {
   nb::process_outcome exited, fed;
   bool left = false, killed_without_members = true;
   with_group([&](process_group& g) -> asio::awaitable<void> {
@@ -132,7 +133,8 @@ asio::awaitable<int> answer_later(asio::io_context& io, int v) {
 
 }  // namespace
 
-TEST_CASE("run_on returns the coroutine's value or rethrows its failure, and runs at_end either way", "[harness][process]") {
+TEST_CASE("run_on returns the coroutine's value or rethrows its failure, and runs at_end either way",
+          "[harness][process]") {
   asio::io_context io;
   int ended = 0;
   // What else keeps the io_context running (a signal set in the commands) is closed by at_end.
@@ -145,10 +147,11 @@ TEST_CASE("run_on returns the coroutine's value or rethrows its failure, and run
   CHECK(ended == 1);
   held.expires_at(std::chrono::steady_clock::time_point::max());
   held.async_wait([](boost::system::error_code) {});
-  CHECK_THROWS_WITH(nb::run_on(io, answer_later(io, -1), [&] {
-                      ++ended;
-                      held.cancel();
-                    }),
+  CHECK_THROWS_WITH(nb::run_on(io, answer_later(io, -1),
+                               [&] {
+                                 ++ended;
+                                 held.cancel();
+                               }),
                     "no answer");
   CHECK(ended == 2);
   CHECK(nb::run_on(io, answer_later(io, 3)) == 3);

@@ -20,8 +20,8 @@ TEST_CASE("the time of day, shifted to local time", "[harness][progress]") {
   const double t = 1764633600 + 3600 * 22 + 60 * 31 + 5;  // 2025-12-02 22:31:05 UTC
   CHECK(format_time_of_day(t, 0) == "22:31:05");
   CHECK(format_time_of_day(t + 0.9, 0) == "22:31:05");
-  CHECK(format_time_of_day(t, 3600 * 2) == "00:31:05");     // past midnight east of Greenwich
-  CHECK(format_time_of_day(t, -3600 * 23) == "23:31:05");   // the day before, far west
+  CHECK(format_time_of_day(t, 3600 * 2) == "00:31:05");    // past midnight east of Greenwich
+  CHECK(format_time_of_day(t, -3600 * 23) == "23:31:05");  // the day before, far west
 }
 
 TEST_CASE("ETA: before anything ran, durations plus the prior overhead", "[harness][progress]") {
@@ -36,10 +36,10 @@ TEST_CASE("ETA: the overhead measured on the runs done replaces the prior", "[ha
   plan_progress p({{3, false}, {3, false}, {3, false}, {3, false}}, 2);
   p.start_run(0, 1000);
   CHECK(p.eta(1001).seconds == Approx(4 + 15));  // the current run: 3 + 2 - 1 s gone, then three more
-  p.part_done(3, 1004, true);                   // 4 s of wall time for 3 s: 1 s overhead
-  CHECK(p.eta(1004).seconds == Approx(12));     // nothing of run 1 left; three runs of 3 + 1
+  p.part_done(3, 1004, true);                    // 4 s of wall time for 3 s: 1 s overhead
+  CHECK(p.eta(1004).seconds == Approx(12));      // nothing of run 1 left; three runs of 3 + 1
   p.start_run(1, 1004);
-  p.part_done(3, 1010, true);                   // 6 s for 3: 3 s overhead, the average is 2
+  p.part_done(3, 1010, true);  // 6 s for 3: 3 s overhead, the average is 2
   CHECK(p.overhead_s() == Approx(2));
   p.start_run(2, 1010);
   CHECK(p.index() == 2);
@@ -64,14 +64,14 @@ TEST_CASE("ETA: a rate search is not counted, and the ETA says so", "[harness][p
   CHECK(e.seconds == Approx(8));  // the two runs of known length
   p.part_done(3, 5, true);
   p.start_run(1, 5);
-  p.part_done(2, 8, true);        // a trial of the search: a part, the search goes on
+  p.part_done(2, 8, true);  // a trial of the search: a part, the search goes on
   e = p.eta(9);
   CHECK(e.search_ahead);
   CHECK(e.seconds == Approx(3 + 1.5));  // only the last run; the overhead is now the average, 1.5 s
-  p.part_done(2, 11, true);       // its last trial: 1 s overhead again, 4/3 s on average
+  p.part_done(2, 11, true);             // its last trial: 1 s overhead again, 4/3 s on average
   p.start_run(2, 11);
   e = p.eta(11);
-  CHECK_FALSE(e.search_ahead);    // the search is over
+  CHECK_FALSE(e.search_ahead);  // the search is over
   CHECK(e.seconds == Approx(3 + 4.0 / 3));
 }
 
@@ -93,8 +93,9 @@ TEST_CASE("the aggregate line is one plain line: sent and received pps, instance
   t.sent_bps = 12e6;
   t.recv_pps = 1400;
   t.recv_bps = 11.2e6;
-  CHECK(aggregate_line("pps-m1", 1.04, 3, t) ==
-        "  pps-m1   1.0/3 s (2 s left)  running 8/8 failed 0  sent 1.50 k pps 12.00 Mbit/s  received 1.40 k pps 11.20 Mbit/s");
+  CHECK(
+      aggregate_line("pps-m1", 1.04, 3, t) ==
+      "  pps-m1   1.0/3 s (2 s left)  running 8/8 failed 0  sent 1.50 k pps 12.00 Mbit/s  received 1.40 k pps 11.20 Mbit/s");
 }
 
 TEST_CASE("lines cut to the terminal's width, whole when it is unknown", "[harness][progress]") {
@@ -154,7 +155,7 @@ TEST_CASE("the live aggregate: an instance that ended counts for the intervals i
   CHECK(t.running == 1);
   CHECK(t.failed == 1);
   CHECK(t.interval == 2);
-  CHECK(t.sent_pps == 1000);  // the failed one sent nothing in interval 2
+  CHECK(t.sent_pps == 1000);                                               // the failed one sent nothing in interval 2
   t = live_aggregate({{false, false, &ended}, {false, false, &running}});  // none running: the latest there is
   CHECK(t.interval == 2);
   CHECK(live_aggregate({}).known == false);

@@ -40,12 +40,32 @@ struct folder {
 json run_json(const std::string& id, int order, std::uint32_t size) {
   json instances = json::array();
   for (const char* name : {"i1", "i2", "i3"})
-    instances.push_back({{"name", name}, {"client", name}, {"client_address", "198.19.0.2"}, {"server", "device"},
-                         {"server_address", "198.18.0.2"}, {"category", ""}, {"reverse", false}});
-  return {{"id", id}, {"test", "pps-bps"}, {"role", "device as server"}, {"topology", "fan-in"}, {"kind", "UDP_STREAM"},
-          {"message_size", size}, {"repeat", 1}, {"duration", 30.0}, {"warmup", 2.0}, {"interval", 1.0},
-          {"skew_bound_ms", 20.0}, {"instances", instances}, {"requested_pps", nullptr}, {"requested_rate", nullptr},
-          {"search_trial", nullptr}, {"bidirectional", false}, {"probe", nullptr}, {"order", order}, {"t0", t0}};
+    instances.push_back({{"name", name},
+                         {"client", name},
+                         {"client_address", "198.19.0.2"},
+                         {"server", "device"},
+                         {"server_address", "198.18.0.2"},
+                         {"category", ""},
+                         {"reverse", false}});
+  return {{"id", id},
+          {"test", "pps-bps"},
+          {"role", "device as server"},
+          {"topology", "fan-in"},
+          {"kind", "UDP_STREAM"},
+          {"message_size", size},
+          {"repeat", 1},
+          {"duration", 30.0},
+          {"warmup", 2.0},
+          {"interval", 1.0},
+          {"skew_bound_ms", 20.0},
+          {"instances", instances},
+          {"requested_pps", nullptr},
+          {"requested_rate", nullptr},
+          {"search_trial", nullptr},
+          {"bidirectional", false},
+          {"probe", nullptr},
+          {"order", order},
+          {"t0", t0}};
 }
 
 // netload's result after a signal: the counts until the stop, marked interrupted with the seconds measured.
@@ -67,9 +87,18 @@ json partial_result(std::uint64_t sent, std::uint64_t received, double seconds) 
 }
 
 json instance_file(const std::string& name, json result, json samples = json::array()) {
-  return {{"instance", name}, {"client", name}, {"server", "device"}, {"client_address", "198.19.0.2"},
-          {"server_address", "198.18.0.2"}, {"category", ""}, {"exit_code", 1}, {"timed_out", false},
-          {"error", ""}, {"stderr", ""}, {"result", std::move(result)}, {"samples", std::move(samples)}};
+  return {{"instance", name},
+          {"client", name},
+          {"server", "device"},
+          {"client_address", "198.19.0.2"},
+          {"server_address", "198.18.0.2"},
+          {"category", ""},
+          {"exit_code", 1},
+          {"timed_out", false},
+          {"error", ""},
+          {"stderr", ""},
+          {"result", std::move(result)},
+          {"samples", std::move(samples)}};
 }
 
 // Live per-second samples of an instance whose netload left no result: 2 s at 1000 pps, 900 received.
@@ -77,8 +106,14 @@ json live_samples() {
   json out = json::array();
   for (int k = 0; k < 2; ++k) {
     const auto start = static_cast<std::int64_t>(t0 * 1e9) + k * 1'000'000'000LL;
-    out.push_back({{"type", "interval"}, {"index", k}, {"start_ns", start}, {"end_ns", start + 1'000'000'000LL},
-                   {"sent_packets", 1000}, {"sent_bytes", 64000}, {"received_packets", 900}, {"received_bytes", 57600},
+    out.push_back({{"type", "interval"},
+                   {"index", k},
+                   {"start_ns", start},
+                   {"end_ns", start + 1'000'000'000LL},
+                   {"sent_packets", 1000},
+                   {"sent_bytes", 64000},
+                   {"received_packets", 900},
+                   {"received_bytes", 57600},
                    {"complete", true}});
   }
   return out;
@@ -88,11 +123,14 @@ std::string read(const fs::path& p) { return nb::test::read_text(p.string()); }
 
 }  // namespace
 
-TEST_CASE("an interrupted plan: the run shows as interrupted with the seconds and what was measured, never a bare "
-          "FAILED",
-          "[report][interrupted]") {
+TEST_CASE(
+    "an interrupted plan: the run shows as interrupted with the seconds and what was measured, never a bare "
+    "FAILED",
+    "[report][interrupted]") {
   folder f;
-  f.write("environment.json", {{"plan", "lab"}, {"harness_version", "0.3.0"}, {"interrupted", true},
+  f.write("environment.json", {{"plan", "lab"},
+                               {"harness_version", "0.3.0"},
+                               {"interrupted", true},
                                {"planned_runs", {"pps-bps-m64", "pps-bps-m1400"}}});
   json spec = run_json("pps-bps-m64", 0, 64);
   spec["interrupted"] = true;
@@ -121,9 +159,9 @@ TEST_CASE("an interrupted plan: the run shows as interrupted with the seconds an
   const std::string console = harness::console_summary(runs);
   CHECK_THAT(console, Catch::Contains("pps-bps-m64  [device as server UDP_STREAM -m 64, fan-in]  " + state));
   CHECK_THAT(console, Catch::Contains("UNTIL STOP  3 of 3 instances"));
-  CHECK_THAT(console, Catch::Contains("until stop: 12.5 s"));     // i1's row: its partial figures
-  CHECK_THAT(console, Catch::Contains("800  "));                  // i1's 10 000 sent in 12.5 s
-  CHECK_THAT(console, Catch::Contains("3 000     2 740"));        // sent and received pps, summed
+  CHECK_THAT(console, Catch::Contains("until stop: 12.5 s"));        // i1's row: its partial figures
+  CHECK_THAT(console, Catch::Contains("800  "));                     // i1's 10 000 sent in 12.5 s
+  CHECK_THAT(console, Catch::Contains("3 000     2 740"));           // sent and received pps, summed
   CHECK_THAT(console, Catch::Contains("8.148  n/a      " + state));  // the summary row: loss and state
   CHECK_THAT(console, !Catch::Contains("FAILED"));
 
@@ -183,28 +221,40 @@ TEST_CASE("report.html is a page to hand on: open sections, a print stylesheet, 
   CHECK_THAT(page, !Catch::Contains("<details"));  // nothing a click away: it would not print either
   CHECK_THAT(page, Catch::Contains("<section class=\"run\" id=\"run-a-m64\">"));
   CHECK_THAT(page, Catch::Contains("@media print"));
-  const std::string circuit = "Circuit (emulated): its packet-rate limit dropped 1200 packets and its bit-rate shaper 0; "
-                              "the receiving hosts&#39; kernels delivered 4800 UDP datagrams. Sent - received = 1200";
+  const std::string circuit =
+      "Circuit (emulated): its packet-rate limit dropped 1200 packets and its bit-rate shaper 0; "
+      "the receiving hosts&#39; kernels delivered 4800 UDP datagrams. Sent - received = 1200";
   CHECK_THAT(page, Catch::Contains(circuit));
-  CHECK_THAT(read(f.dir / "report.md"), Catch::Contains("Circuit (emulated): its packet-rate limit dropped 1200 packets"));
+  CHECK_THAT(read(f.dir / "report.md"),
+             Catch::Contains("Circuit (emulated): its packet-rate limit dropped 1200 packets"));
 }
 
 TEST_CASE("a rate search whose unpaced trial is decades above its paced ones is drawn on a log axis, and says so",
           "[report][charts]") {
   json trials = json::array();
   auto trial = [&](double load, double loss_ratio, bool unpaced = false) {
-    trials.push_back({{"run", "s-t"}, {"phase", unpaced ? "mrr" : "search"}, {"unpaced", unpaced},
-                      {"intended_load", unpaced ? json(nullptr) : json(load)}, {"trial_duration", 1.0}, {"ran", true},
-                      {"offered_rate", load}, {"forwarding_rate", load * (1 - loss_ratio)}, {"loss_ratio", loss_ratio},
+    trials.push_back({{"run", "s-t"},
+                      {"phase", unpaced ? "mrr" : "search"},
+                      {"unpaced", unpaced},
+                      {"intended_load", unpaced ? json(nullptr) : json(load)},
+                      {"trial_duration", 1.0},
+                      {"ran", true},
+                      {"offered_rate", load},
+                      {"forwarding_rate", load * (1 - loss_ratio)},
+                      {"loss_ratio", loss_ratio},
                       {"load_limited", false}});
   };
   trial(640000, 0.969, true);  // the unpaced trial: its senders' 640 k pps, the circuit's 20 k received
   for (double rate : {21000.0, 19400.0, 20200.0, 19800.0}) trial(rate, rate > 20000 ? 1 - 20000 / rate : 0);
   const json goal = {{"name", "NDR"}, {"loss_ratio", 0.0}, {"final_trial_duration", 1.0}};
-  const json result = {{"name", "NDR"}, {"goal", goal}, {"relevant_lower_bound", 19800.0}, {"relevant_upper_bound", 20200.0}};
+  const json result = {
+      {"name", "NDR"}, {"goal", goal}, {"relevant_lower_bound", 19800.0}, {"relevant_upper_bound", 20200.0}};
   const json search = {{"id", "s"},
-                       {"search", {{"mrr", trials[0]}, {"goal_results", {result}}, {"trials", trials},
-                                   {"load_conversion", "aggregate = per instance × 8 instances"}}}};
+                       {"search",
+                        {{"mrr", trials[0]},
+                         {"goal_results", {result}},
+                         {"trials", trials},
+                         {"load_conversion", "aggregate = per instance × 8 instances"}}}};
   const auto c = harness::search_chart(search, "c1");
   REQUIRE(c);
   REQUIRE(c->error.empty());
@@ -214,7 +264,8 @@ TEST_CASE("a rate search whose unpaced trial is decades above its paced ones is 
   // The goal's bounds are marked, by name.
   CHECK_THAT(c->svg, Catch::Contains("NDR lower") && Catch::Contains("NDR upper"));
   // A search recorded by an older harness is not drawn (its search.json says what it found).
-  CHECK_FALSE(harness::search_chart({{"id", "old"}, {"search", {{"results", json::array()}, {"trials", trials}}}}, "c2"));
+  CHECK_FALSE(
+      harness::search_chart({{"id", "old"}, {"search", {{"results", json::array()}, {"trials", trials}}}}, "c2"));
 }
 
 TEST_CASE("instances that sent decades more than they received are drawn on a log axis, and it says so",
@@ -240,7 +291,8 @@ TEST_CASE("instances that sent decades more than they received are drawn on a lo
   CHECK_THAT(c->svg, Catch::Contains(">100 k<") && Catch::Contains(">1 M<"));
 }
 
-TEST_CASE("a partial result's \"interrupted\" is read beside the result and written back with it", "[report][interrupted]") {
+TEST_CASE("a partial result's \"interrupted\" is read beside the result and written back with it",
+          "[report][interrupted]") {
   harness::instance_record i;
   harness::read_result(i, partial_result(10000, 8000, 12.5));
   REQUIRE(i.result);

@@ -4,8 +4,8 @@
 #include "harness/process/process.hpp"
 #include "tests/support/temp_file.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -60,8 +60,8 @@ TEST_CASE("harness integration: a rate search on loopback records MLRsearch's go
           "[harness][loopback][search]") {
   const fs::path root = search_temp_dir();
   std::ofstream(root / "search.toml") << search_run_plan;
-  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "search.toml").string(), "--results", (root / "results").string(),
-                                   "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
+  const auto o = nb::run_blocking({HARNESS_PATH, "run", (root / "search.toml").string(), "--results",
+                                   (root / "results").string(), "--bin-dir", NETBENCH_BIN_DIR, "--no-live"},
                                   170s);
   INFO(o.stderr_text << o.stdout_text);
   REQUIRE(o.exit_code == 0);
@@ -95,13 +95,15 @@ TEST_CASE("harness integration: a rate search on loopback records MLRsearch's go
   REQUIRE(s.at("goal_results").size() == 2);
   for (const json& g : s.at("goal_results")) {
     INFO(g.dump());
-    for (const char* key : {"relevant_lower_bound", "relevant_upper_bound", "conditional_throughput", "regular", "irregularities",
-                            "relevant_lower_bound_per_instance", "conditional_throughput_per_instance"})
+    for (const char* key :
+         {"relevant_lower_bound", "relevant_upper_bound", "conditional_throughput", "regular", "irregularities",
+          "relevant_lower_bound_per_instance", "conditional_throughput_per_instance"})
       CHECK(g.contains(key));
     // Loopback carries at least a few thousand 64-byte datagrams a second without loss.
     REQUIRE(g.at("relevant_lower_bound").is_number());
     CHECK(g.at("relevant_lower_bound").get<double>() > 1000);
-    CHECK(g.at("relevant_lower_bound_per_instance").get<double>() == Approx(g.at("relevant_lower_bound").get<double>() / 2));
+    CHECK(g.at("relevant_lower_bound_per_instance").get<double>() ==
+          Approx(g.at("relevant_lower_bound").get<double>() / 2));
     // Irregular results name why; a regular one may still name what happened on the way (a trial that
     // failed to run and was repeated, a busy sender's shortfall), as RFC 9971 allows.
     if (!g.at("regular").get<bool>()) CHECK_FALSE(g.at("irregularities").empty());
@@ -121,8 +123,9 @@ TEST_CASE("harness integration: a rate search on loopback records MLRsearch's go
   }
   const std::string md = search_file_text(dir / "report.md");
   CHECK_THAT(md, Catch::Contains("## Rate search (MLRsearch, RFC 9971)") && Catch::Contains("relevant lower bound") &&
-                     Catch::Contains("conditional throughput") && Catch::Contains("aggregate = per instance × 2 instances") &&
-                     Catch::Contains("50 % of PDR"));
-  CHECK_THAT(o.stdout_text, Catch::Contains("Rate search (MLRsearch, RFC 9971") && Catch::Contains("PDR (loss ratio 0.005)"));
+                     Catch::Contains("conditional throughput") &&
+                     Catch::Contains("aggregate = per instance × 2 instances") && Catch::Contains("50 % of PDR"));
+  CHECK_THAT(o.stdout_text,
+             Catch::Contains("Rate search (MLRsearch, RFC 9971") && Catch::Contains("PDR (loss ratio 0.005)"));
   CHECK_THAT(o.stderr_text, Catch::Contains("relevant lower bound") && Catch::Contains("latency step (90 % of PDR)"));
 }

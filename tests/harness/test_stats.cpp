@@ -4,8 +4,8 @@
 #include "harness/report/report.hpp"
 #include "harness/report/stats.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cmath>
 
@@ -82,8 +82,11 @@ TEST_CASE("stats: describe gives mean, sample sd, min, max and the 95 % interval
 }
 
 TEST_CASE("stats: repeats grouped, failed runs counted, search trials and other loads apart", "[harness][stats]") {
-  std::vector<harness::run_summary> runs{run("pps", 64, 1, 100), run("pps", 64, 2, 200), run("pps", 64, 3, 0, false),
-                                         run("pps", 1400, 1, 50), run("pps", 64, 1, 999, true, {{"search_trial", {{"search", "s"}}}}),
+  std::vector<harness::run_summary> runs{run("pps", 64, 1, 100),
+                                         run("pps", 64, 2, 200),
+                                         run("pps", 64, 3, 0, false),
+                                         run("pps", 1400, 1, 50),
+                                         run("pps", 64, 1, 999, true, {{"search_trial", {{"search", "s"}}}}),
                                          run("paced", 64, 1, 10, true, {{"requested_pps", 10}}),
                                          run("paced", 64, 1, 20, true, {{"requested_pps", 20}}),
                                          run("paced", 64, 2, 12, true, {{"requested_pps", 10}})};
@@ -107,8 +110,11 @@ TEST_CASE("stats: repeats grouped, failed runs counted, search trials and other 
   CHECK(g[3].load == "20 pps");
   CHECK(g[3].runs == std::vector<std::size_t>{6});
   // A rate load reads as every other figure: the unit apart ("12.5 Mbit/s", never "12.5Mbit/s").
-  for (auto [rate, words] : {std::pair{"12.5M", "12.5 Mbit/s"}, {"100m", "100 Mbit/s"}, {"9G", "9 Gbit/s"},
-                             {"48318382080", "48318382080 bit/s"}, {"500k", "500 kbit/s"}}) {
+  for (auto [rate, words] : {std::pair{"12.5M", "12.5 Mbit/s"},
+                             {"100m", "100 Mbit/s"},
+                             {"9G", "9 Gbit/s"},
+                             {"48318382080", "48318382080 bit/s"},
+                             {"500k", "500 kbit/s"}}) {
     std::vector<harness::run_summary> rated{run("rated", 64, 1, 10, true, {{"requested_rate", rate}})};
     CHECK(harness::group_repeats(rated).at(0).load == words);
   }
@@ -125,7 +131,8 @@ TEST_CASE("stats: repeats grouped, failed runs counted, search trials and other 
   CHECK(csv.find("\"pps-m64\",\"pps\",\"device as server\",fan-in,UDP_STREAM,64,\"MEAN\",,,,true,,,151.500,150.000,") !=
         std::string::npos);
   for (const char* row : {"\"SD\"", "\"MIN\"", "\"MAX\"", "\"CI95_LOW\"", "\"CI95_HIGH\""})
-    CHECK(csv.find(fmt::format("\"pps-m64\",\"pps\",\"device as server\",fan-in,UDP_STREAM,64,{}", row)) != std::string::npos);
+    CHECK(csv.find(fmt::format("\"pps-m64\",\"pps\",\"device as server\",fan-in,UDP_STREAM,64,{}", row)) !=
+          std::string::npos);
   CHECK(csv.find("\"pps-m1400\",\"pps\",\"device as server\",fan-in,UDP_STREAM,1400,\"MEAN\"") == std::string::npos);
   const std::string md = harness::repeats_markdown(runs);
   CHECK(md.find("## Repeats") != std::string::npos);

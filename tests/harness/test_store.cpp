@@ -8,9 +8,9 @@
 #include "harness/store/schema.hpp"
 #include "harness/store/trends.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -89,8 +89,9 @@ TEST_CASE("harness store: a version 1 file is migrated to the current schema, ke
     SQLite::Database old(file.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     for (const char* s : migration_to(1)) old.exec(s);
     old.exec("PRAGMA user_version = 1");
-    old.exec("INSERT INTO folders (name, path, plan, status, runs_failed, environment, plan_toml, imported_utc)"
-             " VALUES ('p-20261201T000000Z', '/x', 'p', 'ok', 0, '{}', '', 0)");
+    old.exec(
+        "INSERT INTO folders (name, path, plan, status, runs_failed, environment, plan_toml, imported_utc)"
+        " VALUES ('p-20261201T000000Z', '/x', 'p', 'ok', 0, '{}', '', 0)");
     REQUIRE_FALSE(old.tableExists("baselines"));
   }
   database db(file);
@@ -116,7 +117,8 @@ TEST_CASE("harness store: a damaged file is named, with `harness db import` as i
     FAIL("a file of junk opened as a database");
   } catch (const store_error& e) {
     const std::string what = e.what();
-    CHECK_THAT(what, Catch::Contains(file.string()) && Catch::Contains("damaged") && Catch::Contains("harness db import"));
+    CHECK_THAT(what,
+               Catch::Contains(file.string()) && Catch::Contains("damaged") && Catch::Contains("harness db import"));
   }
 }
 
@@ -150,7 +152,8 @@ TEST_CASE("harness store: a folder's figures read back as recorded, failed runs 
   CHECK(st.getColumn(1).getInt64() == 150);
 }
 
-TEST_CASE("harness store: a version 2 file is migrated to version 3, rows, children and the mark kept", "[harness][store]") {
+TEST_CASE("harness store: a version 2 file is migrated to version 3, rows, children and the mark kept",
+          "[harness][store]") {
   temp_dir t;
   const fs::path file = t.path / "v2.sqlite";
   {
@@ -159,12 +162,14 @@ TEST_CASE("harness store: a version 2 file is migrated to version 3, rows, child
     for (int v : {1, 2})
       for (const char* s : migration_to(v)) old.exec(s);
     old.exec("PRAGMA user_version = 2");
-    old.exec("INSERT INTO folders (id, name, path, plan, status, runs_failed, environment, plan_toml, imported_utc)"
-             " VALUES (7, 'p-20261201T000000Z', '/r1/p-20261201T000000Z', 'p', 'ok', 0, '{}', '', 0)");
+    old.exec(
+        "INSERT INTO folders (id, name, path, plan, status, runs_failed, environment, plan_toml, imported_utc)"
+        " VALUES (7, 'p-20261201T000000Z', '/r1/p-20261201T000000Z', 'p', 'ok', 0, '{}', '', 0)");
     old.exec("INSERT INTO hosts (folder_id, name) VALUES (7, 'a')");
-    old.exec("INSERT INTO runs (folder_id, seq, run, measurement, test, role, kind, topology, message_size, load, route,"
-             " search_trial, ok, interrupted, failures, received_pps, summary) VALUES (7, 0, 't-m64-r1', 't-m64', 't',"
-             " 'device as server', 'udp', 'pair', 64, '', '', 0, 1, 0, '[]', 1000, '{}')");
+    old.exec(
+        "INSERT INTO runs (folder_id, seq, run, measurement, test, role, kind, topology, message_size, load, route,"
+        " search_trial, ok, interrupted, failures, received_pps, summary) VALUES (7, 0, 't-m64-r1', 't-m64', 't',"
+        " 'device as server', 'udp', 'pair', 64, '', '', 0, 1, 0, '[]', 1000, '{}')");
     old.exec("INSERT INTO baselines (plan, folder, marked_utc) VALUES ('p', 'p-20261201T000000Z', 0)");
   }
   database db(file);
@@ -275,7 +280,8 @@ TEST_CASE("harness store: a persistent drop stays a regression until a new basel
   temp_dir t;
   database db(t.path / "s.sqlite");
   const double before[] = {1000, 1005, 995, 1002, 998}, after[] = {700, 702, 698, 701, 699};
-  for (int i = 0; i < 5; ++i) record(db, folder(fmt::format("p-202612{:02d}T000000Z", i + 1), i + 1, {run("t-m64", 1, before[i])}));
+  for (int i = 0; i < 5; ++i)
+    record(db, folder(fmt::format("p-202612{:02d}T000000Z", i + 1), i + 1, {run("t-m64", 1, before[i])}));
   for (int i = 0; i < 5; ++i) {
     const auto name = fmt::format("p-202612{:02d}T000000Z", i + 6);
     record(db, folder(name, i + 6, {run("t-m64", 1, after[i])}));
@@ -288,7 +294,8 @@ TEST_CASE("harness store: a persistent drop stays a regression until a new basel
   }
   // The history page marks the same five.
   const auto tr = trend_of(read_history(db, {})[0], "", {});
-  CHECK(std::count_if(tr.points.begin(), tr.points.end(), [](const harness::trend_point& p) { return p.regression; }) == 5);
+  CHECK(std::count_if(tr.points.begin(), tr.points.end(), [](const harness::trend_point& p) { return p.regression; }) ==
+        5);
   // The user accepts the new level: judged against it, the next folder is no regression.
   mark_baseline(db, "p-20261208T000000Z");
   record(db, folder("p-20261211T000000Z", 11, {run("t-m64", 1, 700)}));
@@ -303,7 +310,8 @@ TEST_CASE("harness store: a failed or interrupted folder cannot be the baseline"
   stopped.interrupted = true;
   stopped.environment["interrupted"] = {{"signal", 2}};
   record(db, stopped);
-  CHECK_THROWS_WITH(mark_baseline(db, "p-20261201T000000Z"), Catch::Contains("p-20261201T000000Z") && Catch::Contains("failed"));
+  CHECK_THROWS_WITH(mark_baseline(db, "p-20261201T000000Z"),
+                    Catch::Contains("p-20261201T000000Z") && Catch::Contains("failed"));
   CHECK_THROWS_WITH(mark_baseline(db, "p-20261202T000000Z"), Catch::Contains("interrupted"));
   CHECK(marked_baseline(db, "p").empty());
 }
@@ -314,16 +322,26 @@ TEST_CASE("harness store: an MLRsearch's goals - NDR and PDR are their relevant 
   database db(t.path / "s.sqlite");
   auto f = folder("p-20261201T000000Z", 1, {});
   auto goal = [](const char* name, double ratio, double lower, bool regular) {
-    return nlohmann::json{{"name", name}, {"goal", {{"name", name}, {"loss_ratio", ratio}}}, {"relevant_lower_bound", lower},
-                          {"relevant_lower_bound_bits_per_second", lower * 512}, {"relevant_upper_bound", lower * 1.004},
-                          {"conditional_throughput", lower * 0.999}, {"regular", regular}};
+    return nlohmann::json{{"name", name},
+                          {"goal", {{"name", name}, {"loss_ratio", ratio}}},
+                          {"relevant_lower_bound", lower},
+                          {"relevant_lower_bound_bits_per_second", lower * 512},
+                          {"relevant_upper_bound", lower * 1.004},
+                          {"conditional_throughput", lower * 0.999},
+                          {"regular", regular}};
   };
   // Two goals at one loss ratio: the first one's row (the table holds one per ratio).
-  f.searches.push_back({{"id", "s-m64"}, {"test", "s"}, {"role", "device as server"}, {"topology", "fan-in"},
-                        {"kind", "UDP_STREAM"}, {"message_size", 64},
-                        {"search", {{"mrr", {{"forwarding_rate", 7000.5}, {"offered_rate", 9000.0}}},
-                                    {"goal_results", {goal("NDR", 0, 5000, true), goal("PDR", 0.005, 6000, false),
-                                                      goal("PDR2", 0.005, 6500, true)}}}}});
+  f.searches.push_back(
+      {{"id", "s-m64"},
+       {"test", "s"},
+       {"role", "device as server"},
+       {"topology", "fan-in"},
+       {"kind", "UDP_STREAM"},
+       {"message_size", 64},
+       {"search",
+        {{"mrr", {{"forwarding_rate", 7000.5}, {"offered_rate", 9000.0}}},
+         {"goal_results",
+          {goal("NDR", 0, 5000, true), goal("PDR", 0.005, 6000, false), goal("PDR2", 0.005, 6500, true)}}}}});
   record(db, f);
   const auto h = read_history(db, {});
   REQUIRE(h.size() == 1);
@@ -334,15 +352,22 @@ TEST_CASE("harness store: an MLRsearch's goals - NDR and PDR are their relevant 
   CHECK(h[0].points[0].mrr_pps == 7000.5);
 }
 
-TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as series of their own", "[harness][store]") {
+TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as series of their own",
+          "[harness][store]") {
   // A folder an older harness recorded: rates per loss target in percent.
   temp_dir t;
   database db(t.path / "s.sqlite");
   auto f = folder("p-20261201T000000Z", 1, {});
-  const nlohmann::json result0 = {{"loss_target_pct", 0.0}, {"rate_pps", 5000.0}, {"rate_bits_per_second", 2.56e6}, {"converged", true}};
-  const nlohmann::json result1 = {{"loss_target_pct", 0.5}, {"rate_pps", 6000.0}, {"rate_bits_per_second", 3.072e6}, {"converged", true}};
-  f.searches.push_back({{"id", "s-m64"}, {"test", "s"}, {"role", "device as server"}, {"topology", "fan-in"},
-                        {"kind", "UDP_STREAM"}, {"message_size", 64},
+  const nlohmann::json result0 = {
+      {"loss_target_pct", 0.0}, {"rate_pps", 5000.0}, {"rate_bits_per_second", 2.56e6}, {"converged", true}};
+  const nlohmann::json result1 = {
+      {"loss_target_pct", 0.5}, {"rate_pps", 6000.0}, {"rate_bits_per_second", 3.072e6}, {"converged", true}};
+  f.searches.push_back({{"id", "s-m64"},
+                        {"test", "s"},
+                        {"role", "device as server"},
+                        {"topology", "fan-in"},
+                        {"kind", "UDP_STREAM"},
+                        {"message_size", 64},
                         {"search", {{"mrr", {{"received_pps", 7000.5}}}, {"results", {result0, result1}}}}});
   for (auto [label, pps] : {std::pair{"100m", 900.0}, std::pair{"200m", 1800.0}}) {
     auto r = run(fmt::format("t-m64-{}", label), 1, pps);
@@ -365,7 +390,8 @@ TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as se
   CHECK(sweep == std::vector<std::string>{"t-m64-100m 900", "t-m64-200m 1800"});
 }
 
-TEST_CASE("harness store: a level shift is shown in history, its page and the verdict that follows it", "[harness][store]") {
+TEST_CASE("harness store: a level shift is shown in history, its page and the verdict that follows it",
+          "[harness][store]") {
   temp_dir t;
   database db(t.path / "netbench.sqlite");
   // Eight folders at ~1000 pps, then five at ~700: the shift began at the ninth (index 8).
@@ -389,7 +415,8 @@ TEST_CASE("harness store: a level shift is shown in history, its page and the ve
   REQUIRE(j.measurements.size() == 1);
   REQUIRE(j.measurements[0].shift);
   CHECK(j.measurements[0].shift_begins == "p-20261209T000000Z");
-  CHECK_THAT(judgement_text(j), Catch::Contains("level shift: -29.9 %") && Catch::Contains("began at p-20261209T000000Z"));
+  CHECK_THAT(judgement_text(j),
+             Catch::Contains("level shift: -29.9 %") && Catch::Contains("began at p-20261209T000000Z"));
   CHECK_FALSE(judge_folder(db, "p-20261208T000000Z", {}).measurements[0].shift);
   // The trend drawn: every point, the shift marked where it began, the regressions red.
   const auto tr = trend_of(h[0], "", {});
@@ -426,6 +453,7 @@ TEST_CASE("harness store: report.html's history of a run, and the history page",
   CHECK(second.trends[0].points.size() == 2);
   CHECK(second.trends[0].points[1].received_pps.has_interval());
   const std::string page = history_page(db, read_history(db, {}), {}, {});
-  CHECK_THAT(page, Catch::Contains("<h2>Plan p</h2>") && Catch::Contains("data-chart=\"history-p-t-m64-device_as_server\""));
+  CHECK_THAT(page,
+             Catch::Contains("<h2>Plan p</h2>") && Catch::Contains("data-chart=\"history-p-t-m64-device_as_server\""));
   CHECK_THAT(page, !Catch::Contains("Chart not drawn"));
 }

@@ -6,9 +6,9 @@
 #include "harness/store/trends.hpp"
 
 #include <SQLiteCpp/Transaction.h>
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -37,13 +37,15 @@ std::string scale_folder_name(int i) { return fmt::format("p-2026{:04d}T{:06d}Z"
 // per folder: minutes for 20 000).
 void fill(database& db, int n) {
   SQLite::Transaction t(db.sql());
-  SQLite::Statement folder(db.sql(),
-                           "INSERT INTO folders (id, name, path, plan, started_utc, status, runs_failed, environment, plan_toml,"
-                           " imported_utc) VALUES (?1, ?2, '/nowhere/' || ?2, 'p', ?1, 'ok', 0, '{}', '', 0)");
-  SQLite::Statement run(db.sql(),
-                        "INSERT INTO runs (folder_id, seq, run, measurement, test, role, kind, topology, message_size, load,"
-                        " route, search_trial, ok, interrupted, failures, received_pps, summary) VALUES (?1, 0, 't-m64-r1',"
-                        " 't-m64', 't', 'r', 'udp', 'pair', 64, '', '', 0, 1, 0, '[]', ?2, '{}')");
+  SQLite::Statement folder(
+      db.sql(),
+      "INSERT INTO folders (id, name, path, plan, started_utc, status, runs_failed, environment, plan_toml,"
+      " imported_utc) VALUES (?1, ?2, '/nowhere/' || ?2, 'p', ?1, 'ok', 0, '{}', '', 0)");
+  SQLite::Statement run(
+      db.sql(),
+      "INSERT INTO runs (folder_id, seq, run, measurement, test, role, kind, topology, message_size, load,"
+      " route, search_trial, ok, interrupted, failures, received_pps, summary) VALUES (?1, 0, 't-m64-r1',"
+      " 't-m64', 't', 'r', 'udp', 'pair', 64, '', '', 0, 1, 0, '[]', ?2, '{}')");
   for (int i = 1; i <= n; ++i) {
     folder.bind(1, i);
     folder.bind(2, scale_folder_name(i));
@@ -91,6 +93,6 @@ TEST_CASE("harness store: 20 000 folders are read with an index, not a scan per 
   REQUIRE(r.trends.size() == 1);
   CHECK(r.trends[0].points.size() == static_cast<std::size_t>(report_history_runs));
   CHECK(r.trends[0].points.back().current);
-  fmt::print("store with {} folders: history read in {:.2f} s ({} comparisons), judged and charted in {:.2f} s\n", n, read_s,
-             cost.comparisons, judge_s);
+  fmt::print("store with {} folders: history read in {:.2f} s ({} comparisons), judged and charted in {:.2f} s\n", n,
+             read_s, cost.comparisons, judge_s);
 }

@@ -5,8 +5,8 @@
 #include "harness/report/results.hpp"
 #include "harness/toml/toml_bounds.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -50,9 +50,9 @@ TEST_CASE("harness toml bounds: a 50 000-part dotted key is refused with its pla
 TEST_CASE("harness toml bounds: nested arrays and inline tables are refused past the bound", "[harness][plan]") {
   CHECK(plan_error_of("x = " + repeat("[", 40) + repeat("]", 40) + "\n") ==
         "plan.toml:1:37: TOML syntax: values nested deeper than 32 levels");
+  CHECK(plan_error_of("x = " + repeat("{a = ", 40) + "1" + repeat("}", 40) + "\n").starts_with("plan.toml:1:"));
   CHECK(plan_error_of("x = " + repeat("{a = ", 40) + "1" + repeat("}", 40) + "\n")
-            .starts_with("plan.toml:1:"));
-  CHECK(plan_error_of("x = " + repeat("{a = ", 40) + "1" + repeat("}", 40) + "\n").ends_with("nested deeper than 32 levels"));
+            .ends_with("nested deeper than 32 levels"));
 }
 
 TEST_CASE("harness toml bounds: each level counts once, keys below headers and values below keys", "[harness][plan]") {
@@ -77,7 +77,8 @@ TEST_CASE("harness toml bounds: dots and brackets inside strings and comments co
 
 TEST_CASE("harness toml bounds: a file over 1 MiB is refused before parsing", "[harness][plan]") {
   const std::string big = "# " + std::string(harness::max_toml_bytes, 'x') + "\n";
-  CHECK(plan_error_of(big).starts_with("plan.toml:1:1: TOML syntax: the file is 1048579 bytes, more than the 1048576 accepted"));
+  CHECK(plan_error_of(big).starts_with(
+      "plan.toml:1:1: TOML syntax: the file is 1048579 bytes, more than the 1048576 accepted"));
 }
 
 TEST_CASE("harness toml bounds: every shipped plan is within bounds", "[harness][plan]") {
@@ -118,7 +119,8 @@ TEST_CASE("harness results: a run.json nested 200 000 deep is refused with its f
   CHECK(error == fmt::format("{}: nested deeper than 16 levels", (dir / "run.json").string()));
 }
 
-TEST_CASE("harness toml bounds: a multi-line string ending in extra quotes does not hide what follows it", "[harness][plan]") {
+TEST_CASE("harness toml bounds: a multi-line string ending in extra quotes does not hide what follows it",
+          "[harness][plan]") {
   // """a"""" is the text a": read as a string closed after three quotes and a fourth opening another,
   // the rest of the line went unseen, and a 150 000-part key behind it crashed toml++ (found in review).
   CHECK(plan_error_of("x = [\"\"\"a\"\"\"\", " + repeat("[", 200) + repeat("]", 200) + "]\n")
@@ -130,7 +132,8 @@ TEST_CASE("harness toml bounds: a multi-line string ending in extra quotes does 
   CHECK(depth_of("s = \"\"\"a\"\"\"\"\"\nt = 1\n") == 1);  // the text a"": five quotes end it
 }
 
-TEST_CASE("harness toml bounds: a line crowded with dots or brackets is refused even inside a string", "[harness][plan]") {
+TEST_CASE("harness toml bounds: a line crowded with dots or brackets is refused even inside a string",
+          "[harness][plan]") {
   // The second bound, independent of how the scan reads strings: whatever hides a deep key from the
   // scan, the key still needs thousands of dots on one line.
   CHECK(plan_error_of("s = \"" + repeat("a", 300, ".") + "\"\n") ==

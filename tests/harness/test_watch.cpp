@@ -6,11 +6,11 @@
 #include "harness/watch/metrics_server.hpp"
 #include "harness/watch_line.hpp"
 
+#include <fmt/format.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
 
 #include <csignal>
 #include <regex>
@@ -27,13 +27,15 @@ TEST_CASE("harness watch: periods in h, m and s", "[harness][watch]") {
   CHECK(parse_period("1h30m15s") == seconds(5415));
   CHECK(parse_period("90s") == seconds(90));
   CHECK(parse_period("744h") == seconds(744 * 3600));
-  for (const char* bad : {"", "15", "m", "15x", "1m1h", "1h1h", "0s", "-5s", "1.5h", "5 s", "s5", "745h", "999999999h", "1h "})
+  for (const char* bad :
+       {"", "15", "m", "15x", "1m1h", "1h1h", "0s", "-5s", "1.5h", "5 s", "s5", "745h", "999999999h", "1h "})
     CHECK_THROWS_AS(parse_period(bad), std::invalid_argument);
   try {
     parse_period("15x");
   } catch (const std::invalid_argument& e) {
-    CHECK(std::string(e.what()) ==
-          "'15x' is not a period: 'x' is not a unit (a whole number and a unit, h, m or s, in that order: 30s, 15m, 1h, 2h30m)");
+    CHECK(
+        std::string(e.what()) ==
+        "'15x' is not a period: 'x' is not a unit (a whole number and a unit, h, m or s, in that order: 30s, 15m, 1h, 2h30m)");
   }
   CHECK(period_text(seconds(9000)) == "2h30m");
   CHECK(period_text(seconds(2)) == "2s");
@@ -48,12 +50,13 @@ TEST_CASE("harness watch: request heads parsed strictly", "[harness][watch]") {
   CHECK(p.head.minor_version == 1);
   CHECK(parse_request_head("\r\nGET /metrics?x=1 HTTP/1.0\r\n\r\n").status == head_status::ok);
   CHECK(parse_request_head("POST /metrics HTTP/1.1\r\n\r\n").head.method == "POST");
-  for (const char* bad : {"", "GET /metrics HTTP/1.1\r\n", "GET /metrics HTTP/1.1\n\n", "GET  /metrics HTTP/1.1\r\n\r\n",
-                          "GET /metrics\r\n\r\n", "GET metrics HTTP/1.1\r\n\r\n", "GET /met rics HTTP/1.1\r\n\r\n",
-                          "G(T /metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/1.1\r\nNo colon\r\n\r\n",
-                          "GET /metrics HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", "GET /metrics HTTP/1.1\r\nA b: c\r\n\r\n",
-                          "GET /metrics HTTP/1.1\r\nA: b\rc\r\n\r\n", "GET /metrics HTTP/1.1\r\nA: \x01\r\n\r\n",
-                          "GET /metrics HTTP/x.1\r\n\r\n", "GET /metrics HTTP/1.10\r\n\r\n", "GET /\x80 HTTP/1.1\r\n\r\n"})
+  for (const char* bad :
+       {"", "GET /metrics HTTP/1.1\r\n", "GET /metrics HTTP/1.1\n\n", "GET  /metrics HTTP/1.1\r\n\r\n",
+        "GET /metrics\r\n\r\n", "GET metrics HTTP/1.1\r\n\r\n", "GET /met rics HTTP/1.1\r\n\r\n",
+        "G(T /metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/1.1\r\nNo colon\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", "GET /metrics HTTP/1.1\r\nA b: c\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nA: b\rc\r\n\r\n", "GET /metrics HTTP/1.1\r\nA: \x01\r\n\r\n",
+        "GET /metrics HTTP/x.1\r\n\r\n", "GET /metrics HTTP/1.10\r\n\r\n", "GET /\x80 HTTP/1.1\r\n\r\n"})
     CHECK(parse_request_head(bad).status == head_status::bad_request);
   CHECK(parse_request_head("GET /metrics HTTP/2.0\r\n\r\n").status == head_status::bad_version);
   // The absolute form a server must accept (RFC 9112 3.2.2), reduced to the path and query.
@@ -69,7 +72,8 @@ TEST_CASE("harness watch: request heads parsed strictly", "[harness][watch]") {
   std::string many = "GET /metrics HTTP/1.1\r\n";
   for (std::size_t i = 0; i <= max_header_fields; ++i) many += fmt::format("X-{}: y\r\n", i);
   CHECK(parse_request_head(many + "\r\n").status == head_status::too_large);
-  CHECK(parse_request_head("GET /" + std::string(max_request_head, 'a') + " HTTP/1.1\r\n\r\n").status == head_status::too_large);
+  CHECK(parse_request_head("GET /" + std::string(max_request_head, 'a') + " HTTP/1.1\r\n\r\n").status ==
+        head_status::too_large);
 }
 
 TEST_CASE("harness watch: where the request head ends", "[harness][watch]") {
@@ -109,7 +113,8 @@ TEST_CASE("harness watch: answers: metrics for GET /metrics only", "[harness][wa
   const std::string head = serialize(answer(parse_request_head("HEAD /metrics HTTP/1.1\r\n\r\n"), render));
   CHECK(head.starts_with("HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text"));
   CHECK(head.ends_with("\r\nContent-Length: 6\r\nConnection: close\r\n\r\n"));
-  CHECK(serialize(answer(parse_request_head("HEAD /x HTTP/1.1\r\n\r\n"), render)).ends_with("\r\nConnection: close\r\n\r\n"));
+  CHECK(serialize(answer(parse_request_head("HEAD /x HTTP/1.1\r\n\r\n"), render))
+            .ends_with("\r\nConnection: close\r\n\r\n"));
   const std::string text = serialize(answer(parse_request_head("GET /metrics HTTP/1.1\r\n\r\n"), render));
   CHECK(text.starts_with("HTTP/1.1 200 OK\r\n"));
   CHECK(text.find("\r\nContent-Length: 6\r\n") != std::string::npos);
@@ -164,13 +169,23 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
   CHECK(empty.find("\nnetbench_runs_total 0\n") != std::string::npos);
 
   completed_run last{"lb", {measured_run()}, {}, std::nullopt};
-  last.searches.push_back({{"id", "s-m64"}, {"test", "s"}, {"role", "device receives"}, {"message_size", 64},
-                           {"search", {{"results", {{{"loss_target_pct", 0.1}, {"rate_pps", 12345.0}},
-                                                    {{"loss_target_pct", 1.0}, {"rate_pps", nullptr}}}}}}});
+  last.searches.push_back(
+      {{"id", "s-m64"},
+       {"test", "s"},
+       {"role", "device receives"},
+       {"message_size", 64},
+       {"search",
+        {{"results",
+          {{{"loss_target_pct", 0.1}, {"rate_pps", 12345.0}}, {{"loss_target_pct", 1.0}, {"rate_pps", nullptr}}}}}}});
   // An MLRsearch's goals: each goal's relevant lower bound, by its loss ratio; none without one.
-  last.searches.push_back({{"id", "g-m64"}, {"test", "g"}, {"role", "device receives"}, {"message_size", 64},
-                           {"search", {{"goal_results", {{{"goal", {{"loss_ratio", 0.005}}}, {"relevant_lower_bound", 23456.0}},
-                                                         {{"goal", {{"loss_ratio", 0.02}}}, {"relevant_lower_bound", nullptr}}}}}}});
+  last.searches.push_back({{"id", "g-m64"},
+                           {"test", "g"},
+                           {"role", "device receives"},
+                           {"message_size", 64},
+                           {"search",
+                            {{"goal_results",
+                              {{{"goal", {{"loss_ratio", 0.005}}}, {"relevant_lower_bound", 23456.0}},
+                               {{"goal", {{"loss_ratio", 0.02}}}, {"relevant_lower_bound", nullptr}}}}}}});
   const std::string text = render_openmetrics({3, 1, 0}, last);
   const std::string labels =
       R"(plan="lb",test="t \"quoted\" \\ back\nslash",measurement="t-m64",role="device receives",message_size="64",netbench_instance=)";
@@ -182,18 +197,28 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
   CHECK(sample(text, "netbench_loss_ratio{" + labels + "\"all\"}") == Approx(0.005));
   CHECK(sample(text, "netbench_last_run_timestamp_seconds{" + labels + "\"all\"}") == 1764760000.5);
   CHECK(sample(text, "netbench_regression{" + labels + "\"all\"}") == 0);
-  CHECK(sample(text, R"(netbench_pdr_packets_per_second{plan="lb",test="s",measurement="s-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.001"})") == 12345);
+  CHECK(
+      sample(
+          text,
+          R"(netbench_pdr_packets_per_second{plan="lb",test="s",measurement="s-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.001"})") ==
+      12345);
   CHECK(text.find("loss_target_ratio=\"0.01\"") == std::string::npos);  // nothing passed: no rate, not 0
-  CHECK(sample(text, R"(netbench_pdr_packets_per_second{plan="lb",test="g",measurement="g-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.005"})") == 23456);
+  CHECK(
+      sample(
+          text,
+          R"(netbench_pdr_packets_per_second{plan="lb",test="g",measurement="g-m64",role="device receives",message_size="64",netbench_instance="all",loss_target_ratio="0.005"})") ==
+      23456);
   CHECK(text.find("loss_target_ratio=\"0.02\"") == std::string::npos);
   CHECK(sample(text, "netbench_runs_total") == 3);
   CHECK(sample(text, "netbench_failed_runs_total") == 1);
   CHECK(sample(text, "netbench_interrupted_runs_total") == 0);
   CHECK(text.ends_with("\n# EOF\n"));
   // Every line is a comment, or name{labels} value: no raw newline or quote escaped a label value.
-  const std::regex line(R"((# (TYPE|HELP) [a-z_]+ .*)|([a-z_]+(\{([a-z_]+="([^"\\\n]|\\[\\"n])*",?)*\})? [-+0-9.eE]+(Inf|NaN)?))");
+  const std::regex line(
+      R"((# (TYPE|HELP) [a-z_]+ .*)|([a-z_]+(\{([a-z_]+="([^"\\\n]|\\[\\"n])*",?)*\})? [-+0-9.eE]+(Inf|NaN)?))");
   std::size_t start = 0;
-  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos && text.compare(start, 5, "# EOF") != 0; start = end + 1)
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos && text.compare(start, 5, "# EOF") != 0;
+       start = end + 1)
     CHECK(std::regex_match(text.substr(start, end - start), line));
 
   last.verdict = harness::store::judgement{};
@@ -253,9 +278,10 @@ TEST_CASE("harness watch: the line of a run says when it started and its verdict
   f.dir = "/r/w-20251203T110640Z";
   f.runs.push_back(measured_run());
   f.runs[0].run.id = "t-m64";
-  CHECK(run_line(t, f) ==
-        "run 2 at 2025-12-03T11:06:40Z, 2.03 s after run 1 started: w-20251203T110640Z: ok, not judged (not recorded in "
-        "a results database): t-m64 received 1990.0 pps");
+  CHECK(
+      run_line(t, f) ==
+      "run 2 at 2025-12-03T11:06:40Z, 2.03 s after run 1 started: w-20251203T110640Z: ok, not judged (not recorded in "
+      "a results database): t-m64 received 1990.0 pps");
   t.previous_took = std::chrono::milliseconds(2500);
   f.verdict = harness::store::judgement{};
   f.verdict->baseline_kind = "up to 5 earlier results folders of the plan";
@@ -287,9 +313,10 @@ TEST_CASE("harness watch: a failed run's line says what failed", "[harness][watc
   f.runs[0].failures = {"01-a: started 23.3 ms after T0 (bound 20 ms)", "02-a: started 23.2 ms after T0 (bound 20 ms)"};
   f.runs.push_back(f.runs[0]);
   f.verdict = harness::store::judgement{};
-  CHECK(run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
-        "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: started 23.3 ms after T0 (bound 20 ms), "
-        "and 1 more run(s)), no baseline yet");
+  CHECK(
+      run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
+      "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: started 23.3 ms after T0 (bound 20 ms), "
+      "and 1 more run(s)), no baseline yet");
 }
 
 TEST_CASE("harness watch: a name or error with control characters stays on its one line", "[harness][watch]") {

@@ -63,7 +63,7 @@ inline bool ran_and_reconciled(int status) { return status == 0 || status == 4; 
 
 inline std::vector<std::string> netload_argv(std::uint16_t port, const std::string& test, double seconds,
                                              std::vector<std::string> global, std::vector<std::string> test_opts) {
-  std::vector<std::string> argv{netload_path(), "-H", "127.0.0.1", "-p", std::to_string(port), "-t", test, "-l",
+  std::vector<std::string> argv{netload_path(),         "-H", "127.0.0.1", "-p", std::to_string(port), "-t", test, "-l",
                                 std::to_string(seconds)};
   argv.insert(argv.end(), global.begin(), global.end());
   argv.push_back("--");

@@ -34,7 +34,8 @@ inline int connect_to(std::uint16_t port, const char* source = nullptr) {
 // Sends `bytes`, optionally half-closes, then waits until the server closes the connection.
 inline void send_and_expect_close(std::uint16_t port, const std::string& bytes, bool half_close) {
   int fd = connect_to(port);
-  if (!bytes.empty()) REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  if (!bytes.empty())
+    REQUIRE(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
   if (half_close) ::shutdown(fd, SHUT_WR);
   timeval tv{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

@@ -6,9 +6,9 @@
 #include "tests/integration/raw_client.hpp"
 #include "tests/support/temp_file.hpp"
 
-#include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 using nb::test::netload_argv;
 using nb::test::netserve_process;
@@ -61,7 +61,8 @@ TEST_CASE("a keyed netserve refuses clients without the key and goes on serving"
   CHECK_THAT(server.log(), Catch::Contains("wrong key"));
 }
 
-TEST_CASE("a key for a netserve without one is an error that says so - whichever side gives up first", "[integration][auth]") {
+TEST_CASE("a key for a netserve without one is an error that says so - whichever side gives up first",
+          "[integration][auth]") {
   key_file key("correct horse battery staple");
   // Both wait for the other to speak: netload's timer (2 s) ends it, or netserve's (1 s) does.
   for (std::string server_timeout : {"10", "1"}) {
@@ -79,7 +80,8 @@ TEST_CASE("a keyed netserve gates data connections too", "[integration][auth]") 
   netserve_process server(1, {"--psk-file", key.path});
   const nb::message hello = nb::data_hello{std::string(32, '0'), 0, ""};
   nb::test::send_and_expect_close(server.port(), nb::encode_frame(hello), false);
-  for (int i = 0; i < 300 && server.log().find("'data' before authenticating") == std::string::npos; ++i) ::usleep(10'000);
+  for (int i = 0; i < 300 && server.log().find("'data' before authenticating") == std::string::npos; ++i)
+    ::usleep(10'000);
   CHECK_THAT(server.log(), Catch::Contains("'data' before authenticating"));
 }
 

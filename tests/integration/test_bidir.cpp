@@ -49,7 +49,8 @@ void require_both_ways(const json& j) {
 
 }  // namespace
 
-TEST_CASE("netload --bidir: paced UDP_STREAM both ways at once, each direction reconciling", "[integration][udp][bidir]") {
+TEST_CASE("netload --bidir: paced UDP_STREAM both ways at once, each direction reconciling",
+          "[integration][udp][bidir]") {
   netserve_process server(1);
   auto c = run_bidir(server.port(), "UDP_STREAM", {"--pps", "2000", "--interval", "0.5", "--json"}, {"-m", "200"});
   const json j = json::parse(c.out);
@@ -69,7 +70,8 @@ TEST_CASE("netload --bidir: TCP_STREAM both ways at once, each direction reconci
   require_both_ways(json::parse(c.out));
 }
 
-TEST_CASE("netload --bidir: tables per direction with a sum, JSON lines tagged with the direction", "[integration][bidir]") {
+TEST_CASE("netload --bidir: tables per direction with a sum, JSON lines tagged with the direction",
+          "[integration][bidir]") {
   netserve_process server(1);
   auto table = run_bidir(server.port(), "UDP_STREAM", {"--pps", "1000", "--interval", "0.5"}, {"-m", "100"});
   CHECK_THAT(table.out, Catch::Contains("Forward: netload sends"));

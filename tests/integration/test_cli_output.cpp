@@ -42,8 +42,8 @@ TEST_CASE("the seed command prints netperf's two-line table plus packets per sec
 
 TEST_CASE("json-stream mode prints intervals then the result", "[integration][output]") {
   netserve_process server(1);
-  auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 2, {"--json-stream", "--interval", "0.5", "--pps", "20000"},
-                                      {"-m", "64"}));
+  auto c = nb::test::run(netload_argv(server.port(), "UDP_STREAM", 2,
+                                      {"--json-stream", "--interval", "0.5", "--pps", "20000"}, {"-m", "64"}));
   INFO(c.err);
   REQUIRE(nb::test::ran_and_reconciled(c.status));
   std::istringstream lines(c.out);
@@ -130,7 +130,8 @@ TEST_CASE("netload errors are one clear line with a non-zero status", "[integrat
   }
 }
 
-TEST_CASE("netserve refuses a port another socket holds - even a SO_REUSEPORT group it could join", "[integration][errors]") {
+TEST_CASE("netserve refuses a port another socket holds - even a SO_REUSEPORT group it could join",
+          "[integration][errors]") {
   // Held by a plain socket, and by a socket of this very user with SO_REUSEPORT, whose group netserve's
   // lanes (SO_REUSEPORT themselves) would otherwise join and then lose datagrams to.
   for (bool reuse : {false, true}) {
@@ -167,6 +168,7 @@ TEST_CASE("the table's remote socket size is what netserve's data socket got, ne
     const json& local = d.reverse ? r["receiver"] : r["sender"];
     CHECK(remote["socket_buffer"].get<int>() > 0);
     CHECK(local["socket_buffer"].get<int>() > 0);
-    if (std::string(d.test) == "TCP_STREAM") CHECK(remote["socket_buffer"].get<int>() >= 256 * 1024);  // -S asked for it
+    if (std::string(d.test) == "TCP_STREAM")
+      CHECK(remote["socket_buffer"].get<int>() >= 256 * 1024);  // -S asked for it
   }
 }

@@ -173,7 +173,8 @@ TEST_CASE("without SO_MEMINFO an overflowing socket is still named by the verdic
   CHECK(says(r["verdict"]["text"].get<std::string>(), "RcvbufErrors"));
 }
 
-TEST_CASE("with every feature disabled on both sides a test still runs and reconciles", "[integration][udp][fallback]") {
+TEST_CASE("with every feature disabled on both sides a test still runs and reconciles",
+          "[integration][udp][fallback]") {
   const bool two = nb::allowed_cpus().size() >= 2;
   auto server = serve("gso,gro,cbpf,meminfo", {"--rx-threads", two ? "2" : "1"});
   std::string err;
@@ -181,7 +182,8 @@ TEST_CASE("with every feature disabled on both sides a test still runs and recon
     json r = run_udp(server->port(), "gso,gro,meminfo", {}, err);
     require_reconciles(r);
     CHECK(r["sender"]["batching"] == "sendmmsg");
-    CHECK(r["receiver"]["batching"] == (two ? "recvmmsg, lanes by kernel hash, no drop count" : "recvmmsg, no drop count"));
+    CHECK(r["receiver"]["batching"] ==
+          (two ? "recvmmsg, lanes by kernel hash, no drop count" : "recvmmsg, no drop count"));
   }
   SECTION("reverse") {
     json r = run_udp(server->port(), "gso,gro,meminfo", {"--reverse"}, err);

@@ -27,7 +27,8 @@ void check_host(const json& h, double seconds) {
     total += h["cpu"][k].get<double>();
   CHECK(total == Approx(100).margin(0.1));
   // The datagrams crossed lo, and the host counted them there.
-  auto lo = std::find_if(h["interfaces"].begin(), h["interfaces"].end(), [](const json& i) { return i["name"] == "lo"; });
+  auto lo =
+      std::find_if(h["interfaces"].begin(), h["interfaces"].end(), [](const json& i) { return i["name"] == "lo"; });
   REQUIRE(lo != h["interfaces"].end());
   CHECK((*lo)["rx_packets"].get<std::uint64_t>() > 0);
 }
@@ -50,7 +51,8 @@ TEST_CASE("a result carries both hosts and a verdict - forward and reverse", "[i
     check_host(r["hosts"]["sender"], 1);
     check_host(r["hosts"]["receiver"], 1);
     const auto& limits = nb::verdict_limits;
-    CHECK(std::find(std::begin(limits), std::end(limits), r["verdict"]["limit"].get<std::string>()) != std::end(limits));
+    CHECK(std::find(std::begin(limits), std::end(limits), r["verdict"]["limit"].get<std::string>()) !=
+          std::end(limits));
     CHECK_FALSE(r["verdict"]["text"].get<std::string>().empty());
     CHECK(nb::result_from_json(r).hosts.receiver.has_value());  // the harness reads it back
   }

@@ -29,12 +29,12 @@ std::size_t count(const std::string& text, const std::string& what) {
 TEST_CASE("the translate-only flag prints the seed line's netload command, 120 s and all", "[integration][iperf]") {
   const std::string cpu = seed_cpu();
   // Translate-only: the seed's address is parsed and printed, never resolved nor sent to.
-  auto c = nb::test::run({nb::test::netload_path(), "--iperf3-translate", "-u", "-l", "16", "-b", "100m", "-t", "120", "-c",
-                          "192.168.100.1", "-i", "1", "-p", "16001", "-A", cpu});
+  auto c = nb::test::run({nb::test::netload_path(), "--iperf3-translate", "-u", "-l", "16", "-b", "100m", "-t", "120",
+                          "-c", "192.168.100.1", "-i", "1", "-p", "16001", "-A", cpu});
   INFO(c.err);
   CHECK(c.status == 0);
-  CHECK(c.out == "netload -H 192.168.100.1 -p 16001 -t UDP_STREAM -l 120 --rate 100M --interval 1 -T " + cpu +
-                     ", -- -m 16\n");
+  CHECK(c.out ==
+        "netload -H 192.168.100.1 -p 16001 -t UDP_STREAM -l 120 --rate 100M --interval 1 -T " + cpu + ", -- -m 16\n");
   CHECK(c.err.empty());  // nothing ran
 }
 
@@ -42,12 +42,12 @@ TEST_CASE("the seed's iperf3 line runs against netserve", "[integration][iperf]"
   netserve_process server(1);
   const std::string port = std::to_string(server.port()), cpu = seed_cpu();
   // iperf3 -u -l 16 -b 100m -t 120 -c 192.168.100.1 -i 1 -p 16001 -A 1, for 1 s on loopback.
-  auto c = nb::test::run({nb::test::netload_path(), "--iperf3", "-u", "-l", "16", "-b", "100m", "-t", "1", "-c", "127.0.0.1",
-                          "-i", "1", "-p", port, "-A", cpu});
+  auto c = nb::test::run({nb::test::netload_path(), "--iperf3", "-u", "-l", "16", "-b", "100m", "-t", "1", "-c",
+                          "127.0.0.1", "-i", "1", "-p", port, "-A", cpu});
   INFO(c.err);
   CHECK(nb::test::ran_and_reconciled(c.status));
-  CHECK_THAT(c.err, Catch::StartsWith("netload: iperf3 -u -l 16 -b 100m -t 1 -c 127.0.0.1 -i 1 -p " + port + " -A " + cpu +
-                                      " = netload -H 127.0.0.1 -p " + port +
+  CHECK_THAT(c.err, Catch::StartsWith("netload: iperf3 -u -l 16 -b 100m -t 1 -c 127.0.0.1 -i 1 -p " + port + " -A " +
+                                      cpu + " = netload -H 127.0.0.1 -p " + port +
                                       " -t UDP_STREAM -l 1 --rate 100M --interval 1 -T " + cpu + ", -- -m 16\n"));
   CHECK_THAT(c.out, Catch::Contains("UDP_STREAM TEST to 127.0.0.1 port " + port + ": message 16 bytes"));
   CHECK_THAT(c.out, Catch::Contains("Packets/s   sender"));
@@ -58,13 +58,15 @@ TEST_CASE("the OCI tutorial's final iperf2 line runs against netserve", "[integr
   netserve_process server(1);
   const std::string port = std::to_string(server.port());
   // iperf -c <server> -b 9G -P 5, with the port netserve listens on and 1 s instead of iperf2's 10.
-  auto c = nb::test::run({nb::test::netload_path(), "--iperf2", "-c", "127.0.0.1", "-b", "9G", "-P", "5", "-p", port, "-t", "1"});
+  auto c = nb::test::run(
+      {nb::test::netload_path(), "--iperf2", "-c", "127.0.0.1", "-b", "9G", "-P", "5", "-p", port, "-t", "1"});
   INFO(c.err);
   // 48 Gbit/s is more than loopback gives here; a TCP -b is a cap in iperf2 and netload alike: under it, status 0.
   CHECK(c.status == 0);
   CHECK_THAT(c.out, Catch::Contains("under the ceiling (TCP's own rate)"));
-  CHECK_THAT(c.err, Catch::StartsWith("netload: iperf2 -c 127.0.0.1 -b 9G -P 5 -p " + port + " -t 1 = netload -H 127.0.0.1 -p " +
-                                      port + " -t TCP_STREAM -l 1 --streams 5 --rate 48318382080 -- -m 128K\n"));
+  CHECK_THAT(c.err, Catch::StartsWith("netload: iperf2 -c 127.0.0.1 -b 9G -P 5 -p " + port +
+                                      " -t 1 = netload -H 127.0.0.1 -p " + port +
+                                      " -t TCP_STREAM -l 1 --streams 5 --rate 48318382080 -- -m 128K\n"));
   CHECK_THAT(c.out, Catch::Contains("TCP_STREAM TEST to 127.0.0.1 port " + port));
 }
 
@@ -72,11 +74,14 @@ TEST_CASE("iperf2's -r runs the test forward, then reversed", "[integration][ipe
   netserve_process server(1);
   const std::string port = std::to_string(server.port());
   // iperf -c <server> -r -w 2000, with the port netserve listens on and 0.5 s each way.
-  auto c = nb::test::run({nb::test::netload_path(), "--iperf2", "-c", "127.0.0.1", "-r", "-w", "2000", "-p", port, "-t", "0.5"});
+  auto c = nb::test::run(
+      {nb::test::netload_path(), "--iperf2", "-c", "127.0.0.1", "-r", "-w", "2000", "-p", port, "-t", "0.5"});
   INFO(c.err);
   CHECK(c.status == 0);
-  CHECK_THAT(c.err, Catch::Contains(" = netload -H 127.0.0.1 -p " + port + " -t TCP_STREAM -l 0.5 -- -m 128K -s 2000 && "
-                                    "netload -H 127.0.0.1 -p " + port + " -t TCP_STREAM -l 0.5 --reverse -- -m 128K -s 2000 -S 2000"));
+  CHECK_THAT(c.err, Catch::Contains(" = netload -H 127.0.0.1 -p " + port +
+                                    " -t TCP_STREAM -l 0.5 -- -m 128K -s 2000 && "
+                                    "netload -H 127.0.0.1 -p " +
+                                    port + " -t TCP_STREAM -l 0.5 --reverse -- -m 128K -s 2000 -S 2000"));
   CHECK(count(c.out, "TCP_STREAM TEST to 127.0.0.1") == 2);
   CHECK(server.wait_logged(server.port(), 2).size() == 2);
 }
@@ -85,8 +90,8 @@ TEST_CASE("iperf3 -O runs the left-out seconds first and leaves them out of the 
           "[integration][iperf]") {
   netserve_process server(1);
   const std::string port = std::to_string(server.port());
-  auto c = nb::test::run({nb::test::netload_path(), "--iperf3", "-c", "127.0.0.1", "-p", port, "-t", "1", "-O", "1", "-b", "200M",
-                          "-J"});
+  auto c = nb::test::run(
+      {nb::test::netload_path(), "--iperf3", "-c", "127.0.0.1", "-p", port, "-t", "1", "-O", "1", "-b", "200M", "-J"});
   INFO(c.err);
   REQUIRE(c.status == 0);
   const auto r = nlohmann::json::parse(c.out);
@@ -102,7 +107,8 @@ TEST_CASE("iperf3 -O runs the left-out seconds first and leaves them out of the 
         Approx(static_cast<double>(window) * 8 / r["sender"]["seconds"].get<double>()));
   CHECK(r["target"]["achieved_bits_per_second"].get<double>() <= 200e6 * 1.01);
 
-  c = nb::test::run({nb::test::netload_path(), "--iperf3", "-c", "127.0.0.1", "-p", port, "-t", "1", "-b", "200M", "-f", "K"});
+  c = nb::test::run(
+      {nb::test::netload_path(), "--iperf3", "-c", "127.0.0.1", "-p", port, "-t", "1", "-b", "200M", "-f", "K"});
   INFO(c.err);
   REQUIRE(c.status == 0);
   CHECK_THAT(c.out, Catch::Contains("KBytes/sec"));

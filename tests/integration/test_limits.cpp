@@ -111,8 +111,8 @@ TEST_CASE("one client's TCP streams stay within its share, threads and buffers c
   for (int c : controls) send_message(c, start);
   const long client_bound_mib = documented_client_bound_mib();
   nb::test::usage started = wait_usage(pid, [&](const nb::test::usage& u) { return u.threads >= idle.threads + 64; });
-  INFO("started rss " << started.rss_kib << " KiB threads " << started.threads << " fds " << started.fds
-                      << "; bound " << client_bound_mib << " MiB");
+  INFO("started rss " << started.rss_kib << " KiB threads " << started.threads << " fds " << started.fds << "; bound "
+                      << client_bound_mib << " MiB");
   CHECK(started.threads - idle.threads <= 64);
   CHECK(started.rss_kib - idle.rss_kib <= client_bound_mib * 1024);
 
@@ -165,14 +165,14 @@ TEST_CASE("a client's parked tests are bounded by its share and freed when it go
   for (int tries = 0; parked.size() < 32 && tries < 100; ++tries) {
     if (int c = register_test(other_client, server.port(parked.size() % 2), nb::test::udp_request(), why); c >= 0)
       parked.push_back(c);
-    else
-      ::usleep(20'000);
+    else ::usleep(20'000);
   }
   CHECK(parked.size() == 32);
   close_all(parked);
 }
 
-TEST_CASE("a port's test slots are shared per client: two addresses cannot close it to a third", "[integration][limits]") {
+TEST_CASE("a port's test slots are shared per client: two addresses cannot close it to a third",
+          "[integration][limits]") {
   // Found in review: two addresses parking 32 forward-UDP tests each filled a port's 64 slots, within
   // their process shares. A port gives one address a quarter of its slots, as the budget does.
   netserve_process server(1);
@@ -244,7 +244,7 @@ TEST_CASE("at the largest limits, huge requests are refused cleanly and SIGTERM 
   CHECK((m && std::holds_alternative<nb::result_msg>(*m)));
   ::close(c);
 
-  auto stopped = server.stop()  /* SIGTERM, 10 s to exit */;
+  auto stopped = server.stop() /* SIGTERM, 10 s to exit */;
   INFO(stopped.err);
   CHECK(stopped.status == 0);
   CHECK(stopped.err.find("runtime error") == std::string::npos);  // UBSan's report, when built with it

@@ -16,9 +16,9 @@
 #include <random>
 #include <thread>
 
+using nb::test::connect_to;
 using nb::test::netload_argv;
 using nb::test::netserve_process;
-using nb::test::connect_to;
 using nb::test::send_and_expect_close;
 
 namespace {
@@ -59,7 +59,8 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     wait_for_log(server, "neither a netload frame nor an iperf3 cookie");
   }
   SECTION("wrong field types") {
-    send_and_expect_close(port, frame_of(R"({"v":7,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
+    send_and_expect_close(
+        port, frame_of(R"({"v":7,"type":"test_request","body":{"kind":"UDP_STREAM","message_size":"big"}})"), false);
     wait_for_log(server, "field 'message_size' must be a non-negative integer");
   }
   SECTION("unknown message") {
@@ -72,7 +73,8 @@ TEST_CASE("malformed control input is refused - logged - and does not stop the s
     wait_for_log(server, "message nested deeper than 16 levels");
   }
   SECTION("a message type that tries to forge a log line is logged escaped") {
-    send_and_expect_close(port, frame_of("{\"v\":7,\"type\":\"bogus\\nnetserve: port 1 test 99 \\u001b[31m\",\"body\":{}}"), false);
+    send_and_expect_close(
+        port, frame_of("{\"v\":7,\"type\":\"bogus\\nnetserve: port 1 test 99 \\u001b[31m\",\"body\":{}}"), false);
     wait_for_log(server, "unknown message type 'bogus\\nnetserve: port 1 test 99 \\x1b[31m'");
     CHECK(server.log().find("\nnetserve: port 1 test 99") == std::string::npos);
     CHECK(server.log().find('\x1b') == std::string::npos);
@@ -128,7 +130,8 @@ TEST_CASE("a client that vanishes before a far start instant does not hold up th
   double far = static_cast<double>(nb::wall_ns()) / 1e9 + 25;  // netserve accepts up to 30 s ahead
   {
     nb::test::child gone(netload_argv(server.port(), "UDP_STREAM", 5,
-                                      {"--reverse", "--pps", "1000", "--start-at", std::to_string(far)}, {"-m", "100"}));
+                                      {"--reverse", "--pps", "1000", "--start-at", std::to_string(far)},
+                                      {"-m", "100"}));
     ::usleep(500'000);  // registered, its sender thread waiting for the instant; then killed
   }
   auto t0 = std::chrono::steady_clock::now();

@@ -12,7 +12,8 @@ using nlohmann::json;
 
 namespace {
 
-json run_rr(std::uint16_t port, const std::string& test, std::vector<std::string> global, std::vector<std::string> opts) {
+json run_rr(std::uint16_t port, const std::string& test, std::vector<std::string> global,
+            std::vector<std::string> opts) {
   global.push_back("--json");
   auto c = nb::test::run(netload_argv(port, test, 1, global, opts));
   INFO("stderr: " << c.err);
@@ -56,7 +57,8 @@ TEST_CASE("UDP_RR: every request answered and timed, numbered answers and netper
   }
 }
 
-TEST_CASE("TCP_RR: every request answered and timed, with a burst, answers larger than a segment", "[integration][rr]") {
+TEST_CASE("TCP_RR: every request answered and timed, with a burst, answers larger than a segment",
+          "[integration][rr]") {
   netserve_process server(1);
   json r = run_rr(server.port(), "TCP_RR", {"--burst", "4", "--interval", "0.5"}, {"-r", "200,20000"});
   require_every_transaction(r, 200, 20000, 4);

@@ -3,9 +3,9 @@
 // within the test's window and each at most once, and the log carries netserve's own figures, not those
 // of the client's end message. (Fragmentation needs a path MTU below 64 KiB: tests/lab/lab_df.sh.)
 #include "core/base/clock.hpp"
+#include "core/sys/socket.hpp"
 #include "core/wire/flow.hpp"
 #include "core/wire/protocol.hpp"
-#include "core/sys/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/raw_protocol.hpp"
 
@@ -77,7 +77,8 @@ double cpu_seconds(pid_t pid) {
 
 // A client's UDP socket on 127.0.0.1, connected to netserve's port.
 nb::fd_handle data_socket(std::uint16_t server_port) {
-  return nb::connect_udp(nb::endpoint::from_numeric("127.0.0.1", server_port), nb::endpoint::from_numeric("127.0.0.1", 0));
+  return nb::connect_udp(nb::endpoint::from_numeric("127.0.0.1", server_port),
+                         nb::endpoint::from_numeric("127.0.0.1", 0));
 }
 
 std::uint16_t port_of(const nb::fd_handle& fd) { return nb::endpoint::local_of(fd.get()).port(); }
@@ -122,8 +123,9 @@ double logged(const std::string& line, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("the answer loop: a test whose data peer is netserve's own socket is refused, CPU and answers stay at the kick",
-          "[integration][self]") {
+TEST_CASE(
+    "the answer loop: a test whose data peer is netserve's own socket is refused, CPU and answers stay at the kick",
+    "[integration][self]") {
   netserve_process server(2);
   const std::uint16_t p = server.port(0), q = server.port(1);
   // The attack: a UDP_RR test whose data port is netserve's own port, then a reverse stream to that port
@@ -151,9 +153,11 @@ TEST_CASE("the answer loop: a test whose data peer is netserve's own socket is r
   INFO("netserve used " << cpu << " s of CPU in 2.5 s; " << answers << " answers");
   CHECK(answers <= 50);
   CHECK(cpu < 0.5);
-  CHECK_THAT(why_rr, Catch::Contains("data port " + std::to_string(p) + " on 127.0.0.1 is one of netserve's own sockets"));
+  CHECK_THAT(why_rr,
+             Catch::Contains("data port " + std::to_string(p) + " on 127.0.0.1 is one of netserve's own sockets"));
   CHECK_THAT(why_reverse, Catch::Contains("is one of netserve's own sockets"));
-  CHECK_THAT(why_other, Catch::Contains("data port " + std::to_string(q) + " on 127.0.0.1 is one of netserve's own sockets"));
+  CHECK_THAT(why_other,
+             Catch::Contains("data port " + std::to_string(q) + " on 127.0.0.1 is one of netserve's own sockets"));
 }
 
 TEST_CASE("UDP_RR: no answer before the start instant, one per request number, none to another size",

@@ -9,8 +9,8 @@
 #include <thread>
 
 using nb::test::netload_argv;
-using nb::test::require_reconciles;
 using nb::test::netserve_process;
+using nb::test::require_reconciles;
 using nlohmann::json;
 
 namespace {
@@ -92,7 +92,8 @@ TEST_CASE("TCP_STREAM honours --mss, and netperf's -M (the receiver's bytes per 
 }
 
 // reno: every Linux has it, and every user may choose it (net.ipv4.tcp_allowed_congestion_control).
-TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts exact, the result says what ran", "[integration][tcp]") {
+TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts exact, the result says what ran",
+          "[integration][tcp]") {
   netserve_process server(1);
   const bool reverse = GENERATE(false, true);
   std::vector<std::string> global = {"--rate", "400M"};
@@ -117,7 +118,8 @@ TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts ex
   CHECK_THAT(sent_by, !Catch::Contains("unconfirmed"));
 }
 
-TEST_CASE("TCP_STREAM sends with sendfile() unless --send-copy: both ways, counts exact, the result says which", "[integration][tcp]") {
+TEST_CASE("TCP_STREAM sends with sendfile() unless --send-copy: both ways, counts exact, the result says which",
+          "[integration][tcp]") {
   netserve_process server(1);
   const bool reverse = GENERATE(false, true);
   const bool copy = GENERATE(false, true);
@@ -157,7 +159,8 @@ TEST_CASE("TCP_STREAM chooses its receive mode from where the peer is, and says 
   CHECK(r["options"]["recv_mode"] == "auto");
 
   // The table says it too, beside the rates.
-  auto c = nb::test::run(netload_argv(server.port(), "TCP_STREAM", 1, global, {"-m", "64K", "-K", "reno", "--recv-mode", "auto"}));
+  auto c = nb::test::run(
+      netload_argv(server.port(), "TCP_STREAM", 1, global, {"-m", "64K", "-K", "reno", "--recv-mode", "auto"}));
   INFO(c.out);
   REQUIRE(nb::test::ran_and_reconciled(c.status));
   CHECK_THAT(c.out, Catch::Contains(copies ? "\nReceive     copy (automatic: sender and receiver share this host"
@@ -215,16 +218,18 @@ void require_tcp_samples(const json& r, std::size_t streams) {
 
 }  // namespace
 
-TEST_CASE("TCP_STREAM reports its senders' TCP_INFO per interval and at the end - forward and reverse", "[integration][tcp]") {
+TEST_CASE("TCP_STREAM reports its senders' TCP_INFO per interval and at the end - forward and reverse",
+          "[integration][tcp]") {
   netserve_process server(1);
   SECTION("forward: netload sends") {
-    json r = run_json(server.port(), "TCP_STREAM", 1, {"--interval", "0.25", "--streams", "2", "--rate", "400M"}, {"-m", "64K"});
+    json r = run_json(server.port(), "TCP_STREAM", 1, {"--interval", "0.25", "--streams", "2", "--rate", "400M"},
+                      {"-m", "64K"});
     require_reconciles(r);
     require_tcp_samples(r, 2);
   }
   SECTION("reverse: netserve sends") {
-    json r = run_json(server.port(), "TCP_STREAM", 1, {"--interval", "0.25", "--streams", "2", "--rate", "400M", "--reverse"},
-                      {"-m", "64K"});
+    json r = run_json(server.port(), "TCP_STREAM", 1,
+                      {"--interval", "0.25", "--streams", "2", "--rate", "400M", "--reverse"}, {"-m", "64K"});
     require_reconciles(r);
     require_tcp_samples(r, 2);
   }
@@ -255,7 +260,8 @@ TEST_CASE("eight concurrent instances on eight ports each get their own counts",
     REQUIRE(logged.size() == 1);
     CHECK(r["receiver"]["packets"].get<std::uint64_t>() == logged[0]);
     double expected = 5000.0 * (i + 1);
-    CHECK(r["sender"]["pps"].get<double>() == Approx(expected).epsilon(0.25));  // sanity only: pacing accuracy is the benchmark's job
+    CHECK(r["sender"]["pps"].get<double>() ==
+          Approx(expected).epsilon(0.25));  // sanity only: pacing accuracy is the benchmark's job
   }
 }
 
@@ -274,7 +280,8 @@ TEST_CASE("two clients on one port are counted apart", "[integration][multi]") {
   require_logged_as_received(server, ja, jb);
 }
 
-TEST_CASE("two clients on two CPUs into one port are received on two lanes and counted exactly", "[integration][multi]") {
+TEST_CASE("two clients on two CPUs into one port are received on two lanes and counted exactly",
+          "[integration][multi]") {
   auto cpus = nb::allowed_cpus();
   if (cpus.size() < 2) {
     WARN("skipped: this process may run on one CPU only, lanes need two");
@@ -303,7 +310,8 @@ TEST_CASE("two clients on two CPUs into one port are received on two lanes and c
   CHECK(server.log().find(" lanes=1\n") != std::string::npos);
 }
 
-TEST_CASE("reverse UDP answers from the address the client used - also on a wildcard-bound server", "[integration][reverse]") {
+TEST_CASE("reverse UDP answers from the address the client used - also on a wildcard-bound server",
+          "[integration][reverse]") {
   // netserve on 0.0.0.0, the client talks to 127.0.0.5: the kernel's own choice of source for the reply
   // would be 127.0.0.1, which the client's connected socket would silently discard.
   nb::test::child server({nb::test::netserve_path(), "-p", "0", "--bind", "0.0.0.0"});

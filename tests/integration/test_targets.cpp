@@ -3,11 +3,11 @@
 #include "core/base/clock.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <regex>
 #include <thread>
 
@@ -32,7 +32,8 @@ bool check_target_object(const json& r, double requested_pps) {
   CHECK(t["requested_bits_per_second"].get<double>() == Approx(requested_pps * size * 8));
   CHECK(t["achieved_pps"].get<double>() == Approx(r["sender"]["pps"].get<double>()));
   CHECK(t["achieved_bits_per_second"].get<double>() == Approx(r["sender"]["bits_per_second"].get<double>()));
-  const double error = 100 * (t["achieved_bits_per_second"].get<double>() - requested_pps * size * 8) / (requested_pps * size * 8);
+  const double error =
+      100 * (t["achieved_bits_per_second"].get<double>() - requested_pps * size * 8) / (requested_pps * size * 8);
   CHECK(t["error_percent"].get<double>() == Approx(error));
   CHECK(t["met"].get<bool>() == (t["ceiling"].get<bool>() ? error <= 1.0 : std::fabs(error) <= 1.0));
   return t["met"].get<bool>();
@@ -130,8 +131,9 @@ TEST_CASE("a start instant already past is refused with one line and status 1", 
     CHECK(c.status == 1);
     CHECK(c.out.empty());
     std::smatch m;
-    REQUIRE(std::regex_match(c.err, m, std::regex(R"(netload: start instant (\d+\.\d{3}) s in the past \(([\d.]+)\): )"
-                                                  R"(refused; give an instant in the future\n)")));
+    REQUIRE(std::regex_match(c.err, m,
+                             std::regex(R"(netload: start instant (\d+\.\d{3}) s in the past \(([\d.]+)\): )"
+                                        R"(refused; give an instant in the future\n)")));
     CHECK(std::stod(m[1]) >= 1.5);
     CHECK(std::stod(m[1]) < 60);
     CHECK(std::stod(m[2]) == Approx(at).margin(1e-3));
@@ -144,7 +146,8 @@ TEST_CASE("start on stdin: armed once connected, then the instant from stdin, an
   netserve_process server(1);
   for (const char* test : {"UDP_STREAM", "TCP_STREAM"}) {
     INFO(test);
-    nb::test::child c(netload_argv(server.port(), test, 0.5, {"--pps", "1000", "--json-stream", "--start-on-stdin"}, {"-m", "100"}));
+    nb::test::child c(
+        netload_argv(server.port(), test, 0.5, {"--pps", "1000", "--json-stream", "--start-on-stdin"}, {"-m", "100"}));
     REQUIRE(c.read_line() == R"({"type":"armed"})");
     const double at = static_cast<double>(nb::wall_ns()) / 1e9 + 0.3;
     c.write_stdin(fmt::format("{:.6f}\n", at));
@@ -156,7 +159,8 @@ TEST_CASE("start on stdin: armed once connected, then the instant from stdin, an
     CHECK(r["actual_start"].get<double>() >= at);
     CHECK(r["sender"]["packets"].get<std::uint64_t>() > 0);
   }
-  nb::test::child c(netload_argv(server.port(), "UDP_STREAM", 0.5, {"--json-stream", "--start-on-stdin"}, {"-m", "100"}));
+  nb::test::child c(
+      netload_argv(server.port(), "UDP_STREAM", 0.5, {"--json-stream", "--start-on-stdin"}, {"-m", "100"}));
   REQUIRE(c.read_line() == R"({"type":"armed"})");
   c.close_stdin();
   auto done = c.wait();

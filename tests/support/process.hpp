@@ -6,11 +6,11 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <sys/types.h>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-#include <sys/types.h>
 
 namespace nb::test {
 
@@ -40,7 +40,7 @@ class child {
   pid_t pid() const { return pid_; }
 
  private:
-  boost::asio::io_context io_;               // before proc_: outlives it
+  boost::asio::io_context io_;  // before proc_: outlives it
   std::unique_ptr<nb::child_process> proc_;
   pid_t pid_ = -1;
 };

@@ -15,13 +15,13 @@
 namespace nb::test {
 
 struct simulated_sut {
-  double knee = 1e6;               // median of the per-trial knee, packets per second
-  double knee_jitter = 0.002;      // its relative standard deviation
-  double burst_probability = 0;    // chance that a trial also loses burst_loss of what it sent
+  double knee = 1e6;             // median of the per-trial knee, packets per second
+  double knee_jitter = 0.002;    // its relative standard deviation
+  double burst_probability = 0;  // chance that a trial also loses burst_loss of what it sent
   double burst_loss = 0.02;
-  double sender_max = 0;           // > 0: the sender offers no more than this (load_limited above it)
+  double sender_max = 0;                          // > 0: the sender offers no more than this (load_limited above it)
   std::function<double(double load)> extra_loss;  // a further loss ratio at a load (non-monotonic SUTs)
-  std::set<int> fail_trials;       // these trials (1-based) fail to run
+  std::set<int> fail_trials;                      // these trials (1-based) fail to run
   std::mt19937 rng{1};
   int trials = 0;
 

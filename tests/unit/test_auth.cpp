@@ -28,9 +28,9 @@ TEST_CASE("HMAC-SHA256 matches RFC 4231", "[auth]") {
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   CHECK(to_hex(hmac_sha256(std::string(20, '\xaa'), std::string(50, '\xdd'))) ==
         "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
-  CHECK(to_hex(hmac_sha256(bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25}),
-                           std::string(50, '\xcd'))) ==
-        "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+  CHECK(to_hex(hmac_sha256(
+            bytes({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25}),
+            std::string(50, '\xcd'))) == "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
   // Keys longer than a block are hashed first.
   CHECK(to_hex(hmac_sha256(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First")) ==
         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
@@ -142,7 +142,7 @@ TEST_CASE("data tokens bind the test's key, the connection, the stream and the c
   CHECK(t == data_token(k, data.server, "cookie", 0));  // both ends compute the same
   CHECK(t != data_token(k, data.client, "cookie", 1));
   CHECK(t != data_token(k, data.client, "cookiE", 0));
-  CHECK(t != data_token(k, other_data.client, "cookie", 0));  // replayed on another connection
+  CHECK(t != data_token(k, other_data.client, "cookie", 0));                         // replayed on another connection
   CHECK(t != data_token(connection_macs{}.client.key(), data.client, "cookie", 0));  // another test's key
 }
 
@@ -155,6 +155,7 @@ TEST_CASE("key files: first line - not for others - not empty", "[auth]") {
   CHECK_THROWS_WITH(read_psk_file(temp_file("s3cret\n", 0644).path),
                     Catch::Contains("others may read or write it (mode 0644)"));
   CHECK_THROWS_WITH(read_psk_file(temp_file("s3cret\n", 0602).path), Catch::Contains("(mode 0602)"));
-  CHECK_THROWS_WITH(read_psk_file(temp_file("\nkey on line two\n", 0600).path), Catch::Contains("the first line is empty"));
+  CHECK_THROWS_WITH(read_psk_file(temp_file("\nkey on line two\n", 0600).path),
+                    Catch::Contains("the first line is empty"));
   CHECK_THROWS_WITH(read_psk_file("/nonexistent/netbench.key"), Catch::Contains("No such file"));
 }

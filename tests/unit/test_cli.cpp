@@ -38,8 +38,8 @@ TEST_CASE("netperf's -T - -s - -S - -M and -R parse", "[cli]") {
 }
 
 TEST_CASE("long options: rate - pps - streams - start - json", "[cli]") {
-  auto o = parse({"-t", "UDP_STREAM", "--rate", "100m", "--streams", "4", "--start-at", "1700000000.25", "--json-stream",
-                  "--", "-m", "1250"});
+  auto o = parse({"-t", "UDP_STREAM", "--rate", "100m", "--streams", "4", "--start-at", "1700000000.25",
+                  "--json-stream", "--", "-m", "1250"});
   CHECK(o.rate_bps == 100e6);
   CHECK(o.target_pps() == Approx(10000));
   CHECK(o.streams == 4);
@@ -57,7 +57,8 @@ TEST_CASE("netperf's -c and -C ask for each host's CPU utilisation", "[cli]") {
   o = parse({"-C"});
   CHECK_FALSE(o.local_cpu_util);
   CHECK(o.remote_cpu_util);
-  CHECK_THROWS_WITH(parse_command_line({"--", "-C"}), Catch::Contains("TCP_CORK"));  // after --, netperf's -C is TCP_CORK
+  CHECK_THROWS_WITH(parse_command_line({"--", "-C"}),
+                    Catch::Contains("TCP_CORK"));  // after --, netperf's -C is TCP_CORK
 }
 
 TEST_CASE("request/response: -r REQ,RESP and the burst, netperf's defaults, and what does not apply", "[cli]") {
@@ -78,16 +79,21 @@ TEST_CASE("request/response: -r REQ,RESP and the burst, netperf's defaults, and 
   CHECK(o->response_size == 100);
   CHECK(o->burst == 2);
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--", "-m", "64"}), Catch::Contains("-r REQ,RESP"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--", "-r", "70000,1"}), Catch::Contains("between 1 and 65507"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--", "-r", "70000,1"}),
+                    Catch::Contains("between 1 and 65507"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--reverse"}), Catch::Contains("no reverse"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--rate", "1M"}), Catch::Contains("--pps gives transactions"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-r", "1,1"}), Catch::Contains("UDP_RR and TCP_RR only"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--burst", "1"}), Catch::Contains("UDP_RR and TCP_RR only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-r", "1,1"}),
+                    Catch::Contains("UDP_RR and TCP_RR only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--burst", "1"}),
+                    Catch::Contains("UDP_RR and TCP_RR only"));
   CHECK_THROWS_AS(parse_command_line({"-t", "TCP_RR", "--burst", "5000"}), usage_error);
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "3", "--", "-b", "4", "-r", "64"}), Catch::Contains("not both"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "3", "--", "-b", "4", "-r", "64"}),
+                    Catch::Contains("not both"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--bidir"}), Catch::Contains("--bidir"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "1"}), Catch::Contains("8 bytes or more"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "1", "--", "-r", "64,4"}), Catch::Contains("8 bytes or more"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--burst", "1", "--", "-r", "64,4"}),
+                    Catch::Contains("8 bytes or more"));
   CHECK(parse_command_line({"-t", "TCP_RR", "--burst", "1"}));  // TCP answers come in order: no number needed
 }
 
@@ -99,8 +105,9 @@ TEST_CASE("unsupported and contradictory options are usage errors", "[cli]") {
   CHECK_THROWS_WITH(parse_command_line({"--rate", "1M", "--pps", "5"}), Catch::Contains("not both"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-m", "70000"}), Catch::Contains("65507"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--mss", "1200"}), Catch::Contains("TCP tests only"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "-M", "1200"}),
-                    Catch::Contains("-M (the receiver's bytes per recv()) applies to TCP_STREAM only; the MSS is --mss"));
+  CHECK_THROWS_WITH(
+      parse_command_line({"-t", "UDP_STREAM", "--", "-M", "1200"}),
+      Catch::Contains("-M (the receiver's bytes per recv()) applies to TCP_STREAM only; the MSS is --mss"));
   CHECK_THROWS_WITH(parse_command_line({"--", "-R", "0"}), Catch::Contains("SO_DONTROUTE"));
   CHECK_THROWS_AS(parse_command_line({"-l", "0"}), usage_error);
   CHECK_THROWS_AS(parse_command_line({"--rate", "lots"}), usage_error);
@@ -122,7 +129,8 @@ TEST_CASE("TCP options: -K (netperf's congestion control), --recv-size, --zeroco
   CHECK_FALSE(o.send_copy);  // sendfile() unless asked
   CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--send-copy"}), Catch::Contains("TCP_STREAM only"));
   CHECK_THROWS_WITH(parse_command_line({"--", "--send-copy", "--zerocopy"}), Catch::Contains("not both"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-size", "1K"}), Catch::Contains("TCP_STREAM only"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_STREAM", "--", "--recv-size", "1K"}),
+                    Catch::Contains("TCP_STREAM only"));
   // The kernel would cut a long name to 15 characters and maybe pick another algorithm: refused here.
   CHECK_THROWS_WITH(parse_command_line({"--", "-K", "cubiccubiccubic16"}), Catch::Contains("1 to 15"));
   CHECK_THROWS_WITH(parse_command_line({"--", "-K", "cu bic"}), Catch::Contains("1 to 15"));
@@ -165,7 +173,8 @@ TEST_CASE("netload --omit: the test runs that much longer, the left-out part end
   CHECK(parse({"-l", "5", "--omit", "2", "--interval", "1"}).interval_s == 1);
   CHECK_THROWS_WITH(parse_command_line({"-l", "5", "--omit", "1.5", "--interval", "1"}),
                     Catch::Contains("not a whole number of --interval"));
-  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--omit", "1"}), Catch::Contains("--omit applies to UDP_STREAM"));
+  CHECK_THROWS_WITH(parse_command_line({"-t", "UDP_RR", "--omit", "1"}),
+                    Catch::Contains("--omit applies to UDP_STREAM"));
 }
 
 TEST_CASE("the peer option: netserve by default, iperf3 or netserver, nothing else", "[cli]") {
@@ -176,7 +185,9 @@ TEST_CASE("the peer option: netserve by default, iperf3 or netserver, nothing el
   CHECK_THROWS_AS(parse_command_line({"--peer", "netperf"}), usage_error);
 }
 
-TEST_CASE("TCP receive mode: --recv-mode auto|copy|discard, --recv-copy and --recv-discard its short forms, one setting", "[cli]") {
+TEST_CASE(
+    "TCP receive mode: --recv-mode auto|copy|discard, --recv-copy and --recv-discard its short forms, one setting",
+    "[cli]") {
   CHECK(parse({}).receive == nb::recv_mode::automatic);  // netload chooses when it knows where the peer is
   CHECK_FALSE(parse({}).recv_copy);                      // ...not before
   CHECK(parse({"--", "--recv-copy"}).receive == nb::recv_mode::copy);
@@ -194,5 +205,6 @@ TEST_CASE("TCP receive mode: --recv-mode auto|copy|discard, --recv-copy and --re
                     Catch::Contains("--recv-discard applies to TCP_STREAM only"));
   CHECK_THROWS_WITH(parse_command_line({"-t", "TCP_RR", "--", "--recv-mode", "copy"}),
                     Catch::Contains("--recv-mode copy applies to TCP_STREAM only"));
-  CHECK_THROWS_WITH(parse_command_line({"--peer", "iperf3", "--", "--recv-discard"}), Catch::Contains("iperf3's receiver"));
+  CHECK_THROWS_WITH(parse_command_line({"--peer", "iperf3", "--", "--recv-discard"}),
+                    Catch::Contains("iperf3's receiver"));
 }

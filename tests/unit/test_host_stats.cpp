@@ -125,9 +125,9 @@ TEST_CASE("the delta: CPU shares - process CPU - a 32-bit softnet wrap - interfa
   b.udp.rcvbuf_errors += 40;
   a.interfaces = parse_net_dev(dev_text);
   b.interfaces = a.interfaces;
-  b.interfaces[1].rx_dropped += 3;                        // eth0 moved
-  b.interfaces.push_back({"veth9", 10, 0, 0, 0});         // appeared during the window: counted from 0
-  b.interfaces[2].rx_packets = 1;                         // ens1f0 went backwards (recreated): 0, not listed
+  b.interfaces[1].rx_dropped += 3;                 // eth0 moved
+  b.interfaces.push_back({"veth9", 10, 0, 0, 0});  // appeared during the window: counted from 0
+  b.interfaces[2].rx_packets = 1;                  // ens1f0 went backwards (recreated): 0, not listed
   auto d = host_delta_between(a, b);
 
   CHECK(d.window_s == Approx(2.0));
@@ -180,7 +180,8 @@ TEST_CASE("a big host's delta lists its busiest CPUs and stays within a control 
 }
 
 TEST_CASE("host delta JSON round-trips and is read strictly", "[host]") {
-  auto d = host_delta_between(snapshot(stat_before, softnet_before, 0, 0), snapshot(stat_after, softnet_after, 2'000'000'000, 0));
+  auto d = host_delta_between(snapshot(stat_before, softnet_before, 0, 0),
+                              snapshot(stat_after, softnet_after, 2'000'000'000, 0));
   d.interfaces.push_back({"eth0", 1, 2, 3, 4});
   json j = to_json(d);
   CHECK(j["cpu"]["per_cpu"][1]["cpu"] == 1);
@@ -190,7 +191,9 @@ TEST_CASE("host delta JSON round-trips and is read strictly", "[host]") {
   auto back = host_delta_from_json(j);
   CHECK(to_json(back) == j);
 
-  auto fails = [&](json bad, const std::string& text) { CHECK_THROWS_WITH(host_delta_from_json(bad), Catch::Contains(text)); };
+  auto fails = [&](json bad, const std::string& text) {
+    CHECK_THROWS_WITH(host_delta_from_json(bad), Catch::Contains(text));
+  };
   json x = j;
   x["extra"] = 1;
   fails(x, "'extra' is not a known field");

@@ -75,8 +75,7 @@ TEST_CASE("resolving without NSS: numeric, then the hosts file, else one line th
   CHECK(resolve("peer-b") == "198.18.0.2:5001");
   CHECK(resolve("dual", AF_INET) == "198.18.0.1:5001");
   CHECK_THROWS_WITH(resolve("::1", AF_INET), "cannot resolve '::1': not an IPv4 address");
-  CHECK_THROWS_WITH(resolve("example.invalid"),
-                    "cannot resolve 'example.invalid': the static build reads only " + hosts.path +
-                        "; give a numeric address");
+  CHECK_THROWS_WITH(resolve("example.invalid"), "cannot resolve 'example.invalid': the static build reads only " +
+                                                    hosts.path + "; give a numeric address");
   CHECK_THROWS_AS(resolve("example.invalid"), std::runtime_error);
 }

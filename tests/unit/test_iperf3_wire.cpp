@@ -55,10 +55,12 @@ TEST_CASE("iperf3: malformed parameters are refused naming the field, unknown on
   CHECK_THROWS_WITH(i3::parse_params(R"({"tcp":true,"parallel":"2"})"), Catch::Contains("'parallel' must be a number"));
   CHECK_THROWS_WITH(i3::parse_params(R"({"tcp":true,"len":1.5})"), Catch::Contains("'len' must be a whole number"));
   CHECK_THROWS_WITH(i3::parse_params(R"({"tcp":true,"num":-1})"), Catch::Contains("'num' is out of range"));
-  CHECK_THROWS_WITH(i3::parse_params(R"({"tcp":true,"congestion":7})"), Catch::Contains("'congestion' must be a string"));
+  CHECK_THROWS_WITH(i3::parse_params(R"({"tcp":true,"congestion":7})"),
+                    Catch::Contains("'congestion' must be a string"));
   CHECK_THROWS_WITH(i3::parse_params("[1]"), Catch::Contains("not a JSON object"));
   CHECK_THROWS_WITH(i3::parse_params("{"), Catch::Contains("not JSON"));
-  CHECK_THROWS_WITH(i3::parse_params(std::string(6000, '[') + std::string(6000, ']')), Catch::Contains("nested too deep"));
+  CHECK_THROWS_WITH(i3::parse_params(std::string(6000, '[') + std::string(6000, ']')),
+                    Catch::Contains("nested too deep"));
   CHECK_THROWS_WITH(i3::parse_params(std::string(i3::max_json_size + 1, ' ')), Catch::Contains("more than"));
   CHECK(i3::parse_params(R"({"tcp":true,"fq_rate_new":1})").unknown == std::vector<std::string>{"fq_rate_new"});
   // What 3.19 adds (src/iperf_api.c at tag 3.19.1) is known: --skip-rx-copy served, --mptcp refused by name.

@@ -21,10 +21,10 @@ iperf_translation translate(std::vector<std::string> args) {
 
 // Every field a test depends on (the command line as given, argv, is not one).
 auto fields(const client_options& o) {
-  return std::make_tuple(o.host, o.port, o.local_address, o.family, o.kind, o.duration_s, o.message_size, o.local_buffer,
-                         o.remote_buffer, o.local_cpu, o.remote_cpu, o.mss, o.congestion, o.rate_bps, o.pps, o.interval_s,
-                         o.json, o.json_stream, o.streams, o.reverse, o.dscp, o.gso, o.gro, o.batch, o.recv_size,
-                         o.rate_units, o.omit_s);
+  return std::make_tuple(o.host, o.port, o.local_address, o.family, o.kind, o.duration_s, o.message_size,
+                         o.local_buffer, o.remote_buffer, o.local_cpu, o.remote_cpu, o.mss, o.congestion, o.rate_bps,
+                         o.pps, o.interval_s, o.json, o.json_stream, o.streams, o.reverse, o.dscp, o.gso, o.gro,
+                         o.batch, o.recv_size, o.rate_units, o.omit_s);
 }
 
 // A POSIX shell's words, for the plain and single-quoted words netload_command() writes.
@@ -84,8 +84,8 @@ constexpr double udp_default_rate = 1024 * 1024;  // iperf3's UDP_RATE, iperf2's
 
 TEST_CASE("the seed's iperf3 line translates verbatim, duration included", "[iperf]") {
   // PROCEDURES.md A4: iperf3 -u -l 16 -b 100m -t 120 -c 192.168.100.1 -i 1 -p 16001 -A 1
-  const std::vector<std::string> line{"--iperf3", "-u", "-l", "16", "-b", "100m", "-t", "120", "-c", "192.168.100.1",
-                                      "-i", "1", "-p", "16001", "-A", "1"};
+  const std::vector<std::string> line{"--iperf3",      "-u", "-l", "16", "-b",    "100m", "-t", "120", "-c",
+                                      "192.168.100.1", "-i", "1",  "-p", "16001", "-A",   "1"};
   if (!cpu_allowed(1)) {
     CHECK_THROWS_WITH(translate_iperf(line), Catch::Contains("CPU 1"));
     return;
@@ -113,8 +113,8 @@ TEST_CASE("the seed's iperf3 line translates verbatim, duration included", "[ipe
 
 TEST_CASE("the seed's eighth iperf3 instance asks for CPU 8", "[iperf]") {
   // ... -p 16008 -A 8, in the client role of A4.
-  const std::vector<std::string> line{"--iperf3", "-u", "-l", "16", "-b", "100m", "-t", "120", "-c", "172.16.0.2",
-                                      "-i", "1", "-p", "16008", "-A", "8"};
+  const std::vector<std::string> line{"--iperf3", "-u",         "-l", "16", "-b", "100m",  "-t", "120",
+                                      "-c",       "172.16.0.2", "-i", "1",  "-p", "16008", "-A", "8"};
   if (!cpu_allowed(8)) {
     CHECK_THROWS_WITH(translate_iperf(line), Catch::Contains("-T 8,: this process may not run on CPU 8") &&
                                                  Catch::Contains("the translation of iperf3"));
@@ -137,8 +137,9 @@ TEST_CASE("the OCI tutorial's final iperf2 line: -b is per thread, 9G is 9 * 2^3
   CHECK(o.rate_bps == 5 * 9.0 * (1 << 30));
   CHECK(o.message_size == 128 * 1024);
   CHECK(o.interval_s == 0);
-  CHECK(t.summary() == "iperf2 -c 172.16.1.50 -b 9G -P 5 = netload -H 172.16.1.50 -p 5001 -t TCP_STREAM -l 10 --streams 5 "
-                       "--rate 48318382080 -- -m 128K");
+  CHECK(t.summary() ==
+        "iperf2 -c 172.16.1.50 -b 9G -P 5 = netload -H 172.16.1.50 -p 5001 -t TCP_STREAM -l 10 --streams 5 "
+        "--rate 48318382080 -- -m 128K");
   check_printed_line_runs_the_same(t);
   auto eleven = translate({"--iperf2", "-c", "172.16.1.93", "-b", "9G", "-P", "11"});
   CHECK(eleven.runs[0].rate_bps == 11 * 9.0 * (1 << 30));
@@ -154,7 +155,8 @@ TEST_CASE("the OCI tutorial's other iperf2 lines", "[iperf]") {
     check_printed_line_runs_the_same(t);
   }
   SECTION("UDP at rising rates: 10m to 100000m, lower case is decimal") {
-    for (auto [text, bps] : {std::pair{"10m", 1e7}, {"100m", 1e8}, {"1000m", 1e9}, {"10000m", 1e10}, {"100000m", 1e11}}) {
+    for (auto [text, bps] :
+         {std::pair{"10m", 1e7}, {"100m", 1e8}, {"1000m", 1e9}, {"10000m", 1e10}, {"100000m", 1e11}}) {
       auto t = translate({"--iperf2", "-c", "172.16.1.50", "-u", "-b", text});
       CHECK(t.runs[0].kind == nb::test_kind::udp_stream);
       CHECK(t.runs[0].rate_bps == bps);
@@ -245,8 +247,8 @@ TEST_CASE("each tool's defaults and units", "[iperf]") {
 
 TEST_CASE("each mapped iperf option", "[iperf]") {
   const int cpu = nb::allowed_cpus().at(0);  // this host's CPU must be one this process may use
-  auto t = translate({"--iperf3", "-c", "h", "-R", "-M", "1400", "-A", std::to_string(cpu) + ",5", "-J", "-C", "reno", "-S",
-                      "0xb8", "-4", "-B", "127.0.0.1"});
+  auto t = translate({"--iperf3", "-c", "h", "-R", "-M", "1400", "-A", std::to_string(cpu) + ",5", "-J", "-C", "reno",
+                      "-S", "0xb8", "-4", "-B", "127.0.0.1"});
   const auto& o = t.runs[0];
   CHECK(o.reverse);
   CHECK(o.mss == 1400);
@@ -262,7 +264,8 @@ TEST_CASE("each mapped iperf option", "[iperf]") {
   CHECK(translate({"--iperf2", "-c", "h", "-Z", "cubic", "-R"}).runs[0].congestion == "cubic");
 
   SECTION("both directions at once: iperf3 --bidir, iperf2 -d") {
-    for (auto flags : {std::vector<std::string>{"--iperf3", "-c", "h", "--bidir"}, {"--iperf2", "-c", "h", "-d", "-w", "64K"}}) {
+    for (auto flags :
+         {std::vector<std::string>{"--iperf3", "-c", "h", "--bidir"}, {"--iperf2", "-c", "h", "-d", "-w", "64K"}}) {
       auto b = translate(flags);
       REQUIRE(b.runs.size() == 1);
       CHECK(b.runs[0].bidir);
@@ -302,7 +305,8 @@ TEST_CASE("an iperf option with no netload equivalent is an error naming it", "[
     CHECK_THROWS_AS(translate_iperf(args), usage_error);
     CHECK_THROWS_WITH(translate_iperf(args), Catch::Contains(text));
   };
-  refused({"--iperf3", "-c", "h", "--logfile", "x"}, "iperf3 option --logfile (output to a file) has no netload equivalent");
+  refused({"--iperf3", "-c", "h", "--logfile", "x"},
+          "iperf3 option --logfile (output to a file) has no netload equivalent");
   refused({"--iperf3", "-c", "h", "-O", "601"}, "iperf3 -O 601: iperf3 takes at most 600 seconds");
   refused({"--iperf3", "-c", "h", "-f", "t"}, "iperf3 -f t: netload prints k, m, g");
   refused({"--iperf2", "-c", "h", "-f", "a"}, "iperf2 -f a: netload prints k, m, g");

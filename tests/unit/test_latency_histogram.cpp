@@ -132,7 +132,7 @@ TEST_CASE("latency histogram: min, max, mean and count exact, p0 is min and p100
   CHECK(h.mean_ns() == Approx((1'000'001.0 + 5'000'003.0 + 2'999'999.0 + 7.0) / 4));
   CHECK(h.percentile_ns(0) == 7);
   CHECK(h.percentile_ns(100) == 5'000'003);
-  CHECK(h.percentile_ns(-5) == 7);     // outside 0..100: the nearest end
+  CHECK(h.percentile_ns(-5) == 7);  // outside 0..100: the nearest end
   CHECK(h.percentile_ns(250) == 5'000'003);
   CHECK(h.clamped() == 0);
 }
@@ -204,8 +204,7 @@ TEST_CASE("latency histogram: summary in microseconds", "[latency_histogram]") {
   CHECK(s.at("count") == 1000);
 }
 
-TEST_CASE("latency histogram: from_json refuses what does not hold together, naming the field",
-          "[latency_histogram]") {
+TEST_CASE("latency histogram: from_json refuses what does not hold together, naming the field", "[latency_histogram]") {
   latency_histogram h;
   for (std::uint64_t v : {100u, 2'000u, 30'000u}) h.record(v);
   const json good = h.to_json();
@@ -262,8 +261,9 @@ TEST_CASE("latency histogram: from_json refuses what does not hold together, nam
   refused(bucket_at(1, good["buckets"][0]), "buckets", "out of order");  // a duplicate
   // Counts that wrap to the right total: 2^64 - 1 + 2 + 2 overflows to 3.
   json wrap = good;
-  wrap["buckets"] = json::array({json::array({100u, ~std::uint64_t{0}}), json::array({latency_histogram::bucket_of(2'000), 2u}),
-                                 json::array({latency_histogram::bucket_of(30'000), 2u})});
+  wrap["buckets"] =
+      json::array({json::array({100u, ~std::uint64_t{0}}), json::array({latency_histogram::bucket_of(2'000), 2u}),
+                   json::array({latency_histogram::bucket_of(30'000), 2u})});
   refused(wrap, "buckets", "overflow");
   // min above max within one bucket (1000 .. 1003), so that no other check sees it first.
   latency_histogram one_bucket;
@@ -283,7 +283,8 @@ TEST_CASE("latency histogram: from_json refuses what does not hold together, nam
   refused(empty, "count", "is 0");
 }
 
-TEST_CASE("latency_histogram: since() gives what was recorded after a snapshot, bucket by bucket", "[latency_histogram]") {
+TEST_CASE("latency_histogram: since() gives what was recorded after a snapshot, bucket by bucket",
+          "[latency_histogram]") {
   nb::latency_histogram h;
   for (std::uint64_t v = 1000; v < 2000; ++v) h.record(v);
   const nb::latency_histogram then = h;  // a snapshot, as netload takes one per interval

@@ -97,7 +97,8 @@ TEST_CASE("mlr classify: short trials can make an upper bound, never a lower bou
   CHECK(l.classify(g, 1000) == load_class::lower_bound);
 }
 
-TEST_CASE("mlr classify: the goal loss ratio itself is low-loss, a zero exceed ratio tolerates no high-loss trial", "[mlr]") {
+TEST_CASE("mlr classify: the goal loss ratio itself is low-loss, a zero exceed ratio tolerates no high-loss trial",
+          "[mlr]") {
   goal g = nb::search::pdr_goal();
   auto s = searcher();
   for (int i = 0; i < 11; ++i) s.record(trial(1000, 1, 1000, 5));  // exactly 0.005

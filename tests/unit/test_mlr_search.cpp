@@ -6,8 +6,8 @@
 #include "core/search/mlr_search.hpp"
 #include "tests/support/simulated_sut.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -22,7 +22,8 @@ using nb::search::mlr_search;
 using nb::test::simulated_sut;
 
 bool names(const goal_result& r, std::string_view what) {
-  return std::any_of(r.irregularities.begin(), r.irregularities.end(), [&](const auto& x) { return x.find(what) != std::string::npos; });
+  return std::any_of(r.irregularities.begin(), r.irregularities.end(),
+                     [&](const auto& x) { return x.find(what) != std::string::npos; });
 }
 
 std::string describe(const mlr_search& s) {
@@ -44,7 +45,8 @@ mlr_search search_of(simulated_sut& sut, std::vector<goal> goals = {nb::search::
 
 }  // namespace
 
-TEST_CASE("mlr search: 200 noisy SUTs, each goal's conditional throughput within its width of the truth in >= 95 %", "[mlr]") {
+TEST_CASE("mlr search: 200 noisy SUTs, each goal's conditional throughput within its width of the truth in >= 95 %",
+          "[mlr]") {
   constexpr int runs = 200;
   int within[2] = {0, 0}, regular = 0;
   double seconds = 0;
@@ -71,8 +73,9 @@ TEST_CASE("mlr search: 200 noisy SUTs, each goal's conditional throughput within
       CHECK(hi.full_length_high_loss + hi.short_high_loss > r.g.exceed_ratio * r.g.duration_sum);
     }
   }
-  WARN(fmt::format("NDR within width in {}/{} runs, PDR in {}/{}, {} of {} results regular; mean {:.1f} trial-seconds per search",
-                   within[0], runs, within[1], runs, regular, 2 * runs, seconds / runs));
+  WARN(fmt::format(
+      "NDR within width in {}/{} runs, PDR in {}/{}, {} of {} results regular; mean {:.1f} trial-seconds per search",
+      within[0], runs, within[1], runs, regular, 2 * runs, seconds / runs));
   CHECK(within[0] >= runs * 95 / 100);
   CHECK(within[1] >= runs * 95 / 100);
 }
@@ -93,7 +96,8 @@ TEST_CASE("mlr search: a SUT faster than the sender - max load is a lower bound,
   }
 }
 
-TEST_CASE("mlr search: a SUT slower than the min load - min load is an upper bound, no lower bound, no throughput", "[mlr]") {
+TEST_CASE("mlr search: a SUT slower than the min load - min load is an upper bound, no lower bound, no throughput",
+          "[mlr]") {
   simulated_sut sut;
   sut.knee = 1000;
   mlr_search s({nb::search::ndr_goal(), nb::search::pdr_goal()}, 5000, 1e6, 200e3);
@@ -112,7 +116,9 @@ TEST_CASE("mlr search: a SUT slower than the min load - min load is an upper bou
   CHECK(s.trials().size() < 40);
 }
 
-TEST_CASE("mlr search: loss not monotonic - a lower bound above the upper bound found later is named, the answer is below", "[mlr]") {
+TEST_CASE(
+    "mlr search: loss not monotonic - a lower bound above the upper bound found later is named, the answer is below",
+    "[mlr]") {
   // At 5000 the SUT was fine for 11 s (another goal's trials, say); from then on it loses above 3000,
   // and 11 s at 4000 show it.
   simulated_sut sut;
@@ -182,7 +188,8 @@ TEST_CASE("mlr search: trials the sender could not offer are no evidence and low
   }
 }
 
-TEST_CASE("mlr search: a sender starved once above a load it offered in full does not cap the max load under it", "[mlr]") {
+TEST_CASE("mlr search: a sender starved once above a load it offered in full does not cap the max load under it",
+          "[mlr]") {
   mlr_search s({nb::search::pdr_goal()}, 1000, 2e6, 1e6);
   nb::search::trial_result full;
   full.intended_load = 1e6;
@@ -247,7 +254,8 @@ TEST_CASE("mlr search: each goal's trial-seconds and the JSON record in the RFC'
   CHECK(j["trials"][1]["ran"] == false);
   CHECK(j["trials"][1]["loss_ratio"].is_null());
   const auto& t0 = j["trials"][0];
-  for (const char* k : {"intended_load", "duration", "sent", "received", "loss_ratio", "forwarding_rate", "reason"}) CHECK(t0.contains(k));
+  for (const char* k : {"intended_load", "duration", "sent", "received", "loss_ratio", "forwarding_rate", "reason"})
+    CHECK(t0.contains(k));
   CHECK(t0["forwarding_rate"].get<double>() == Approx(s.trials()[0].forwarding_rate()));
   REQUIRE(j.at("results").size() == 2);
   const auto& r1 = j["results"][1];
@@ -285,7 +293,9 @@ TEST_CASE("mlr search: a caller that rounds the load into 8 per-instance rates s
   }
 }
 
-TEST_CASE("mlr search: an RFC 2544-like goal (60-s final trials, 60-s sum, exceed ratio 0) grows its trials from 1 s to 60 s", "[mlr]") {
+TEST_CASE(
+    "mlr search: an RFC 2544-like goal (60-s final trials, 60-s sum, exceed ratio 0) grows its trials from 1 s to 60 s",
+    "[mlr]") {
   goal g;
   g.name = "RFC 2544";
   g.loss_ratio = 0;

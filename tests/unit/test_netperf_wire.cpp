@@ -54,7 +54,8 @@ TEST_CASE("netperf wire: netserver's results come with their type byte-swapped, 
   CHECK(r.recv_buf_size == 212992);
 }
 
-TEST_CASE("netperf wire: results are big-endian words, bytes as two of them, counts saturated to 32 bits", "[netperf]") {
+TEST_CASE("netperf wire: results are big-endian words, bytes as two of them, counts saturated to 32 bits",
+          "[netperf]") {
   np::omni_results r;
   r.bytes_received = (std::uint64_t{1} << 32) + 5;
   r.recv_calls = np::field32(std::uint64_t{1} << 33);
@@ -110,8 +111,8 @@ TEST_CASE("netperf wire: netserver's setup and TCP_RR results decode field by fi
   CHECK(rr.send_buf_size == 3939840);
   CHECK(rr.trans_received == 31919);
   CHECK(rr.elapsed_time == Approx(1.0005).epsilon(1e-4));
-  for (const char* name : {"request_tcp_rr.bin", "request_udp_rr.bin", "request_tcp_maerts.bin",
-                           "request_tcp_stream_M500_S1M.bin"}) {
+  for (const char* name :
+       {"request_tcp_rr.bin", "request_udp_rr.bin", "request_tcp_maerts.bin", "request_tcp_stream_M500_S1M.bin"}) {
     INFO(name);
     const np::block b = captured(name);
     CHECK(np::encode_request(np::decode_request(b), np::decode_header(b).value) == b);

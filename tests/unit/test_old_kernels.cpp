@@ -4,12 +4,11 @@
 // udp_lib_getsockopt/udp_lib_setsockopt do for an option they do not know), and checks that the code
 // copes as its header promises. The child forgets the parent's probes (core/sys/kernel_features.hpp), so it
 // probes under the filter as a process on such a kernel would.
+#include "core/data/udp_io.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/sys/socket.hpp"
-#include "core/data/udp_io.hpp"
 #include "netserve/udp_port.hpp"
 
-#include <catch2/catch.hpp>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/udp.h>
@@ -17,10 +16,11 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <optional>

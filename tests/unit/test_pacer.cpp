@@ -3,10 +3,10 @@
 // count was read, so a loaded machine (a thread preempted) only makes the bounds looser, never the test
 // fail; the lower bounds are small, there only so a pacer that sends nothing fails.
 #include "core/base/clock.hpp"
-#include "core/wire/flow.hpp"
 #include "core/data/pacer.hpp"
-#include "core/sys/socket.hpp"
 #include "core/data/streams.hpp"
+#include "core/sys/socket.hpp"
+#include "core/wire/flow.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -46,8 +46,7 @@ TEST_CASE("pacer: a sender that fell behind catches up at most 2 % above the rat
   CHECK(total > first);  // it does catch up
 }
 
-TEST_CASE("pacer: one message per call (TCP) still has room for two - a late wake-up is not lost for good",
-          "[pacer]") {
+TEST_CASE("pacer: one message per call (TCP) still has room for two - a late wake-up is not lost for good", "[pacer]") {
   // 400 messages/s, 50 ms behind: 21 are due. A bucket of one would give them one at a time, each a full
   // refill apart, so every wake-up later than 2 % of the interval (50 us) would be lost for good; with room
   // for two the time lost refills the second.

@@ -162,6 +162,7 @@ TEST_CASE("the result message carries the server host's delta - optionally and s
   CHECK_THROWS_WITH(decode_payload(j.dump()), Catch::Contains("'bogus' is not a known field"));
   j = json::parse(encode_payload(message{m}));
   j["body"]["host"]["cpu"]["per_cpu"] = json::array();
-  for (std::size_t i = 0; i <= max_listed_cpus; ++i) j["body"]["host"]["cpu"]["per_cpu"].push_back(to_json(h)["cpu"]["per_cpu"][0]);
+  for (std::size_t i = 0; i <= max_listed_cpus; ++i)
+    j["body"]["host"]["cpu"]["per_cpu"].push_back(to_json(h)["cpu"]["per_cpu"][0]);
   CHECK_THROWS_WITH(decode_payload(j.dump()), Catch::Contains("too many entries"));
 }

@@ -15,16 +15,19 @@
 
 using namespace nb;
 
-TEST_CASE("receive mode: automatic copies for one stream to this host, discards otherwise, and asked is kept", "[receive]") {
+TEST_CASE("receive mode: automatic copies for one stream to this host, discards otherwise, and asked is kept",
+          "[receive]") {
   auto one_here = choose_receive(recv_mode::automatic, {true, 1});
   CHECK(one_here.mode == "copy");
   CHECK(one_here.automatic);
-  CHECK(receive_words(one_here) ==
-        "copy (automatic: sender and receiver share this host: the copy moves TCP's receive work to the receiver's CPU)");
+  CHECK(
+      receive_words(one_here) ==
+      "copy (automatic: sender and receiver share this host: the copy moves TCP's receive work to the receiver's CPU)");
   auto five_here = choose_receive(recv_mode::automatic, {true, 5});
   CHECK(five_here.mode == "discard");
-  CHECK_THAT(receive_words(five_here), Catch::StartsWith("discard (automatic: sender and receiver share this host, but 5 "
-                                                         "streams' receivers already take TCP's receive work"));
+  CHECK_THAT(receive_words(five_here),
+             Catch::StartsWith("discard (automatic: sender and receiver share this host, but 5 "
+                               "streams' receivers already take TCP's receive work"));
   for (std::uint32_t streams : {1u, 5u}) {
     auto away = choose_receive(recv_mode::automatic, {false, streams});
     CHECK(away.mode == "discard");
@@ -127,7 +130,8 @@ std::string line_after(const std::string& text, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("receive mode and an overdriven receiver's meaning: in the JSON, read back, and beside the figures", "[receive]") {
+TEST_CASE("receive mode and an overdriven receiver's meaning: in the JSON, read back, and beside the figures",
+          "[receive]") {
   const auto tcp = tcp_result(choose_receive(recv_mode::automatic, {true, 1}));
   auto j = to_json(tcp);
   CHECK(j["receive"]["mode"] == "copy");

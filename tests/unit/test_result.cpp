@@ -121,7 +121,8 @@ TEST_CASE("a GRO buffer counts as the datagrams it carries", "[flow]") {
   CHECK(ones.sequenced.get() == 0);
 }
 
-TEST_CASE("TCP messages are bytes / message size on both sides - per-write counts cannot fail reconciliation", "[result]") {
+TEST_CASE("TCP messages are bytes / message size on both sides - per-write counts cannot fail reconciliation",
+          "[result]") {
   // Five streams of 100000-byte writes, each ending part-way into its second write: 5 whole writes were
   // sent, but the 5 x 60000 remainder bytes make three more messages of the 800000 bytes received.
   test_result r;
@@ -176,12 +177,12 @@ TEST_CASE("a paced test's target: met within 1 % of the payload rate - either wa
   CHECK(check_target(100'000, 100, sent(100'900, 100)).met);
   CHECK_FALSE(check_target(100'000, 100, sent(101'100, 100)).met);  // above is a miss too
   CHECK_FALSE(check_target(100'000, 100, sent(98'900, 100)).met);
-  CHECK_FALSE(check_target(100'000, 100, flow_figures{}).met);      // nothing sent: -100 %
+  CHECK_FALSE(check_target(100'000, 100, flow_figures{}).met);  // nothing sent: -100 %
 
   // TCP: the error is on bytes, so a stream's last partial message does not count against it.
   flow_figures tcp;
   tcp.seconds = 1;
-  tcp.bytes = 9'950'000;                    // 99.5 messages of 100000 bytes: 99 whole ones
+  tcp.bytes = 9'950'000;  // 99.5 messages of 100000 bytes: 99 whole ones
   tcp.packets = tcp_messages(tcp.bytes, 100'000);
   compute_rates(tcp);
   auto t = check_target(100, 100'000, tcp);

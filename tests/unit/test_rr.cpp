@@ -1,10 +1,10 @@
 // Request/response: the client's transaction loop against servers that answer, drop and reorder, the
 // TCP server loop, and the reconciliation of both sides' counts.
 #include "core/base/clock.hpp"
-#include "core/wire/result.hpp"
 #include "core/data/rr.hpp"
-#include "core/sys/socket.hpp"
 #include "core/data/streams.hpp"
+#include "core/sys/socket.hpp"
+#include "core/wire/result.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -92,7 +92,8 @@ void udp_server(int fd, std::size_t response, std::uint64_t drop_every, bool swa
 
 }  // namespace
 
-TEST_CASE("UDP_RR client: every request answered in time or given up, lost ones counted, each answer timed once", "[rr]") {
+TEST_CASE("UDP_RR client: every request answered in time or given up, lost ones counted, each answer timed once",
+          "[rr]") {
   auto [c, s] = udp_pair();
   std::atomic<bool> stop{false};
   std::uint64_t answered = 0, dropped = 0;
@@ -106,14 +107,15 @@ TEST_CASE("UDP_RR client: every request answered in time or given up, lost ones 
   const std::uint64_t sent = cl.requests.packets.get();
   CHECK(sent > 20);
   CHECK(dropped > 0);
-  CHECK(cl.rr.timeouts.get() == dropped);          // given up: exactly the ones the server left unanswered
-  CHECK(cl.answers.packets.get() == answered);     // the rest came back, none late on loopback
+  CHECK(cl.rr.timeouts.get() == dropped);       // given up: exactly the ones the server left unanswered
+  CHECK(cl.answers.packets.get() == answered);  // the rest came back, none late on loopback
   CHECK(cl.answers.packets.get() + cl.rr.timeouts.get() == sent);
   CHECK(cl.latency.count() == cl.answers.packets.get());
   CHECK(cl.rr.unmatched.get() == 0);
 }
 
-TEST_CASE("UDP_RR client: an answer after its transaction was given up is late, also with nothing else in flight", "[rr]") {
+TEST_CASE("UDP_RR client: an answer after its transaction was given up is late, also with nothing else in flight",
+          "[rr]") {
   auto [c, s] = udp_pair();
   std::atomic<bool> stop{false};
   std::uint64_t answered = 0;
@@ -174,7 +176,8 @@ TEST_CASE("TCP_RR: client and server loops agree on every request and answer, wi
   nb::send_counters server_answers;
   nb::stream_outcome server_out;
   const nb::stream_plan sp = plan_for(b.get(), 300, 5000, 0, 0, 0);
-  std::jthread server([&](std::stop_token st) { nb::run_tcp_rr_server(st, sp, server_requests, server_answers, server_out); });
+  std::jthread server(
+      [&](std::stop_token st) { nb::run_tcp_rr_server(st, sp, server_requests, server_answers, server_out); });
   client cl;
   nb::run_tcp_rr_client({}, plan_for(a.get(), 300, 5000, 7, 0, 300'000'000), cl.state(), cl.out);
   server.join();  // it ends at the client's EOF, every answer written
@@ -249,7 +252,8 @@ TEST_CASE("reconcile_rr: requests and answers lost, late and refused add up to w
   }
 }
 
-TEST_CASE("UDP_RR server: each request number answered once - repeats, reflections and numbers too old get none", "[rr]") {
+TEST_CASE("UDP_RR server: each request number answered once - repeats, reflections and numbers too old get none",
+          "[rr]") {
   nb::rr_request_numbers seen;
   CHECK(seen.first_time(0));
   CHECK_FALSE(seen.first_time(0));  // the same request again, or our answer to it reflected back
@@ -270,8 +274,8 @@ TEST_CASE("UDP_RR server: each request number answered once - repeats, reflectio
 
 TEST_CASE("UDP_RR: which requests carry their number, as the client writes them", "[rr]") {
   CHECK_FALSE(nb::rr_request_numbered(1, 1));
-  CHECK_FALSE(nb::rr_request_numbered(8, 7));   // no room in the answer: the client leaves it out
+  CHECK_FALSE(nb::rr_request_numbered(8, 7));  // no room in the answer: the client leaves it out
   CHECK(nb::rr_request_numbered(8, 8));
-  CHECK(nb::rr_request_numbered(16, 1));         // the payload header carries it anyway
+  CHECK(nb::rr_request_numbered(16, 1));  // the payload header carries it anyway
   CHECK_FALSE(nb::rr_request_numbered(7, 64));
 }

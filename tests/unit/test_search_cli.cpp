@@ -13,7 +13,8 @@ client_options parse_search(std::vector<std::string> args) {
 }
 }  // namespace
 
-TEST_CASE("netload --search: the goals asked for, CSIT's parameters unless given by RFC 9971's names", "[cli][search]") {
+TEST_CASE("netload --search: the goals asked for, CSIT's parameters unless given by RFC 9971's names",
+          "[cli][search]") {
   CHECK_FALSE(parse_search({"-t", "UDP_STREAM"}).search.enabled());
   auto both = parse_search({"-t", "UDP_STREAM", "--search"}).search;  // no value: both goals
   CHECK(both.goals == "both");
@@ -26,10 +27,31 @@ TEST_CASE("netload --search: the goals asked for, CSIT's parameters unless given
   CHECK(goals[1].duration_sum == 21);
   CHECK(goals[1].width == 0.005);
 
-  auto pdr = parse_search({"-t", "UDP_STREAM", "--search", "PDR", "--loss-ratio", "0.01", "--exceed-ratio", "0.25",
-                           "--final-trial-duration", "2", "--duration-sum", "6", "--width", "0.02",
-                           "--initial-trial-duration", "0.5", "--settle", "0.3", "--max-trials", "40",
-                           "--max-search-time", "120", "--", "-m", "64"});
+  auto pdr = parse_search({"-t",
+                           "UDP_STREAM",
+                           "--search",
+                           "PDR",
+                           "--loss-ratio",
+                           "0.01",
+                           "--exceed-ratio",
+                           "0.25",
+                           "--final-trial-duration",
+                           "2",
+                           "--duration-sum",
+                           "6",
+                           "--width",
+                           "0.02",
+                           "--initial-trial-duration",
+                           "0.5",
+                           "--settle",
+                           "0.3",
+                           "--max-trials",
+                           "40",
+                           "--max-search-time",
+                           "120",
+                           "--",
+                           "-m",
+                           "64"});
   CHECK(pdr.message_size == 64);
   REQUIRE(pdr.search.search_goals().size() == 1);
   const auto g = pdr.search.search_goals()[0];
@@ -72,7 +94,7 @@ TEST_CASE("a search trial is load-limited by its count against load x duration, 
   // Measured on the lab circuit: 20002 sent at 20093 pps for 1 s while the sender's own elapsed time,
   // 1.0066 s with its last wake-up late, gave 19871 pps (-1.1 %): 0.45 % short, the load was offered.
   CHECK_FALSE(offered_short(20002, 20093, 1));
-  CHECK(offered_short(19673, 20002, 1));  // 1.6 % short: not offered
+  CHECK(offered_short(19673, 20002, 1));   // 1.6 % short: not offered
   CHECK_FALSE(offered_short(5, 5.06, 1));  // whole datagrams: one of slack
   CHECK(offered_short(3, 5, 1));
   CHECK_FALSE(offered_short(198000, 100000, 2));  // 1 % of 200000 exactly: within the tolerance

@@ -3,9 +3,9 @@
 #include "netserve/served_test.hpp"
 #include "netserve/udp_port.hpp"
 
-#include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <catch2/catch.hpp>
 
 #include <memory>
 #include <utility>

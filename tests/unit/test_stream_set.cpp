@@ -36,7 +36,8 @@ TEST_CASE("stream_set: MSG_ZEROCOPY sends of all streams are summed into the bat
   // Loopback: the kernel copies every one; a completion still missing at the end is said too.
   streams[0].outcome.zerocopy = {10, 10, 10};
   streams[1].outcome.zerocopy = {6, 5, 5};
-  CHECK(streams.counts().batching == "send, zerocopy asked, the kernel copied 15 of 15 sends (1 of 16 unconfirmed at the end)");
+  CHECK(streams.counts().batching ==
+        "send, zerocopy asked, the kernel copied 15 of 15 sends (1 of 16 unconfirmed at the end)");
   // None confirmed (a peer that stopped acknowledging): not claimed as zero-copy.
   streams[0].outcome.zerocopy = {10, 0, 0};
   streams[1].outcome.zerocopy = {6, 0, 0};

@@ -2,16 +2,16 @@
 // as 0, the peer of an unconnected socket throws rather than reading as an empty address, and
 // sleep_until_ns returns on an instant clock_nanosleep refuses rather than retrying for ever.
 #include "core/base/clock.hpp"
+#include "core/data/udp_io.hpp"
 #include "core/sys/endpoint.hpp"
 #include "core/sys/socket.hpp"
-#include "core/data/udp_io.hpp"
 
 #include "core/sys/eintr.hpp"
 
-#include <catch2/catch.hpp>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -24,7 +24,8 @@
 using namespace nb;
 
 TEST_CASE("a socket call on a descriptor that is no socket throws, naming the call") {
-  CHECK_THROWS_WITH(recv_buffer(-1), Catch::Contains("getsockopt(SO_RCVBUF)") && Catch::Contains("Bad file descriptor"));
+  CHECK_THROWS_WITH(recv_buffer(-1),
+                    Catch::Contains("getsockopt(SO_RCVBUF)") && Catch::Contains("Bad file descriptor"));
   CHECK_THROWS_AS(set_recv_buffer(-1, 1 << 20), std::system_error);
   CHECK_THROWS_AS(send_buffer(-1), std::system_error);
   CHECK_THROWS_AS(tcp_mss(-1), std::system_error);
@@ -48,7 +49,7 @@ TEST_CASE("sleep_until_ns returns for an instant clock_nanosleep refuses instead
   auto returned = std::make_shared<std::promise<void>>();
   auto done = returned->get_future();
   std::thread([returned] {
-    sleep_until_ns(CLOCK_MONOTONIC, -1);                // before the clock's zero: past
+    sleep_until_ns(CLOCK_MONOTONIC, -1);                 // before the clock's zero: past
     sleep_until_ns(CLOCK_THREAD_CPUTIME_ID, mono_ns());  // a clock it cannot sleep on (EINVAL)
     returned->set_value();
   }).detach();

@@ -1,9 +1,9 @@
 // TCP_INFO samples: read from a real loopback connection, cut short as an older kernel returns them,
 // summed over streams and intervals, and through the result's and the protocol's JSON.
 #include "core/base/fd.hpp"
+#include "core/sys/tcp_info.hpp"
 #include "core/wire/protocol.hpp"
 #include "core/wire/result.hpp"
-#include "core/sys/tcp_info.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -77,7 +77,7 @@ TEST_CASE("a loopback connection's TCP_INFO has its figures filled and sane", "[
   REQUIRE(s->pmtu);
   CHECK(*s->pmtu >= *s->snd_mss);
   REQUIRE(s->cwnd_bytes);
-  CHECK(*s->cwnd_bytes >= *s->snd_mss);       // cwnd is in bytes: segments x MSS
+  CHECK(*s->cwnd_bytes >= *s->snd_mss);  // cwnd is in bytes: segments x MSS
   CHECK(*s->cwnd_bytes % *s->snd_mss == 0);
   CHECK(s->retransmits);
   CHECK(s->rtt_us);
@@ -100,13 +100,13 @@ TEST_CASE("a loopback connection's TCP_INFO has its figures filled and sane", "[
 
 TEST_CASE("an older kernel's shorter TCP_INFO leaves the later figures absent, not zero", "[tcp_info]") {
   std::array<std::byte, old_kernel_info_size> info{};
-  put_u32(info, 2, 1448);        // tcpi_snd_mss
-  put_u32(info, 13, 1500);       // tcpi_pmtu
-  put_u32(info, 15, 850);        // tcpi_rtt
-  put_u32(info, 16, 120);        // tcpi_rttvar
-  put_u32(info, 17, 0x7fffffff); // tcpi_snd_ssthresh: still in the initial slow start
-  put_u32(info, 18, 10);         // tcpi_snd_cwnd, segments
-  put_u32(info, 23, 7);          // tcpi_total_retrans
+  put_u32(info, 2, 1448);         // tcpi_snd_mss
+  put_u32(info, 13, 1500);        // tcpi_pmtu
+  put_u32(info, 15, 850);         // tcpi_rtt
+  put_u32(info, 16, 120);         // tcpi_rttvar
+  put_u32(info, 17, 0x7fffffff);  // tcpi_snd_ssthresh: still in the initial slow start
+  put_u32(info, 18, 10);          // tcpi_snd_cwnd, segments
+  put_u32(info, 23, 7);           // tcpi_total_retrans
   tcp_sample s = tcp_sample_from(info);
   CHECK(s.snd_mss == 1448u);
   CHECK(s.pmtu == 1500u);
@@ -131,8 +131,9 @@ TEST_CASE("an older kernel's shorter TCP_INFO leaves the later figures absent, n
 }
 
 TEST_CASE("streams add up: retransmits within the interval, mean RTT, smallest MSS and path MTU", "[tcp_info]") {
-  auto t = summarize({sample(12, 1000, 100, 1500), sample(8, 3000, 300, 9000)}, {sample(10, 500, 0, 1500), sample(2, 1000, 0, 9000)});
-  CHECK(t.retransmits == 8u);                           // (12 - 10) + (8 - 2)
+  auto t = summarize({sample(12, 1000, 100, 1500), sample(8, 3000, 300, 9000)},
+                     {sample(10, 500, 0, 1500), sample(2, 1000, 0, 9000)});
+  CHECK(t.retransmits == 8u);  // (12 - 10) + (8 - 2)
   REQUIRE(t.retransmit_percent);
   CHECK(*t.retransmit_percent == Approx(100.0 * 8 / 2500));
   CHECK(t.rtt_us == Approx(200));
@@ -140,12 +141,13 @@ TEST_CASE("streams add up: retransmits within the interval, mean RTT, smallest M
   CHECK(t.pmtu == 1500u);
   CHECK(t.snd_mss == 1448u);
   CHECK(t.cwnd_bytes == 14480u + 89480u);
-  CHECK_FALSE(t.pacing_rate);                           // nobody had one
+  CHECK_FALSE(t.pacing_rate);                                          // nobody had one
   CHECK(summarize({sample(12, 1000, 100, 1500)}).retransmits == 12u);  // no earlier sample: since the start
   CHECK_FALSE(summarize({tcp_sample{}}).rtt_us);
 }
 
-TEST_CASE("TCP samples survive the result's JSON - null where unknown - and UDP results have none", "[tcp_info][result]") {
+TEST_CASE("TCP samples survive the result's JSON - null where unknown - and UDP results have none",
+          "[tcp_info][result]") {
   test_result r;
   r.kind = test_kind::tcp_stream;
   r.ok = true;

@@ -1,11 +1,11 @@
 // core/data/tcp_send: the bytes a TCP sender hands over, by sendfile() or send(), and a hung-up peer.
 #include "core/data/tcp_send.hpp"
 
-#include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -41,7 +41,8 @@ std::string send_and_read(nb::tcp_message_source& source, int messages) {
     ::shutdown(p.a.get(), SHUT_WR);
   });
   std::string got, chunk(1 << 16, '\0');
-  for (ssize_t r; (r = ::read(p.b.get(), chunk.data(), chunk.size())) > 0;) got.append(chunk, 0, static_cast<std::size_t>(r));
+  for (ssize_t r; (r = ::read(p.b.get(), chunk.data(), chunk.size())) > 0;)
+    got.append(chunk, 0, static_cast<std::size_t>(r));
   writer.join();
   CHECK(failed == 0);
   return got;
@@ -141,8 +142,8 @@ TEST_CASE("on a slow path one send of a large message returns within the send ti
     if (r > 0) offset += static_cast<std::size_t>(r);
     else REQUIRE((errno == EAGAIN || errno == EINTR));
   }
-  INFO("longest call " << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count() << " ms, "
-                       << offset << " bytes sent");
+  INFO("longest call " << std::chrono::duration_cast<std::chrono::milliseconds>(longest).count() << " ms, " << offset
+                       << " bytes sent");
   CHECK(offset > 0);
   CHECK(longest < std::chrono::milliseconds(400));
 }

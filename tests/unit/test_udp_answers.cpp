@@ -2,16 +2,16 @@
 // (a repeat, or netserve's own answer reflected back, gets none), none to a datagram of another size, none
 // to netserve itself; and every lane sends with don't-fragment set.
 #include "core/base/clock.hpp"
-#include "core/wire/flow.hpp"
 #include "core/sys/socket.hpp"
+#include "core/wire/flow.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/udp_port.hpp"
 
-#include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <array>
 #include <fstream>
@@ -104,9 +104,9 @@ TEST_CASE("UDP_RR answers: only within the window, once per number, only request
   open_window(*f);
   send(request(16, 5));
   CHECK(answers_within(client.get(), 500) == 1);
-  send(request(16, 5));      // the same number again
-  send(request(20, 6));      // another size
-  send(request(16, 4));      // an old number never answered (it came before the window): answered now
+  send(request(16, 5));  // the same number again
+  send(request(20, 6));  // another size
+  send(request(16, 4));  // an old number never answered (it came before the window): answered now
   CHECK(answers_within(client.get(), 300) == 1);
   f->answer_between(wall_ns() - 2'000'000'000, wall_ns() - 1'000'000'000);  // the window has passed
   send(request(16, 7));
@@ -114,7 +114,7 @@ TEST_CASE("UDP_RR answers: only within the window, once per number, only request
   const serve::answer_totals a = settled(*f, 10);
   port.detach(f);
   CHECK(a.packets == 2);
-  CHECK(a.unanswered == 8);  // 5 before, the repeat, the wrong size, 1 after
+  CHECK(a.unanswered == 8);               // 5 before, the repeat, the wrong size, 1 after
   CHECK(totals_of(*f, 0).packets == 10);  // every request counted as received all the same
 }
 

@@ -1,13 +1,13 @@
 // netserve's receive lanes: which CPUs get one, that the kernel steers each datagram to the lane of the
 // CPU that sent it over loopback, and that a flow split over lanes is still counted exactly once.
 #include "core/base/clock.hpp"
-#include "core/wire/flow.hpp"
 #include "core/sys/socket.hpp"
+#include "core/wire/flow.hpp"
 #include "netserve/udp_port.hpp"
 
-#include <catch2/catch.hpp>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <array>
 #include <fstream>

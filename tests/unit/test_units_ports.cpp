@@ -1,6 +1,6 @@
-#include "core/sys/endpoint.hpp"
-#include "core/base/units.hpp"
 #include "core/base/port_spec.hpp"
+#include "core/base/units.hpp"
+#include "core/sys/endpoint.hpp"
 
 #include <catch2/catch.hpp>
 

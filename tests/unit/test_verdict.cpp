@@ -63,7 +63,7 @@ TEST_CASE("verdict: socket drops on a receiving host with no idle CPU: the reade
 }
 
 TEST_CASE("verdict: socket drops with CPU to spare are a socket overflow", "[verdict]") {
-  auto r = udp(1000, 600, 300);  // 300 of the 400 lost in the socket: the larger part
+  auto r = udp(1000, 600, 300);         // 300 of the 400 lost in the socket: the larger part
   r.hosts.receiver = host(99, 20, 95);  // saturated, but not by softirq: the reader itself
   auto v = judge_limit(r, unpaced);
   CHECK(v.limit == "receiver-socket");
@@ -241,7 +241,8 @@ test_result judged_udp(std::uint64_t drops) {
 
 }  // namespace
 
-TEST_CASE("figure meaning: for each verdict, an overdriven receiver's figure says what it is, others say nothing", "[verdict]") {
+TEST_CASE("figure meaning: for each verdict, an overdriven receiver's figure says what it is, others say nothing",
+          "[verdict]") {
   const std::string search = "run netload --search pdr with the same options to find it";
   SECTION("receiver-cpu: receive livelock") {
     auto r = udp(1000, 600, 400);
@@ -253,9 +254,10 @@ TEST_CASE("figure meaning: for each verdict, an overdriven receiver's figure say
     REQUIRE(r.verdict->limit == "receiver-cpu");
     auto m = figure_meaning(r);
     REQUIRE(m);
-    CHECK_THAT(*m, Catch::StartsWith("received 600.0 pps is what this receiver kept while overdriven (1000.0 pps sent, "
-                                     "40.00 % lost: its CPU could not take them all in); it is neither the sender's "
-                                     "speed nor the rate this receiver carries without loss, which may be lower or higher"));
+    CHECK_THAT(
+        *m, Catch::StartsWith("received 600.0 pps is what this receiver kept while overdriven (1000.0 pps sent, "
+                              "40.00 % lost: its CPU could not take them all in); it is neither the sender's "
+                              "speed nor the rate this receiver carries without loss, which may be lower or higher"));
     CHECK_THAT(*m, Catch::EndsWith(search));
   }
   SECTION("receiver-socket") {
