@@ -50,7 +50,6 @@ instance_record new_instance_record(const instance_spec& spec, const launcher& c
   return rec;
 }
 
-// The rates of one of netload's interval lines, for the live view.
 // How netload ended: its exit, its stderr, and its result line, or why there is none.
 void record_outcome(instance_record& rec, nb::process_outcome o, const std::optional<json>& result_line) {
   rec.exit_code = o.exit_code;
@@ -60,6 +59,7 @@ void record_outcome(instance_record& rec, nb::process_outcome o, const std::opti
   else rec.error = fmt::format("no result line (exit status {}): {}", o.exit_code, rec.stderr_text.substr(0, 300));
 }
 
+// The rates of one of netload's interval lines, for the live view.
 interval_rates live_rates_of(const json& interval) {
   const double secs = static_cast<double>(interval.value("end_ns", 0LL) - interval.value("start_ns", 0LL)) / 1e9;
   return {nb::per_second(interval.value("sent_packets", 0ULL), secs),
