@@ -31,12 +31,15 @@ struct start_instant {
 // What a test tells its caller while it runs: each interval, and (with --start-on-stdin) the moment it is
 // connected and waits for its start instant. --bidir's two tests share one instant (netload/bidir.cpp):
 // after its handshake a test awaits `arrive`, which gives the instant another test chose or nothing (this
-// test chooses as usual and tells `chosen`).
+// test chooses as usual and tells `chosen`). netload --search catches the user's stop between its trials:
+// `stop_before` gives a signal it caught (0: none), asked once the test's own handler is in place and
+// before anything is sent, so a stop in between ends the test before it starts.
 struct client_events {
   interval_sink interval;
   std::function<void()> armed;
   std::function<asio::awaitable<std::optional<start_instant>>()> arrive;
   std::function<void(const start_instant&)> chosen;
+  std::function<int()> stop_before;
 };
 
 // What run_to_end drives: one test against one kind of server (client_test: netserve; iperf3_client: a
@@ -186,10 +189,12 @@ int open_udp_data_socket(const client_options& o, const endpoint& server, const 
 // Runs a test object (client_test, iperf3_client) to its end on `io`: a user's stop interrupts it
 // (user_stop.hpp), a failure comes back as a result with ok = false and the reason.
 template <class Test>
-test_result run_to_end(asio::io_context& io, std::shared_ptr<Test> test, const client_options& options) {
+test_result run_to_end(asio::io_context& io, std::shared_ptr<Test> test, const client_options& options,
+                       const std::function<int()>& stop_before = {}) {
   std::string failure;
   bool completed = false;
   user_stop stop(io, [&](const std::string& signal) { return test->interrupt(signal); });
+  if (const int signal = stop_before ? stop_before() : 0) return stop.before_start(options, signal);
   asio::co_spawn(io, test->run(), [&](std::exception_ptr e) {
     io.stop();  // the test is over: the signal handler is the only other work left
     completed = true;

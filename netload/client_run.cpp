@@ -340,7 +340,8 @@ test_result failed_result(const client_options& o, std::string reason) {
 }
 
 test_result run_test(asio::io_context& io, const client_options& options, client_events events) {
-  return run_to_end(io, std::make_shared<client_test>(io, options, std::move(events)), options);
+  const std::function<int()> stop_before = events.stop_before;
+  return run_to_end(io, std::make_shared<client_test>(io, options, std::move(events)), options, stop_before);
 }
 
 }  // namespace nb::load

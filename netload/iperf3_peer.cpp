@@ -242,7 +242,8 @@ asio::awaitable<void> iperf3_client::exchange_results() {
 }
 
 test_result run_iperf3_test(asio::io_context& io, const client_options& options, client_events events) {
-  return run_to_end(io, std::make_shared<iperf3_client>(io, options, std::move(events)), options);
+  const std::function<int()> stop_before = events.stop_before;
+  return run_to_end(io, std::make_shared<iperf3_client>(io, options, std::move(events)), options, stop_before);
 }
 
 }  // namespace nb::load

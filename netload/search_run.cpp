@@ -36,10 +36,12 @@ class search_stop {
       if (!ec) signal_ = sig;
     });
   }
-  bool stopped() {
+  bool stopped() { return signal() != 0; }
+  // The signal that stopped the search, 0 for none yet.
+  int signal() {
     io_.restart();
     io_.poll();
-    return signal_ != 0;
+    return signal_;
   }
   // The settle pause: `seconds`, or until the stop.
   void pause(double seconds) {
@@ -57,7 +59,8 @@ class search_stop {
 
 // One trial: an ordinary test at `load` packets per second (0: unpaced) for `duration` seconds, on its
 // own io_context and control connection, as a single netload runs one.
-search_trial run_trial(const client_options& o, int n, double load, double duration, std::string reason) {
+search_trial run_trial(const client_options& o, search_stop& stop, int n, double load, double duration,
+                       std::string reason) {
   client_options t = o;
   t.search = {};
   t.pps = load;
@@ -68,7 +71,10 @@ search_trial run_trial(const client_options& o, int n, double load, double durat
   search_trial out;
   out.n = n;
   out.reason = std::move(reason);
-  out.result = run_test(io, t, client_events{});
+  client_events events;
+  // A stop between the search's last look and this trial's own handler ends the trial before it sends.
+  events.stop_before = [&stop] { return stop.signal(); };
+  out.result = run_test(io, t, std::move(events));
   const test_result& r = out.result;
   nb::search::trial_result& m = out.measured;
   m.intended_load = load;
@@ -115,7 +121,7 @@ bool search_session::run_mrr() {
   if (stop_.stopped()) return false;  // a stop before the first trial: nothing is sent
   double longest = 0;
   for (const auto& g : goals_) longest = std::max(longest, g.final_trial_duration);
-  const search_trial& mrr = trials_.emplace_back(run_trial(o_, 0, 0, longest, "MRR"));
+  const search_trial& mrr = trials_.emplace_back(run_trial(o_, stop_, 0, 0, longest, "MRR"));
   if (mrr.interrupted()) return false;
   show(mrr);
   if (!mrr.result.ok) {
@@ -149,7 +155,7 @@ const search_trial* search_session::attempt(const nb::search::trial_request& nex
   stop_.pause(o_.search.settle_s);      // so the last trial's tail does not reach this one
   if (stop_.stopped()) return nullptr;  // no trial starts after the user's stop
   const int n = static_cast<int>(trials_.size());
-  const search_trial& t = trials_.emplace_back(run_trial(o_, n, next.intended_load, next.duration, next.reason));
+  const search_trial& t = trials_.emplace_back(run_trial(o_, stop_, n, next.intended_load, next.duration, next.reason));
   return t.interrupted() ? nullptr : &t;  // cut short: its figures are printed, the search learns nothing from them
 }
 

@@ -79,23 +79,6 @@ const nb::search::goal_result* pdr_of(const std::vector<nb::search::goal_result>
   return best;
 }
 
-// What the search is told of a trial. A first shortfall of the senders at a load is told as a trial that
-// failed to run, so that it runs again: on a shared host a sender's slice comes late now and then, and a
-// load-limited trial lowers the search's max load for good. Not as a trial at the lower load they did
-// offer: senders that fell behind catch up in bursts, and a policer drops those (measured on the lab
-// circuit: 0.4 % lost at 18 452 pps offered unevenly, none at 20 000 offered evenly). A second shortfall
-// in a row at the same load is the senders' limit, told as load-limited.
-nb::search::trial_result told_to_search(search_trial& t, std::optional<double>& short_at) {
-  nb::search::trial_result r = t.result;
-  const bool again = short_at && *short_at == r.intended_load;
-  short_at.reset();
-  if (!r.ran || !r.load_limited || again) return r;
-  short_at = r.intended_load;
-  r.ran = false;
-  t.note = "the senders fell short once: run again before it counts as their limit";
-  return r;
-}
-
 // From the unpaced trial: the max load is what it sent (one packet per second per instance the least a
 // trial offers), the starting guess what it received. False when it failed: nothing to search from.
 bool start_search(search_state& st, const search_trial& mrr) {
@@ -126,8 +109,8 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
   const fs::path dir = dir_ / "raw" / r.id;
   fs::create_directories(dir);
   const int order = order_;
-  int k = 0, failed_in_a_row = 0;
-  std::optional<double> short_at;  // the load of the last trial whose senders fell short
+  int k = 0;
+  trial_gate gate;
   auto write = [&] { write_json(dir / "search.json", search_record(r, order, st)); };
   // The unpaced trial, as long as the goals' longest first trials.
   double mrr_duration = 0;
@@ -146,20 +129,18 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
     if (!measured) break;
     search_trial t = search_trial_of(*measured, mrr ? "mrr" : "search", next->intended_load, next->duration);
     t.reason = next->reason;
-    const nb::search::trial_result told = mrr ? t.result : told_to_search(t, short_at);
+    const bool again = !mrr && gate.run_again(t);
     fmt::print(stderr, "harness: search {} trial {} ({}): {}{}\n", r.id, k, t.reason, describe(t, st.instances),
                t.note.empty() ? "" : " - " + t.note);
     st.trials.push_back(t);
-    failed_in_a_row = told.ran ? 0 : failed_in_a_row + 1;
     if (mrr && !start_search(st, t)) break;
-    if (!mrr) st.search->record(told);
+    if (!mrr && !again) st.search->record(t.result);
     write();
-    // A trial that fails to run twice in a row is a fault of the hosts, not a figure of the path.
-    if (failed_in_a_row >= 2) {
-      st.stopped = fmt::format("trials {} and {} failed to run: {}", k - 1, k, t.failure.empty() ? t.note : t.failure);
+    if (gate.failed_twice(t)) {
+      st.stopped = fmt::format("trials {} and {} failed to run: {}", k - 1, k, t.failure);
       break;
     }
-    next = st.search->next();
+    if (!again) next = st.search->next();  // else the same request once more
   }
   st.interrupted = cancelled_;
   if (st.interrupted && st.stopped.empty()) st.stopped = "interrupted by a stop";

@@ -151,4 +151,21 @@ json to_json(const search_state& s) {
           {"latency", latency}};
 }
 
+bool trial_gate::run_again(search_trial& t) {
+  const nb::search::trial_result& r = t.result;
+  const bool again_at_same_load = short_at_ && *short_at_ == r.intended_load;
+  short_at_.reset();
+  untold_ = r.ran && r.load_limited && !again_at_same_load;
+  if (!untold_) return false;
+  short_at_ = r.intended_load;
+  t.note = "the senders fell short once: run again before it counts as their limit";
+  return true;
+}
+
+bool trial_gate::failed_twice(const search_trial& t) {
+  if (untold_) return false;
+  failed_in_a_row_ = t.result.ran ? 0 : failed_in_a_row_ + 1;
+  return failed_in_a_row_ >= 2;
+}
+
 }  // namespace harness

@@ -142,3 +142,52 @@ TEST_CASE("search record: an unpaced trial that failed leaves every goal unsearc
   }
   CHECK(j.at("stopped") == "the unpaced trial (MRR) failed: 01-a: cannot connect");
 }
+
+namespace {
+
+harness::search_trial gate_trial(double load, bool ran, bool load_limited) {
+  harness::search_trial t;
+  t.result.intended_load = load;
+  t.result.duration = 1;
+  t.result.ran = ran;
+  t.result.load_limited = load_limited;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("trial gate: a first shortfall at a load runs again untold, a second is the senders' limit", "[search]") {
+  harness::trial_gate gate;
+  auto short1 = gate_trial(1000, true, true);
+  CHECK(gate.run_again(short1));
+  CHECK_FALSE(short1.note.empty());
+  CHECK_FALSE(gate.failed_twice(short1));
+  auto short2 = gate_trial(1000, true, true);
+  CHECK_FALSE(gate.run_again(short2));  // told: the search lowers its max load
+  CHECK_FALSE(gate.failed_twice(short2));
+  auto elsewhere = gate_trial(900, true, true);  // a shortfall at another load is a first one again
+  CHECK(gate.run_again(elsewhere));
+  auto full = gate_trial(800, true, false);
+  CHECK_FALSE(gate.run_again(full));
+  CHECK(full.note.empty());
+}
+
+TEST_CASE("trial gate: two failures told in a row stop the search; a shortfall run again untold is no failure",
+          "[search]") {
+  harness::trial_gate gate;
+  auto shortfall = gate_trial(1000, true, true);
+  REQUIRE(gate.run_again(shortfall));
+  CHECK_FALSE(gate.failed_twice(shortfall));
+  auto failure = gate_trial(1000, false, false);  // the repeat failed to run: one failure, not two
+  CHECK_FALSE(gate.run_again(failure));
+  CHECK_FALSE(gate.failed_twice(failure));
+  auto untold = gate_trial(1000, true, true);  // between two failures, a shortfall run again untold
+  REQUIRE(gate.run_again(untold));
+  CHECK_FALSE(gate.failed_twice(untold));
+  auto again = gate_trial(1000, false, false);  // the search was told two failures in a row
+  CHECK_FALSE(gate.run_again(again));
+  CHECK(gate.failed_twice(again));
+  auto ok = gate_trial(1000, true, false);
+  gate.run_again(ok);
+  CHECK_FALSE(gate.failed_twice(ok));
+}
