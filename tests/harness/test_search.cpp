@@ -172,7 +172,7 @@ TEST_CASE("trial gate: a first shortfall at a load runs again untold, a second i
   CHECK(full.note.empty());
 }
 
-TEST_CASE("trial gate: two failures told in a row stop the search; a shortfall run again untold is no failure",
+TEST_CASE("trial gate: two failures told in a row stop the search, a shortfall run again untold is no failure",
           "[search]") {
   harness::trial_gate gate;
   auto shortfall = gate_trial(1000, true, true);
