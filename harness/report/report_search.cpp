@@ -44,6 +44,16 @@ void add_rows(text_table& t, const json& s) {
   }
 }
 
+// A trial a stop cut short: what it counted until then, which the search was never told.
+std::vector<std::string> interrupted_trial_cells(const json& m) {
+  if (!m.is_object()) return {"INTERRUPTED", "", "", "", "stopped before anything was counted"};
+  const double sent = number_or(m, "offered_count"), got = number_or(m, "forwarding_count");
+  return {fmt_pps(number_or(m, "offered_rate")), fmt_pps(number_or(m, "forwarding_rate")),
+          sent > 0 ? fmt::format("{:.6f}", (sent - got) / sent) : "", "",
+          fmt::format("INTERRUPTED after {:.1f} s: counts until the stop, not told to the search",
+                      number_or(m, "seconds"))};
+}
+
 std::string trial_table(const json& s) {
   text_table t({"trial", "phase", "why", "intended load pps (per instance)", "duration s", "sent pps", "received pps",
                 "loss ratio", "limit", "note"});
@@ -51,7 +61,10 @@ std::string trial_table(const json& s) {
   for (const json& x : s.at("search").at("trials")) {
     std::vector<std::string> row{std::to_string(++k), x.value("phase", ""), x.value("reason", ""), trial_load(x),
                                  fmt::format("{:g}", number_or(x, "trial_duration"))};
-    if (!x.value("ran", false)) {
+    if (x.value("interrupted", false)) {
+      const auto cells = interrupted_trial_cells(x.value("until_stop", json()));
+      row.insert(row.end(), cells.begin(), cells.end());
+    } else if (!x.value("ran", false)) {
       row.insert(row.end(), {"FAILED TO RUN", "", "", "", x.value("failure", "")});
     } else {
       row.insert(row.end(), {fmt_pps(number_or(x, "offered_rate")), fmt_pps(number_or(x, "forwarding_rate")),

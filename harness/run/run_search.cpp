@@ -37,6 +37,11 @@ std::string load_words(double aggregate, std::size_t n) {
 
 std::string describe(const search_trial& t, std::size_t n) {
   const std::string load = t.result.intended_load > 0 ? load_words(t.result.intended_load, n) : "unpaced";
+  if (t.interrupted && t.until_stop)
+    return fmt::format("{}: INTERRUPTED after {:.1f} s: until the stop sent {} pps, received {} pps (told to nobody)",
+                       load, t.until_stop->seconds, nb::format_si(t.until_stop->sender.pps),
+                       nb::format_si(t.until_stop->receiver.pps));
+  if (t.interrupted) return fmt::format("{}: INTERRUPTED before anything was counted", load);
   if (!t.result.ran) return fmt::format("{} for {:g} s: FAILED TO RUN: {}", load, t.result.duration, t.failure);
   return fmt::format(
       "{} for {:g} s: sent {} pps, received {} pps, loss ratio {:.6f}{}{}", load, t.result.duration,
@@ -99,8 +104,9 @@ bool start_search(search_state& st, const search_trial& mrr) {
 // teaches the search nothing).
 asio::awaitable<std::optional<run_summary>> runner::run_search_trial(const run_spec& trial) {
   co_await run_one(trial);
-  if (cancelled_) co_return std::nullopt;
-  co_return summarize(load_run(dir_ / "raw" / trial.id));
+  const fs::path dir = dir_ / "raw" / trial.id;
+  if (cancelled_ && !fs::exists(dir / "run.json")) co_return std::nullopt;  // stopped before it began
+  co_return summarize(load_run(dir));
 }
 
 asio::awaitable<void> runner::run_search(const run_spec& r) {
@@ -129,6 +135,11 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
     if (!measured) break;
     search_trial t = search_trial_of(*measured, mrr ? "mrr" : "search", next->intended_load, next->duration);
     t.reason = next->reason;
+    if (t.interrupted) {  // cut short by a stop: kept and shown, never told to the search
+      fmt::print(stderr, "harness: search {} trial {} ({}): {}\n", r.id, k, t.reason, describe(t, st.instances));
+      st.trials.push_back(t);
+      break;
+    }
     const bool again = !mrr && gate.run_again(t);
     fmt::print(stderr, "harness: search {} trial {} ({}): {}{}\n", r.id, k, t.reason, describe(t, st.instances),
                t.note.empty() ? "" : " - " + t.note);
@@ -183,6 +194,7 @@ asio::awaitable<void> runner::run_latency_steps(const run_spec& r, search_state&
     t.reason = step.name;
     fmt::print(stderr, "harness: search {} latency step ({}): {}\n", r.id, step.name, describe(t, st.instances));
     st.trials.push_back(t);
+    if (t.interrupted) co_return;  // kept in the trials; the step has no figures to stand for
     step.loss_ratio = t.result.ran ? t.result.loss_ratio() : 0;
     if (!measured->probe) step.error = "no probe result";
     else if (!measured->probe->error.empty()) step.error = measured->probe->error;

@@ -67,6 +67,12 @@ search_trial search_trial_of(const run_summary& s, std::string phase, double int
   t.result.intended_load = intended_load;
   t.result.duration = duration;
   t.result.ran = s.ok && s.run.error.empty();
+  if (s.run.interrupted) {  // the search learns nothing from it; the reports show what it counted
+    t.result.ran = false;
+    t.interrupted = true;
+    t.until_stop = s.measured;
+    return t;
+  }
   if (!t.result.ran) {
     t.failure = !s.run.error.empty() ? s.run.error : s.failures.empty() ? "no instance ran" : s.failures.front();
     t.failure = t.failure.substr(0, t.failure.find('\n'));
@@ -105,6 +111,17 @@ json to_json(const search_trial& t, std::size_t instances, std::uint32_t m) {
             {"trial_duration", t.result.duration},
             {"ran", t.result.ran}};
   if (!t.note.empty()) j["note"] = t.note;
+  if (t.interrupted) {
+    j["interrupted"] = true;
+    const auto& u = t.until_stop;
+    j["until_stop"] = u ? json{{"seconds", u->seconds},
+                               {"offered_count", u->sender.packets},
+                               {"forwarding_count", u->receiver.packets},
+                               {"offered_rate", u->sender.pps},
+                               {"forwarding_rate", u->receiver.pps}}
+                        : json(nullptr);
+    return j;
+  }
   if (!t.result.ran) {
     j["failure"] = t.failure;
     return j;
@@ -127,7 +144,7 @@ json to_json(const search_state& s) {
   double seconds = 0;
   for (const auto& t : s.trials) {
     trials.push_back(to_json(t, s.instances, s.message_size));
-    if (t.phase != "latency") seconds += t.result.duration;
+    if (t.phase != "latency" && !t.interrupted) seconds += t.result.duration;
   }
   if (s.search)
     for (const auto& r : s.search->results()) results.push_back(goal_result_json(r, s));

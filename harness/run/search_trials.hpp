@@ -27,6 +27,9 @@ struct search_trial {
   std::string failure;  // why it did not run as asked (result.ran is false)
   std::string limit;    // the run's verdict (core/wire/verdict.hpp): where the limit was
   std::string note;     // how the search took it, when not as measured ("run again", ...)
+  // Cut short by the user's stop: what its instances counted until then, kept and shown, told to nobody.
+  bool interrupted = false;
+  std::optional<measured_part> until_stop;
 };
 
 // What a finished run measured, as a trial at `intended_load` (aggregate; 0 = unpaced) of `duration`

@@ -163,7 +163,7 @@ for run in runs:
           f"{seconds:g} trial-seconds; kernel counters: best rate at <= 0.5 % loss {best} pps ({off})")
     within = bool(pdr and best) and lo <= pdr / best <= hi
     with open(figures, "a") as f:
-        f.write(json.dumps({"instances": n, "attempt": k, "pdr_pps": pdr, "trials": trials, "trial_seconds": seconds,
+        f.write(json.dumps({"instances": n, "attempt": k, "pdr_conditional_throughput_pps": pdr, "trials": trials, "trial_seconds": seconds,
                             "kernel_best_pps": best,
                             "bound": [lo, hi], "within": within}) + "\n")
     if not within:
