@@ -32,7 +32,9 @@ void add_rows(text_table& t, const json& s) {
     return;
   }
   if (const json& mrr = search.at("mrr"); mrr.is_object()) {
-    if (mrr.value("ran", false))
+    if (mrr.value("interrupted", false))
+      row({"MRR (unpaced)", "**INTERRUPTED**", "", "", "", "cut short by a stop: no maximal load, nothing searched"});
+    else if (mrr.value("ran", false))
       row({"MRR (unpaced)", fmt::format("received {}", fmt_pps(number_or(mrr, "forwarding_rate"))), "", "", "",
            fmt::format("offered {} (the maximal load)", fmt_pps(number_or(mrr, "offered_rate")))});
     else row({"MRR (unpaced)", "**FAILED**", "", "", "", mrr.value("failure", "")});

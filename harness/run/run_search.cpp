@@ -50,6 +50,13 @@ std::string describe(const search_trial& t, std::size_t n) {
       t.limit.empty() ? "" : fmt::format(" [limit: {}]", t.limit));
 }
 
+// The trial's line on the console, as it is recorded.
+const search_trial& show(const std::string& id, int k, const search_trial& t, std::size_t instances) {
+  fmt::print(stderr, "harness: search {} trial {} ({}): {}{}\n", id, k, t.reason, describe(t, instances),
+             t.note.empty() ? "" : " - " + t.note);
+  return t;
+}
+
 std::string bound_words(const std::optional<double>& pps, std::size_t n) { return pps ? load_words(*pps, n) : "none"; }
 
 void print_results(const run_spec& r, const search_state& s) {
@@ -57,10 +64,15 @@ void print_results(const run_spec& r, const search_state& s) {
     fmt::print(stderr, "harness: search {}: no goal searched: {}\n", r.id, s.stopped);
     return;
   }
-  double seconds = 0;  // as the record counts them: every trial of the search, the MRR's included
-  for (const auto& t : s.trials) seconds += t.phase == "latency" ? 0 : t.result.duration;
+  double seconds = 0;  // as the record counts them: every trial run to its end, the MRR's included
+  int trials = 0;
+  for (const auto& t : s.trials)
+    if (t.phase != "latency" && !t.interrupted) {
+      seconds += t.result.duration;
+      ++trials;
+    }
   fmt::print(stderr, "harness: search {}: loads are {}; {:g} trial-seconds in {} trials (the MRR's included)\n", r.id,
-             load_conversion(s.instances), seconds, s.search->trials().size() + 1);
+             load_conversion(s.instances), seconds, trials);
   for (const auto& g : s.search->results())
     fmt::print(
         stderr,
@@ -94,7 +106,8 @@ bool start_search(search_state& st, const search_trial& mrr) {
   const double min_load = static_cast<double>(st.instances);
   const double max_load = std::max(mrr.sent_pps, min_load);
   st.search.emplace(st.spec->goals, min_load, max_load, std::clamp(mrr.received_pps, min_load, max_load));
-  st.search->set_trial_limit(static_cast<std::size_t>(st.spec->max_trials));  // at the limit every open goal names it
+  // Told trials, the MRR not among them: at the limit every open goal names it.
+  st.search->set_trial_limit(static_cast<std::size_t>(std::max(1, st.spec->max_trials - 1)));
   return true;
 }
 
@@ -115,7 +128,7 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
   const fs::path dir = dir_ / "raw" / r.id;
   fs::create_directories(dir);
   const int order = order_;
-  int k = 0;
+  int k = 0, last_told_failure = 0;
   trial_gate gate;
   auto write = [&] { write_json(dir / "search.json", search_record(r, order, st)); };
   // The unpaced trial, as long as the goals' longest first trials.
@@ -125,7 +138,11 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
       nb::search::trial_request{0, mrr_duration, "maximal load and starting guess (MRR, unpaced)"};
   while (next) {
     if (k > 0) co_await settle_pause();
-    if (cancelled_) break;  // no trial starts after a stop
+    if (cancelled_) break;       // no trial starts after a stop
+    if (k >= spec.max_trials) {  // every trial counts here, those run again untold too
+      st.stopped = fmt::format("max_trials {} reached", spec.max_trials);
+      break;
+    }
     const bool mrr = k == 0;
     const std::string id = fmt::format("{}-s{:02}-{}", r.id, ++k, mrr ? "mrr" : "search");
     const json tag = {{"of", r.id}, {"phase", mrr ? "mrr" : "search"}, {"intended_load", next->intended_load}};
@@ -136,21 +153,19 @@ asio::awaitable<void> runner::run_search(const run_spec& r) {
     search_trial t = search_trial_of(*measured, mrr ? "mrr" : "search", next->intended_load, next->duration);
     t.reason = next->reason;
     if (t.interrupted) {  // cut short by a stop: kept and shown, never told to the search
-      fmt::print(stderr, "harness: search {} trial {} ({}): {}\n", r.id, k, t.reason, describe(t, st.instances));
-      st.trials.push_back(t);
+      st.trials.push_back(show(r.id, k, t, st.instances));
       break;
     }
     const bool again = !mrr && gate.run_again(t);
-    fmt::print(stderr, "harness: search {} trial {} ({}): {}{}\n", r.id, k, t.reason, describe(t, st.instances),
-               t.note.empty() ? "" : " - " + t.note);
-    st.trials.push_back(t);
+    st.trials.push_back(show(r.id, k, t, st.instances));
     if (mrr && !start_search(st, t)) break;
     if (!mrr && !again) st.search->record(t.result);
     write();
     if (gate.failed_twice(t)) {
-      st.stopped = fmt::format("trials {} and {} failed to run: {}", k - 1, k, t.failure);
+      st.stopped = fmt::format("trials {} and {} failed to run: {}", last_told_failure, k, t.failure);
       break;
     }
+    if (!t.result.ran && !again) last_told_failure = k;
     if (!again) next = st.search->next();  // else the same request once more
   }
   st.interrupted = cancelled_;

@@ -41,7 +41,9 @@ search_trial search_trial_of(const run_summary& s, std::string phase, double int
 // sender's slice comes late now and then, and a load-limited trial lowers the search's max load for good.
 // Not told as a trial at the lower load they did offer either: senders that fell behind catch up in
 // bursts, and a policer drops those (lab circuit: 0.4 % lost at 18 452 pps offered unevenly, none at
-// 20 000 offered evenly). A second shortfall in a row at that load is the senders' limit, told. Two
+// 20 000 offered evenly). A second shortfall in a row at that load is the senders' limit, told; so is a
+// first one right after a told shortfall above any load offered in full (the senders at their limit:
+// each step down would cost two trials). Two
 // trials told in a row that failed to run are a fault of the hosts, not a figure of the path: the search
 // stops (as the core does); a shortfall run again, untold, is no failure and leaves the count as it was.
 class trial_gate {
@@ -54,6 +56,8 @@ class trial_gate {
  private:
   std::optional<double> short_at_;  // the load of the last trial whose senders fell short
   bool untold_ = false;             // the last trial judged is run again, untold
+  bool limited_before_ = false;     // the last trial told was load-limited
+  double offered_in_full_ = 0;      // the highest load a told trial offered in full
   int failed_in_a_row_ = 0;
 };
 

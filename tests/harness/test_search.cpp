@@ -158,6 +158,8 @@ harness::search_trial gate_trial(double load, bool ran, bool load_limited) {
 
 TEST_CASE("trial gate: a first shortfall at a load runs again untold, a second is the senders' limit", "[search]") {
   harness::trial_gate gate;
+  auto offered = gate_trial(950, true, false);
+  CHECK_FALSE(gate.run_again(offered));
   auto short1 = gate_trial(1000, true, true);
   CHECK(gate.run_again(short1));
   CHECK_FALSE(short1.note.empty());
@@ -165,7 +167,7 @@ TEST_CASE("trial gate: a first shortfall at a load runs again untold, a second i
   auto short2 = gate_trial(1000, true, true);
   CHECK_FALSE(gate.run_again(short2));  // told: the search lowers its max load
   CHECK_FALSE(gate.failed_twice(short2));
-  auto elsewhere = gate_trial(900, true, true);  // a shortfall at another load is a first one again
+  auto elsewhere = gate_trial(900, true, true);  // under a load offered in full: a first shortfall again
   CHECK(gate.run_again(elsewhere));
   auto full = gate_trial(800, true, false);
   CHECK_FALSE(gate.run_again(full));
@@ -190,4 +192,19 @@ TEST_CASE("trial gate: two failures told in a row stop the search, a shortfall r
   auto ok = gate_trial(1000, true, false);
   gate.run_again(ok);
   CHECK_FALSE(gate.failed_twice(ok));
+}
+
+TEST_CASE("trial gate: senders at their limit step down one trial a load, as netload --search does", "[search]") {
+  harness::trial_gate gate;
+  auto full = gate_trial(500, true, false);  // offered in full at 500
+  CHECK_FALSE(gate.run_again(full));
+  auto first = gate_trial(1000, true, true);
+  REQUIRE(gate.run_again(first));
+  auto second = gate_trial(1000, true, true);  // told: the senders' limit
+  REQUIRE_FALSE(gate.run_again(second));
+  auto lower = gate_trial(900, true, true);  // still above 500, right after a told shortfall: told at once
+  CHECK_FALSE(gate.run_again(lower));
+  CHECK(lower.note.empty());
+  auto proven = gate_trial(450, true, true);  // at or under a load offered in full: a busy moment, run again
+  CHECK(gate.run_again(proven));
 }
