@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace harness {
 
 using nlohmann::json;
@@ -67,10 +69,16 @@ search_trial search_trial_of(const run_summary& s, std::string phase, double int
   t.result.intended_load = intended_load;
   t.result.duration = duration;
   t.result.ran = s.ok && s.run.error.empty();
-  if (s.run.interrupted) {  // the search learns nothing from it; the reports show what it counted
+  // Cut short by a stop: the search learns nothing from it; the reports show what it counted. Also when the
+  // stop came within the clocks' skew of the trial's end, so that the run is complete by the harness's
+  // clock but a netload ended its test early.
+  const bool instance_cut = std::any_of(s.run.instances.begin(), s.run.instances.end(),
+                                        [](const instance_record& i) { return i.result && i.result->interrupted; });
+  if (s.run.interrupted || instance_cut) {
     t.result.ran = false;
     t.interrupted = true;
     t.until_stop = s.measured;
+    if (!t.until_stop && s.ok) t.until_stop = measured_part{s.sender, s.receiver, duration};
     return t;
   }
   if (!t.result.ran) {

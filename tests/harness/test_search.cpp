@@ -208,3 +208,18 @@ TEST_CASE("trial gate: senders at their limit step down one trial a load, as net
   auto proven = gate_trial(450, true, true);  // at or under a load offered in full: a busy moment, run again
   CHECK(gate.run_again(proven));
 }
+
+TEST_CASE("search trial: a netload that ended its test at a stop makes the trial interrupted, never told", "[search]") {
+  // The run is complete by the harness's clock (the stop came within the skew of its end); one netload
+  // saw the signal before its own end.
+  auto s = summary_of(1000, 1.0, 2);
+  s.run.instances[1].result->interrupted = nb::interruption{"SIGINT", 0.99, 1.0};
+  const auto t = harness::search_trial_of(s, "search", 2000, 1);
+  CHECK(t.interrupted);
+  CHECK_FALSE(t.result.ran);
+  REQUIRE(t.until_stop);
+  CHECK(t.until_stop->sender.packets == 2000);
+  const auto j = harness::to_json(t, 2, 64);
+  CHECK(j.at("interrupted").get<bool>());
+  CHECK(j.at("until_stop").at("offered_count").get<std::uint64_t>() == 2000);
+}
