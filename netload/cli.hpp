@@ -73,11 +73,11 @@ struct client_options {
   double target_pps() const;
 };
 // The options a result echoes ("options" in the JSON), named as the members; options_json adds the test,
-// the receive mode, the target rate and the start instant.
+// the receive mode and the target rate.
 BOOST_DESCRIBE_STRUCT(client_options, (),
                       (host, port, local_address, duration_s, message_size, local_buffer, remote_buffer, local_cpu,
                        remote_cpu, local_cpu_util, remote_cpu_util, mss, recv_size, omit_s, rate_bps, pps, interval_s,
-                       streams, reverse, bidir, response_size, burst, dscp, gso, gro, batch, argv))
+                       streams, reverse, bidir, response_size, burst, dscp, gso, gro, batch, start_at, argv))
 
 // Thrown for a command line that cannot run; the message is the one-line reason.
 struct usage_error : std::runtime_error {

@@ -269,7 +269,6 @@ nlohmann::json options_json(const client_options& o) {
   j["test"] = to_string(o.kind);
   j["recv_mode"] = std::string(to_string(o.receive));
   j["target_pps"] = o.target_pps();
-  j["start_at"] = o.start_at ? nlohmann::json(*o.start_at) : nlohmann::json(nullptr);
   return j;
 }
 

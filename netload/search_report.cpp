@@ -1,5 +1,6 @@
 #include "netload/search_report.hpp"
 
+#include "core/search/load_stats.hpp"
 #include "netload/report.hpp"
 
 #include <fmt/format.h>
@@ -70,7 +71,7 @@ std::string goal_result_text(const client_options& o, const goal_result& g, bool
   out += fmt::format("  relevant upper bound    {}", bound_text(g.relevant_upper_bound, no_upper));
   if (g.relevant_lower_bound && g.relevant_upper_bound && *g.relevant_upper_bound > 0)
     out += fmt::format("  (width {:.4f}, goal {:g})",
-                       (*g.relevant_upper_bound - *g.relevant_lower_bound) / *g.relevant_upper_bound, g.g.width);
+                       nb::search::relative_width(*g.relevant_lower_bound, *g.relevant_upper_bound), g.g.width);
   out += "\n";
   if (g.conditional_throughput) {
     const double ct = *g.conditional_throughput;

@@ -76,11 +76,7 @@ void user_stop::wait() {
 
 test_result user_stop::abandoned_result(const client_options& o) const { return abandoned(o, signal_, before_start_); }
 
-test_result user_stop::before_start(const client_options& o, int signal) {
-  signal_ = signal;
-  before_start_ = true;
-  return abandoned_result(o);
-}
+test_result user_stop::before_start(const client_options& o, int signal) const { return abandoned(o, signal, true); }
 
 polled_stop::polled_stop() : deadline_mono_ns_(std::numeric_limits<std::int64_t>::max()) {
   sigset_t stops;

@@ -29,7 +29,7 @@ class user_stop {
   // did it (nothing was sent after the signal; what was sent before is not known to this side).
   test_result abandoned_result(const client_options& o) const;
   // A stop caught elsewhere before this one was in place: the test ends before it starts.
-  test_result before_start(const client_options& o, int signal);
+  test_result before_start(const client_options& o, int signal) const;
 
  private:
   void wait();

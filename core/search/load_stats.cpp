@@ -22,6 +22,10 @@ bool same_load(double a, double b) noexcept {
 
 double relative_width(double lower, double upper) noexcept { return upper > 0 ? (upper - lower) / upper : 0; }
 
+bool within_width(double lower, double upper, double width) noexcept {
+  return relative_width(lower, upper) <= width * (1 + 1e-9);
+}
+
 bool is_high_loss(const goal& g, const trial_result& t) noexcept {
   return t.loss_ratio() > g.loss_ratio + ratio_epsilon;
 }

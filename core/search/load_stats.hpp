@@ -21,6 +21,8 @@ bool same_load(double a, double b) noexcept;
 
 // (upper - lower) / upper: the goal width's quantity.
 double relative_width(double lower, double upper) noexcept;
+// Bounds this close are done for a goal of `width` (a rounding over it still counts as within).
+bool within_width(double lower, double upper, double width) noexcept;
 
 // Trial classification (RFC 9971 section 4.7.1).
 bool is_high_loss(const goal& g, const trial_result& t) noexcept;

@@ -28,7 +28,7 @@ std::vector<std::string> irregularities_of(const goal& g, const relevant_bounds&
       out.push_back(fmt::format("min load is an upper bound ({:.0f})", *b.upper));
     else out.push_back("no lower bound found");
   }
-  if (b.lower && b.upper && relative_width(*b.lower, *b.upper) > g.width * (1 + 1e-9))
+  if (b.lower && b.upper && !within_width(*b.lower, *b.upper, g.width))
     out.push_back(fmt::format("relevant bounds {:.4f} apart, wider than the goal width {}",
                               relative_width(*b.lower, *b.upper), g.width));
   for (double x : b.inverted)
@@ -63,7 +63,7 @@ std::vector<goal_result> mlr_search::results() const {
     // largest lower bound as an effective one, marked irregular, which this does.
     r.relevant_lower_bound = b.lower;
     if (b.lower) r.conditional_throughput = conditional_throughput_at(g, *b.lower, trials_);
-    r.regular = b.lower && b.upper && relative_width(*b.lower, *b.upper) <= g.width * (1 + 1e-9);
+    r.regular = b.lower && b.upper && within_width(*b.lower, *b.upper, g.width);
     r.irregularities = irregularities_of(g, b, *this);
     if (trials_.size() >= trial_limit_ && !r.regular)
       r.irregularities.push_back(fmt::format("stopped at the limit of {} trials", trial_limit_));

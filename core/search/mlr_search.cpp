@@ -190,7 +190,7 @@ std::optional<trial_request> mlr_search::next() {
 }
 
 bool mlr_search::stage_done(const goal& stage_goal, std::optional<double> lower, std::optional<double> upper) const {
-  if (lower && upper) return relative_width(*lower, *upper) <= stage_goal.width * (1 + 1e-9);
+  if (lower && upper) return within_width(*lower, *upper, stage_goal.width);
   if (lower && !upper) return *lower >= max_load_ || same_load(*lower, max_load_);
   if (upper && !lower) return *upper <= min_load_ || same_load(*upper, min_load_);
   return false;
@@ -248,7 +248,7 @@ std::optional<trial_request> mlr_search::candidate(goal_state& s, const goal& sg
   const auto& ihi = s.initial_upper;
   if (lower && upper) return request(std::sqrt(*lower * *upper), "bisecting the relevant bounds");
   if (!lower && !upper) {
-    if (ilo && ihi && relative_width(*ilo, *ihi) > sg.width * (1 + 1e-9))
+    if (ilo && ihi && !within_width(*ilo, *ihi, sg.width))
       return request(std::sqrt(*ilo * *ihi), "halving the previous stage's bounds");
     if (ilo) return request(*ilo, "re-measuring the previous stage's lower bound");
     if (ihi) return request(*ihi, "re-measuring the previous stage's upper bound");

@@ -2,9 +2,9 @@
 //
 // Loss first: a test that lost datagrams was limited where they were lost. The receiving socket's own
 // drop counter (SO_MEMINFO, this test only) splits the loss; the larger part names the place:
-// - socket drops, with the reader's CPU (where -T pinned it, else the busiest) saturated and mostly in softirq: the CPU
-// that should
-//   run the reader spent itself delivering packets to the socket (receive livelock); or with every CPU
+// - socket drops, with the reader's CPU (where -T pinned it, else the busiest) saturated and mostly in
+//   softirq: the CPU that should run the reader spent itself delivering packets to the socket (receive
+//   livelock); or with every CPU
 //   of the receiving host busy: the reader starved. Both "receiver-cpu";
 // - socket drops otherwise: the socket overflowed, its buffer too small or its reader too slow;
 // - the rest counted by the receiving host below the socket (softnet backlog drops, interface drops,

@@ -93,15 +93,7 @@ std::vector<goal> parse_older_form(toml_reader& sr) {
 
 }  // namespace
 
-std::vector<goal> search_spec::default_search_goals() {
-  goal ndr;
-  ndr.name = "NDR";
-  ndr.loss_ratio = 0;
-  goal pdr;  // the struct's defaults are CSIT's PDR
-  pdr.name = "PDR";
-  pdr.loss_ratio = 0.005;
-  return {ndr, pdr};
-}
+std::vector<goal> search_spec::default_search_goals() { return {nb::search::ndr_goal(), nb::search::pdr_goal()}; }
 
 // search = { goals = [ { name = "NDR", loss_ratio = 0.0 }, ... ], max_trials = 200 } (or [[tests.search.goals]]
 // tables), or the older search = { loss = [0.0, 0.5], trial = 2, final = 30, precision = 1, max_trials = 30 }.

@@ -15,8 +15,7 @@ using nlohmann::json;
 
 std::string trial_load(const json& t) {
   if (t.value("unpaced", false)) return "unpaced";
-  return fmt::format("{} ({} each)", fmt_pps(number_or(t, "intended_load")),
-                     fmt_pps(number_or(t, "intended_load_per_instance")));
+  return load_cell(t, "intended_load");
 }
 
 void add_rows(text_table& t, const json& s) {
@@ -84,9 +83,7 @@ std::string latency_table(const json& s) {
   text_table t({"load", "intended load pps (per instance)", "loss ratio", "p50 µs", "p90 µs", "p99 µs", "p99.9 µs",
                 "max µs", "round trips"});
   for (const json& l : steps) {
-    std::vector<std::string> row{l.value("name", ""),
-                                 fmt::format("{} ({} each)", fmt_pps(number_or(l, "intended_load")),
-                                             fmt_pps(number_or(l, "intended_load_per_instance")))};
+    std::vector<std::string> row{l.value("name", ""), load_cell(l, "intended_load")};
     if (l.contains("error")) {
       row.insert(row.end(), {"", "FAILED: " + l.value("error", ""), "", "", "", "", ""});
     } else {

@@ -64,13 +64,7 @@ void print_results(const run_spec& r, const search_state& s) {
     fmt::print(stderr, "harness: search {}: no goal searched: {}\n", r.id, s.stopped);
     return;
   }
-  double seconds = 0;  // as the record counts them: every trial run to its end, the MRR's included
-  int trials = 0;
-  for (const auto& t : s.trials)
-    if (t.phase != "latency" && !t.interrupted) {
-      seconds += t.result.duration;
-      ++trials;
-    }
+  const auto [trials, seconds] = searched_trials(s);
   fmt::print(stderr, "harness: search {}: loads are {}; {:g} trial-seconds in {} trials (the MRR's included)\n", r.id,
              load_conversion(s.instances), seconds, trials);
   for (const auto& g : s.search->results())

@@ -38,7 +38,6 @@ std::map<std::string, std::set<std::string>> programs_per_host(const plan& plan,
 }  // namespace
 
 // netload --host-info on the host: its facts, then clock_exchanges clock readings over the same channel.
-// netload --host-info on the host: its facts, then clock_exchanges clock readings over the same channel.
 // Over ssh the remote netload announces its pid: a cancel, or a netload that hangs past the deadline, is
 // ended there (killing the local ssh client leaves the master holding the session open).
 asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string>& peers) {

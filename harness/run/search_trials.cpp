@@ -146,14 +146,21 @@ json to_json(const search_trial& t, std::size_t instances, std::uint32_t m) {
   return j;
 }
 
+std::pair<int, double> searched_trials(const search_state& s) {
+  std::pair<int, double> n{0, 0.0};
+  for (const auto& t : s.trials)
+    if (t.phase != "latency" && !t.interrupted) {
+      ++n.first;
+      n.second += t.result.duration;
+    }
+  return n;
+}
+
 json to_json(const search_state& s) {
   json goals = json::array(), trials = json::array(), results = json::array(), latency = json::array();
   for (const auto& g : s.spec->goals) goals.push_back(nb::search::to_json(g));
-  double seconds = 0;
-  for (const auto& t : s.trials) {
-    trials.push_back(to_json(t, s.instances, s.message_size));
-    if (t.phase != "latency" && !t.interrupted) seconds += t.result.duration;
-  }
+  for (const auto& t : s.trials) trials.push_back(to_json(t, s.instances, s.message_size));
+  const double seconds = searched_trials(s).second;
   if (s.search)
     for (const auto& r : s.search->results()) results.push_back(goal_result_json(r, s));
   else

@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace harness {
@@ -82,6 +83,10 @@ struct search_state {
   std::string stopped;       // why the search ended before its goals did; "" otherwise
   bool interrupted = false;  // a user's stop
 };
+
+// The search's trials run to their end, the MRR's included, latency steps and a trial a stop cut short not:
+// how many, and their trial-seconds.
+std::pair<int, double> searched_trials(const search_state& s);
 
 nlohmann::json to_json(const search_trial& t, std::size_t instances, std::uint32_t message_size);
 // The record's "search": procedure, conversion, goals, MRR, every trial, a result per goal, latency steps.

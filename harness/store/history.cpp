@@ -38,8 +38,8 @@ struct builder {
   // Per series, each folder's point (by folder id: two folders may share a name): a row finds its point
   // in O(log n) instead of by a scan of every point read before it.
   std::map<series_key, std::map<std::int64_t, std::size_t, counting_less>> index;
-  history_point& point(const series_key& k, std::int64_t folder_id,
-                       SQLite::Statement& st) {  // columns 0..3: the folder
+  // The point of folder `folder_id` in series `k`, made from `st`'s columns 0..3 (the folder) if new.
+  history_point& point(const series_key& k, std::int64_t folder_id, SQLite::Statement& st) {
     ++cost.rows;
     auto& s = all[k];
     auto& at = index.try_emplace(k, counting_less{&cost.comparisons}).first->second;

@@ -1,10 +1,11 @@
 # Shell helpers of the harness tests (sourced; POSIX sh). The caller sets $tmp and $pids_to_clean.
 
-# fan_in_plan NAME DURATION [PORTS] [CLIENTS]: $tmp/NAME.toml, a plan of one test "t" (UDP -m 64 at 1000
-# pps) from host a (127.0.0.2) to host device (127.0.0.1).
+# fan_in_plan NAME DURATION [PORTS] [CLIENTS] [LOAD]: $tmp/NAME.toml, a plan of one test "t" (UDP -m 64,
+# LOAD its line of the test, by default "pps = 1000") from host a (127.0.0.2) to host device (127.0.0.1).
 fan_in_plan() {
   ports=${3:-"[0, 0]"}
   clients=${4:-'["a", "a"]'}
+  load=${5:-"pps = 1000"}
   cat > "$tmp/$1.toml" <<PLAN
 name = "$1"
 [defaults]
@@ -19,7 +20,7 @@ a = { address = "127.0.0.2" }
 [[tests]]
 name = "t"
 message_size = 64
-pps = 1000
+$load
 topology = "fan-in"
 server = "device"
 clients = $clients

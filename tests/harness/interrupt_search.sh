@@ -9,31 +9,14 @@ harness=$1
 build=$2
 tmp=$(mktemp -d /tmp/harness-int-search.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-cat > "$tmp/s.toml" <<PLAN
-name = "s"
-[defaults]
-duration = 1
-warmup = 0
-lead = 0.3
-settle = 0.5
-ports = [0, 0]
-[hosts]
-device = { address = "127.0.0.1" }
-a = { address = "127.0.0.2" }
-[[tests]]
-name = "t"
-message_size = 64
-topology = "fan-in"
-server = "device"
-clients = ["a", "a"]
-search = { goals = [ { name = "PDR", loss_ratio = 0.005, initial_trial_duration = 3, final_trial_duration = 3, duration_sum = 9, width = 0.001 } ] }
-PLAN
+. "$(dirname "$0")/common.sh"
+fan_in_plan s 1 "[0, 0]" '["a", "a"]' 'search = { goals = [ { name = "PDR", loss_ratio = 0.005, initial_trial_duration = 3, final_trial_duration = 3, duration_sum = 9, width = 0.001 } ] }'
 setsid "$harness" run "$tmp/s.toml" --results "$tmp/results" --bin-dir "$build" --no-live > "$tmp/out" 2> "$tmp/err" &
 hpid=$!
 trials() {  # the trial folders so far
   ls -d "$tmp"/results/s-*/raw/t-m64-s* 2>/dev/null | wc -l
 }
-for i in $(seq 600); do  # the third trial's start instant is set: its traffic begins 0.3 s on (lead)
+for i in $(seq 600); do  # the third trial's start instant is set: its traffic begins 0.5 s on (lead)
   ls "$tmp"/results/s-*/raw/t-m64-s03-*/run.json >/dev/null 2>&1 && break
   sleep 0.05
 done

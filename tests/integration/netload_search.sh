@@ -13,17 +13,8 @@
 set -u
 netload=$1
 netserve=$2
-tmp=$(mktemp -d /tmp/netload-search.XXXXXX)
-server=""
-trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=1; }
-
-"$netserve" -p 0 --bind 127.0.0.1 > "$tmp/ready" 2> "$tmp/serve.log" &
-server=$!
-for i in $(seq 50); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
-port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ports"][0])' "$tmp/ready") ||
-  { echo "FAIL: netserve did not start"; cat "$tmp/serve.log"; exit 1; }
+TMP_NAME=netload-search
+. "$(dirname "$0")/netserve_fixture.sh"
 tests_served() { grep -c "test [0-9]* UDP_STREAM forward" "$tmp/serve.log"; }
 short="--duration-sum 2 --width 0.05 --initial-trial-duration 0.5 --final-trial-duration 0.5 --settle 0.2"
 
