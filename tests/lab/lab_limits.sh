@@ -49,7 +49,10 @@ run() {
       netload_in "l$mode-dev" "$work/$role-$k.json" -H "198.19.0.$((k + 1))" -p 11256 "${common[@]}" -- -m $size
     fi
   done
-  wait_loads || { cat "$work"/*.err; echo "FAIL: a netload instance failed ($role)"; exit 1; }
+  # 4: a sender missed its paced target by over 1 % (sixteen processes on this machine's two cores). It is
+  # not this test's question: check() prints every miss and asks only that the offered load stay well over
+  # the limit, the premise of reading the limit back.
+  wait_loads 4 || { cat "$work"/*.err; echo "FAIL: a netload instance failed ($role)"; exit 1; }
   sleep 0.2  # let the last datagrams reach the counters
   "$lab_cli" counters "$lab_toml" >"$work/$role-after.json"
   stop_servers
@@ -64,6 +67,11 @@ before, after = (json.load(open(f"{work}/{role}-{w}.json")) for w in ("before", 
 for r in res:
     assert r["ok"], r["error"]
 sent = sum(r["sender"]["packets"] for r in res)
+for k, r in enumerate(res, 1):
+    t = r["target"]
+    if not t["met"]:
+        print(f"{role}: instance {k} missed its paced target: {t['achieved_pps']:.1f} of {t['requested_pps']:.1f} pps "
+              f"({t['error_percent']:+.2f} %)")
 recv = sum(r["receiver"]["packets"] for r in res)
 rdrop = sum(r["loss"]["receiver_kernel_drops"] for r in res)
 # Steady state: interval samples 1 .. n-2 (the middle of the run), summed over instances.
@@ -107,6 +115,10 @@ else:
         print(f"FAIL: tbf counts {per:.1f} bytes per 1400-byte datagram, not the 1442 the expectation assumes"); ok = False
 if abs(measured / limit - 1) > bound:
     print(f"FAIL: more than {bound:.0%} from the limit"); ok = False
+# The premise: the senders overdrive the circuit (twice its limit asked), so what arrives is the limit's.
+offered = sum(r["target"]["achieved_bits_per_second" if mode == "bps" else "achieved_pps"] for r in res)
+if offered < 1.5 * limit:
+    print(f"FAIL: the senders offered {offered / limit:.2f} x the limit, not the 2 x asked: no longer overdriven"); ok = False
 print(f"{role}: received {recv} (netserve), kernel UDP delivered {kernel} (nft in {', '.join(hosts)}): "
       f"{(kernel / recv - 1) * 100:+.3f} %")
 if abs(kernel - recv) > 0.01 * recv:
