@@ -29,6 +29,8 @@ std::string goal_parameters(const goal& g) {
 // What a trial's line says after its figures: why this load, and what makes it count less or not at all.
 std::string trial_note(const search_trial& t) {
   const test_result& r = t.result;
+  // Stopped before it began, or its figures never came: the error says which; there is no time to give.
+  if (t.interrupted() && !r.ok) return fmt::format("INTERRUPTED, not counted: {}", r.error);
   if (t.interrupted())
     return fmt::format("INTERRUPTED by {} after {:.2f} s of {:g} s: not counted", r.interrupted->signal,
                        r.interrupted->measured_s, t.measured.duration);
@@ -142,7 +144,7 @@ std::string search_heading(const client_options& o, const std::vector<goal>& goa
 std::string search_trial_line(const search_trial& t, const std::vector<goal>& goals, const nb::search::mlr_search* s) {
   const auto& m = t.measured;
   const test_result& r = t.result;
-  const bool figures = r.ok || t.interrupted();
+  const bool figures = r.ok;  // an interrupted trial keeps its figures (ok); an abandoned one has none
   const std::string load = t.n == 0 ? "unpaced" : fmt::format("{:.0f}", m.intended_load);
   const auto sent = static_cast<double>(r.sender.packets), received = static_cast<double>(r.receiver.packets);
   const std::string loss = figures && sent > 0 ? fmt::format("{:.6f}", (sent - received) / sent) : "-";
