@@ -1,5 +1,6 @@
 #include "netload/search_run.hpp"
 
+#include "core/search/shortfall_rule.hpp"
 #include "core/sys/socket.hpp"
 #include "netload/client.hpp"
 #include "netload/outcome.hpp"
@@ -114,6 +115,7 @@ class search_session {
   search_stop stop_;
   std::vector<search_trial> trials_;  // the MRR trial first
   std::optional<nb::search::mlr_search> search_;
+  nb::search::shortfall_rule shortfall_;
   search_end end_;
 };
 
@@ -163,24 +165,18 @@ void search_session::run_trials() {
   // The search's own bound on its trials (it names it in every goal it leaves open); ours counts every
   // trial netload ran, and the time.
   search_->set_trial_limit(o_.search.max_trials - 1);
-  bool limited_before = false;  // the last trial the search was told was load-limited
-  double offered_in_full = 0;   // the highest load a trial the search was told offered in full
   while (auto next = search_->next()) {
     const search_trial* t = attempt(*next);
-    // Load-limited: the search takes what was sent as the most the sender can offer, for good. A sender
-    // the host starved for a while (lab, wire-like path: 72 401 of 210 513 due, right after 181 043 of
-    // 181 476) says nothing of that: once more, and the search is told the second. Not when the sender is
-    // at its limit (the trial before was load-limited too, and this load is above any it offered in full):
-    // each step down would cost two.
-    if (t && t->measured.load_limited && (!limited_before || next->intended_load <= offered_in_full)) {
+    // A first shortfall at a load (core/search/shortfall_rule.hpp: a sender the host starved for a while,
+    // as on the wire-like path, 72 401 of 210 513 due right after 181 043 of 181 476): once more, and the
+    // search is told the second.
+    while (t && shortfall_.run_again(t->measured)) {
       trials_.back().repeated = true;
       show(trials_.back());
       t = attempt(*next);
     }
     if (!t) return;
     search_->record(t->measured);
-    limited_before = t->measured.load_limited;
-    if (t->measured.ran && !t->measured.load_limited) offered_in_full = std::max(offered_in_full, next->intended_load);
     show(*t);
   }
   // Ended by itself: by its goals, or by its trial limit or trials that failed to run, which it names.

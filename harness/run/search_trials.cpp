@@ -184,19 +184,9 @@ json to_json(const search_state& s) {
 }
 
 bool trial_gate::run_again(search_trial& t) {
-  const nb::search::trial_result& r = t.result;
-  const bool again_at_same_load = short_at_ && *short_at_ == r.intended_load;
-  const bool at_their_limit = limited_before_ && r.intended_load > offered_in_full_;
-  short_at_.reset();
-  untold_ = r.ran && r.load_limited && !again_at_same_load && !at_their_limit;
-  if (!untold_) {
-    limited_before_ = r.ran && r.load_limited;
-    if (r.ran && !r.load_limited) offered_in_full_ = std::max(offered_in_full_, r.intended_load);
-    return false;
-  }
-  short_at_ = r.intended_load;
-  t.note = "the senders fell short once: run again before it counts as their limit";
-  return true;
+  untold_ = shortfall_.run_again(t.result);
+  if (untold_) t.note = "the senders fell short once: run again before it counts as their limit";
+  return untold_;
 }
 
 bool trial_gate::failed_twice(const search_trial& t) {

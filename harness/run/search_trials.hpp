@@ -5,6 +5,7 @@
 // run's instances, split equally: every load is also given per instance, and the record names the
 // conversion ("aggregate = per instance × 8 instances").
 #include "core/search/mlr_search.hpp"
+#include "core/search/shortfall_rule.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/aggregate.hpp"
 
@@ -37,16 +38,11 @@ struct search_trial {
 // seconds. Instances that together sent under 99 % of the load made the trial load-limited.
 search_trial search_trial_of(const run_summary& s, std::string phase, double intended_load, double duration);
 
-// What the harness does with a search's trial before the search hears of it, as netload --search does.
-// A first shortfall of the senders at a load runs the same request again, untold: on a shared host a
-// sender's slice comes late now and then, and a load-limited trial lowers the search's max load for good.
-// Not told as a trial at the lower load they did offer either: senders that fell behind catch up in
-// bursts, and a policer drops those (lab circuit: 0.4 % lost at 18 452 pps offered unevenly, none at
-// 20 000 offered evenly). A second shortfall in a row at that load is the senders' limit, told; so is a
-// first one right after a told shortfall above any load offered in full (the senders at their limit:
-// each step down would cost two trials). Two
-// trials told in a row that failed to run are a fault of the hosts, not a figure of the path: the search
-// stops (as the core does); a shortfall run again, untold, is no failure and leaves the count as it was.
+// What the harness does with a search's trial before the search hears of it, as netload --search does:
+// core's shortfall rule (a first shortfall of the senders at a load runs the same request again, untold),
+// and two trials told in a row that failed to run are a fault of the hosts, not a figure of the path: the
+// search stops (as the core does); a shortfall run again, untold, is no failure and leaves the count as it
+// was.
 class trial_gate {
  public:
   // True for a first shortfall at its load (its note says so): run the request again, tell nothing.
@@ -55,10 +51,8 @@ class trial_gate {
   bool failed_twice(const search_trial& t);
 
  private:
-  std::optional<double> short_at_;  // the load of the last trial whose senders fell short
-  bool untold_ = false;             // the last trial judged is run again, untold
-  bool limited_before_ = false;     // the last trial told was load-limited
-  double offered_in_full_ = 0;      // the highest load a told trial offered in full
+  nb::search::shortfall_rule shortfall_;
+  bool untold_ = false;  // the last trial judged is run again, untold
   int failed_in_a_row_ = 0;
 };
 
