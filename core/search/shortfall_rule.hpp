@@ -15,8 +15,9 @@ namespace nb::search {
 
 class shortfall_rule {
  public:
-  // Called for every trial the controller ran, in order. True: `t` is a first shortfall at its load; run
-  // the same request again and tell the search nothing of this one. False: tell the search `t`.
+  // Called for every search trial, in order (the unpaced MRR and trials a stop cut short are none). True: `t` is a
+  // first shortfall at its load; run the same request again and tell the search nothing of this one. False: tell the
+  // search `t`.
   bool run_again(const trial_result& t);
 
  private:
