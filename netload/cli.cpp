@@ -89,6 +89,7 @@ struct raw_options {
   std::optional<std::uint32_t> burst, test_burst;  // --burst and -- -b: the same setting, given once
   std::string recv_mode;                           // --recv-mode, and its two short forms: one setting
   bool recv_copy = false, recv_discard = false;
+  bool gso = false, no_gso = false;  // --gso, --no-gso: one setting
   int routing = 1;
 };
 
@@ -161,7 +162,11 @@ void add_global(CLI::App& app, client_options& o, raw_options& raw) {
                "Connect, say 'armed', then read the start instant (epoch seconds) from standard input")
       ->group(start);
   option(app, "--dscp", o.dscp, "DSCP value for data packets", "N", wire)->check(whole_in("--dscp", 0, max_dscp));
-  app.add_flag("!--no-gso", o.gso, "Send with plain sendmmsg, no UDP GSO")->group(wire);
+  app.add_flag("--gso", raw.gso,
+               "UDP: send GSO buffers even where the route's device passes them whole (by default netload sends "
+               "datagram by datagram there)")
+      ->group(wire);
+  app.add_flag("--no-gso", raw.no_gso, "UDP: send datagram by datagram (sendmmsg), never GSO buffers")->group(wire);
   app.add_flag("!--no-gro", o.gro, "Receive without UDP GRO (reverse mode)")->group(wire);
   option(app, "--batch", o.batch, "Datagrams per system call at most", "N", wire)
       ->check(whole_in("--batch", 1, max_batch));
@@ -284,6 +289,11 @@ void finish_recv_mode(client_options& o, const raw_options& raw) {
   if (o.kind != test_kind::tcp_stream)
     throw usage_error(fmt::format("{} applies to TCP_STREAM only", said.front().first));
   o.receive = said.front().second;
+}
+
+void finish_gso(client_options& o, const raw_options& raw) {
+  if (raw.gso && raw.no_gso) throw usage_error("--gso and --no-gso: one way of sending, not both");
+  o.gso = raw.gso ? gso_mode::on : raw.no_gso ? gso_mode::off : gso_mode::automatic;
 }
 
 // The TCP-only test options, once the test is known.
@@ -437,6 +447,7 @@ void finish(client_options& o, const raw_options& raw) {
                                   o.message_size, max_tcp_message_size >> 20));
   if (o.mss && !is_tcp(o.kind)) throw usage_error("--mss applies to TCP tests only");
   finish_tcp(o, raw);
+  finish_gso(o, raw);
   if (o.interval_s > 0 && (o.interval_s < min_interval_s || o.interval_s > o.duration_s))
     throw usage_error(fmt::format("--interval must be between {:g} s and the test duration", min_interval_s));
   if (o.json && o.json_stream) throw usage_error("give --json or --json-stream, not both");

@@ -2,6 +2,7 @@
 // netload's command line: netperf's shape (global options, then "--", then test options), so the seed
 // procedure's commands work by changing the program name, plus long options for everything netperf
 // lacks.
+#include "core/data/segmentation.hpp"
 #include "core/wire/protocol.hpp"
 #include "core/wire/receive_mode.hpp"
 #include "netload/search_options.hpp"
@@ -58,7 +59,8 @@ struct client_options {
   bool reverse = false;
   bool bidir = false;  // --bidir: both directions at once, one start instant
   std::int32_t dscp = -1;
-  bool gso = true;
+  gso_mode gso = gso_mode::automatic;  // --gso, --no-gso (UDP): GSO buffers or datagram by datagram
+  bool send_gso = true;                // the sender uses GSO: `gso` as resolved for the route (resolve_gso)
   bool gro = true;
   std::size_t batch = 0;  // datagrams per system call, 0 = automatic
   double connect_timeout_s = 5;
@@ -77,7 +79,7 @@ struct client_options {
 BOOST_DESCRIBE_STRUCT(client_options, (),
                       (host, port, local_address, duration_s, message_size, local_buffer, remote_buffer, local_cpu,
                        remote_cpu, local_cpu_util, remote_cpu_util, mss, recv_size, omit_s, rate_bps, pps, interval_s,
-                       streams, reverse, bidir, response_size, burst, dscp, gso, gro, batch, start_at, argv))
+                       streams, reverse, bidir, response_size, burst, dscp, gro, batch, start_at, argv))
 
 // Thrown for a command line that cannot run; the message is the one-line reason.
 struct usage_error : std::runtime_error {

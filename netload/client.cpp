@@ -124,7 +124,7 @@ test_request client_test::make_request() const {
   r.cpu = o_.remote_cpu;
   r.dscp = o_.dscp;
   r.mss = o_.mss;
-  r.gso = o_.gso;
+  r.segmentation = std::string(to_string(o_.gso));  // reverse: netserve chooses for its route to us
   r.interval_s = o_.interval_s;
   r.recv_size = o_.reverse ? 0 : o_.recv_size;
   r.congestion = o_.congestion;
@@ -182,6 +182,12 @@ receive_figures resolve_receive(client_options& o, int control) {
   return f;
 }
 
+segmentation_figures resolve_gso(client_options& o, const endpoint& peer) {
+  const segmentation_figures f = resolve_segmentation(o.gso, peer, o.message_size);
+  o.send_gso = f.mode == "gso";
+  return f;
+}
+
 stream_plan common_stream_plan(const client_options& o, int fd, std::uint32_t stream, std::int64_t start_wall_ns) {
   stream_plan plan;
   plan.fd = fd;
@@ -190,7 +196,7 @@ stream_plan common_stream_plan(const client_options& o, int fd, std::uint32_t st
   plan.start_wall_ns = start_wall_ns;
   plan.duration_ns = s_to_ns(o.duration_s);
   plan.batch = o.batch ? o.batch : default_batch(o.message_size);
-  plan.gso = o.gso;
+  plan.gso = o.send_gso;
   plan.gro = o.gro;
   plan.cpu = o.local_cpu >= 0 ? o.local_cpu + static_cast<int>(stream) : -1;
   plan.recv_size = o.recv_size;
@@ -271,6 +277,7 @@ asio::awaitable<void> client_test::run() {
   co_await connect_control();
   if (o_.kind == test_kind::tcp_stream) receive_ = resolve_receive(o_, control_.native_handle());
   if (is_udp(o_.kind)) open_udp_sockets();
+  if (o_.kind == test_kind::udp_stream && !o_.reverse) segmentation_ = resolve_gso(o_, server_);
   const message request = make_request();
   co_await write_message(control_, control_mac_, request);
   try {
@@ -284,6 +291,8 @@ asio::awaitable<void> client_test::run() {
     throw;
   }
   check_server_version(ready_.server_version);
+  if (o_.kind == test_kind::udp_stream && o_.reverse)
+    segmentation_ = segmentation_figures{ready_.segmentation, o_.gso == gso_mode::automatic, ready_.segmentation_why};
   if (is_tcp(o_.kind)) co_await open_tcp_streams();
 
   std::optional<start_instant> shared;

@@ -133,7 +133,8 @@ class client_test final : public load_test {
   int path_mtu_ = 0;
   int mss_ = 0;
   int local_buffer_granted_ = 0;
-  std::optional<receive_figures> receive_;  // TCP_STREAM: how the receiver reads, once connected
+  std::optional<receive_figures> receive_;            // TCP_STREAM: how the receiver reads, once connected
+  std::optional<segmentation_figures> segmentation_;  // UDP_STREAM: how the sender sends, once connected
   side_counts local_final_;
   result_msg server_final_;
   std::optional<host_snapshot> host_start_, host_end_;  // this host at the start instant and the end
@@ -177,6 +178,10 @@ void name_test(Message& m, const client_options& o) {
 // TCP_STREAM: how this test's receiver (netserve forward, netload in reverse) takes its bytes in, as asked
 // or chosen from where the peer is (`control`: a socket connected to it); sets o.recv_copy to match.
 receive_figures resolve_receive(client_options& o, int control);
+
+// UDP_STREAM: whether this host sends GSO buffers to `peer` or datagram by datagram, as asked or chosen
+// from the route's device (core/data/segmentation.hpp); sets o.send_gso to match.
+segmentation_figures resolve_gso(client_options& o, const endpoint& peer);
 
 // What every stream of a test sends or receives by, from the options: netload's own client and the
 // stock-peer clients fill in the rest (payload format, RR sizes).

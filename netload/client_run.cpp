@@ -283,6 +283,7 @@ test_result client_test::result() const {
   if (stopping()) note_interruption(r);
   r.receiver_note = figure_meaning(r);  // after the verdict
   if (o_.kind == test_kind::tcp_stream) r.receive = receive_;
+  if (o_.kind == test_kind::udp_stream) r.segmentation = segmentation_;
   return r;
 }
 

@@ -176,6 +176,7 @@ asio::awaitable<void> iperf3_client::run() {
   deadline_ = std::chrono::steady_clock::now() +
               std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o_.connect_timeout_s));
   server_ = endpoint::resolve(o_.host, o_.port, o_.family);
+  if (o_.kind == test_kind::udp_stream && !o_.reverse) segmentation_ = resolve_gso(o_, server_);
   tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
   control_.open(to.protocol());
   if (!o_.local_address.empty()) control_.bind(tcp::endpoint(asio::ip::make_address(o_.local_address), 0));

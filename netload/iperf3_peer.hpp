@@ -51,11 +51,12 @@ class iperf3_client final : public load_test {
   std::chrono::steady_clock::time_point deadline_{};  // --connect-timeout, over the connection and handshake
   std::int64_t requested_start_ns_ = 0, start_wall_ns_ = 0, end_wall_ns_ = 0;
   int path_mtu_ = 0, mss_ = 0, local_buffer_granted_ = 0;
-  std::optional<receive_figures> receive_;  // reverse TCP_STREAM: how we read (forward: iperf3's own way)
-  side_counts own_;                         // this side's at the end
-  iperf3::results theirs_;                  // the server's results
-  std::string counted_by_ = "iperf3";       // "iperf3 3.12" once the server's output told its version
-  double seconds_ = 0;                      // from the start to TEST_END
+  std::optional<segmentation_figures> segmentation_;  // forward UDP_STREAM: how we send
+  std::optional<receive_figures> receive_;            // reverse TCP_STREAM: how we read (forward: iperf3's own way)
+  side_counts own_;                                   // this side's at the end
+  iperf3::results theirs_;                            // the server's results
+  std::string counted_by_ = "iperf3";                 // "iperf3 3.12" once the server's output told its version
+  double seconds_ = 0;                                // from the start to TEST_END
   std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;
   std::vector<interval_figures> intervals_;
 };

@@ -208,7 +208,7 @@ side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns
   plan.start_wall_ns = start_wall_ns;
   plan.duration_ns = s_to_ns(o.duration_s);
   plan.batch = o.batch ? o.batch : default_batch(o.message_size);
-  plan.gso = o.gso;
+  plan.gso = o.send_gso;
   plan.cpu = o.local_cpu;
   plan.send_call = o.zerocopy ? tcp_send_call::zerocopy : o.send_copy ? tcp_send_call::copy : tcp_send_call::sendfile;
   samples.start_ns = start_wall_ns;
@@ -314,8 +314,10 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     const int sndbuf = send_buffer(data.get());
     if (o.kind == test_kind::udp_stream) r.path_mtu = path_mtu(data.get(), server.family());
 
+    client_options sending = o;
+    if (o.kind == test_kind::udp_stream) r.segmentation = resolve_gso(sending, to);
     sender_intervals samples{events};
-    const side_counts sent = send_for(o, data.get(), std::max(requested, wall_ns() + 1'000'000), stop, samples);
+    const side_counts sent = send_for(sending, data.get(), std::max(requested, wall_ns() + 1'000'000), stop, samples);
     const bool interrupted = stop.stopped();  // a stop after the sending ended changes no figure
     const np::omni_results res = end_test(o, data, control.get(), stop);
 

@@ -104,6 +104,7 @@ std::string udp_table(const test_result& r, char units) {
   s += fmt::format("Packets/s   sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
   // Beside the figure: an overdriven receiver's count is not a speed to quote (core/wire/verdict.hpp).
   if (r.receiver_note) s += fmt::format("Meaning     {}\n", *r.receiver_note);
+  if (r.segmentation) s += fmt::format("Sent        {}\n", segmentation_words(*r.segmentation));
   s += target_line(r, units);
   s += omit_line(r);
   s += loss_line(r);
@@ -268,6 +269,7 @@ nlohmann::json options_json(const client_options& o) {
   nlohmann::json j = write_described(o);
   j["test"] = to_string(o.kind);
   j["recv_mode"] = std::string(to_string(o.receive));
+  j["gso"] = std::string(to_string(o.gso));
   j["target_pps"] = o.target_pps();
   return j;
 }

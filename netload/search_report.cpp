@@ -1,5 +1,6 @@
 #include "netload/search_report.hpp"
 
+#include "core/base/json_fields.hpp"
 #include "core/search/load_stats.hpp"
 #include "netload/report.hpp"
 
@@ -37,8 +38,8 @@ std::string trial_note(const search_trial& t) {
   if (!r.ok) return fmt::format("FAILED: {}", r.error);
   std::string note = t.reason;
   if (t.n == 0)
-    note = fmt::format("MRR: maximum load {:.0f} pps (sent), first guess {:.0f} pps (received)", r.sender.pps,
-                       r.receiver.pps);
+    note = fmt::format("MRR: maximum load {:.0f} pps (sent), first guess {:.0f} pps (received){}", r.sender.pps,
+                       r.receiver.pps, r.segmentation ? "; sent " + segmentation_words(*r.segmentation) : "");
   if (t.measured.load_limited)
     note += fmt::format("; load-limited: sent {} of {:.0f} due, {}", t.measured.sent,
                         t.measured.intended_load * t.measured.duration,
@@ -109,7 +110,8 @@ json trial_test_json(const search_trial& t) {
             {"received_pps", r.receiver.pps},
             {"load_limited", t.measured.load_limited},
             {"repeated", t.repeated},
-            {"limit", r.verdict ? json(r.verdict->limit) : json(nullptr)}};
+            {"limit", r.verdict ? json(r.verdict->limit) : json(nullptr)},
+            {"segmentation", r.segmentation ? write_described(*r.segmentation) : json(nullptr)}};
   j["interrupted"] = t.interrupted()
                          ? json{{"signal", r.interrupted->signal}, {"measured_s", r.interrupted->measured_s}}
                          : json(nullptr);

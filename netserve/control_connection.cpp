@@ -266,7 +266,7 @@ void control_connection::register_test(test_request request) {
 
 asio::awaitable<void> control_connection::send_ready() {
   const test_request& r = test_->request();
-  ready_msg ready{test_->id(), test_->cookie(), version, 0, 0, ""};
+  ready_msg ready{test_->id(), test_->cookie(), version, 0, 0, "", "", ""};
   if (is_udp(r.kind) && !r.reverse) {
     try {
       ready.rcvbuf = test_->attach_udp();
@@ -276,6 +276,11 @@ asio::awaitable<void> control_connection::send_ready() {
     ready.batching = test_->receive_batching();
   } else {
     std::tie(ready.rcvbuf, ready.sndbuf) = test_->data_socket_buffers();
+  }
+  if (r.kind == test_kind::udp_stream && r.reverse) {
+    const segmentation_figures& s = test_->segmentation();
+    ready.segmentation = s.mode;
+    ready.segmentation_why = s.why;
   }
   const message ready_m = ready;
   co_await write_message(socket_, mac_, ready_m);

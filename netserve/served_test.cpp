@@ -35,6 +35,10 @@ served_test::served_test(std::uint64_t id, std::string cookie, test_request requ
       xdp_(std::move(xdp)),
       streams_(request_.streams, request_.reverse, request_.kind, request_.message_size) {
   unattributed_at_start_ = port_->unattributed();
+  // The request was checked (request_rules.cpp): its mode is one of the three.
+  if (request_.kind == test_kind::udp_stream && request_.reverse)
+    segmentation_ = resolve_segmentation(parse_gso_mode(request_.segmentation).value_or(gso_mode::automatic),
+                                         peer_.unmapped(), request_.message_size);
 }
 
 served_test::~served_test() {
@@ -172,7 +176,7 @@ void served_test::start_sender(std::uint32_t stream) {
   plan.start_wall_ns = start_wall_ns_;
   plan.duration_ns = s_to_ns(request_.duration_s);
   plan.batch = default_batch(request_.message_size);
-  plan.gso = request_.gso;
+  plan.gso = segmentation_.mode == "gso";
   plan.cpu = request_.cpu;
   plan.send_call = request_.zerocopy    ? tcp_send_call::zerocopy
                    : request_.send_copy ? tcp_send_call::copy

@@ -2,6 +2,7 @@
 // The server's side of one test: its data-plane threads and counters. Built by its control connection,
 // which drives it; TCP data connections, which arrive on their own connections, attach to it by cookie.
 #include "core/base/limits.hpp"
+#include "core/data/segmentation.hpp"
 #include "core/data/streams.hpp"
 #include "core/sys/socket.hpp"
 #include "core/wire/flow.hpp"
@@ -53,6 +54,8 @@ class served_test {
   // Reverse UDP and TCP: the receive and send buffers this side's data sockets get, for the ready
   // message (netperf's remote socket size columns).
   std::pair<int, int> data_socket_buffers() const;
+  // Reverse UDP_STREAM: whether this side sends GSO buffers or datagram by datagram, and why.
+  const segmentation_figures& segmentation() const noexcept { return segmentation_; }
   // A TCP data connection for `stream`: std::nullopt when the test took it, else why it does not fit.
   [[nodiscard]] attach_refusal attach_tcp(std::uint32_t stream, fd_handle fd);
   bool all_data_attached() const;
@@ -123,6 +126,7 @@ class served_test {
   std::int64_t began_wall_ns_ = 0;
   std::uint64_t unanswered_ = 0;
   std::string lanes_used_;
+  segmentation_figures segmentation_{"gso", false, "as asked"};
   std::string data_key_;
   payload_format payload_ = payload_format::netload;
 

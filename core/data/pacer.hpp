@@ -23,9 +23,9 @@ class pacer {
   static constexpr double catch_up = 1.02;
 
   // pps <= 0: unlimited. `start_mono_ns`: when the sender actually began (its thread's wake-up, not the
-  // agreed instant), so a thread that woke late has no backlog to send. `max_batch`: the most datagrams
+  // agreed instant), so a thread that woke late has no backlog to send. `batch_size`: the most datagrams
   // the caller sends at once.
-  pacer(double pps, std::int64_t start_mono_ns, std::size_t max_batch = 1) noexcept
+  pacer(double pps, std::int64_t start_mono_ns, std::size_t batch_size = 1) noexcept
       : pps_(pps), start_(start_mono_ns), last_(start_mono_ns) {
     if (pps_ > 0) {
       // Wake about every 50 us at high rates (a batch per wake-up), once per datagram at low rates.
@@ -37,7 +37,7 @@ class pacer {
       // that is behind and wakes later than 2 % of the interval after each send stays behind (TCP at
       // 200 Mbit/s in 64 KiB messages, 2.6 ms apart: 52 us, less than this machine's wake-up latency).
       // With room for a second, the time lost to a late wake-up still fills the bucket.
-      const double batch = std::min(std::max(static_cast<double>(max_batch), 2.0), pps_ * max_burst_s);
+      const double batch = std::min(std::max(static_cast<double>(batch_size), 2.0), pps_ * max_burst_s);
       depth_ = std::max({pps_ * 1e-3, batch, static_cast<double>(min_batch_)});
       tokens_ = depth_;
     }

@@ -31,6 +31,10 @@ bool transient(int err) {
 
 }  // namespace
 
+std::size_t gso_segments_for(std::size_t message_size) noexcept {
+  return message_size == 0 ? 0 : std::min(max_gso_segments, max_gso_bytes / message_size);
+}
+
 udp_batch_sender::udp_batch_sender(int fd, std::size_t message_size, std::size_t batch, bool try_gso,
                                    std::optional<endpoint> dest, std::optional<endpoint> source, int tos,
                                    payload_format format)
@@ -45,8 +49,7 @@ udp_batch_sender::udp_batch_sender(int fd, std::size_t message_size, std::size_t
   // leave as one oversized datagram, and the receiver would count one of its datagrams. Only the probe
   // tells; send() falls back by itself where a device refuses the offload.
   if (try_gso && size_ > 0 && kernel_has(kernel_feature::udp_gso)) {
-    gso_segments_ = std::min(max_gso_segments, max_gso_bytes / size_);
-    if (gso_segments_ < 2) gso_segments_ = 1;
+    gso_segments_ = std::max<std::size_t>(gso_segments_for(size_), 1);
   }
   buffer_.assign(batch_ * std::max<std::size_t>(size_, 1), 0);
   msgs_.resize(batch_);

@@ -24,6 +24,10 @@
 
 namespace nb {
 
+// Datagrams of `message_size` bytes one GSO buffer carries (UDP_MAX_SEGMENTS, 64 KiB an IP datagram);
+// below 2 a sender has nothing to segment.
+std::size_t gso_segments_for(std::size_t message_size) noexcept;
+
 struct send_outcome {
   std::uint64_t sent = 0;     // datagrams the kernel accepted
   std::uint64_t refused = 0;  // datagrams refused with a transient error (ENOBUFS, ECONNREFUSED, ...)

@@ -53,25 +53,25 @@ struct test_request {
   std::vector<std::uint16_t> data_ports;  // UDP: the client's port per stream, on the control peer address
   std::int32_t rcvbuf = 0;                // requested on the server's data socket, 0 = leave as is
   std::int32_t sndbuf = 0;
-  std::int32_t cpu = -1;        // pin the server's data thread(s)
-  std::int32_t dscp = -1;       // reverse: marks the server's datagrams
-  std::uint32_t mss = 0;        // reverse TCP: the server's MSS
-  bool gso = true;              // reverse UDP: allow the server to use GSO
-  double interval_s = 0;        // > 0: send interval reports
-  std::uint32_t recv_size = 0;  // forward TCP: the server's bytes per recv(), 0 = its default
-  std::string congestion;       // TCP: the congestion-control algorithm, empty = the host's default
-  bool zerocopy = false;        // reverse TCP: the server sends with MSG_ZEROCOPY
-  bool send_copy = false;       // reverse TCP: the server sends with send(), not sendfile()
-  bool recv_copy = false;       // forward TCP: the server copies what it receives, not discards it
+  std::int32_t cpu = -1;              // pin the server's data thread(s)
+  std::int32_t dscp = -1;             // reverse: marks the server's datagrams
+  std::uint32_t mss = 0;              // reverse TCP: the server's MSS
+  std::string segmentation = "auto";  // reverse UDP: GSO "on", "off", or "auto" for the server's route to us
+  double interval_s = 0;              // > 0: send interval reports
+  std::uint32_t recv_size = 0;        // forward TCP: the server's bytes per recv(), 0 = its default
+  std::string congestion;             // TCP: the congestion-control algorithm, empty = the host's default
+  bool zerocopy = false;              // reverse TCP: the server sends with MSG_ZEROCOPY
+  bool send_copy = false;             // reverse TCP: the server sends with send(), not sendfile()
+  bool recv_copy = false;             // forward TCP: the server copies what it receives, not discards it
   std::string client_version;
   std::uint32_t response_size = 0;  // request/response: the answer's bytes (message_size: the request's)
   std::uint32_t burst = 0;          // request/response: transactions in flight beyond the first
 };
 // Its JSON fields, named as the members (core/base/json_fields.hpp); `kind` travels apart, as its name.
 BOOST_DESCRIBE_STRUCT(test_request, (),
-                      (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf, cpu, dscp, mss, gso,
-                       interval_s, recv_size, congestion, zerocopy, send_copy, recv_copy, client_version, response_size,
-                       burst))
+                      (message_size, duration_s, streams, reverse, pps, data_ports, rcvbuf, sndbuf, cpu, dscp, mss,
+                       segmentation, interval_s, recv_size, congestion, zerocopy, send_copy, recv_copy, client_version,
+                       response_size, burst))
 
 // netserve -> netload: the test is registered.
 struct ready_msg {
@@ -81,9 +81,12 @@ struct ready_msg {
   std::int32_t rcvbuf = 0;  // what the kernel granted
   std::int32_t sndbuf = 0;
   std::string batching;  // "gro", "recvmmsg", ...
+  // Reverse UDP_STREAM: how the server sends ("gso", "datagram") and why; empty otherwise.
+  std::string segmentation, segmentation_why;
 };
 // Its JSON fields, named as the members (core/base/json_fields.hpp).
-BOOST_DESCRIBE_STRUCT(ready_msg, (), (test_id, cookie, server_version, rcvbuf, sndbuf, batching))
+BOOST_DESCRIBE_STRUCT(ready_msg, (),
+                      (test_id, cookie, server_version, rcvbuf, sndbuf, batching, segmentation, segmentation_why))
 
 // netload -> netserve on a new TCP connection: "this is data for test <cookie>, stream n".
 struct data_hello {

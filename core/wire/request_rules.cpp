@@ -61,6 +61,8 @@ void check_request(const test_request& r, const request_bounds& bounds) {
   if (r.interval_s != 0 && !(r.interval_s >= min_interval_s && r.interval_s <= r.duration_s))
     reject(fmt::format("interval must be 0 or between {:g} s and the duration", min_interval_s));
   if (r.dscp < -1 || r.dscp > max_dscp) reject(fmt::format("DSCP outside 0..{}", max_dscp));
+  if (r.segmentation != "auto" && r.segmentation != "on" && r.segmentation != "off")
+    reject("segmentation is none of auto, on, off");
   if (r.cpu < -1 || r.cpu > max_cpu_number) reject("bad CPU number");
   if (r.rcvbuf < 0 || r.sndbuf < 0 || r.rcvbuf > max_socket_buffer_request || r.sndbuf > max_socket_buffer_request)
     reject("bad socket buffer size");

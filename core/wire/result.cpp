@@ -267,6 +267,7 @@ json to_json(const test_result& r) {
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
   j["receiver_note"] = r.receiver_note ? json(*r.receiver_note) : json(nullptr);
   j["receive"] = r.receive ? write_described(*r.receive) : json(nullptr);
+  j["segmentation"] = r.segmentation ? write_described(*r.segmentation) : json(nullptr);
   j["interrupted"] = r.interrupted ? json{{"signal", r.interrupted->signal},
                                           {"measured_s", r.interrupted->measured_s},
                                           {"planned_s", r.interrupted->planned_s}}
@@ -320,6 +321,8 @@ test_result result_from_json(const json& j) {
     r.receiver_note = f.get<std::string>("receiver_note");
   if (auto m = f.get_or<json>("receive", nullptr); !m.is_null())
     r.receive = fields::read_object<receive_figures>(m, "receive");
+  if (auto m = f.get_or<json>("segmentation", nullptr); !m.is_null())
+    r.segmentation = fields::read_object<segmentation_figures>(m, "segmentation");
   f.done();
   return r;
 }

@@ -69,14 +69,18 @@ struct interval_figures {
 BOOST_DESCRIBE_STRUCT(interval_figures, (),
                       (index, start_ns, end_ns, sent_packets, sent_bytes, received_packets, received_bytes, complete))
 
-// How a TCP_STREAM receiver took its bytes in (core/wire/receive_mode.hpp chooses): "copy" or "discard",
-// whether netload chose it from where the peer is (else the user did), and why.
-struct receive_figures {
+// A way the data plane ran that netload chooses from where the peer is unless the user says: the mode,
+// whether it was chosen so (else the user did), and why.
+struct mode_choice {
   std::string mode;
   bool automatic = false;
   std::string why;
 };
-BOOST_DESCRIBE_STRUCT(receive_figures, (), (mode, automatic, why))
+BOOST_DESCRIBE_STRUCT(mode_choice, (), (mode, automatic, why))
+// How a TCP_STREAM receiver took its bytes in (core/wire/receive_mode.hpp): "copy" or "discard".
+using receive_figures = mode_choice;
+// How a UDP sender handed its datagrams to the kernel (core/data/segmentation.hpp): "gso" or "datagram".
+using segmentation_figures = mode_choice;
 
 // Where the limit was (core/wire/verdict.hpp decides): limit is one of verdict_limits, text says why.
 struct limit_verdict {
@@ -192,8 +196,9 @@ struct test_result {
   // sender's speed nor the path's lossless rate; core/wire/verdict.hpp figure_meaning). "receiver_note",
   // null otherwise.
   std::optional<std::string> receiver_note;
-  std::optional<receive_figures> receive;   // TCP_STREAM: "receive", null otherwise (and in older results)
-  std::optional<interruption> interrupted;  // null unless the user stopped the test early
+  std::optional<receive_figures> receive;            // TCP_STREAM: "receive", null otherwise (and in older results)
+  std::optional<segmentation_figures> segmentation;  // UDP_STREAM's sender: "segmentation", null otherwise
+  std::optional<interruption> interrupted;           // null unless the user stopped the test early
 };
 // The JSON fields of what was asked and of whom, named as the members; to_json and result_from_json
 // write and read the rest, figure by figure.

@@ -133,3 +133,11 @@ add_test(NAME "lab: wire-like path - netload --search PDR beside the kernel's be
          COMMAND ${_lab}/lab_wirelike_search.sh $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
 set_tests_properties("lab: wire-like path - netload --search PDR beside the kernel's best rate"
                      PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 RUN_SERIAL TRUE LABELS speed)
+
+# A limiter behind veth as ip(8) makes it (GSO buffers pass whole): netload's search finds its rate with no
+# option because it sends datagram by datagram there (about 75 s). Serial: it measures a rate.
+add_test(NAME "lab: a packet-rate limiter behind veth - netload --search pdr -- -m 1 within 3 %, datagram by datagram, said both ways"
+         COMMAND ${_lab}/lab_gso_limiter.sh $<TARGET_FILE:netserve> $<TARGET_FILE:netload>)
+set_tests_properties(
+  "lab: a packet-rate limiter behind veth - netload --search pdr -- -m 1 within 3 %, datagram by datagram, said both ways"
+  PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240 RUN_SERIAL TRUE)

@@ -56,7 +56,8 @@ TEST_CASE("every message survives encoding and decoding", "[protocol]") {
   CHECK(e.counts.bytes == c.bytes);
   CHECK(e.counts.jitter_ns == 12.5);
   CHECK(round_trip(result_msg{c, 7, {}}).unattributed == 7);
-  CHECK(round_trip(ready_msg{3, "abc", "0.1.0", 100, 200, "gro"}).cookie == "abc");
+  CHECK(round_trip(ready_msg{3, "abc", "0.1.0", 100, 200, "gro", "", ""}).cookie == "abc");
+  CHECK(round_trip(ready_msg{3, "abc", "0.1.0", 100, 200, "", "datagram", "veth0"}).segmentation_why == "veth0");
   CHECK(round_trip(data_hello{"abc", 4, ""}).stream == 4);
   CHECK(round_trip(data_hello{"abc", 4, "t0k"}).token == "t0k");
   // Without a key the hello is what it always was: no token field.
