@@ -262,14 +262,14 @@ int parse(CLI::App& app, int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::RequiredError& e) {
-    if (app.get_subcommands().empty()) {
+  } catch (const CLI::Error& e) {
+    // An unknown option is named first (report), whatever it left missing.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && app.get_subcommands().empty() &&
+        !nb::cli::find_unknown_option(app)) {
       fmt::print(stderr,
                  "harness: a command is required (run, watch, check, report, compare, history, db, deploy or lab)\n");
       return nb::cli::usage_status;
     }
-    return nb::cli::report(app, e, "harness");
-  } catch (const CLI::Error& e) {
     return nb::cli::report(app, e, "harness");
   }
   return parsed;

@@ -459,6 +459,20 @@ void finish(client_options& o, const raw_options& raw) {
   finish_peer(o, raw);
 }
 
+// A CLI11 error in words. An unknown option that is one of the other list's says on which side of "--" it
+// goes; one that is not is named with the nearest option of its list (--iperf3 and --iperf2 among them).
+std::string refusal(const CLI::App& here, const CLI::App& other, bool in_test, const CLI::Error& e) {
+  const auto unknown = nb::cli::find_unknown_option(here);
+  if (!unknown) return nb::cli::describe(here, e);
+  // "-m64": the option -m with its value
+  const std::string name = unknown->name.starts_with("--") ? unknown->name : unknown->name.substr(0, 2);
+  if (other.get_option_no_throw(name))
+    return in_test ? fmt::format("'{}' is not a test option: give it before --", name)
+                   : fmt::format("'{}' is a test option: give it after -- (netload [OPTIONS] -- {} ...)", name, name);
+  return nb::cli::describe(*unknown,
+                           in_test ? std::vector<std::string>{} : std::vector<std::string>{"--iperf3", "--iperf2"});
+}
+
 }  // namespace
 
 double client_options::target_pps() const {
@@ -490,9 +504,11 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   test_app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_test(test_app, raw, o);
   test_app.footer(footer());  // printed last, after both option lists
+  bool in_test = false;       // which of the two lists CLI11 was reading when it refused
   try {
     std::vector<std::string> rev(global.rbegin(), global.rend());
     app.parse(rev);
+    in_test = true;
     std::vector<std::string> trev(test.rbegin(), test.rend());
     test_app.parse(trev);
   } catch (const CLI::CallForHelp&) {
@@ -502,7 +518,7 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
     fmt::print("netload {}\n", version);
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
-    throw usage_error(nb::cli::describe(e));
+    throw usage_error(in_test ? refusal(test_app, app, true, e) : refusal(app, test_app, false, e));
   }
   finish(o, raw);
   finish_search(o, app);

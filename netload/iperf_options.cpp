@@ -1,5 +1,6 @@
 #include "netload/iperf_options.hpp"
 
+#include "core/base/cli_help.hpp"
 #include "core/base/limits.hpp"
 #include "core/base/whole_number.hpp"
 
@@ -303,9 +304,14 @@ const std::vector<option_spec>& iperf2_options() {
   throw usage_error(fmt::format("{} option {} ({}) has no netload equivalent", tool, spelled, o.why));
 }
 
-[[noreturn]] void unknown(const char* tool, const std::string& spelled) {
-  throw usage_error(fmt::format("{} option {} is not one netload translates (netload --{} --help lists those it does)",
-                                tool, spelled, tool));
+[[noreturn]] void unknown(const std::vector<option_spec>& table, const char* tool, const std::string& spelled) {
+  std::vector<std::string> names;
+  for (const auto& s : table)
+    if (s.long_name) names.push_back(fmt::format("--{}", s.long_name));
+  const auto near = nb::cli::nearest(spelled, names);
+  throw usage_error(
+      fmt::format("{} option {} is not one netload translates ({}netload --{} --help lists those it does)", tool,
+                  spelled, near ? fmt::format("did you mean {}? ", *near) : "", tool));
 }
 
 // --name=value or --name value; returns the index of the last argument used.
@@ -321,7 +327,7 @@ std::size_t read_long(const std::vector<option_spec>& table, const char* tool, c
   const option_spec* o = nullptr;
   for (const auto& s : table)
     if (s.long_name && name == s.long_name) o = &s;
-  if (!o) unknown(tool, spelled);
+  if (!o) unknown(table, tool, spelled);
   if (!o->apply) refuse(*o, tool, spelled);
   if (o->takes_value && eq == std::string::npos) {
     if (i + 1 >= args.size()) throw usage_error(fmt::format("{} option {} needs a value", tool, spelled));
@@ -342,7 +348,7 @@ std::size_t read_short(const std::vector<option_spec>& table, const char* tool, 
     const option_spec* o = nullptr;
     for (const auto& s : table)
       if (s.short_name == a[j]) o = &s;
-    if (!o) unknown(tool, spelled);
+    if (!o) unknown(table, tool, spelled);
     if (!o->apply) refuse(*o, tool, spelled);
     if (!o->takes_value) {
       o->apply(r, arg{tool, spelled, ""});

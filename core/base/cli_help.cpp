@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -21,7 +23,100 @@ std::string lower_first(std::string s) {
 
 bool read_number(const std::string& text, double& v) { return CLI::detail::lexical_cast(text, v) && std::isfinite(v); }
 
+// A name without its leading dashes, in lower case: "--PPS" and "-pps" are near "--pps".
+std::string bare(const std::string& name) {
+  std::string s = name.substr(std::min(name.find_first_not_of('-'), name.size()));
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Edits from a to b: a letter changed, added or removed, or two neighbours swapped ("psp" to "pps": one).
+std::size_t edits(const std::string& a, const std::string& b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// An argument CLI11 left over that names an option: "-x", "--name", "--name=value"; not "-", "--" nor a
+// negative number.
+bool names_option(const std::string& arg) {
+  double v = 0;
+  return arg.size() > 1 && arg[0] == '-' && arg != "--" && !CLI::detail::lexical_cast(arg, v);
+}
+
+struct left_over {
+  std::string arg;
+  const CLI::App* app;
+  bool after_mark;  // after "--": an argument, whatever it looks like
+};
+
+// What CLI11 could not place, in command-line order: the app's own, then each parsed subcommand's.
+void collect_left_over(const CLI::App& app, std::vector<left_over>& out) {
+  bool after_mark = false;
+  for (const std::string& arg : app.remaining()) {
+    if (arg == "--") after_mark = true;
+    else out.push_back({arg, &app, after_mark});
+  }
+  for (const CLI::App* sub : app.get_subcommands()) collect_left_over(*sub, out);
+}
+
+// The first argument CLI11 left over, from the arguments it kept (its ExtrasError lists them last first).
+std::optional<std::string> first_left_over(const CLI::App& app) {
+  std::vector<left_over> all;
+  collect_left_over(app, all);
+  if (all.empty()) return std::nullopt;
+  return all.front().arg;
+}
+
 }  // namespace
+
+std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& known) {
+  const std::string w = bare(word);
+  if (w.size() < 3) return std::nullopt;  // one or two letters: every other letter is as near
+  std::optional<std::string> best;
+  std::size_t best_edits = w.size() < 6 ? 2 : 3;  // one edit in a short name, two in a longer one
+  for (const std::string& name : known) {
+    const std::string k = bare(name);
+    if (k.size() < 2) continue;
+    if (const std::size_t e = edits(w, k); e < best_edits) {
+      best = name;
+      best_edits = e;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
+    for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+  }
+  return names;
+}
+
+std::optional<unknown_option> find_unknown_option(const CLI::App& app) {
+  std::vector<left_over> all;
+  collect_left_over(app, all);
+  for (const left_over& l : all)
+    if (!l.after_mark && names_option(l.arg)) return unknown_option{l.arg.substr(0, l.arg.find('=')), l.app};
+  return std::nullopt;
+}
+
+std::string describe(const unknown_option& u, const std::vector<std::string>& also) {
+  std::vector<std::string> known = option_names(*u.app);
+  known.insert(known.end(), also.begin(), also.end());
+  const auto near = nearest(u.name, known);
+  return near ? fmt::format("unknown option '{}' (did you mean '{}'?)", u.name, *near)
+              : fmt::format("unknown option '{}'", u.name);
+}
 
 // "Usage: netload ..." first, as netperf and iperf3 print it, then what the program is.
 std::string help_formatter::make_usage(const CLI::App* app, std::string name) const {
@@ -90,13 +185,12 @@ void set_help(CLI::App& app, const std::string& program, const std::string& usag
   }
 }
 
-std::string describe(const CLI::Error& e) {
+std::string describe(const CLI::App& app, const CLI::Error& e) {
+  if (const auto unknown = find_unknown_option(app)) return describe(*unknown);
   const std::string msg = e.what();
   if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
-    std::string first = tail(msg, "expected: ");
-    first = first.substr(0, first.find(' '));
-    return first.size() > 1 && first[0] == '-' ? fmt::format("unknown option {}", first)
-                                               : fmt::format("unexpected argument '{}'", first);
+    const std::string listed = tail(msg, "expected: ");
+    return fmt::format("unexpected argument '{}'", first_left_over(app).value_or(listed.substr(0, listed.find(' '))));
   }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && msg.find(" missing") != std::string::npos)
     return fmt::format("{} needs a value", msg.substr(0, msg.find(':')));
@@ -119,7 +213,7 @@ int report(const CLI::App& app, const CLI::Error& e, const std::string& program)
     std::fputs(fmt::format("{} {}\n", program, e.what()).c_str(), stdout);
     return 0;
   }
-  fmt::print(stderr, "{}: {}\n", program, describe(e));
+  fmt::print(stderr, "{}: {}\n", program, describe(app, e));
   return usage_status;
 }
 

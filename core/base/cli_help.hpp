@@ -4,7 +4,9 @@
 // refuse a command line: "program: reason" on stderr, exit status 2.
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace nb::cli {
 
@@ -47,8 +49,32 @@ CLI::Option* option(CLI::App& app, const std::string& names, T& into, const std:
   return group.empty() ? o : o->group(group);
 }
 
-// A CLI11 error in words, one line: what a user wrote wrong, without CLI11's type names.
-std::string describe(const CLI::Error& e);
+// The nearest of `known` to `word` when near enough to be its misspelling (a letter wrong, missing, added, or
+// two swapped; two in a longer name; case and leading dashes aside): the suggestion of "did you mean".
+std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& known);
+
+// Every name of the app's options as typed ("--pps", "-m"), in the order they were added.
+std::vector<std::string> option_names(const CLI::App& app);
+
+// An option CLI11 could not place: its name as typed ("--psp" of "--psp=1000", "-durration") and the app
+// (or subcommand) whose options it was looked for among.
+struct unknown_option {
+  std::string name;
+  const CLI::App* app = nullptr;
+};
+
+// The first option CLI11 could not place, in `app` or the subcommands it parsed (a negative number or an
+// argument after "--" is none). CLI11's own error names the last argument it could not place, often the
+// misspelled option's value or a file after it: this names the option.
+std::optional<unknown_option> find_unknown_option(const CLI::App& app);
+
+// "unknown option '--psp' (did you mean '--pps'?)": the suggestion from `u.app`'s options and `also`
+// (names a program reads before CLI11 does).
+std::string describe(const unknown_option& u, const std::vector<std::string>& also = {});
+
+// A CLI11 error in words, one line: what a user wrote wrong, without CLI11's type names. An unknown
+// option left in `app` is said first, whatever error the arguments after it caused.
+std::string describe(const CLI::App& app, const CLI::Error& e);
 
 // For CLI11 errors: help and version go to stdout (status 0), anything else is refused as
 // "program: reason" on stderr with usage_status. Returns the exit status.

@@ -46,7 +46,18 @@ help() {
 
 one_past_last_cpu=$(nproc --all)
 
-refused "$netload" "unknown option --bogus" --bogus
+refused "$netload" "unknown option '--bogus'" --bogus
+# A misspelled option is named whatever follows it: a value, "--", another option, nothing.
+psp="netload: unknown option '--psp' (did you mean '--pps'?)"
+refused "$netload" "$psp" --psp 1000
+refused "$netload" "$psp" --psp=1000
+refused "$netload" "$psp" -t UDP_STREAM --psp 1000 -- -m 64
+refused "$netload" "$psp" --psp --rate 1m
+refused "$netload" "$psp" --psp
+refused "$netload" "'-m' is a test option: give it after --" -t UDP_STREAM -m 64
+refused "$netload" "'--pps' is not a test option: give it before --" -t UDP_STREAM -- --pps 1000
+refused "$netload" "unknown option '--zerocpy' (did you mean '--zerocopy'?)" -- --zerocpy
+refused "$netload" "did you mean --bitrate?" --iperf3 -c 127.0.0.1 --bitrat 100m
 refused "$netload" "-l must be a positive number of seconds" -l abc
 refused "$netload" "-l must be a positive number of seconds" -l -300
 refused "$netload" "--streams must be a whole number from 1 to 64" --streams 0
@@ -70,7 +81,14 @@ grep -q -- '-b burst size' "$tmp/out" || { echo "FAIL: netload --help does not n
 grep -q -- '--iperf3' "$tmp/out" || { echo "FAIL: netload --help does not mention --iperf3"; fails=1; }
 grep -q -- '-P data port' "$tmp/out" || { echo "FAIL: netload --help does not name the refused test options"; fails=1; }
 
-refused "$netserve" "unknown option --bogus" -p 0 --bogus
+refused "$netserve" "unknown option '--bogus'" -p 0 --bogus
+rxthreads="netserve: unknown option '--rxthreads' (did you mean '--rx-threads'?)"
+refused "$netserve" "$rxthreads" -p 0 --rxthreads 2
+refused "$netserve" "$rxthreads" --rxthreads 2
+refused "$netserve" "$rxthreads" --rxthreads 2 -p 0
+refused "$netserve" "$rxthreads" -p 0 --rxthreads -- 2
+refused "$netserve" "$rxthreads" -p 0 --rxthreads --max-tests 4
+refused "$netserve" "$rxthreads" -p 0 --rxthreads
 refused "$netserve" "--max-streams must be a whole number from 1 to 1024" -p 0 --max-streams many
 refused "$netserve" "--max-duration must be a number of seconds from 0.001 to 10000000" -p 0 --max-duration 1e9
 refused "$netserve" "--port is required"
@@ -85,13 +103,22 @@ help "$netserve"
 grep -q '^Budget, whole process' "$tmp/out" || { echo "FAIL: netserve --help lost its budget footer"; fails=1; }
 
 if [ -n "$harness" ]; then
-  refused "$harness" "unknown option --bogus" run --bogus
+  refused "$harness" "unknown option '--bogus'" run --bogus
+  refused "$harness" "unknown option '--bogus'" --bogus
+  durration="harness: unknown option '--durration' (did you mean '--duration'?)"
+  refused "$harness" "$durration" run --durration 5 lo.toml
+  refused "$harness" "$durration" run lo.toml --durration 5
+  refused "$harness" "$durration" run --durration -- lo.toml
+  refused "$harness" "$durration" run --durration --repeats 2 lo.toml
+  refused "$harness" "$durration" run --durration
+  refused "$harness" "unknown option '--evry' (did you mean '--every'?)" watch --evry 15m lo.toml
   refused "$harness" "a command is required"
   refused "$harness" "unknown command 'frob'" frob
   refused "$harness" "needs a value" run --results
   refused "$harness" "not a finite number" run plan.toml --duration nan
   refused "$harness" "dir is required" report
   refused "$harness" "unexpected argument 'two'" run one two
+  refused "$harness" "unexpected argument 'two'" run one two three
   help "$harness"
   timeout 20 "$harness" run --help >"$tmp/out" 2>&1
   head -n 1 "$tmp/out" | grep -q '^Usage: harness run' || { echo "FAIL: harness run --help:"; cat "$tmp/out"; fails=1; }

@@ -1,6 +1,11 @@
 #include "netload/cli.hpp"
 
+#include "core/base/cli_help.hpp"
+
+#include <fmt/ranges.h>
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 using namespace nb::load;
 using nb::test_kind;
@@ -207,4 +212,75 @@ TEST_CASE(
                     Catch::Contains("--recv-mode copy applies to TCP_STREAM only"));
   CHECK_THROWS_WITH(parse_command_line({"--peer", "iperf3", "--", "--recv-discard"}),
                     Catch::Contains("iperf3's receiver"));
+}
+
+TEST_CASE("an unknown option is named, with the nearest known one, whatever follows it", "[cli]") {
+  auto refused = [](std::vector<std::string> args, const std::string& text) {
+    INFO(fmt::format("{}", fmt::join(args, " ")));
+    CHECK_THROWS_WITH(parse_command_line(args), text);
+  };
+  const std::string psp = "unknown option '--psp' (did you mean '--pps'?)";
+  refused({"--psp", "1000"}, psp);  // CLI11 alone names the value: '1000'
+  refused({"--psp=1000"}, psp);
+  refused({"--psp"}, psp);
+  refused({"--psp", "--"}, psp);
+  refused({"-t", "UDP_STREAM", "--psp", "1000", "--", "-m", "64"}, psp);
+  refused({"--psp", "--rate", "1m"}, psp);
+  refused({"--psp", "-5"}, psp);
+  refused({"--PPS", "10"}, "unknown option '--PPS' (did you mean '--pps'?)");
+  refused({"--bogus", "1"}, "unknown option '--bogus'");  // nothing near: no guess
+  refused({"--iperf", "3"}, "unknown option '--iperf' (did you mean '--iperf3'?)");
+  refused({"--", "-m", "64", "--zerocpy", "x"}, "unknown option '--zerocpy' (did you mean '--zerocopy'?)");
+  // On the wrong side of "--": where it goes.
+  refused({"-t", "UDP_STREAM", "-m", "64"}, "'-m' is a test option: give it after -- (netload [OPTIONS] -- -m ...)");
+  refused({"-m64"}, "'-m' is a test option: give it after -- (netload [OPTIONS] -- -m ...)");
+  refused({"--", "--pps", "1000"}, "'--pps' is not a test option: give it before --");
+  // Arguments that are no options are still said as arguments, the first one first.
+  refused({"-t", "UDP_STREAM", "stray", "two"}, "unexpected argument 'stray'");
+  refused({"-l", "-5"}, "-l must be a positive number of seconds");  // a negative value is the option's
+}
+
+TEST_CASE("a misspelled option's suggestion: one edit in a short name, two in a longer one", "[cli]") {
+  using nb::cli::nearest;
+  const std::vector<std::string> known = {"-p", "--pps", "--rate", "--rx-threads", "--duration", "--dry-run", "--db"};
+  CHECK(nearest("--psp", known) == "--pps");  // two letters swapped: one edit
+  CHECK(nearest("--rxthreads", known) == "--rx-threads");
+  CHECK(nearest("--durration", known) == "--duration");
+  CHECK(nearest("-durration", known) == "--duration");
+  CHECK(nearest("--dryrun", known) == "--dry-run");
+  CHECK(nearest("--dbb", known) == "--db");
+  CHECK(nearest("--DURATION", known) == "--duration");
+  CHECK_FALSE(nearest("--bogus", known));
+  CHECK(nearest("--rat", {"--raw", "--cat"}) == "--raw");  // a tie: the first
+  CHECK_FALSE(nearest("--xyz", known));
+  CHECK_FALSE(nearest("--durxxxion", known));  // three edits
+  CHECK_FALSE(nearest("-q", known));           // one letter: every other letter is as near
+}
+
+TEST_CASE("CLI11 apps: the first unknown option of a subcommand is found before its value and later arguments",
+          "[cli]") {
+  CLI::App app;
+  auto* run = app.add_subcommand("run");
+  std::string plan;
+  double duration = 0;
+  run->add_option("plan", plan);
+  run->add_option("--duration", duration);
+  auto error = [&](std::vector<std::string> args) -> std::string {
+    std::reverse(args.begin(), args.end());
+    try {
+      app.clear();
+      app.parse(args);
+    } catch (const CLI::Error& e) {
+      return nb::cli::describe(app, e);
+    }
+    return "parsed";
+  };
+  CHECK(error({"run", "--durration", "5", "lo.toml"}) == "unknown option '--durration' (did you mean '--duration'?)");
+  CHECK(error({"run", "lo.toml", "--durration"}) == "unknown option '--durration' (did you mean '--duration'?)");
+  CHECK(error({"run", "--durration", "--", "lo.toml"}) == "unknown option '--durration' (did you mean '--duration'?)");
+  CHECK(error({"run", "lo.toml", "--duration", "-5"}) == "parsed");  // a negative value is the option's
+  CHECK(duration == -5);
+  CHECK(error({"run", "lo.toml", "-5"}) == "unexpected argument '-5'");  // a number is no option
+  CHECK(error({"run", "a", "b", "c"}) == "unexpected argument 'b'");
+  CHECK(error({"run", "--", "a", "--x"}) == "unexpected argument '--x'");  // after "--": an argument
 }

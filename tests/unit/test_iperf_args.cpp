@@ -314,6 +314,10 @@ TEST_CASE("an iperf option with no netload equivalent is an error naming it", "[
   refused({"--iperf3", "-c", "h", "-d"}, "iperf3 option -d (debug output");
   refused({"--iperf3", "-s"}, "run netserve there");
   refused({"--iperf3", "-c", "h", "--frobnicate"}, "iperf3 option --frobnicate is not one netload translates");
+  refused({"--iperf3", "-c", "h", "--bitrat", "1m"},
+          "option --bitrat is not one netload translates (did you mean --bitrate?");
+  refused({"--iperf2", "-c", "h", "--bandwith", "1m"},
+          "option --bandwith is not one netload translates (did you mean --bandwidth?");
   refused({"--iperf2", "-c", "h", "-J"}, "iperf2 has no option -J");
   refused({"--iperf2", "-c", "h", "--full-duplex"}, "option --full-duplex");
   refused({"--iperf3", "-c", "h", "-b", "100m/10"}, "iperf3 -b 100m/10: burst mode");
