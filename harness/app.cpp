@@ -9,6 +9,7 @@
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
+#include "harness/report/skew.hpp"
 #include "harness/run/dry_run.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/runner.hpp"
@@ -55,8 +56,9 @@ void require_lab_up(const plan& p) {
 }
 
 // 0 when every run of the plan is there and ok; 3, with what is wrong on stderr, when one failed or is
-// missing, or there is none. `said_while_running`: after `harness run`, whose runner said each run that
-// failed to run (its run.json has the error) as it failed; the stdout summary says it again, stderr not.
+// missing, or there is none; else 5 when a run is skewed (each said on stderr, its figures kept).
+// `said_while_running`: after `harness run`, whose runner said each run that failed to run (its run.json
+// has the error) as it failed; the stdout summary says it again, stderr not.
 int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& runs, bool said_while_running = false) {
   const auto problems = folder_problems(dir, runs);
   for (const auto& p : problems) {
@@ -65,7 +67,9 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
                       });
     if (!said) fmt::print(stderr, "harness: {}\n", p);
   }
-  return problems.empty() ? 0 : 3;
+  const auto skews = folder_skews(runs);
+  for (const auto& k : skews) fmt::print(stderr, "harness: {}\n", k);
+  return !problems.empty() ? 3 : skews.empty() ? 0 : skewed_status;
 }
 
 // report.html last: a chart gnuplot could not draw is said once here, and in its place in the page.

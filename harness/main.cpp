@@ -239,10 +239,11 @@ void describe(CLI::App& app) {
       "  harness deploy plan.toml --from DIR --dry-run   the commands it would run; nothing runs\n"
       "  harness lab up configs/express-connect-lab.toml   the namespace lab (harness lab --help)\n"
       "\nExit status: 0 every run ok (check: every host ok); 3 a run failed or is missing (each named on stderr); 4 (run\n"
-      "--fail-on-regression) a measurement fell below its baseline; 1 an error\n"
-      "(plan, a host check error, ssh, a file that cannot be read or written); 2 bad command line; 130 / 143 / 129\n"
-      "run stopped by SIGINT / SIGTERM / SIGHUP (no run starts after it; what was measured is reported).\n"
-      "watch: 0 after --count runs all ok; else the last run's non-zero status (3, 4, 1 a run could not start);\n"
+      "--fail-on-regression) a measurement fell below its baseline; 5 (run, report) every run has its figures, but an\n"
+      "instance started later than T0 + skew_bound_ms: the run is summed, recorded and marked skewed (each named on\n"
+      "stderr); 1 an error (plan, a host check error, ssh, a file that cannot be read or written); 2 bad command line;\n"
+      "130 / 143 / 129 run stopped by SIGINT / SIGTERM / SIGHUP (no run starts after it; what was measured is reported).\n"
+      "watch: 0 after --count runs all ok; else the last run's non-zero status (3, 4, 5, 1 a run could not start);\n"
       "128 + the signal when stopped (between runs at once; inside one, the run is stopped and recorded).\n"
       "deploy: 0 every host current or copied; 1 a host failed (each named on stderr) or another error.");
 }

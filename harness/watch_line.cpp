@@ -1,6 +1,7 @@
 #include "harness/watch_line.hpp"
 
 #include "core/base/text.hpp"
+#include "harness/report/skew.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -46,11 +47,16 @@ std::string judged_figures(const store::judgement& j, bool regressions_only) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-// "ok", or "FAILED (the first failure[, and N more run(s)])": what failed, not only that something did.
+// "ok", "SKEWED (who started late[, and N more run(s)])", or "FAILED (the first failure[, and N more
+// run(s)])": what failed, not only that something did.
 std::string state(const finished_run& f) {
-  std::vector<const run_summary*> failed;
+  std::vector<const run_summary*> failed, skewed;
   for (const auto& s : f.runs)
     if (!s.ok) failed.push_back(&s);
+    else if (s.skewed()) skewed.push_back(&s);
+  if (failed.empty() && f.status != 3 && !skewed.empty())
+    return fmt::format("SKEWED ({}: {}{})", skewed.front()->run.id, late_words(*skewed.front()),
+                       skewed.size() > 1 ? fmt::format(", and {} more run(s)", skewed.size() - 1) : std::string());
   if (failed.empty() && f.status != 3) return "ok";
   if (failed.empty()) return "FAILED (a run is missing, see stderr)";
   const auto& first = *failed.front();

@@ -131,7 +131,7 @@ struct plan {
   int repeats = 1;
   double lead = 0.5;          // seconds from "every instance armed" to the common start instant T0
   double interval = 1.0;      // netload --interval
-  double skew_bound_ms = 20;  // an instance starting later than T0 + this is a failed instance
+  double skew_bound_ms = 20;  // an instance starting later than T0 + this marks its run skewed
   double settle = 1.0;        // pause between runs (seconds), so one run's tail does not hit the next
   std::vector<std::uint16_t> ports;
   std::string ports_where;  // "file:line:col" where [defaults] gave them, for errors

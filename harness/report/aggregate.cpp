@@ -1,4 +1,5 @@
 #include "harness/report/aggregate.hpp"
+#include "harness/report/skew.hpp"
 
 #include "core/base/clock.hpp"
 #include "core/base/json_fields.hpp"
@@ -17,7 +18,7 @@ namespace harness {
 
 using nlohmann::json;
 
-void check(instance_record& i, const run_record& r) {
+void check(instance_record& i) {
   i.problems.clear();
   if (!i.error.empty()) i.problems.push_back(i.error);
   if (i.timed_out) i.problems.push_back("killed at its deadline");
@@ -32,12 +33,18 @@ void check(instance_record& i, const run_record& r) {
   else if (i.exit_code != 0 && !(i.exit_code == 4 && t.target && !t.target->met) &&
            !(t.interrupted && i.exit_code > 128))
     i.problems.push_back(fmt::format("netload exit status {}", i.exit_code));
-  const double late_ms = (t.actual_start - r.t0) * 1e3;
-  if (t.ok && late_ms > r.skew_bound_ms)
-    i.problems.push_back(fmt::format("started {:.1f} ms after T0 (bound {} ms)", late_ms, r.skew_bound_ms));
 }
 
 namespace {
+
+// An instance that started past the skew bound was not sending through the samples its lateness covers,
+// and its sender ran as long past the end, counted in its last sample and in none of the receiver's: the
+// window leaves both out. The latest such start in seconds after T0, 0 when none.
+double latest_late_start_s(const run_record& r) {
+  double late_s = 0;
+  for (const auto& l : late_starts(r)) late_s = std::max(late_s, l.offset_ms / 1e3);
+  return late_s;
+}
 
 // Per-second samples aligned on wall clock: slot k is [T0 + k*interval, T0 + (k+1)*interval) for every
 // instance (they all started at T0). A slot counts when every instance has it, complete, after the warm-up.
@@ -46,9 +53,10 @@ namespace {
 std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_record& r, std::string& note) {
   std::size_t slots = std::numeric_limits<std::size_t>::max();
   for (const auto& i : r.instances) slots = std::min(slots, i.result->intervals.size());
-  const auto first = static_cast<std::size_t>(std::ceil(r.warmup / r.interval - 1e-9));
+  const double late_s = latest_late_start_s(r);
+  const auto first = static_cast<std::size_t>(std::ceil(std::max(r.warmup, late_s) / r.interval - 1e-9));
   // A last sample cut short by the end of the test (shorter than the interval) is not steady state.
-  std::size_t last = slots;
+  std::size_t last = late_s > 0 && slots > 0 ? slots - 1 : slots;
   const auto full_ns = static_cast<std::int64_t>(r.interval * 0.9e9);
   for (const auto& i : r.instances)
     if (last > first + 1 && last == slots &&
@@ -62,7 +70,12 @@ std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_recor
   };
   while (last > first && !complete(last - 1)) --last;
   if (last <= first) {
-    note = fmt::format("no complete per-second sample after the {} s warm-up", r.warmup);
+    note = late_s > 0 ? fmt::format(
+                            "no complete per-second sample with every instance sending: after the {} s "
+                            "warm-up and the latest start, {:.1f} ms after T0, less the last sample (a "
+                            "late sender runs on past it)",
+                            r.warmup, late_s * 1e3)
+                      : fmt::format("no complete per-second sample after the {} s warm-up", r.warmup);
     return std::nullopt;
   }
   for (std::size_t k = first; k < last; ++k)
@@ -229,7 +242,7 @@ run_summary summarize(run_record r) {
   correct_clocks(r);
   if (!r.error.empty()) s.failures.push_back(fmt::format("run: {}", r.error));
   for (auto& i : r.instances) {
-    check(i, r);
+    check(i);
     for (const auto& p : i.problems) s.failures.push_back(fmt::format("{}: {}", i.name, p));
   }
   s.ok = s.failures.empty() && !r.instances.empty() && !r.interrupted;
@@ -251,6 +264,7 @@ run_summary summarize(run_record r) {
     s.start_skew_ms = (latest - earliest) * 1e3;
     s.max_start_offset_ms = (latest - r.t0) * 1e3;
     s.steady = steady(r, s.steady_note);
+    s.late = late_starts(r);
   }
   s.probe = summarize_probe(r);
   if (s.ok) s.rr = summarize_rr(r);
@@ -371,7 +385,8 @@ json until_stop_json(const measured_part& m) {
 }
 
 // One instance's line in the summary: its figures, or what it measured until a stop.
-json instance_json(const instance_record& i, double t0) {
+json instance_json(const instance_record& i, const run_record& r) {
+  const double t0 = r.t0;
   json row = {{"instance", i.name},     {"client", i.client},       {"server", i.server},
               {"category", i.category}, {"ok", i.problems.empty()}, {"problems", i.problems}};
   if (i.result && i.result->ok) {
@@ -385,6 +400,7 @@ json instance_json(const instance_record& i, double t0) {
                    {"path", t.loss.path},
                    {"receiver_kernel_drops", drops_known(t) ? json(t.loss.receiver_kernel_drops) : json()}};
     row["start_offset_ms"] = (t.actual_start - t0) * 1e3;
+    row["late"] = started_late(t, r);
     if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
   } else if (i.interrupted) {
     row["interrupted"] = true;
@@ -422,13 +438,14 @@ json to_json(const run_summary& s) {
             {"kind", nb::to_string(s.run.kind)},
             {"message_size", s.run.message_size},
             {"ok", s.ok},
+            {"status", run_status(s)},
             {"failures", s.failures},
             {"t0", s.run.t0},
             {"instances", json::array()}};
   if (s.run.spec.contains("together_with"))  // a bidirectional run's direction, and the run at its T0
     j["both_ways"] = {{"direction", s.run.spec.at("direction")}, {"together_with", s.run.spec.at("together_with")}};
   if (!s.run.error.empty()) j["error"] = s.run.error;
-  for (const auto& i : s.run.instances) j["instances"].push_back(instance_json(i, s.run.t0));
+  for (const auto& i : s.run.instances) j["instances"].push_back(instance_json(i, s.run));
   if (s.run.interrupted) {  // never "ok": what was counted until the stop, marked as such
     j["interrupted"] = true;
     j["measured_s"] = s.run.measured_s;
@@ -447,6 +464,7 @@ json to_json(const run_summary& s) {
                   {"text", s.limit->text},
                   {"instances", s.limit_votes},
                   {"text_of_instance", s.limit_instance}};
+  j["skew"] = skew_json(s);
   j["start_skew_ms"] = s.start_skew_ms;
   j["max_start_offset_ms"] = s.max_start_offset_ms;
   return j;

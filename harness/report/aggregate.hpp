@@ -1,7 +1,8 @@
 #pragma once
 // From raw instance records to per-run figures: per instance, the plain sum over instances (what users
 // add up by hand), and the steady-state aggregate over the wall-clock window in which every instance was
-// sending, after the warm-up. A run with a failed instance reports its failures, never a number for them.
+// sending, after the warm-up. A run with a failed instance reports its failures, never a number for them;
+// an instance that started late (after T0 + the skew bound) counts, and marks its run skewed (skew.hpp).
 #include "core/wire/result.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/latency.hpp"
@@ -70,11 +71,19 @@ struct steady_state {
   rates sender, receiver;
 };
 
+// An instance that started after T0 + the run's start-skew bound.
+struct late_start {
+  std::string instance;
+  double offset_ms = 0;  // its actual start - T0
+};
+
 struct run_summary {
   run_record run;
-  bool ok = false;
+  bool ok = false;                    // every instance ran and reconciled: the run has figures
   std::vector<std::string> failures;  // "instance: reason"
-  rates sender, receiver;             // plain sums of the per-instance figures
+  std::vector<late_start> late;       // an ok run's instances that started late: the run is skewed
+  bool skewed() const { return !late.empty(); }
+  rates sender, receiver;  // plain sums of the per-instance figures
   std::uint64_t lost = 0, path_loss = 0, kernel_drops = 0;
   // False when a receiving kernel could not count its socket drops (no SO_MEMINFO): kernel_drops is then
   // no count, and path_loss only an upper bound.
@@ -100,11 +109,12 @@ struct run_summary {
 // An interrupted run's instances, each marked so: what they counted until the stop, summed over the
 // `counted` that counted anything; nothing when none did.
 std::optional<measured_part> sum_until_stop(std::vector<instance_record>& instances, int& counted);
-// "INTERRUPTED after 12.3 s of the run's 30 s", "FAILED", or "" for an ok run.
+// "INTERRUPTED after 12.3 s of the run's 30 s", "FAILED", "SKEWED" (figures, an instance started late),
+// or "" for an ok run.
 std::string run_state(const run_summary& s);
 
-// Marks the instance's problems: no result, failed, counts not reconciled, started late.
-void check(instance_record& i, const run_record& r);
+// Marks the instance's problems: no result, failed, counts not reconciled (a late start is none: skew.hpp).
+void check(instance_record& i);
 run_summary summarize(run_record r);
 // Packets per second each instance of the run was asked to send (--pps, or --rate over the message
 // size); nothing for an unpaced run.

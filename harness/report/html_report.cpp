@@ -6,6 +6,7 @@
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 #include "harness/report/search_view.hpp"
+#include "harness/report/skew.hpp"
 
 #include "core/base/json_text.hpp"
 
@@ -54,12 +55,13 @@ std::string counted(std::size_t n, std::string_view one, std::string_view many) 
 
 std::string page_header(const std::vector<run_summary>& runs, std::size_t searches, const std::filesystem::path& dir,
                         const json& env) {
-  std::size_t shown = 0, failed = 0, interrupted = 0;
+  std::size_t shown = 0, failed = 0, interrupted = 0, skewed = 0;
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) {
       ++shown;
       interrupted += s.run.interrupted;
       failed += !s.ok && !s.run.interrupted;
+      skewed += s.skewed();
     }
   std::vector<std::string> what;
   if (shown || !searches) what.push_back(counted(shown, "run", "runs"));
@@ -67,6 +69,7 @@ std::string page_header(const std::vector<run_summary>& runs, std::size_t search
   std::string state;
   if (interrupted) state += fmt::format("<span class=\"bad\">{} interrupted</span>", interrupted);
   if (failed) state += fmt::format("{}<span class=\"bad\">{} failed</span>", state.empty() ? "" : ", ", failed);
+  if (skewed) state += fmt::format("{}<span class=\"bad\">{} skewed</span>", state.empty() ? "" : ", ", skewed);
   if (state.empty())
     state = shown ? (shown == 1 ? "<span class=\"good\">ok</span>" : "<span class=\"good\">every one ok</span>") : "";
   std::string out = fmt::format("<h1>Results: {}</h1>\n", h::escape(h::folder_name(dir)));
@@ -76,7 +79,8 @@ std::string page_header(const std::vector<run_summary>& runs, std::size_t search
                      h::escape(env.value("plan", std::string("?"))),
                      h::escape(env.value("harness_version", std::string("?"))), fmt::join(what, " and "),
                      state.empty() ? "" : ": " + state);
-  const auto problems = folder_problems(dir, runs);
+  auto problems = folder_problems(dir, runs);
+  for (auto& k : folder_skews(runs)) problems.push_back(std::move(k));
   if (!problems.empty()) {
     out += "<ul class=\"problems\">\n";
     for (const auto& p : problems) out += fmt::format("<li>{}</li>\n", h::escape(p));
@@ -290,6 +294,8 @@ std::vector<std::vector<std::string>> run_rows(const run_summary& s, bool tcp) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& i : r.instances) {
     rows.push_back(instance_row(i, r.t0));
+    if (i.problems.empty() && i.result && started_late(*i.result, r))
+      rows.back().back() += " <span class=\"bad\">LATE</span>";
     if (tcp) append(rows.back(), tcp_cells(i));
   }
   if (s.ok) {
@@ -314,9 +320,11 @@ std::vector<std::vector<std::string>> run_rows(const run_summary& s, bool tcp) {
 
 std::string run_section(const run_summary& s, chart_ids& ids) {
   const auto& r = s.run;
-  const std::string figures = s.ok ? fmt::format("received {}, {}; loss {}", h::pps(s.receiver.pps),
-                                                 h::mbps(s.receiver.bps), percent(s.loss_percent))
-                                   : fmt::format("<span class=\"bad\">{}</span>", h::escape(run_state(s)));
+  std::string figures = s.ok ? fmt::format("received {}, {}; loss {}", h::pps(s.receiver.pps), h::mbps(s.receiver.bps),
+                                           percent(s.loss_percent))
+                             : "";
+  if (const std::string state = run_state(s); !state.empty())
+    figures += fmt::format("{}<span class=\"bad\">{}</span>", figures.empty() ? "" : " ", h::escape(state));
   // Open on the page and on paper: a section a click away is one a reader of the printed page never sees.
   std::string out =
       fmt::format("<section class=\"run\" id=\"run-{}\">\n<h3>{} — {}, {} -m {}: {}</h3>\n", h::escape(r.id),
@@ -333,6 +341,9 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
                          h::escape(with->get<std::string>()));
   if (r.interrupted) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(until_stop_words(s)));
   for (const auto& f : s.failures) notes += fmt::format("<li class=\"bad\">{}</li>\n", h::escape(f));
+  if (s.skewed())
+    notes +=
+        fmt::format("<li class=\"bad\">SKEWED: {}; its figures count, and are summed</li>\n", h::escape(late_words(s)));
   if (const auto circuit = circuit_words(s); !circuit.empty())
     notes += fmt::format("<li>{}</li>\n", h::escape(circuit));
   for (const auto& m : s.target_misses)

@@ -59,7 +59,7 @@ std::optional<measured_part> measured_until_stop(const instance_record& i) {
 }
 
 std::string run_state(const run_summary& s) {
-  if (s.ok) return {};
+  if (s.ok) return s.skewed() ? "SKEWED" : "";
   if (!s.run.interrupted) return "FAILED";
   return s.run.duration > 0
              ? fmt::format("INTERRUPTED after {:.1f} s of the run's {:g} s", s.run.measured_s, s.run.duration)

@@ -1,4 +1,5 @@
 #include "harness/report/report.hpp"
+#include "harness/report/skew.hpp"
 
 #include <fmt/format.h>
 
@@ -203,7 +204,11 @@ text_table run_table(const run_summary& s) {
     return row;
   };
   text_table t(with_tcp(detail_headers(), tcp_headers()));
-  for (const auto& i : s.run.instances) t.add(with_tcp(instance_cells(i, s.run.t0), tcp_cells(i)));
+  for (const auto& i : s.run.instances) {
+    auto cells = instance_cells(i, s.run.t0);
+    if (i.result && started_late(*i.result, s.run) && i.problems.empty()) cells.back() += " LATE";
+    t.add(with_tcp(std::move(cells), tcp_cells(i)));
+  }
   if (s.ok) {
     t.add(with_tcp(sum_cells(s), tcp_sum_cells(s)));
     t.add(steady_cells(s));
@@ -261,9 +266,10 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
   for (const auto& s : runs) {
     if (is_search_trial(s.run)) continue;
     out += fmt::format("\n{}  [{} {} -m {}, {}]{}\n", s.run.id, s.run.role, nb::to_string(s.run.kind),
-                       s.run.message_size, to_string(s.run.topo), s.ok ? "" : "  " + run_state(s));
+                       s.run.message_size, to_string(s.run.topo), s.ok && !s.skewed() ? "" : "  " + run_state(s));
     out += run_table(s).text();
     for (const auto& f : s.failures) out += fmt::format("  failure: {}\n", f);
+    if (s.skewed()) out += fmt::format("  SKEWED: {}; its figures count\n", late_words(s));
     for (const auto& m : s.target_misses) out += fmt::format("  TARGET MISSED {}\n", m);
     if (s.limit) out += fmt::format("  limit: {}\n", limit_words(s));
   }
@@ -287,7 +293,7 @@ std::string console_summary(const std::vector<run_summary>& runs, const std::vec
                   fmt_pps(s.receiver.pps), fmt_mbps(s.sender.bps), fmt_mbps(s.receiver.bps),
                   s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a",
                   s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a", fmt::format("{:.3f}", s.loss_percent),
-                  fmt::format("{:.3f}", s.start_skew_ms), "ok"});
+                  fmt::format("{:.3f}", s.start_skew_ms), s.skewed() ? "SKEWED" : "ok"});
   }
   if (!overview.empty())
     out += "\nSummary (sum over instances; steady = every instance sending, after warm-up)\n" + overview.text();
@@ -303,7 +309,7 @@ std::string csv_quote(const std::string& s) {
 std::string summary_csv(const std::vector<run_summary>& runs) {
   std::string out =
       "run,test,role,topology,kind,message_size,instance,client,server,category,ok,sent_packets,received_packets,"
-      "sent_pps,received_pps,sent_bps,received_bps,loss_packets,path_loss,kernel_drops,start_offset_ms\n";
+      "sent_pps,received_pps,sent_bps,received_bps,loss_packets,path_loss,kernel_drops,start_offset_ms,late\n";
   const auto quote = csv_quote;
   for (const auto& s : runs) {
     const auto& r = s.run;
@@ -313,21 +319,23 @@ std::string summary_csv(const std::vector<run_summary>& runs) {
       out += fmt::format("{},{},{},{},{},{}", head, quote(i.name), quote(i.client), quote(i.server), quote(i.category),
                          i.problems.empty() ? "true" : "false");
       if (!i.problems.empty() || !i.result) {
-        out += ",,,,,,,,,,\n";  // a failed instance has no figures, never zeros
+        out += ",,,,,,,,,,,\n";  // a failed instance has no figures, never zeros
         continue;
       }
       const auto& t = *i.result;
-      out += fmt::format(
-          ",{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", t.sender.packets, t.receiver.packets, t.sender.pps,
-          t.receiver.pps, t.sender.bits_per_second, t.receiver.bits_per_second, t.loss.packets, t.loss.path,
-          drops_known(t) ? std::to_string(t.loss.receiver_kernel_drops) : "", (t.actual_start - r.t0) * 1e3);
+      out +=
+          fmt::format(",{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f},{}\n", t.sender.packets, t.receiver.packets,
+                      t.sender.pps, t.receiver.pps, t.sender.bits_per_second, t.receiver.bits_per_second,
+                      t.loss.packets, t.loss.path, drops_known(t) ? std::to_string(t.loss.receiver_kernel_drops) : "",
+                      (t.actual_start - r.t0) * 1e3, started_late(t, r));
     }
     if (!s.ok) continue;
-    out += fmt::format("{},\"SUM\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f}\n", head, s.sender.packets,
-                       s.receiver.packets, s.sender.pps, s.receiver.pps, s.sender.bps, s.receiver.bps, s.lost,
-                       s.path_loss, s.drops_known ? std::to_string(s.kernel_drops) : "", s.max_start_offset_ms);
+    out +=
+        fmt::format("{},\"SUM\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},{},{},{},{:.3f},{}\n", head, s.sender.packets,
+                    s.receiver.packets, s.sender.pps, s.receiver.pps, s.sender.bps, s.receiver.bps, s.lost, s.path_loss,
+                    s.drops_known ? std::to_string(s.kernel_drops) : "", s.max_start_offset_ms, s.skewed());
     if (s.steady)
-      out += fmt::format("{},\"STEADY\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},,,,\n", head,
+      out += fmt::format("{},\"STEADY\",,,,true,{},{},{:.3f},{:.3f},{:.1f},{:.1f},,,,,\n", head,
                          s.steady->sender.packets, s.steady->receiver.packets, s.steady->sender.pps,
                          s.steady->receiver.pps, s.steady->sender.bps, s.steady->receiver.bps);
   }

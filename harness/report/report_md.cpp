@@ -4,6 +4,7 @@
 #include "harness/records/host_check.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
+#include "harness/report/skew.hpp"
 
 #include <fmt/format.h>
 
@@ -37,7 +38,7 @@ std::string overview(const std::vector<run_summary>& runs) {
            s.steady ? fmt_pps(s.steady->receiver.pps) : "n/a", s.steady ? fmt_mbps(s.steady->receiver.bps) : "n/a",
            fmt::format("{:.3f} ({} / {})", s.loss_percent, path_text(s.path_loss, s.drops_known),
                        drops_text(s.kernel_drops, s.drops_known)),
-           fmt::format("{:.3f}", s.start_skew_ms), s.limit ? s.limit->limit : ""});
+           fmt::format("{:.3f}{}", s.start_skew_ms, s.skewed() ? " **SKEWED**" : ""), s.limit ? s.limit->limit : ""});
   }
   return t.empty() ? "" : "## Every run\n\n" + t.markdown() + "\n";
 }
@@ -158,12 +159,13 @@ std::string latency_notes(const run_summary& s) {
 std::string run_section(const run_summary& s) {
   std::string out = fmt::format("### {}\n\n{}, {} -m {}, topology {}, T0 {:.6f}{}\n\n", s.run.id, s.run.role,
                                 nb::to_string(s.run.kind), s.run.message_size, to_string(s.run.topo), s.run.t0,
-                                s.ok ? "" : fmt::format(" — **{}**", run_state(s)));
+                                s.ok && !s.skewed() ? "" : fmt::format(" — **{}**", run_state(s)));
   out += run_table(s).markdown() + "\n";
   if (const auto with = s.run.spec.find("together_with"); with != s.run.spec.end())
     out += fmt::format("- both ways at once: these rows ran at the same instant as run {} (one T0)\n",
                        with->get<std::string>());
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
+  if (s.skewed()) out += fmt::format("- **SKEWED**: {}; its figures count, and are summed\n", late_words(s));
   for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
   for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
     if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);

@@ -92,7 +92,7 @@ std::string repeats_csv(const std::vector<run_summary>& runs) {
                                                  {"CI95_LOW", [](const spread& s) { return s.ci_low; }},
                                                  {"CI95_HIGH", [](const spread& s) { return s.ci_high; }}};
     for (const auto& [name, f] : rows)
-      out += fmt::format("{},\"{}\",{},{},,true,,,{:.3f},{:.3f},{:.1f},{:.1f},,,,\n", head, name, client, server,
+      out += fmt::format("{},\"{}\",{},{},,true,,,{:.3f},{:.3f},{:.1f},{:.1f},,,,,\n", head, name, client, server,
                          f(g.sent_pps), f(g.received_pps), f(g.sent_bps), f(g.received_bps));
   }
   return out;

@@ -1,6 +1,7 @@
 #include "harness/store/commands.hpp"
 
 #include "harness/report/results.hpp"
+#include "harness/report/skew.hpp"
 #include "harness/store/record.hpp"
 #include "harness/store/trends.hpp"
 
@@ -32,7 +33,7 @@ int judge(database& db, const store_options& o, const fs::path& dir, const std::
   const auto n =
       std::count_if(j.measurements.begin(), j.measurements.end(), [](const judged& m) { return m.regression; });
   fmt::print(stderr, "harness: {} regression(s) against {} (regressions.json)\n", n, j.baseline_kind);
-  return o.fail_on_regression && status == 0 ? regression_status : status;
+  return o.fail_on_regression && (status == 0 || status == skewed_status) ? regression_status : status;
 }
 
 }  // namespace
@@ -65,9 +66,10 @@ int db_import(const fs::path& path, const std::vector<fs::path>& dirs) {
       const auto f = read_folder(dir);
       record(db, f);
       fmt::print("imported {}: {} run(s), {} search(es), {}\n", f.name, f.runs.size(), f.searches.size(),
-                 f.interrupted        ? "interrupted"
-                 : f.problems.empty() ? "ok"
-                                      : "failed");
+                 f.interrupted         ? "interrupted"
+                 : !f.problems.empty() ? "failed"
+                 : f.skews.empty()     ? "ok"
+                                       : "skewed");
     } catch (const store_error&) {
       throw;  // the database itself: the next folder would fail the same way
     } catch (const std::exception& e) {

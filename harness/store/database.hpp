@@ -17,7 +17,7 @@ struct store_error : std::runtime_error {
 };
 
 // The schema version this harness writes (PRAGMA user_version).
-constexpr int schema_version = 3;
+constexpr int schema_version = 4;
 
 class database {
  public:

@@ -69,7 +69,7 @@ void read_runs(database& db, const history_filter& f, builder& b) {
       std::string(
           "SELECT f.name, f.path, f.status, f.started_utc, f.plan, r.test, r.role, r.message_size, r.route, r.load,"
           " r.run, r.ok, r.interrupted, r.error, r.failures, r.sent_pps, r.sent_bps, r.received_pps, r.received_bps,"
-          " r.loss_percent, r.measurement, f.id FROM runs r JOIN folders f ON f.id = r.folder_id") +
+          " r.loss_percent, r.measurement, f.id, r.skew FROM runs r JOIN folders f ON f.id = r.folder_id") +
           filter_sql + " AND (?2 = '' OR r.test = ?2) AND r.search_trial = 0 ORDER BY f.id, r.seq");
   bind_filter(st, f);
   while (st.executeStep()) {
@@ -90,6 +90,7 @@ void read_runs(database& db, const history_filter& f, builder& b) {
     r.received_pps = column_double(st, 17);
     r.received_bps = column_double(st, 18);
     r.loss_percent = column_double(st, 19);
+    if (!st.getColumn(22).isNull()) r.skew = st.getColumn(22).getString();
     p.runs.push_back(std::move(r));
   }
 }
@@ -150,9 +151,14 @@ std::string figure(const spread& s, double scale, const char* format) {
 }
 
 std::string point_status(const history_point& p) {
-  std::size_t failed = 0;
-  for (const auto& r : p.runs) failed += r.ok ? 0 : 1;
+  std::size_t failed = 0, skewed = 0;
+  for (const auto& r : p.runs) {
+    failed += r.ok ? 0 : 1;
+    skewed += r.skew.empty() ? 0 : 1;
+  }
   if (p.runs.empty()) return "search";
+  if (failed == 0 && skewed > 0)
+    return p.runs.size() > 1 ? fmt::format("{} runs, {} skewed", p.runs.size(), skewed) : "skewed";
   if (failed == 0) return p.runs.size() > 1 ? fmt::format("{} runs", p.runs.size()) : "ok";
   const auto& bad = *std::find_if(p.runs.begin(), p.runs.end(), [](const stored_run& r) { return !r.ok; });
   return fmt::format("{} of {} failed{}", failed, p.runs.size(), bad.interrupted ? " (interrupted)" : "");
@@ -235,7 +241,11 @@ std::string history_text(const std::vector<series>& all) {
              p.pdr_pps ? fmt::format("{:.1f} ({:g} %)", *p.pdr_pps, *p.pdr_loss_target_pct) : "-",
              c ? fmt::format("began here: {:+.1f} %", c->change_percent()) : "-"});
     }
-    out += t.text() + "\n";
+    out += t.text();
+    for (const auto& p : s.points)  // which instance started late, and by how much
+      for (const auto& r : p.runs)
+        if (!r.skew.empty()) out += fmt::format("  {} {} skewed: {}\n", p.folder, r.run, r.skew);
+    out += "\n";
   }
   return out + fmt::format(
                    "(a folder with repeats: the mean and its 95 % interval [low, high]; level shift: where a shift "

@@ -19,10 +19,11 @@ struct stored_run {
   std::string run;
   bool ok = false, interrupted = false;
   std::string error;  // the run's error, else its first failure
+  std::string skew;   // an ok run's instances that started late, and by how much ("" when none)
   std::optional<double> sent_pps, sent_bps, received_pps, received_bps, loss_percent;
 };
 // Its JSON fields but the rates (named as the JSON's), named as the members.
-BOOST_DESCRIBE_STRUCT(stored_run, (), (run, ok, interrupted, error))
+BOOST_DESCRIBE_STRUCT(stored_run, (), (run, ok, interrupted, error, skew))
 
 struct history_point {
   std::string folder, path, status, load;

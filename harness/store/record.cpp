@@ -2,6 +2,7 @@
 
 #include "core/base/json_text.hpp"
 #include "harness/report/results.hpp"
+#include "harness/report/skew.hpp"
 #include "harness/report/stats.hpp"
 #include "harness/store/sql.hpp"
 
@@ -133,6 +134,7 @@ void insert_runs(SQLite::Database& db, std::int64_t folder, const std::vector<ru
                 {"interrupted", static_cast<std::int64_t>(s.run.spec.value("interrupted", false))},
                 {"error", s.run.error.empty() ? value(nullptr) : value(s.run.error)},
                 {"failures", json(s.failures).dump()},
+                {"skew", s.skewed() ? value(late_words(s)) : value(nullptr)},
                 {"t0", s.run.t0},
                 {"summary", to_json(s).dump()}};
     append(v, figures_of(s));
@@ -196,7 +198,8 @@ void insert_hosts(SQLite::Database& db, std::int64_t folder, const json& env) {
 
 std::string status_of(const folder_content& f) {
   if (f.interrupted) return "interrupted";
-  return f.problems.empty() ? "ok" : "failed";
+  if (!f.problems.empty()) return "failed";
+  return f.skews.empty() ? "ok" : "skewed";
 }
 
 }  // namespace
@@ -232,6 +235,7 @@ folder_content read_folder(const fs::path& dir, std::vector<run_summary> runs, s
   f.plan_toml = read_text(dir / "plan.toml");
   f.interrupted = f.environment.contains("interrupted");
   f.problems = folder_problems(dir, runs);
+  f.skews = folder_skews(runs);
   f.runs = std::move(runs);
   f.searches = std::move(searches);
   return f;
@@ -252,8 +256,9 @@ void record(database& db, const folder_content& f) {
     gone.exec();
     const std::string error =
         f.interrupted ? fmt::format("interrupted by signal {}", f.environment.at("interrupted").value("signal", 0))
-        : f.problems.empty() ? std::string()
-                             : f.problems.front();
+        : !f.problems.empty() ? f.problems.front()
+        : !f.skews.empty()    ? f.skews.front()
+                              : std::string();
     const std::int64_t folder =
         insert(db.sql(), "folders",
                {{"name", f.name},

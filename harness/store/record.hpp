@@ -22,6 +22,7 @@ struct folder_content {
   std::vector<run_summary> runs;
   std::vector<nlohmann::json> searches;
   std::vector<std::string> problems;  // folder_problems(): a failed or missing run
+  std::vector<std::string> skews;     // folder_skews(): a run with an instance that started late
   bool interrupted = false;
 };
 

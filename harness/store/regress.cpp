@@ -146,11 +146,12 @@ judgement judge_folder(database& db, const std::string& folder, const regression
 std::string mark_baseline(database& db, const std::string& folder) {
   return db.guarded([&] {
     const stored_folder f = find_folder(db, folder);
-    // Nothing would be judged against a folder whose runs did not all complete: refused, not marked.
+    // Nothing would be judged against a folder whose runs did not all complete, or not all start on time:
+    // refused, not marked.
     if (f.status != "ok")
       throw store_error(
           fmt::format("results folder {} is {} ({}): it cannot be the baseline; mark a folder whose runs all "
-                      "completed",
+                      "completed and started on time",
                       f.path, f.status, f.error.empty() ? "no error recorded" : f.error));
     SQLite::Statement st(db.sql(), "INSERT OR REPLACE INTO baselines (plan, folder, marked_utc) VALUES (?, ?, ?)");
     st.bind(1, f.plan);

@@ -99,10 +99,17 @@ const std::vector<const char*> v3 = {
     "UPDATE baselines SET folder = COALESCE((SELECT path FROM folders f WHERE f.name = baselines.folder), folder)",
 };
 
+// Version 4: a run whose instances all ran but one or more started after T0 + the start-skew bound keeps
+// its figures and is marked: `skew` says which instance started how late (NULL for a run that did not
+// skew); such a folder's status is "skewed".
+const std::vector<const char*> v4 = {
+    "ALTER TABLE runs ADD COLUMN skew TEXT",
+};
+
 }  // namespace
 
 const std::vector<const char*>& migration_to(int to) {
-  static const std::vector<const std::vector<const char*>*> steps = {&v1, &v2, &v3};
+  static const std::vector<const std::vector<const char*>*> steps = {&v1, &v2, &v3, &v4};
   if (to < 1 || to > static_cast<int>(steps.size()))
     throw store_error(fmt::format("no schema migration to version {}", to));
   return *steps[static_cast<std::size_t>(to - 1)];

@@ -3,6 +3,7 @@
 #include "harness/report/aggregate.hpp"
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
+#include "harness/report/skew.hpp"
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -81,16 +82,70 @@ TEST_CASE("harness aggregate: a failed instance fails the run, with its reason a
   CHECK_FALSE(s.steady);
 }
 
-TEST_CASE("harness aggregate: late start and unreconciled counts are failures", "[harness][aggregate]") {
-  auto late = result(1000, 0.050, 1000, 3);
+TEST_CASE("harness aggregate: unreconciled counts are a failure", "[harness][aggregate]") {
   auto lossy = result(1000, 0.001, 1000, 3);
   lossy.receiver.packets += 5;  // more received than sent: cannot reconcile
   nb::reconcile(lossy, 0, 0);
-  const auto s = harness::summarize(run_of({late, lossy}));
+  const auto s = harness::summarize(run_of({result(1000, 0.001, 1000, 3), lossy}));
   CHECK_FALSE(s.ok);
-  REQUIRE(s.failures.size() == 2);
-  CHECK(s.failures[0] == "i1: started 50.0 ms after T0 (bound 20 ms)");
-  CHECK(s.failures[1].rfind("i2: counts do not reconcile", 0) == 0);
+  REQUIRE(s.failures.size() == 1);
+  CHECK(s.failures[0].rfind("i2: counts do not reconcile", 0) == 0);
+  CHECK(harness::run_status(s) == "failed");
+}
+
+TEST_CASE("harness aggregate: a late start marks the run skewed, its figures summed", "[harness][aggregate]") {
+  auto r = run_of({result(1000, 0.050, 1000, 4), result(1000, 0.001, 3000, 4)});
+  r.spec = nlohmann::json::object();
+  const auto s = harness::summarize(r);
+  REQUIRE(s.ok);
+  CHECK(s.failures.empty());
+  REQUIRE(s.skewed());
+  REQUIRE(s.late.size() == 1);
+  CHECK(s.late[0].instance == "i1");
+  CHECK(s.late[0].offset_ms == Approx(50).margin(1e-6));
+  CHECK(s.sender.packets == 16000);  // the late instance's figures count
+  CHECK(s.max_start_offset_ms == Approx(50).margin(1e-6));
+  CHECK(harness::run_state(s) == "SKEWED");
+  CHECK(harness::late_words(s) == "i1 started 50.0 ms after T0 (start-skew bound 20 ms)");
+  CHECK(harness::folder_skews({s}) ==
+        std::vector<std::string>{"run t skewed: i1 started 50.0 ms after T0 (start-skew bound 20 ms)"});
+  const auto j = harness::to_json(s);
+  CHECK(j.at("status") == "skewed");
+  CHECK(j.at("ok") == true);
+  CHECK(j.at("sum").at("sender").at("packets") == 16000);
+  CHECK(j.at("skew").at("bound_ms") == 20.0);
+  CHECK(j.at("skew").at("late").at(0).at("instance") == "i1");
+  CHECK(j.at("instances").at(0).at("late") == true);
+  CHECK(j.at("instances").at(1).at("late") == false);
+  // Within the bound: no mark.
+  r = run_of({result(1000, 0.019, 1000, 4), result(1000, 0.001, 1000, 4)});
+  r.spec = nlohmann::json::object();
+  const auto on_time = harness::summarize(r);
+  CHECK_FALSE(on_time.skewed());
+  CHECK(harness::run_status(on_time) == "ok");
+  CHECK(harness::to_json(on_time).at("skew").at("late").empty());
+}
+
+TEST_CASE("harness aggregate: a late instance's first and last samples are out of the steady window",
+          "[harness][aggregate]") {
+  // Started 1.2 s late: no sample before the third saw it send the whole second; its sender ran 1.2 s
+  // past the end, counted in its last sample only.
+  auto late = result(1000, 1.2, 1000, 6);
+  late.intervals[0].sent_packets = late.intervals[0].received_packets = 0;
+  late.intervals[1].sent_packets = late.intervals[1].received_packets = 800;
+  late.intervals[5].sent_packets += 1200;
+  auto r = run_of({late, result(1000, 0.001, 1000, 6)});
+  r.warmup = 0;
+  const auto s = harness::summarize(r);
+  REQUIRE(s.skewed());
+  REQUIRE(s.steady);
+  CHECK(s.steady->slots == 3);  // samples 2, 3 and 4
+  CHECK(s.steady->sender.packets == s.steady->receiver.packets);
+  CHECK(s.steady->receiver.pps == Approx(2000));
+  r.instances[0].result->actual_start = 1000 + 4.5;  // later than the samples left: none
+  const auto none = harness::summarize(r);
+  CHECK_FALSE(none.steady);
+  CHECK(none.steady_note.find("the latest start, 4500.0 ms after T0") != std::string::npos);
 }
 
 TEST_CASE("harness aggregate: raw records round-trip through JSON", "[harness][aggregate]") {
@@ -189,7 +244,9 @@ TEST_CASE("harness aggregate: with --allow-offset a host's instants are put back
   run.instances[1].client = "fast";
   SECTION("without the offsets in run.json it started 2 s late") {
     const auto s = harness::summarize(run);
-    CHECK_FALSE(s.ok);
+    REQUIRE(s.late.size() == 1);
+    CHECK(s.late[0].instance == "i2");
+    CHECK(s.late[0].offset_ms == Approx(2002).margin(1e-3));
   }
   SECTION("with them it started 1 ms after i1, and the steady state spans both") {
     run.spec = {{"clock_offsets_ms", {{"fast", 2000.0}, {"right", 0.0}}}};

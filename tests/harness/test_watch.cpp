@@ -310,13 +310,24 @@ TEST_CASE("harness watch: a failed run's line says what failed", "[harness][watc
   f.status = 3;
   f.runs.push_back(measured_run());
   f.runs[0].ok = false;
-  f.runs[0].failures = {"01-a: started 23.3 ms after T0 (bound 20 ms)", "02-a: started 23.2 ms after T0 (bound 20 ms)"};
+  f.runs[0].failures = {"01-a: netload failed: connection refused", "02-a: netload failed: connection refused"};
   f.runs.push_back(f.runs[0]);
   f.verdict = harness::store::judgement{};
-  CHECK(
-      run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
-      "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: started 23.3 ms after T0 (bound 20 ms), "
-      "and 1 more run(s)), no baseline yet");
+  CHECK(run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
+        "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: FAILED (t-m64: 01-a: netload failed: connection refused, "
+        "and 1 more run(s)), no baseline yet");
+}
+
+TEST_CASE("harness watch: a skewed run's line says who started late, with its figures", "[harness][watch]") {
+  harness::finished_run f;
+  f.dir = "/r/w-20251203T110640Z";
+  f.status = 5;
+  f.runs.push_back(measured_run());
+  f.runs[0].late = {{"02-a", 23.3}};
+  f.verdict = harness::store::judgement{};
+  CHECK(run_line({1, seconds(2), {}, {}, 1764760000}, f) ==
+        "run 1 at 2025-12-03T11:06:40Z: w-20251203T110640Z: SKEWED (t-m64: 02-a started 23.3 ms after T0 "
+        "(start-skew bound 20 ms)), no baseline yet: t-m64 received 1990.0 pps");
 }
 
 TEST_CASE("harness watch: a name or error with control characters stays on its one line", "[harness][watch]") {

@@ -64,6 +64,14 @@ if(TARGET harness)
   set_tests_properties(
     "lab: harness runs configs/express-connect-lab.toml - steady-state pps and Mbit/s within 5 % of the circuit"
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
+  # The same plan as a user trims it, its tests' pps and rate removed: unpaced -m 1, sixteen processes on
+  # two cores; every run ends with its figures (a late start marks a run skewed, it does not void it).
+  add_test(NAME "lab: harness runs configs/express-connect-lab.toml unpaced (pps and rate removed) - every run summed, limits read back within 5 %"
+           COMMAND ${_lab}/lab_harness.sh $<TARGET_FILE:lab_cli> $<TARGET_FILE:harness> $<TARGET_FILE:netserve>
+                   $<TARGET_FILE:netload> ${PROJECT_SOURCE_DIR}/configs/express-connect-lab.toml unpaced)
+  set_tests_properties(
+    "lab: harness runs configs/express-connect-lab.toml unpaced (pps and rate removed) - every run summed, limits read back within 5 %"
+    PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 90 RUN_SERIAL TRUE)
   # Results that last: the circuit's limit lowered by 30 % between two runs of one plan is flagged
   # (--fail-on-regression exits 4), back at the first limit it is not (about 30 s).
   add_test(NAME "lab: circuit limit lowered 30 % - the run is flagged, --fail-on-regression exits 4, back at the limit not flagged"
