@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nb {
@@ -207,6 +208,9 @@ BOOST_DESCRIBE_STRUCT(test_result, (),
 // TCP reconciles on bytes: both sides' messages (and their pps) are set here from bytes (tcp_messages),
 // and the loss is what the bytes say, so per-write counts can never produce a false mismatch.
 void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers);
+// A stock server as the receiver (netload --peer netserver / --peer iperf3), named by its batching
+// ("iperf3, no drop count"): it reports no count of its socket's drops. Empty for any other receiver.
+std::string_view stock_receiver(std::string_view batching) noexcept;
 // Request/response: the answers' reconciliation, after reconcile() did the requests'. `client` and
 // `server` are the two sides' counts; a mismatch clears loss.reconciles and says why in loss.note.
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server);
