@@ -28,7 +28,8 @@ struct flow_figures {
   double bits_per_second = 0;      // payload bits / seconds
   std::int64_t first_ns = 0;       // sender: first send; receiver: first arrival (wall clock)
   std::int64_t last_ns = 0;        // receiver: last arrival
-  std::int32_t socket_buffer = 0;  // bytes the kernel granted (SO_SNDBUF / SO_RCVBUF)
+  std::int32_t socket_buffer = 0;  // bytes the kernel granted (SO_SNDBUF / SO_RCVBUF); 0: not reported
+                                   // (a stock server whose output does not say)
   std::string batching;            // how the data plane moved datagrams: gso, sendmmsg, gro, recvmmsg, and
                                    // what the kernel lacked: "gro, no drop count" (core/sys/kernel_features.hpp)
 };
