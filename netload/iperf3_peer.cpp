@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include <sys/socket.h>
@@ -222,15 +223,7 @@ asio::awaitable<void> iperf3_client::exchange_results() {
   bool too_deep = false;
   nlohmann::json j = parse_json_bounded(co_await read_json("reading iperf3's results"), max_json_depth, &too_deep);
   if (!j.is_object()) throw protocol_error("iperf3 results: not a JSON object");
-  // The server's own output (-J: its JSON; else its text): only its version is taken from it.
-  if (auto out = j.find("server_output_json"); out != j.end() && out->is_object()) {
-    const auto start = out->find("start");
-    if (start != out->end() && start->is_object() && start->contains("version") && (*start)["version"].is_string()) {
-      std::string v = (*start)["version"].get<std::string>();  // "iperf 3.12"
-      if (v.rfind("iperf ", 0) == 0) v = "iperf3 " + v.substr(6);
-      counted_by_ = v;
-    }
-  }
+  if (auto out = j.find("server_output_json"); out != j.end() && out->is_object()) read_server_output(*out);
   j.erase("server_output_json");
   j.erase("server_output_text");
   theirs_ = i3::parse_results(j.dump());
@@ -240,6 +233,22 @@ asio::awaitable<void> iperf3_client::exchange_results() {
   if (s == i3::state::display_results) co_await send_state(i3::state::iperf_done);
   boost::system::error_code ignored;
   control_.shutdown(tcp::socket::shutdown_both, ignored);
+}
+
+// The server's own output (-J: its JSON; its text says neither): its version, and its data socket's
+// buffer as the kernel granted it ("start": sndbuf_actual, rcvbuf_actual, since iperf3 3.1).
+void iperf3_client::read_server_output(const nlohmann::json& out) {
+  const auto start = out.find("start");
+  if (start == out.end() || !start->is_object()) return;
+  if (const auto v = start->find("version"); v != start->end() && v->is_string()) {
+    std::string name = v->get<std::string>();  // "iperf 3.12"
+    if (name.rfind("iperf ", 0) == 0) name = "iperf3 " + name.substr(6);
+    counted_by_ = name;
+  }
+  const auto b = start->find(o_.reverse ? "sndbuf_actual" : "rcvbuf_actual");
+  if (b != start->end() && b->is_number_integer() && b->get<std::int64_t>() > 0 &&
+      b->get<std::int64_t>() <= std::numeric_limits<std::int32_t>::max())
+    peer_buffer_ = static_cast<std::int32_t>(b->get<std::int64_t>());
 }
 
 test_result run_iperf3_test(asio::io_context& io, const client_options& options, client_events events) {

@@ -44,6 +44,7 @@ class iperf3_client final : public load_test {
   asio::awaitable<void> settle();
   void sample(bool final_sample);
   asio::awaitable<void> exchange_results();
+  void read_server_output(const nlohmann::json& out);
   iperf3::results our_results() const;
 
   endpoint server_;
@@ -56,6 +57,7 @@ class iperf3_client final : public load_test {
   side_counts own_;                                   // this side's at the end
   iperf3::results theirs_;                            // the server's results
   std::string counted_by_ = "iperf3";                 // "iperf3 3.12" once the server's output told its version
+  std::int32_t peer_buffer_ = 0;                      // the server's data socket's buffer; 0: its output did not say
   double seconds_ = 0;                                // from the start to TEST_END
   std::vector<std::pair<std::uint64_t, std::uint64_t>> own_samples_;
   std::vector<interval_figures> intervals_;

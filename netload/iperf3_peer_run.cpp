@@ -4,6 +4,7 @@
 
 #include "core/base/clock.hpp"
 #include "core/base/version.hpp"
+#include "core/sys/kernel_features.hpp"
 #include "core/wire/frame_io.hpp"
 #include "core/wire/verdict.hpp"
 
@@ -161,10 +162,14 @@ test_result iperf3_client::result() const {
   const side_counts& rcv = o_.reverse ? own_ : peer;
   const double secs = o_.reverse ? (peer_seconds > 0 ? peer_seconds : seconds_) : ns_to_s(own_.elapsed_ns);
   r.actual_start = static_cast<double>(o_.reverse ? start_wall_ns_ : own_.start_wall_ns) / 1e9;
+  // A stock server reports no count of its UDP socket's drops: the batching says so, for the verdict,
+  // the table and the JSON (as --peer netserver's). Its buffer: 0 when its output did not say.
   r.sender = sender_figures(snd, secs, o_.reverse ? start_wall_ns_ : own_.start_wall_ns,
-                            o_.reverse ? 0 : local_buffer_granted_, o_.reverse ? "iperf3" : own_.batching);
-  r.receiver =
-      receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : 0, o_.reverse ? own_.batching : "iperf3");
+                            o_.reverse ? peer_buffer_ : local_buffer_granted_, o_.reverse ? "iperf3" : own_.batching);
+  r.receiver = receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : peer_buffer_,
+                                o_.reverse ? own_.batching
+                                : udp      ? fmt::format("iperf3, {}", no_drop_count)
+                                           : "iperf3");
   r.receive_engine = "socket";
   reconcile(r, o_.reverse ? own_.kernel_drops : 0, o_.reverse && udp ? own_.buffers : 0);
   if (o_.target_pps() > 0)

@@ -35,9 +35,10 @@ std::string loss_line(const test_result& r) {
   if (!l.note.empty() && !l.reconciles) return fmt::format("Loss        does not reconcile: {}\n", l.note);
   std::string s = fmt::format("Loss        {} of {} ({:.2f} %)", l.packets,
                               r.omit ? r.omit->sent_packets : r.sender.packets, l.percent);
-  if (l.packets && r.receiver.batching.starts_with("netserver"))
-    s +=
-        ": netserver does not report its socket's drops: how many the socket dropped and how many the path lost is unknown";
+  if (const std::string_view stock = stock_receiver(r.receiver.batching); l.packets && !stock.empty())
+    s += fmt::format(
+        ": {} does not report its socket's drops: how many the socket dropped and how many the path lost is unknown",
+        stock);
   else if (l.packets && drops_unknown(r.receiver.batching))
     s += ": the receiver's kernel cannot count its socket drops (no SO_MEMINFO): how many the socket dropped and "
          "how many the path lost is unknown (the verdict below uses the host's counters)";
@@ -90,6 +91,19 @@ std::string with_heads(const test_result& r, std::string_view heads, const rate_
   return fmt::format("{}{}{}\n\n", header(r), heads, u.column());
 }
 
+// A socket buffer a stock server did not report is "-" in the table, and said so beneath it, never 0.
+std::string buffer_cell(std::int32_t bytes) { return bytes > 0 ? std::to_string(bytes) : "-"; }
+
+std::string unreported_buffers_line(const test_result& r) {
+  const bool sender = r.sender.socket_buffer <= 0, receiver = r.receiver.socket_buffer <= 0;
+  if (!sender && !receiver) return {};
+  return fmt::format("Socket      the {} buffer size: not reported{}\n",
+                     sender && receiver ? "sender's and the receiver's"
+                     : sender           ? "sender's"
+                                        : "receiver's",
+                     r.server_version.empty() ? "" : " by " + r.server_version);
+}
+
 std::string udp_table(const test_result& r, char units) {
   const rate_units u = units_of(units);
   std::string s = with_heads(r,
@@ -97,10 +111,11 @@ std::string udp_table(const test_result& r, char units) {
                              "Size    Size     Time         Okay Errors   Throughput\n"
                              "bytes   bytes    secs            #      #   ",
                              u);
-  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n", r.sender.socket_buffer, r.message_size,
-                   r.sender.seconds, r.sender.packets, r.sender.errors, u.of(r.sender.bits_per_second));
-  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", r.receiver.socket_buffer, "",
+  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n", buffer_cell(r.sender.socket_buffer),
+                   r.message_size, r.sender.seconds, r.sender.packets, r.sender.errors, u.of(r.sender.bits_per_second));
+  s += fmt::format("{:<7} {:>7}  {:>7.2f}  {:>10} {:>6}   {:>10.2f}\n\n", buffer_cell(r.receiver.socket_buffer), "",
                    r.receiver.seconds, r.receiver.packets, "", u.of(r.receiver.bits_per_second));
+  s += unreported_buffers_line(r);
   s += fmt::format("Packets/s   sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
   // Beside the figure: an overdriven receiver's count is not a speed to quote (core/wire/verdict.hpp).
   if (r.receiver_note) s += fmt::format("Meaning     {}\n", *r.receiver_note);
@@ -153,8 +168,10 @@ std::string tcp_table(const test_result& r, char units) {
                              "Size   Size    Size     Time     Throughput\n"
                              "bytes  bytes   bytes    secs.    ",
                              u);
-  s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", r.receiver.socket_buffer, r.sender.socket_buffer,
-                   r.message_size, r.sender.seconds, u.of(r.receiver.bits_per_second));
+  s += fmt::format("{:<6} {:<7} {:<8} {:<8.2f} {:>10.2f}\n\n", buffer_cell(r.receiver.socket_buffer),
+                   buffer_cell(r.sender.socket_buffer), r.message_size, r.sender.seconds,
+                   u.of(r.receiver.bits_per_second));
+  s += unreported_buffers_line(r);
   s += fmt::format("Messages/s  sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
   if (r.receive) s += fmt::format("Receive     {}\n", receive_words(*r.receive));
   s += target_line(r, units);

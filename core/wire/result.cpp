@@ -155,6 +155,13 @@ flow_figures receiver_figures(const side_counts& c, double seconds, std::int32_t
   return f;
 }
 
+std::string_view stock_receiver(std::string_view batching) noexcept {
+  if (!drops_unknown(batching)) return {};
+  for (const std::string_view name : {"netserver", "iperf3"})
+    if (batching.starts_with(name) && batching.substr(name.size()).starts_with(",")) return name;
+  return {};
+}
+
 void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers) {
   if (r.kind == test_kind::tcp_stream) {
     reconcile_tcp(r);

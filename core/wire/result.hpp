@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nb {
@@ -27,7 +28,8 @@ struct flow_figures {
   double bits_per_second = 0;      // payload bits / seconds
   std::int64_t first_ns = 0;       // sender: first send; receiver: first arrival (wall clock)
   std::int64_t last_ns = 0;        // receiver: last arrival
-  std::int32_t socket_buffer = 0;  // bytes the kernel granted (SO_SNDBUF / SO_RCVBUF)
+  std::int32_t socket_buffer = 0;  // bytes the kernel granted (SO_SNDBUF / SO_RCVBUF); 0: not reported
+                                   // (a stock server whose output does not say)
   std::string batching;            // how the data plane moved datagrams: gso, sendmmsg, gro, recvmmsg, and
                                    // what the kernel lacked: "gro, no drop count" (core/sys/kernel_features.hpp)
 };
@@ -212,6 +214,9 @@ BOOST_DESCRIBE_STRUCT(test_result, (),
 // TCP reconciles on bytes: both sides' messages (and their pps) are set here from bytes (tcp_messages),
 // and the loss is what the bytes say, so per-write counts can never produce a false mismatch.
 void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers);
+// A stock server as the receiver (netload --peer netserver / --peer iperf3), named by its batching
+// ("iperf3, no drop count"): it reports no count of its socket's drops. Empty for any other receiver.
+std::string_view stock_receiver(std::string_view batching) noexcept;
 // Request/response: the answers' reconciliation, after reconcile() did the requests'. `client` and
 // `server` are the two sides' counts; a mismatch clears loss.reconciles and says why in loss.note.
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server);

@@ -7,9 +7,11 @@
 //   livelock); or with every CPU
 //   of the receiving host busy: the reader starved. Both "receiver-cpu";
 // - socket drops otherwise: the socket overflowed, its buffer too small or its reader too slow;
-// - the rest counted by the receiving host below the socket (softnet backlog drops, interface drops,
-//   UDP InErrors beyond RcvbufErrors, or softirq budget squeezes, after which a NIC ring overflows);
-// - the rest, counted by neither host: the path.
+// - the rest, when the receiving host counted the larger part of it below the socket (softnet backlog
+//   drops, interface drops, UDP InErrors beyond RcvbufErrors): before the socket. Softirq budget
+//   squeezes drop nothing themselves (a ring overflow after them that the driver reports as missed is an
+//   interface drop): never alone;
+// - the rest otherwise: the path, with what the hosts counted beside it.
 // Then, without loss: a paced sender that missed its target, or an unpaced one, is the limit when it
 // had all the CPU it could use (sender_saturated); a TCP receiver whose CPU is saturated holds its
 // sender back by flow control. A paced sender that missed its target with CPU to spare was held back
@@ -106,48 +108,75 @@ limit_verdict socket_loss(const judged& j) {
                                     l.receiver_kernel_drops, l.packets));
 }
 
+std::uint64_t udp_errors(const host_delta& h) {
+  return h.udp.in_errors > h.udp.rcvbuf_errors ? h.udp.in_errors - h.udp.rcvbuf_errors : 0;
+}
+
+// What the receiving host counted below the socket: softnet backlog drops, interface receive drops, and
+// UDP InErrors beyond RcvbufErrors (the socket overflows, judged apart).
+std::uint64_t below_socket(const host_delta& h) { return h.softnet_dropped + h.rx_dropped() + udp_errors(h); }
+
+std::string below_socket_text(const host_delta& h) {
+  return fmt::format("the receiving host counted {} backlog drops, {} interface receive drops, {} UDP errors{}",
+                     h.softnet_dropped, h.rx_dropped(), udp_errors(h),
+                     h.softnet_time_squeeze
+                         ? fmt::format(", and its softirq ran out of budget {} times", h.softnet_time_squeeze)
+                         : std::string());
+}
+
 limit_verdict path_loss(const judged& j) {
   const loss_figures& l = j.r.loss;
-  if (j.rcv) {
-    const host_delta& h = *j.rcv;
-    const std::uint64_t udp_errors = h.udp.in_errors > h.udp.rcvbuf_errors ? h.udp.in_errors - h.udp.rcvbuf_errors : 0;
-    const std::uint64_t below = h.softnet_dropped + h.rx_dropped() + udp_errors;
-    if (below > 0 || h.softnet_time_squeeze > 0)
-      return {
-          "before-socket",
-          fmt::format("dropped before the socket (backlog / NIC): {} lost past the socket; the receiving host counted "
-                      "{} backlog drops, {} interface receive drops, {} UDP errors{}",
-                      l.path, h.softnet_dropped, h.rx_dropped(), udp_errors,
-                      h.softnet_time_squeeze
-                          ? fmt::format(", and its softirq ran out of budget {} times", h.softnet_time_squeeze)
-                          : std::string())};
-  }
+  // As for the socket: the host's counters name the place only when they hold the larger part of what
+  // was lost past the socket. A budget squeeze drops nothing itself (a ring overflow the driver reports as
+  // missed is in rx_dropped): squeezes alone are no host verdict.
+  if (j.rcv && below_socket(*j.rcv) * 2 >= l.path && below_socket(*j.rcv) > 0)
+    return {"before-socket", fmt::format("dropped before the socket (backlog / NIC): {} lost past the socket; {}",
+                                         l.path, below_socket_text(*j.rcv))};
   std::string s =
       fmt::format("path loss: {} of {} ({:.2f} %) lost between the sockets", l.path, j.r.sender.packets, l.percent);
+  if (j.rcv && below_socket(*j.rcv) > 0)
+    s += fmt::format("; {}, too few to be the larger part", below_socket_text(*j.rcv));
+  else if (j.rcv && j.rcv->softnet_time_squeeze > 0)
+    s += fmt::format(
+        "; the receiving host counted no drop below the socket (its softirq ran out of budget {} "
+        "times, which drops nothing by itself)",
+        j.rcv->softnet_time_squeeze);
   if (j.snd && j.snd->tx_dropped())
     s += fmt::format("; the sending host's interfaces dropped {} on transmit", j.snd->tx_dropped());
   if (!j.rcv) s += "; receiver host not sampled";
   return {"path", s};
 }
 
-// The receiving kernel has no SO_MEMINFO (Linux before 4.12): the socket's own drop count is unknown, and
-// its 0 must not send every loss to the path. The receiving host's UDP RcvbufErrors (all its sockets) is
-// the evidence left; without it the loss may still be the socket's, and the verdict says so.
+// Why the receiving socket's own drop count is unknown: a stock server that does not report it, or a
+// kernel without SO_MEMINFO (Linux before 4.12).
+std::string unknown_drops_why(const test_result& r) {
+  const std::string_view stock = stock_receiver(r.receiver.batching);
+  return stock.empty() ? std::string("no SO_MEMINFO in its kernel") : fmt::format("{} does not report them", stock);
+}
+
+// The receiving socket's own drop count is unknown, and its 0 must not send every loss to the path. The
+// receiving host's UDP RcvbufErrors (all its sockets) is the evidence left; with no count of the
+// receiving host at all (a stock server), where the loss was is unknown, and the verdict says so.
 limit_verdict unknown_drops_loss(const judged& j) {
   const loss_figures& l = j.r.loss;
+  if (!j.rcv)
+    return {"none", fmt::format("no verdict: {} of {} ({:.2f} %) lost, on the path or in the receiving socket, "
+                                "unknown which: the socket's own drops are unknown ({}) and the receiving host "
+                                "was not sampled",
+                                l.packets, j.r.sender.packets, l.percent, unknown_drops_why(j.r))};
   // As with a known count: the socket's when it can account for at least half of the loss, so that a few
   // drops on another socket (the counter is host-wide) cannot turn real path loss into the socket's. With
   // GRO the kernel counts a dropped buffer once, and a buffer holds up to 64 datagrams (UDP_MAX_SEGMENTS).
   const std::uint64_t per_drop = j.r.receiver.batching.starts_with("gro") ? 64 : 1;
-  if (j.rcv && j.rcv->udp.rcvbuf_errors * per_drop * 2 >= l.packets)
-    return socket_loss(j, fmt::format("the receiving host's sockets dropped {} (its UDP RcvbufErrors, every socket: "
-                                      "this kernel cannot count the test socket's own, no SO_MEMINFO) of {} lost",
-                                      std::min(j.rcv->udp.rcvbuf_errors, l.packets), l.packets));
+  if (j.rcv->udp.rcvbuf_errors * per_drop * 2 >= l.packets)
+    return socket_loss(j,
+                       fmt::format("the receiving host's sockets dropped {} (its UDP RcvbufErrors, every socket: "
+                                   "the test socket's own drops are unknown, {}) of {} lost",
+                                   std::min(j.rcv->udp.rcvbuf_errors, l.packets), unknown_drops_why(j.r), l.packets));
   limit_verdict v = path_loss(j);
-  v.text += "; the receiving socket's own drops are unknown (no SO_MEMINFO in its kernel)";
-  if (j.rcv && j.rcv->udp.rcvbuf_errors)
+  v.text += fmt::format("; the receiving socket's own drops are unknown ({})", unknown_drops_why(j.r));
+  if (j.rcv->udp.rcvbuf_errors)
     v.text += fmt::format(", its host's sockets dropped {} (RcvbufErrors, every socket)", j.rcv->udp.rcvbuf_errors);
-  if (!j.rcv) v.text += ": part of this may be socket overflow";
   return v;
 }
 

@@ -5,6 +5,7 @@
 #include "core/base/json_fields.hpp"
 #include "core/base/units.hpp"
 #include "core/sys/kernel_features.hpp"
+#include "harness/report/circuit.hpp"
 
 #include <fmt/format.h>
 
@@ -272,6 +273,7 @@ run_summary summarize(run_record r) {
   if (s.ok) {
     check_targets(s);
     judge_run(s);
+    judge_by_circuit(s);
   }
   return s;
 }
@@ -463,7 +465,8 @@ json to_json(const run_summary& s) {
     j["limit"] = {{"limit", s.limit->limit},
                   {"text", s.limit->text},
                   {"instances", s.limit_votes},
-                  {"text_of_instance", s.limit_instance}};
+                  {"text_of_instance", s.limit_instance},
+                  {"judged_by", s.limit_by_circuit ? "circuit" : "instances"}};
   j["skew"] = skew_json(s);
   j["start_skew_ms"] = s.start_skew_ms;
   j["max_start_offset_ms"] = s.max_start_offset_ms;

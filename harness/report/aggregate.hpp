@@ -96,6 +96,8 @@ struct run_summary {
   int limit_votes = 0;                     // how many instances gave it
   std::string limit_instance;              // the instance whose verdict `limit` is: its text holds that
                                            // instance's own figures, never the run's
+  bool limit_by_circuit = false;           // `limit` is the emulated circuit's, from its counters
+                                           // (report/circuit.hpp): no instance's; limit_votes agree
   double start_skew_ms = 0;                // latest - earliest actual start
   double max_start_offset_ms = 0;          // latest actual start - T0
   std::optional<rr_summary> rr;            // request/response runs: the instances' round trips merged

@@ -1,6 +1,8 @@
 #include "harness/report/report.hpp"
 #include "harness/report/skew.hpp"
 
+#include "harness/report/circuit.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -224,6 +226,11 @@ std::string limit_words(const run_summary& s) {
                   : fmt::format("{} of {} sent lost ({:.2f} %: {} on the path, {} by the receiving sockets)", s.lost,
                                 s.sender.packets, s.loss_percent, path_text(s.path_loss, s.drops_known),
                                 s.drops_known ? std::to_string(s.kernel_drops) : std::string("unknown"));
+  if (s.limit_by_circuit)
+    return fmt::format(
+        "{} (the circuit's counters; {} of {} instances' own verdicts say so too); the run, summed over "
+        "its instances: {}; {}",
+        s.limit->limit, s.limit_votes, s.run.instances.size(), run_loss, s.limit->text);
   return fmt::format("{} ({} of {} instances); the run, summed over its instances: {}; instance {}'s own verdict: {}",
                      s.limit->limit, s.limit_votes, s.run.instances.size(), run_loss, s.limit_instance, s.limit->text);
 }
@@ -245,19 +252,26 @@ std::string until_stop_words(const run_summary& s) {
 }
 
 std::string circuit_words(const run_summary& s) {
-  const auto c = s.run.spec.find("circuit");
-  if (c == s.run.spec.end() || !c->is_object()) return {};
-  const auto count = [&](const char* key) { return c->value(key, std::uint64_t{0}); };
+  const auto c = circuit_of(s.run);
+  if (!c) return {};
   std::string out = fmt::format(
       "Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; "
       "the receiving hosts' kernels delivered {} UDP datagrams.",
-      count("limit_dropped"), count("shaper_dropped"), count("udp_delivered"));
-  // Only a whole run's sums compare with the circuit's counts over the whole run.
-  if (s.ok && s.sender.packets >= s.receiver.packets)
+      c->limit_dropped, c->shaper_dropped, c->udp_delivered);
+  // Only a whole run's sums compare with the circuit's counts over the whole run; the limit says the
+  // same (circuit_holds_loss decides both).
+  if (!s.ok || s.sender.packets < s.receiver.packets) return out;
+  const std::uint64_t lost = s.sender.packets - s.receiver.packets;
+  if (circuit_holds_loss(s))
     out += fmt::format(
         " Sent - received = {}: those are the circuit's drops (its counts also include the tests' "
         "control packets).",
-        s.sender.packets - s.receiver.packets);
+        lost);
+  else if (lost > 0)
+    out += fmt::format(
+        " Sent - received = {}: the circuit dropped less than half of it, the rest was lost "
+        "elsewhere (the limit says where).",
+        lost);
   return out;
 }
 

@@ -17,7 +17,12 @@
 #   options    TCP -T ,1 -- --mss 1200 -K cubic -S 256K: iperf3's receiver uses cubic and a 256 KiB window
 #   readme     the README's netload --peer iperf3 lines, on loopback (-H 127.0.0.1 -p PORT, -l 1): UDP -m 16
 #              at 10 Mbit/s (iperf3's own count, loss and all), and TCP --streams 4 --reverse
-# Exit 77 (skipped) when no iperf3 is installed.
+#   buffers    the server's socket buffer as its JSON (-J) says (rcvbuf_actual; sndbuf_actual in reverse), in
+#              the table and the JSON; without -J, the table says "not reported", never 0
+#   dropsplit  in a network namespace of its own (root), unpaced -m 1400 into iperf3 -s -S 4K: its socket
+#              drops (the namespace's UdpRcvbufErrors), which iperf3 does not report: netload says the
+#              split of the loss is unknown (table, JSON), and gives no verdict of path loss
+# Exit 77 (skipped) when no iperf3 is installed (dropsplit: or no network namespace can be made).
 set -u
 netload=$1
 case_name=$2
@@ -49,12 +54,16 @@ sys.exit(0 if any(f"socket:[{i}]" in mine for i in inodes) else 1)
 EOF
 }
 
-# Starts iperf3 -s for one test (-1), JSON to $tmp/server.json, and waits until it listens.
+# Starts iperf3 -s for one test (-1), JSON to $tmp/server.json, and waits until it listens; "text" as
+# the first argument: without -J, its text output to $tmp/server.json.
 # A port another test took between free_port and iperf3's bind: another port.
 start_iperf3() {
+  local json=-J
+  [ "${1:-}" = text ] && json=""
   for _ in 1 2 3 4 5; do
     port=$(free_port)
-    "$iperf3" -s -J -1 -p "$port" -B 127.0.0.1 > "$tmp/server.json" 2> "$tmp/server.err" &
+    # shellcheck disable=SC2086
+    "$iperf3" -s $json -1 -p "$port" -B 127.0.0.1 > "$tmp/server.json" 2> "$tmp/server.err" &
     server=$!
     for _ in $(seq 50); do
       listening "$port" "$server"
@@ -197,6 +206,48 @@ readme)
   check "${reconciles[@]}" "${forward_udp[@]}"
   start_iperf3; run -t TCP_STREAM -l 1 --streams 4 --reverse; expect_ok
   check "${reconciles[@]}" "n['sender']['bytes'] == s['end']['sum_sent']['bytes']" "len(s['end']['streams']) == 4"
+  ;;
+buffers)
+  start_iperf3; run -t UDP_STREAM -l 1 --rate 10M; expect_ok
+  check "n['receiver']['socket_buffer'] == s['start']['rcvbuf_actual']" "n['receiver']['socket_buffer'] > 0 == True"
+  start_iperf3; run -t UDP_STREAM -l 1 --rate 10M --reverse; expect_ok
+  check "n['sender']['socket_buffer'] == s['start']['sndbuf_actual']" "n['sender']['socket_buffer'] > 0 == True"
+  start_iperf3 text
+  status=0
+  timeout 40 "$netload" --peer iperf3 -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 1 --rate 10M > "$tmp/out" 2> "$tmp/err" || status=$?
+  cat "$tmp/out"
+  expect_ok
+  # The receiver's row: "-" where the size goes, and a line that says why.
+  grep -qE '^- +[0-9.]+ +[0-9]+ +[0-9.]+$' "$tmp/out" || fail "buffers: the receiver's row does not show '-'"
+  grep -q "^Socket      the receiver's buffer size: not reported by iperf3$" "$tmp/out" ||
+    fail "buffers: no line saying the receiver's buffer size was not reported"
+  ;;
+dropsplit)
+  if [ -z "${IPERF3_PEER_NETNS:-}" ]; then  # again, alone in a new network namespace: its UDP counters are the test's
+    unshare -n true 2> /dev/null || { echo "SKIP: cannot make a network namespace (needs root)"; exit 77; }
+    rm -rf "$tmp"
+    trap - EXIT
+    exec unshare -n env IPERF3_PEER_NETNS=1 "$0" "$@"
+  fi
+  ip link set lo up || { fail "dropsplit: cannot bring lo up"; exit 1; }
+  start_iperf3; run -t UDP_STREAM -l 1 -- -m 1400 -S 4K; expect_ok
+  drops=$(nstat -az UdpRcvbufErrors | awk '$1 == "UdpRcvbufErrors" { print $2 }')
+  echo "iperf3's socket dropped ${drops:-?} (UdpRcvbufErrors in this namespace)"
+  [ "${drops:-0}" -gt 0 ] || fail "dropsplit: iperf3's socket dropped nothing: no loss to split"
+  check "${reconciles[@]}" "n['loss']['packets'] >= $drops == True" \
+    "n['receiver']['batching'] == 'iperf3, no drop count'" "n['verdict']['limit'] == 'none'" \
+    "'receiver kernel drops unknown' in n['loss']['note'] == True" \
+    "'unknown which: the socket\'s own drops are unknown (iperf3 does not report them)' in n['verdict']['text'] == True"
+  start_iperf3
+  status=0
+  timeout 40 "$netload" --peer iperf3 -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 1 -- -m 1400 -S 4K > "$tmp/out" 2> "$tmp/err" || status=$?
+  cat "$tmp/out"
+  expect_ok
+  grep -qE "^Loss        [0-9]+ of [0-9]+ \([0-9.]+ %\): iperf3 does not report its socket's drops: how many the socket dropped and how many the path lost is unknown$" "$tmp/out" ||
+    fail "dropsplit: the loss line does not say the split is unknown"
+  grep -q "^Limit       no verdict: .* on the path or in the receiving socket, unknown which" "$tmp/out" ||
+    fail "dropsplit: the limit line does not say where the loss was is unknown"
+  grep -q "lost on the path\|path loss" "$tmp/out" && fail "dropsplit: the path is blamed"
   ;;
 *)
   echo "unknown case $case_name"; exit 2
