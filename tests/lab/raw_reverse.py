@@ -36,7 +36,7 @@ data.bind((control.getsockname()[0], 0))
 data.settimeout(0.2)
 send(control, "test_request", {
     "kind": "UDP_STREAM", "message_size": size, "duration_s": 0.5, "streams": 1, "reverse": True, "pps": 20.0,
-    "data_ports": [data.getsockname()[1]], "rcvbuf": 0, "sndbuf": 0, "cpu": -1, "dscp": -1, "mss": 0, "gso": True,
+    "data_ports": [data.getsockname()[1]], "rcvbuf": 0, "sndbuf": 0, "cpu": -1, "dscp": -1, "mss": 0, "segmentation": "auto",
     "interval_s": 0.0, "recv_size": 0, "congestion": "", "zerocopy": False, "send_copy": False, "recv_copy": False,
     "client_version": "raw", "response_size": 0, "burst": 0})
 reply = read(control)
