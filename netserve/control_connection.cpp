@@ -104,8 +104,13 @@ asio::awaitable<void> sample_host(const served_test& t, const bool& ended, std::
 }  // namespace
 
 control_connection::control_connection(tcp::socket socket, std::shared_ptr<served_port> port,
-                                       std::shared_ptr<server_shared> shared, budget::hold unit)
-    : unit_(std::move(unit)), socket_(std::move(socket)), port_(std::move(port)), shared_(std::move(shared)) {}
+                                       std::shared_ptr<server_shared> shared, budget::hold unit,
+                                       per_client_count::hold window)
+    : unit_(std::move(unit)),
+      window_(std::move(window)),
+      socket_(std::move(socket)),
+      port_(std::move(port)),
+      shared_(std::move(shared)) {}
 
 control_connection::~control_connection() {
   if (test_) port_->remove(*test_, client_);
@@ -123,13 +128,14 @@ asio::awaitable<void> control_connection::run() {
     if (o.psk.empty()) {
       const unsigned char first = co_await peek_byte(socket_, timeout);
       if (iperf3::is_cookie_char(first)) {
-        co_await serve_iperf3(std::move(socket_), port_, shared_, std::move(unit_));
+        co_await serve_iperf3(std::move(socket_), port_, shared_, std::move(unit_), std::move(window_));
         co_return;
       }
       // A stock netperf's request starts with a 0 byte too: its fifth byte tells it from a frame's '{'.
       unsigned char head[5];
       if (first == 0) co_await peek_exact(socket_, asio::buffer(head), timeout, "waiting for a message");
       if (first == 0 && netperf::looks_like_request(head)) {
+        window_.reset();
         co_await serve_netperf(std::move(socket_), port_, shared_, std::move(unit_));
         co_return;
       }
@@ -137,6 +143,7 @@ asio::awaitable<void> control_connection::run() {
     if (!o.psk.empty() && co_await refused_iperf3_without_key()) co_return;
     if (!o.psk.empty()) mac_ = co_await require_auth(socket_, o.psk, timeout);
     message first = co_await read_message(socket_, mac_, timeout);
+    window_.reset();
     if (auto* hello = std::get_if<data_hello>(&first)) {
       attach_data(*hello);
     } else if (auto* request = std::get_if<test_request>(&first)) {
@@ -261,7 +268,7 @@ void control_connection::register_test(test_request request) {
                                         endpoint::peer_of(socket_.native_handle()),
                                         endpoint::local_of(socket_.native_handle()), p.udp, shared_->own_ports, o.xdp);
   test_->set_data_key(mac_.key());  // with a key, data connections must show a token derived from it
-  p.add(test_, client_);
+  if (!p.add(test_, client_)) throw protocol_error("rejected: its cookie is another test's on this port");
 }
 
 asio::awaitable<void> control_connection::send_ready() {

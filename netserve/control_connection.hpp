@@ -27,9 +27,10 @@ data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::v
 
 class control_connection {
  public:
-  // `unit`: the connection's own unit of the budget, held until it ends.
+  // `unit`: the connection's own unit of the budget, held until it ends; `window`: its place in its
+  // address's first-message window, held until its first message is read.
   control_connection(tcp::socket socket, std::shared_ptr<served_port> port, std::shared_ptr<server_shared> shared,
-                     budget::hold unit);
+                     budget::hold unit, per_client_count::hold window);
   ~control_connection();
   control_connection(const control_connection&) = delete;
   control_connection& operator=(const control_connection&) = delete;
@@ -55,6 +56,7 @@ class control_connection {
   asio::awaitable<bool> refused_iperf3_without_key();
 
   budget::hold unit_;  // first: given back last, after the test has stopped
+  std::optional<per_client_count::hold> window_;
   tcp::socket socket_;
   frame_mac mac_;  // keyed once the key check passed: every later frame, both ways, is sealed
   std::shared_ptr<served_port> port_;

@@ -32,18 +32,16 @@ std::int64_t stream_id(std::size_t overall) { return overall == 0 ? 1 : static_c
 
 // Clears the session's claim on its client address's hellos, however collect_hellos ends.
 struct hello_claim {
-  served_port& port;
-  std::string address;
-  ~hello_claim() {
-    port.udp->watch_hellos(-1);
-    port.iperf3_collecting_hellos.erase(address);
-  }
+  udp_port& port;
+  const std::string& cookie;
+  ~hello_claim() { port.stop_expecting(cookie); }
 };
 
 }  // namespace
 
 asio::awaitable<void> serve_iperf3(tcp::socket socket, std::shared_ptr<served_port> port,
-                                   std::shared_ptr<server_shared> shared, budget::hold unit) {
+                                   std::shared_ptr<server_shared> shared, budget::hold unit,
+                                   std::optional<per_client_count::hold> window) {
   std::string peer = "?";
   try {
     peer = socket.remote_endpoint().address().to_string();
@@ -51,6 +49,7 @@ asio::awaitable<void> serve_iperf3(tcp::socket socket, std::shared_ptr<served_po
         std::chrono::duration<double>(shared->options.first_message_timeout_s));
     std::string cookie(i3::cookie_size, '\0');
     co_await read_exact(socket, asio::buffer(cookie), timeout, "waiting for an iperf3 cookie");
+    window.reset();
     if (!i3::is_cookie(cookie)) throw protocol_error("neither a netload frame nor an iperf3 cookie");
     if (auto it = port->iperf3_sessions.find(cookie); it != port->iperf3_sessions.end()) {
       if (const attach_refusal why = it->second->attach_stream(socket)) {
@@ -82,15 +81,19 @@ iperf3_session::iperf3_session(tcp::socket socket, std::string cookie, std::shar
       shared_(std::move(shared)) {
   peer_ = socket_.remote_endpoint().address().to_string();
   client_ = client_of(socket_.remote_endpoint().address());
+  // The cookie is this session's from its first read (serve_iperf3 looked it up just now): a connection
+  // that presents it later is one of its streams, or refused, never a second session.
+  port_->iperf3_sessions.emplace(cookie_, this);
 }
 
 iperf3_session::~iperf3_session() {
-  if (registered_session_) port_->iperf3_sessions.erase(cookie_);
+  if (auto it = port_->iperf3_sessions.find(cookie_); it != port_->iperf3_sessions.end() && it->second == this)
+    port_->iperf3_sessions.erase(it);
   for (const auto& t : tests_) port_->remove(*t, client_);
 }
 
 attach_refusal iperf3_session::attach_stream(tcp::socket& socket) {
-  if (!accepting_streams_) return "the test takes no streams now";
+  if (!accepting_streams_) return "its cookie is a session's that takes no streams now (one cookie, one session)";
   for (const auto& t : tests_) {
     if (!is_tcp(t->request().kind)) return "a TCP connection for a UDP test";
     if (t->all_data_attached()) continue;
@@ -163,7 +166,7 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
     auto t = std::make_shared<served_test>(++shared_->tests_registered, key, r, peer, local, p.udp, shared_->own_ports,
                                            o.xdp);
     t->set_payload(params_.udp_counters_64bit ? payload_format::iperf3_64 : payload_format::iperf3_32);
-    p.add(t, client_);
+    if (!p.add(t, client_)) return busy(fmt::format("its cookie is another test's on port {}", p.number));
     tests_.push_back(std::move(t));
   }
   return std::nullopt;
@@ -180,8 +183,6 @@ asio::awaitable<void> iperf3_session::run() {
       co_await refuse(*no);
       co_return;
     }
-    port_->iperf3_sessions[cookie_] = this;
-    registered_session_ = true;
     if (std::optional<refusal> failed = co_await set_up_streams()) {
       co_await refuse(*failed);
       co_return;
@@ -250,25 +251,33 @@ asio::awaitable<void> iperf3_session::create_streams() {
 
 asio::awaitable<void> iperf3_session::collect_hellos() {
   served_port& p = *port_;
+  const endpoint peer = endpoint::peer_of(socket_.native_handle()), local = endpoint::local_of(socket_.native_handle());
+  std::size_t streams = 0;
+  for (const auto& t : tests_) streams += t->request().streams;
+  hello_claim claim{*p.udp, cookie_};
   // One session of a client address at a time collects hellos on a port: a hello says nothing of its test.
-  for (int i = 0; p.iperf3_collecting_hellos.count(peer_) != 0; ++i) {
+  // Hellos older than the claim are not this client's streams'.
+  for (int i = 0; !p.udp->expect_hellos(cookie_, peer, streams, wall_ns()); ++i) {
     if (i == 2000) throw protocol_error("another test of this client kept the port's UDP streams busy for 10 s");
     co_await sleep_for(5ms);
   }
-  p.iperf3_collecting_hellos.insert(peer_);
-  p.udp->watch_hellos(+1);
-  hello_claim claim{p, peer_};
-  const std::int64_t told = wall_ns();  // hellos older than this are not this client's streams'
+  // Lanes that were idle start now, behind whatever queued meanwhile: the streams are told to announce
+  // themselves once that is read, so their hellos find room in the queue.
+  for (int i = 0; i < 500 && !p.udp->has_room(); ++i) co_await sleep_for(2ms);
   co_await send_state(i3::state::create_streams);
-  const endpoint peer = endpoint::peer_of(socket_.native_handle()), local = endpoint::local_of(socket_.native_handle());
   for (const auto& t : tests_) {
+    const data_peer to = peer_of_test(t->request(), peer, *shared_->own_ports);
     std::vector<std::uint16_t> ports;
     while (ports.size() < t->request().streams) {
       std::optional<endpoint> hello;
-      for (int i = 0; !(hello = p.udp->take_hello(peer, told)); ++i) {
+      for (int i = 0; !(hello = p.udp->take_hello(cookie_)); ++i) {
         if (i == 5000) throw protocol_error("an iperf3 UDP stream did not announce itself within 10 s");
         co_await sleep_for(2ms);
       }
+      // Its port is where the answer and a reverse test's datagrams go: never one of netserve's own.
+      test_request one = t->request();
+      one.data_ports = {hello->port()};
+      check_data_peer(one, to);
       const std::uint32_t reply = i3::udp_connect_reply;
       udp_answerer answer(*hello, local);
       bool sent = false;

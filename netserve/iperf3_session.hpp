@@ -7,10 +7,11 @@
 //
 // A connection is iperf3's when its first byte is not 0 (netload's frames start with a length of at most
 // 64 KiB): it sends its 37-byte cookie first. A cookie of a session on the port makes it one of that
-// session's TCP data streams; any other starts a session. UDP streams announce themselves with a 4-byte
-// hello on the port (udp_port::watch_hellos), answered from the port: a session collects its client's
-// hellos while no other session of the same client address on the port collects its own, so each hello
-// has one owner.
+// session's TCP data streams, or is refused while the session takes none (a cookie names one session from
+// its first read to its end: a second session under it would take no slot of its own on the port); any
+// other starts a session. UDP streams announce themselves with a 4-byte hello on the port
+// (udp_port::expect_hellos), answered from the port: a session collects its client's hellos while no other
+// session of the same client address on the port collects its own, so each hello has one owner.
 #include "core/wire/iperf3_wire.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server.hpp"
@@ -26,9 +27,11 @@
 namespace nb::serve {
 
 // Serves an iperf3 connection whose first byte has arrived: reads its cookie, then runs a session or
-// hands the socket to one as a data stream. Logs its own failures; nothing escapes.
+// hands the socket to one as a data stream. `window`: the connection's place in its address's
+// first-message window, given back once the cookie is read. Logs its own failures; nothing escapes.
 asio::awaitable<void> serve_iperf3(tcp::socket socket, std::shared_ptr<served_port> port,
-                                   std::shared_ptr<server_shared> shared, budget::hold unit);
+                                   std::shared_ptr<server_shared> shared, budget::hold unit,
+                                   std::optional<per_client_count::hold> window);
 
 class iperf3_session {
  public:
@@ -78,7 +81,6 @@ class iperf3_session {
   std::vector<side_counts> counts_;
   double cpu_user_s_ = 0, cpu_system_s_ = 0;  // this process's, during the test
   bool accepting_streams_ = false;
-  bool registered_session_ = false;
 };
 
 }  // namespace nb::serve

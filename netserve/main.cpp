@@ -76,7 +76,7 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
       ->check(whole_in("--rx-threads", 0, 64));
   app.add_flag("!--no-gro", options.gro, "Do not use UDP GRO on receive")->group(group);
   option(app, "--first-message-timeout", options.first_message_timeout_s,
-         "Seconds a new connection may stay silent before it is closed", "SECONDS", group)
+         "Seconds a new connection may take to send its first message before it is closed", "SECONDS", group)
       ->capture_default_str()
       ->check(number_in("--first-message-timeout", 0.1, 3600.0, "seconds"));
   option(app, "--drain-quiet", options.drain_quiet_s, "Seconds of quiet that end a UDP test's drain", "SECONDS", group)

@@ -21,16 +21,18 @@ namespace nb::serve {
 server::server(asio::io_context& io, server_options options)
     : io_(io), shared_(std::make_shared<server_shared>(server_shared{options, budget::create(options.budget), 0})) {}
 
-void served_port::add(std::shared_ptr<served_test> test, const std::string& client) {
+bool served_port::add(std::shared_ptr<served_test> test, const std::string& client) {
   const std::string cookie = test->cookie();
-  tests.emplace(cookie, std::move(test));
+  if (!tests.emplace(cookie, std::move(test)).second) return false;
   ++tests_of_client[client];
+  return true;
 }
 
 void served_port::remove(const served_test& test, const std::string& client) noexcept {
-  tests.erase(test.cookie());
-  if (auto it = tests_of_client.find(client); it != tests_of_client.end() && --it->second == 0)
-    tests_of_client.erase(it);
+  auto it = tests.find(test.cookie());
+  if (it == tests.end() || it->second.get() != &test) return;
+  tests.erase(it);
+  if (auto c = tests_of_client.find(client); c != tests_of_client.end() && --c->second == 0) tests_of_client.erase(c);
 }
 
 void server::bind_port(served_port& p, std::uint16_t wanted) {
@@ -136,14 +138,20 @@ asio::awaitable<void> server::accept_loop(std::shared_ptr<served_port> port) {
     // stay open for their whole test.
     std::string why;
     auto held = shared_->process_budget->try_take(client, budget_cost{0, 0, 0, 1}, why);
-    if (!held) {
+    // ... and one of its address's places in the first-message window until its first message is read.
+    auto window = shared_->first_message_window->try_take(client);
+    if (!held || !window) {
+      if (!window)
+        why = fmt::format("{} connections from it have not sent their first message yet",
+                          shared_->first_message_window->per_client());
       log_refused_connection(client, why);
       continue;  // the socket closes here
     }
     socket.set_option(tcp::no_delay(true), peer_ec);
     // As the Asio examples' sessions: the coroutine holds its connection to the end (or until its frame
     // is destroyed at shutdown). run() logs its own failures; nothing escapes it.
-    auto connection = std::make_shared<control_connection>(std::move(socket), port, shared_, std::move(*held));
+    auto connection =
+        std::make_shared<control_connection>(std::move(socket), port, shared_, std::move(*held), std::move(*window));
     asio::co_spawn(
         io_, [connection] { return connection->run(); }, [](std::exception_ptr) {});
   }

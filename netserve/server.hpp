@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -78,14 +77,16 @@ struct served_port {
   std::shared_ptr<udp_port> udp;
   std::map<std::string, std::shared_ptr<served_test>> tests;  // by cookie: where data connections find theirs
   std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
-  std::map<std::string, iperf3_session*> iperf3_sessions;     // by iperf3 cookie, while a session lives
-  std::set<std::string> iperf3_collecting_hellos;             // client addresses whose session collects its UDP hellos
+  std::map<std::string, iperf3_session*> iperf3_sessions;     // by iperf3 cookie, from its first read to its end
   std::uint64_t netperf_tests = 0;  // stock netperf clients' tests: their data is on sockets of their own
 
   // Every test the port runs, whoever its client: what the port's test slots limit.
   std::size_t running() const noexcept { return tests.size() + netperf_tests; }
 
-  void add(std::shared_ptr<served_test> test, const std::string& client);
+  // False, and nothing added, when its cookie is another test's: two tests under one key would count as
+  // one against the port's slots, and the end of either would remove the other's.
+  [[nodiscard]] bool add(std::shared_ptr<served_test> test, const std::string& client);
+  // Only the test itself: never another that came under its cookie.
   void remove(const served_test& test, const std::string& client) noexcept;
 };
 
@@ -94,6 +95,8 @@ struct server_shared {
   server_options options;
   std::shared_ptr<budget> process_budget;
   std::uint64_t tests_registered = 0;  // numbers the tests, for the ready message and the log
+  // Connections in their first-message window, by client address (first_message_window_per_client).
+  std::shared_ptr<per_client_count> first_message_window = per_client_count::create(first_message_window_per_client);
   // Every port number netserve listens and sends on, sorted: a test's data peer is never one of them on
   // an address of this host (core/wire/request_rules.hpp).
   std::shared_ptr<const std::vector<std::uint16_t>> own_ports = std::make_shared<std::vector<std::uint16_t>>();

@@ -107,6 +107,28 @@ void budget::give_back(const std::string& client, const budget_cost& cost) noexc
   if (is_zero(it->second)) by_client_.erase(it);
 }
 
+per_client_count::hold::~hold() {
+  if (owner_) owner_->give_back(client_);
+}
+
+std::optional<per_client_count::hold> per_client_count::try_take(const std::string& client) {
+  if (held(client) >= per_client_) return std::nullopt;
+  ++by_client_[client];
+  return hold(shared_from_this(), client);
+}
+
+std::uint64_t per_client_count::held(const std::string& client) const {
+  auto it = by_client_.find(client);
+  return it == by_client_.end() ? 0 : it->second;
+}
+
+void per_client_count::give_back(const std::string& client) noexcept {
+  auto it = by_client_.find(client);
+  if (it == by_client_.end()) return;
+  if (it->second > 0) --it->second;
+  if (it->second == 0) by_client_.erase(it);
+}
+
 std::uint64_t memory_bound(const budget_limits& l) {
   return saturating_add<std::uint64_t>(
       saturating_add<std::uint64_t>(l.buffer_bytes, saturating_mul<std::uint64_t>(l.streams, stream_overhead_bytes)),
@@ -123,7 +145,8 @@ std::string budget_help(const budget_limits& l) {
       "the port's lanes and costs one test; every other stream is a data stream with its buffer (forward TCP its receive size, 256 KiB by default, "
       "reverse TCP one message, reverse UDP one batch, about 1 MiB). Threads and buffers are made only when the "
       "test starts (its start instant at most --max-start-lead ahead). A connection holds one unit from accept to "
-      "close (a data connection's passes to its test).\n"
+      "close (a data connection's passes to its test); one address may have {} connections that have not yet sent their "
+      "first message, more are closed at accept.\n"
       "Bound under any load, keyed or not: netserve's memory stays within its idle size + the buffers + {} KiB per "
       "data stream (stack, bookkeeping) + {} KiB per connection (a control frame is up to 64 KiB) + {} KiB per test; "
       "at the defaults {} MiB above idle, {} MiB for one client. Threads: idle + --max-data-streams; descriptors: "
@@ -133,8 +156,9 @@ std::string budget_help(const budget_limits& l) {
       "strangers reach netserve, require a key (--psk-file): without it a connection holds nothing past its "
       "challenge.",
       share(l.tests, l.client_share), share(l.streams, l.client_share), in_mib(share(l.buffer_bytes, l.client_share)),
-      share(l.connections, l.client_share), stream_overhead_bytes >> 10, connection_overhead_bytes >> 10,
-      test_overhead_bytes >> 10, in_mib(memory_bound(l)), in_mib(share(memory_bound(l), l.client_share)));
+      share(l.connections, l.client_share), first_message_window_per_client, stream_overhead_bytes >> 10,
+      connection_overhead_bytes >> 10, test_overhead_bytes >> 10, in_mib(memory_bound(l)),
+      in_mib(share(memory_bound(l), l.client_share)));
 }
 
 }  // namespace nb::serve

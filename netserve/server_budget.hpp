@@ -81,6 +81,48 @@ class budget : public std::enable_shared_from_this<budget> {
   std::map<std::string, budget_cost> by_client_;
 };
 
+// Connections one client address may have in their first-message window: accepted, and their first
+// message (a netload frame, an iperf3 cookie, a netperf request's first bytes) not yet all read. Such a
+// connection is held up to --first-message-timeout for nothing; one beyond these is closed at accept.
+// Clients connect their streams one after another and speak at once, so this is far above what they
+// use, and a quarter of one address's share of connections at the defaults.
+inline constexpr std::uint64_t first_message_window_per_client = 32;
+
+// How many of something each client address holds, at most `per_client` each (connections in their
+// first-message window). Single-threaded as the budget.
+class per_client_count : public std::enable_shared_from_this<per_client_count> {
+ public:
+  // Gives its unit back when destroyed.
+  class hold {
+   public:
+    hold(std::shared_ptr<per_client_count> owner, std::string client)
+        : owner_(std::move(owner)), client_(std::move(client)) {}
+    hold(hold&& o) noexcept = default;
+    hold& operator=(hold&&) = delete;
+    hold(const hold&) = delete;
+    ~hold();
+
+   private:
+    std::shared_ptr<per_client_count> owner_;
+    std::string client_;
+  };
+
+  static std::shared_ptr<per_client_count> create(std::uint64_t per_client) {
+    return std::shared_ptr<per_client_count>(new per_client_count(per_client));
+  }
+  // One more for `client`, or nullopt when it holds `per_client` already.
+  std::optional<hold> try_take(const std::string& client);
+  std::uint64_t held(const std::string& client) const;
+  std::uint64_t per_client() const noexcept { return per_client_; }
+
+ private:
+  explicit per_client_count(std::uint64_t per_client) : per_client_(per_client) {}
+  void give_back(const std::string& client) noexcept;
+
+  std::uint64_t per_client_;
+  std::map<std::string, std::uint64_t> by_client_;
+};
+
 // What each unit costs beyond its stream buffer (tests/integration/test_limits.cpp checks the bound): a
 // data thread's touched stack and bookkeeping (a few KiB measured, about 250 KiB in the ASan build, whose
 // figure is taken so that the bound holds for both), a connection's coroutine and the control frame it may

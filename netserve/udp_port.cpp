@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <arpa/inet.h>
 #include <endian.h>
 
 namespace nb::serve {
@@ -149,44 +150,57 @@ void udp_port::start_lanes() {
   }
 }
 
-void udp_port::watch_hellos(int delta) {
-  std::lock_guard lock(mu_);
-  hello_watchers_ += delta;
-  if (hello_watchers_ == 0) hellos_.clear();
-  generation_.fetch_add(1, std::memory_order_release);
-  if (hello_watchers_ > 0) start_lanes();
-}
-
 namespace {
 // iperf3's hello, as its client writes it: an unsigned int in the host's byte order.
 constexpr std::uint32_t iperf3_udp_hello = 0x36373839;
-// Hellos kept for the sessions to take: a stream sends one and waits for the answer, so a port has at
-// most a session's streams' worth waiting; the bound keeps a flood of forged ones from growing the list.
-constexpr std::size_t max_hellos = 256;
+
+// Same address, whatever the port: a stream's hello comes from its own port.
+bool same_address(const endpoint& a, const sockaddr* sa) noexcept {
+  if (sa->sa_family != a.family()) return false;
+  endpoint probe = a;
+  const std::uint16_t port = sa->sa_family == AF_INET ? reinterpret_cast<const sockaddr_in*>(sa)->sin_port
+                                                      : reinterpret_cast<const sockaddr_in6*>(sa)->sin6_port;
+  probe.set_port(ntohs(port));
+  return probe.same(sa);
+}
 }  // namespace
 
-void udp_port::keep_hello(const sockaddr* source, std::int64_t arrival_ns) {
+bool udp_port::expect_hellos(const std::string& cookie, const endpoint& address, std::size_t streams,
+                             std::int64_t not_before_ns) {
   std::lock_guard lock(mu_);
-  if (hello_watchers_ == 0) return;
-  if (hellos_.size() >= max_hellos) hellos_.erase(hellos_.begin());
-  hellos_.emplace_back(endpoint(source, source->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in)),
-                       arrival_ns);
+  for (const hello_wait& w : hello_waits_)
+    if (same_address(w.address, address.data())) return false;
+  hello_waits_.push_back({cookie, address, streams, not_before_ns, {}, 0});
+  generation_.fetch_add(1, std::memory_order_release);
+  start_lanes();
+  return true;
 }
 
-std::optional<endpoint> udp_port::take_hello(const endpoint& address, std::int64_t not_before_ns) {
+void udp_port::stop_expecting(const std::string& cookie) {
   std::lock_guard lock(mu_);
-  const std::string wanted = address.address();
-  for (auto it = hellos_.begin(); it != hellos_.end();) {
-    if (it->first.address() != wanted) {
-      ++it;
-    } else if (it->second < not_before_ns) {
-      it = hellos_.erase(it);
-    } else {
-      endpoint e = it->first;
-      hellos_.erase(it);
-      return e;
-    }
+  std::erase_if(hello_waits_, [&](const hello_wait& w) { return w.cookie == cookie; });
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+// True when the hello is a waiting session's (kept now, or its stream's again), false when it is foreign.
+bool udp_port::keep_hello(const sockaddr* source, std::int64_t arrival_ns) {
+  std::lock_guard lock(mu_);
+  for (hello_wait& w : hello_waits_) {
+    if (!same_address(w.address, source)) continue;
+    if (arrival_ns < w.not_before_ns) return false;
+    for (const endpoint& k : w.kept)
+      if (k.same(source)) return true;  // a stream that announced itself again: still one stream
+    if (w.kept.size() >= w.streams) return false;
+    w.kept.emplace_back(source, source->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+    return true;
   }
+  return false;
+}
+
+std::optional<endpoint> udp_port::take_hello(const std::string& cookie) {
+  std::lock_guard lock(mu_);
+  for (hello_wait& w : hello_waits_)
+    if (w.cookie == cookie && w.taken < w.kept.size()) return w.kept[w.taken++];
   return std::nullopt;
 }
 
@@ -220,6 +234,11 @@ std::int64_t udp_port::queued_bytes() const noexcept {
   return total;
 }
 
+bool udp_port::has_room() const noexcept {
+  return std::all_of(lanes_.begin(), lanes_.end(),
+                     [](const auto& l) { return receive_queue_has_room(l->lane.fd.get()); });
+}
+
 bool udp_port::refresh(std::size_t lane, lane_view& view) {
   std::lock_guard lock(mu_);
   view.flows.clear();
@@ -230,9 +249,10 @@ bool udp_port::refresh(std::size_t lane, lane_view& view) {
     if (view.asked < 0) view.asked = e.owner->cpu;
   }
   view.seen = generation_.load(std::memory_order_acquire);
-  view.watching = hello_watchers_ > 0;
+  view.hello_from.clear();
+  for (const hello_wait& w : hello_waits_) view.hello_from.push_back(w.address);
   view.hint = 0;
-  return !view.flows.empty() || view.watching;
+  return !view.flows.empty() || !view.hello_from.empty();
 }
 
 // A datagram the hint does not match: points the hint at its flow, or returns false when it has none (an
@@ -254,13 +274,14 @@ bool udp_port::find_flow(lane_state& self, std::size_t lane, lane_view& view, co
     view.hint = static_cast<std::size_t>(it - view.flows.begin());
     return true;
   }
-  if (view.watching && r.len == 4 && r.copied == 4) {
+  if (!view.hello_from.empty() && r.len == 4 && r.copied == 4) {
     std::uint32_t word;
     std::memcpy(&word, r.data, 4);
-    if (word == iperf3_udp_hello) {
-      keep_hello(r.source, r.arrival_ns);
+    // Only a waiting session's address takes the lock; a flood from any other is foreign at once.
+    auto waited = [&](const endpoint& a) { return same_address(a, r.source); };
+    if (word == iperf3_udp_hello && std::any_of(view.hello_from.begin(), view.hello_from.end(), waited) &&
+        keep_hello(r.source, r.arrival_ns))
       return false;
-    }
   }
   self.unattributed.add(r.segment && r.len > r.segment ? (r.len + r.segment - 1) / r.segment : 1);
   return false;
@@ -341,7 +362,7 @@ void udp_port::run(std::size_t lane) {
       else if (idle_since == 0) idle_since = mono_ns();
       next_place = 0;  // a test that asks for a CPU gets it at once
     }
-    if (view.flows.empty() && !view.watching && mono_ns() - idle_since > idle_exit_ns) {
+    if (view.flows.empty() && view.hello_from.empty() && mono_ns() - idle_since > idle_exit_ns) {
       std::lock_guard lock(mu_);
       if (generation_.load(std::memory_order_acquire) == view.seen) {
         self.running = false;

@@ -144,16 +144,24 @@ class udp_port {
   // Datagrams the lanes dropped since `flows` attached, and whether another test was attached meanwhile.
   std::uint64_t drops_since(const udp_flows& flows, bool& shared) const;
   std::uint64_t unattributed() const noexcept;
-  // iperf3's UDP streams announce themselves with a 4-byte datagram before their data (src/iperf_udp.c):
-  // while at least one session watches (watch_hellos(+1) ... watch_hellos(-1)), the lanes run and keep
-  // such datagrams from unknown sources for take_hello; otherwise they are unattributed as any other.
-  void watch_hellos(int delta);
-  // The oldest hello from `address` (the port is the stream's) that arrived at `not_before_ns` (wall clock)
-  // or later, if one came; older ones of that address are dropped (a client's stream announces itself
-  // only once told to: an older one is a stale client's, still queued in the socket).
-  std::optional<endpoint> take_hello(const endpoint& address, std::int64_t not_before_ns);
+  // iperf3's UDP streams announce themselves with a 4-byte datagram before their data (src/iperf_udp.c),
+  // which carries nothing of their test. A session waiting for `streams` of them from its client's address
+  // registers under its cookie; while any session waits, the lanes run and keep a hello only when it can
+  // be a waiting session's: from its address (any port: the stream's), arrived at `not_before_ns` (wall
+  // clock) or later (a stream announces itself only once told to; an older hello is a stale client's),
+  // from a source it has not kept already, and at most `streams` in all. Every other datagram is
+  // unattributed as any foreign one, so no address can crowd out another's hellos. One session of an
+  // address waits at a time: false when another of that address does.
+  bool expect_hellos(const std::string& cookie, const endpoint& address, std::size_t streams,
+                     std::int64_t not_before_ns);
+  void stop_expecting(const std::string& cookie);
+  // The oldest hello kept for `cookie`'s session and not yet taken: the source of one of its streams.
+  std::optional<endpoint> take_hello(const std::string& cookie);
   // Bytes waiting in the lanes' receive queues (0 once drained).
   std::int64_t queued_bytes() const noexcept;
+  // Every lane's queue has room (receive_queue_has_room). Lanes that were not running leave a flood to
+  // fill their queues, where the kernel drops what comes next (a stream's one hello too).
+  bool has_room() const noexcept;
   // How the lanes receive, as the result says it: "gro" or "recvmmsg", then what the kernel lacks
   // (core/sys/kernel_features.hpp): ", lanes by kernel hash", ", no drop count".
   const std::string& batching() const noexcept { return batching_; }
@@ -163,6 +171,14 @@ class udp_port {
     endpoint source;
     std::size_t stream;
     std::shared_ptr<udp_flows> owner;  // keeps the counters alive while a thread's copy uses them
+  };
+  struct hello_wait {  // a session waiting for its UDP streams' hellos
+    std::string cookie;
+    endpoint address;  // the client's; its port is not compared
+    std::size_t streams;
+    std::int64_t not_before_ns;
+    std::vector<endpoint> kept;  // every hello kept, in arrival order
+    std::size_t taken = 0;       // of them, handed to the session
   };
   struct local_entry {
     endpoint source;
@@ -182,10 +198,10 @@ class udp_port {
   // A lane thread's copy of the flow table, taken again when the generation changes (refresh).
   struct lane_view {
     std::vector<local_entry> flows;
-    std::uint64_t seen = ~0ULL;  // the generation copied
-    int asked = -1;              // the CPU an attached test asked for
-    bool watching = false;       // an iperf3 session waits for its streams' hellos
-    std::size_t hint = 0;        // the last matching flow: consecutive datagrams mostly belong to one
+    std::uint64_t seen = ~0ULL;        // the generation copied
+    int asked = -1;                    // the CPU an attached test asked for
+    std::vector<endpoint> hello_from;  // the addresses whose iperf3 sessions wait for their streams' hellos
+    std::size_t hint = 0;              // the last matching flow: consecutive datagrams mostly belong to one
   };
   void run(std::size_t lane);
   void place(lane_state& self, const std::vector<int>& home, int asked, std::int64_t now);
@@ -193,15 +209,14 @@ class udp_port {
   bool find_flow(lane_state& self, std::size_t lane, lane_view& view, const received& r);
   void answer(int fd, const local_entry& e, const received& r, std::vector<unsigned char>& scratch) const noexcept;
   void start_lanes();  // with mu_ held
-  void keep_hello(const sockaddr* source, std::int64_t arrival_ns);
+  bool keep_hello(const sockaddr* source, std::int64_t arrival_ns);
 
   std::vector<std::unique_ptr<lane_state>> lanes_;
   bool gro_;  // asked for and offered by the kernel
   std::string batching_;
   std::mutex mu_;
   std::vector<entry> table_;
-  int hello_watchers_ = 0;                                 // guarded by mu_
-  std::vector<std::pair<endpoint, std::int64_t>> hellos_;  // and their arrival; guarded by mu_; bounded (max_hellos)
+  std::vector<hello_wait> hello_waits_;  // guarded by mu_
   std::atomic<std::uint64_t> generation_{0};
   std::uint64_t attach_serial_ = 0;
   std::atomic<bool> stop_{false};

@@ -187,6 +187,14 @@ bool enable_zerocopy(int fd, std::string& why) {
   return false;
 }
 
+bool receive_queue_has_room(int fd) noexcept {
+  std::uint32_t info[SK_MEMINFO_VARS] = {};
+  socklen_t len = sizeof info;
+  if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0 || len <= SK_MEMINFO_RCVBUF * sizeof(std::uint32_t))
+    return true;
+  return info[SK_MEMINFO_RMEM_ALLOC] < info[SK_MEMINFO_RCVBUF] / 2;
+}
+
 std::uint64_t socket_drops(int fd) {
   if (!kernel_has(kernel_feature::meminfo)) return 0;  // NETBENCH_DISABLE=meminfo reads as such a kernel
   std::uint32_t info[SK_MEMINFO_VARS] = {};

@@ -74,6 +74,9 @@ bool valid_congestion_name(std::string_view name) noexcept;
 // kernel without SO_MEMINFO (before 4.12) or whose SO_MEMINFO stops short of the drop counter, and
 // then kernel_has(kernel_feature::meminfo) is false, for the result to say the count is unknown.
 std::uint64_t socket_drops(int fd);
+// Less than half the socket's receive buffer is held by what waits in its queue (SO_MEMINFO), so what
+// comes next finds room; true where the kernel cannot say (before 4.12).
+bool receive_queue_has_room(int fd) noexcept;
 // Bytes waiting in the socket's receive queue (FIONREAD): for a UDP socket the next datagram's size, for
 // TCP all unread bytes; a drain waits for 0.
 int queued_bytes(int fd);

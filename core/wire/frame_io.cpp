@@ -12,6 +12,9 @@
 
 #include <string>
 
+#include <poll.h>
+#include <sys/socket.h>
+
 namespace nb {
 
 using namespace asio::experimental::awaitable_operators;
@@ -50,20 +53,54 @@ asio::awaitable<unsigned char> peek_byte(tcp::socket& socket, std::chrono::stead
   co_return b;
 }
 
+namespace {
+
+// SO_RCVLOWAT for as long as a peek waits, then back to the kernel's default of 1: the socket is read
+// (and may become a data connection) afterwards.
+struct receive_low_mark {
+  int fd;
+  receive_low_mark(int f, std::size_t bytes) : fd(f) {
+    const int n = static_cast<int>(bytes);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &n, sizeof n);
+  }
+  ~receive_low_mark() {
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof one);
+  }
+  receive_low_mark(const receive_low_mark&) = delete;
+  receive_low_mark& operator=(const receive_low_mark&) = delete;
+};
+
+// The peer has closed its side: nothing more will come after what is queued.
+bool peer_closed(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+}  // namespace
+
 asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffer,
                                  std::chrono::steady_clock::duration timeout, const char* what) {
-  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  // Part of a message waits on the socket, not on a timer: with the low mark at its size the socket is
+  // readable only once all of it is there, or the peer closed, so a peer that sends a little and stops
+  // costs no wakeups at all.
+  const int fd = socket.native_handle();
+  const receive_low_mark mark(fd, buffer.size());
+  asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
   for (;;) {
-    const auto left = std::max<std::chrono::steady_clock::duration>(give_up - std::chrono::steady_clock::now(), {});
-    const std::size_t n =
-        co_await with_deadline(socket.async_receive(buffer, tcp::socket::message_peek, no_throw), left, what);
+    const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+      throw boost::system::system_error(errno, boost::system::system_category());
     if (n == 0) throw boost::system::system_error(asio::error::eof);
-    if (n >= buffer.size()) co_return;
-    // Part of it is here: the rest is on its way (a peek returns at once while anything is queued).
-    if (std::chrono::steady_clock::now() >= give_up)
+    if (n >= static_cast<ssize_t>(buffer.size())) co_return;
+    if (n > 0 && peer_closed(fd)) throw boost::system::system_error(asio::error::eof);
+    // A wait registered now sees the socket's state now (Asio re-arms epoll), so nothing that came since
+    // the peek is missed.
+    auto r = co_await (socket.async_wait(tcp::socket::wait_read, no_throw) || timer.async_wait(asio::use_awaitable));
+    if (r.index() == 1)
       throw protocol_error(
           fmt::format("timed out after {:.1f} s {}", std::chrono::duration<double>(timeout).count(), what));
-    co_await sleep_for(std::chrono::milliseconds(1));
+    if (auto [ec] = std::get<0>(r); ec) throw boost::system::system_error(ec);
   }
 }
 

@@ -15,13 +15,17 @@
 #   stock     the same eight against a stock iperf3 -s: it refuses all but one ("the server is busy")
 #   seed      the seed procedure's iperf3 client line (-u -l 16 -b 100m -i 1 -A 1), on loopback for 2 s
 #             instead of -t 120 to 192.168.100.1 -p 16001, against netserve -p 0 (README "Using the stock tools")
+#   hello_flood  another address (127.0.0.2) floods the port with iperf3's UDP hello for 9 s while two
+#             `iperf3 -u` runs from 127.0.0.1 complete and reconcile (issue 40, finding 2)
+#   dup_cookie   a second iperf3 session with a cookie already in use is refused at once, and with
+#             --max-tests-per-port 2 --client-share 1 no third test runs (issue 40, finding 6; no iperf3 needed)
 # Exit 77 (skipped) when no iperf3 is installed.
 set -u
 netserve=$1
 case_name=$2
 netload=${3:-}
 iperf3=${IPERF3_BIN:-/usr/bin/iperf3}
-[ -x "$iperf3" ] || { echo "SKIP: no iperf3 at $iperf3 (Debian package iperf3)"; exit 77; }
+[ "$case_name" = dup_cookie ] || [ -x "$iperf3" ] || { echo "SKIP: no iperf3 at $iperf3 (Debian package iperf3)"; exit 77; }
 tmp=$(mktemp -d /tmp/netserve-iperf3.XXXXXX)
 server=""
 trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -34,6 +38,11 @@ start_netserve() {
   for _ in $(seq 50); do [ -s "$tmp/ready" ] && break; sleep 0.1; done
   port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ports"][0])' "$tmp/ready") ||
     { echo "FAIL: netserve did not start"; cat "$tmp/serve.log"; exit 1; }
+}
+
+# cpu_seconds PID: the process's user + system CPU time so far.
+cpu_seconds() {
+  python3 -c 'import os,sys; f=open(f"/proc/{sys.argv[1]}/stat").read().rsplit(")",1)[1].split(); print((int(f[11])+int(f[12]))/os.sysconf("SC_CLK_TCK"))' "$1"
 }
 
 # client NAME ARGS...: runs the stock client with -J against the port; $status, JSON in $tmp/NAME.json.
@@ -213,6 +222,79 @@ print("netserve:", logged)
 sys.exit(clients != logged or len(clients) != 8)
 EOF
   fi
+  ;;
+hello_flood)
+  start_netserve
+  # Before the fix the port kept the last 256 hellos whoever sent them: a flood from one address pushed
+  # every real stream's hello out before its session took it ("did not announce itself within 10 s").
+  cpu_before=$(cpu_seconds "$server")
+  python3 - "$port" 9 > "$tmp/flood.out" 2>&1 <<'EOF' &
+import socket, struct, sys, time
+port, seconds = int(sys.argv[1]), float(sys.argv[2])
+hello = struct.pack("=I", 0x36373839)  # iperf3's UDP_CONNECT_MSG, in the host's byte order
+socks = []
+for _ in range(8):  # eight source ports: no single flow to filter
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.2", 0))
+    socks.append(s)
+sent, begin = 0, time.monotonic()
+while time.monotonic() - begin < seconds:
+    for s in socks:
+        for _ in range(64):
+            try:
+                s.sendto(hello, ("127.0.0.1", port))
+                sent += 1
+            except OSError:
+                pass
+print(f"flood: {sent} hellos from 127.0.0.2 in {time.monotonic() - begin:.1f} s ({sent / seconds / 1000:.0f} kpps)")
+EOF
+  flood=$!
+  sleep 1
+  client flood1 -u -b 10m -l 1400 -t 2
+  compare flood1 1 "j['end']['sum_received']['packets'] == l['packets']"
+  client flood2 -u -b 10m -l 1400 -t 2 -P 2
+  compare flood2 2 "j['end']['sum_received']['packets'] == l['packets']"
+  wait $flood
+  cat "$tmp/flood.out"
+  cpu_after=$(cpu_seconds "$server")
+  echo "netserve's CPU over the flood: $(python3 -c "print(round($cpu_after - $cpu_before, 2))") s"
+  ;;
+dup_cookie)
+  start_netserve --max-tests-per-port 2 --client-share 1
+  # Before the fix a second session with the cookie of one still in its parameter exchange was served: its
+  # test took no entry of its own on the port (the first's held the cookie), so the port counted one test
+  # where two ran, and a third from another address was let in.
+  python3 - "$port" <<'EOF' || fail "a duplicate cookie was served, or the port ran more than 2 tests"
+import json, socket, struct, sys
+port = int(sys.argv[1])
+names = {9: "PARAM_EXCHANGE", 10: "CREATE_STREAMS", -1: "ACCESS_DENIED", -2: "SERVER_ERROR"}
+def state(s):
+    b = s.recv(1)
+    return struct.unpack("b", b)[0] if b else None
+def hello(cookie, source):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(source, 0))
+    s.sendall(cookie.encode() + b"\0")
+    return s, state(s)
+def params(s):
+    p = json.dumps({"tcp": True, "time": 5, "parallel": 1, "len": 131072, "client_version": "3.12"}).encode()
+    s.sendall(struct.pack(">I", len(p)) + p)
+    return state(s)
+x, y, z = "a" * 36, "b" * 36, "c" * 36
+a, sa = hello(x, "127.0.0.1")
+b, sb = hello(x, "127.0.0.1")  # the same cookie while the first session exchanges its parameters
+print("first session:", names.get(sa, sa), "- second with its cookie:", names.get(sb, sb))
+ran = [params(a)]
+if sb == 9:
+    ran.append(params(b))
+for cookie, source in ((y, "127.0.0.2"), (z, "127.0.0.3")):
+    c, sc = hello(cookie, source)
+    ran.append(params(c) if sc == 9 else sc)
+print("tests:", [names.get(s, s) for s in ran])
+running = ran.count(10)
+print(f"{running} tests running at once on a port of 2 slots")
+sys.exit(sb != -1 or running != 2)
+EOF
+  grep -q "iperf3 data connection from 127.0.0.1 refused: .*cookie" "$tmp/serve.log" || fail "netserve did not log why"
   ;;
 *)
   echo "unknown case $case_name"

@@ -15,7 +15,9 @@
 
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 
 namespace nb::test {
@@ -95,6 +97,20 @@ inline usage usage_of(pid_t pid) {
     ::closedir(d);
   }
   return u;
+}
+
+// The process's user + system CPU time so far, in seconds (/proc/PID/stat).
+inline double cpu_seconds_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));  // the name may hold spaces
+  std::string f;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {  // utime and stime are fields 14 and 15
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) stime = std::stoull(f);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace nb::test

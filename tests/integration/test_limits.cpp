@@ -7,10 +7,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+#include <poll.h>
+
+#include <functional>
 #include <regex>
 #include <thread>
 
 using nb::test::connect_from;
+using nb::test::cpu_seconds_of;
 using nb::test::netload_argv;
 using nb::test::netserve_process;
 using nb::test::read_message;
@@ -190,6 +195,59 @@ TEST_CASE("a port's test slots are shared per client: two addresses cannot close
   }
   check_still_serves(server.port(), "UDP_STREAM");  // from 127.0.0.1
   close_all(parked);
+}
+
+namespace {
+
+// Opens `n` connections from `source`, each sending `bytes(i)` and no more.
+std::vector<int> partial_first_messages(const char* source, std::uint16_t port, int n,
+                                        const std::function<std::string(int)>& bytes) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) {
+    fds.push_back(connect_from(source, port));
+    const std::string b = bytes(i);
+    ::send(fds.back(), b.data(), b.size(), MSG_NOSIGNAL);
+  }
+  return fds;
+}
+
+// Those of `fds` netserve has not closed: no end of stream, no reset.
+int still_open(const std::vector<int>& fds) {
+  int open = 0;
+  for (int fd : fds) {
+    pollfd p{fd, POLLIN | POLLRDHUP, 0};
+    open += ::poll(&p, 1, 0) == 0;
+  }
+  return open;
+}
+
+}  // namespace
+
+TEST_CASE("partial first messages wait on their sockets, and one address has few of them at once",
+          "[integration][limits]") {
+  // Found in issue 40: 1-4 bytes starting with 0x00 made netserve poll every 1 ms for the whole first-message
+  // window (128 such connections from one address: 2.97 s of CPU in 2 s), and every one was held.
+  netserve_process server(1, {"--first-message-timeout", "10"});
+  const double cpu_before = cpu_seconds_of(server.pid());
+  std::vector<int> partial =
+      partial_first_messages(other_client, server.port(), 128, [](int i) { return std::string(1 + i % 4, '\0'); });
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double spent = cpu_seconds_of(server.pid()) - cpu_before;
+  const int held = still_open(partial);
+  fmt::print("128 partial first messages from {}: netserve used {:.2f} s of CPU in 2 s, held {} of them\n",
+             other_client, spent, held);
+  CHECK(spent < 0.2);
+  CHECK(held == 32);                                // first_message_window_per_client; the others were closed at accept
+  check_still_serves(server.port(), "UDP_STREAM");  // another address's test runs meanwhile
+  CHECK_THAT(server.log(), Catch::Contains("32 connections from it have not sent their first message yet"));
+  close_all(partial);
+
+  // iperf3 cookies cut short take the same places: a cookie is an iperf3 client's first message.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the closed ones' places come back
+  partial = partial_first_messages(other_client, server.port(), 40, [](int) { return std::string(10, 'a'); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(still_open(partial) == 32);
+  close_all(partial);
 }
 
 TEST_CASE("a client's socket buffer request is granted up to --max-socket-buffer", "[integration][limits]") {

@@ -7,6 +7,7 @@ using nb::serve::budget;
 using nb::serve::budget_cost;
 using nb::serve::budget_limits;
 using nb::serve::cost_of;
+using nb::serve::per_client_count;
 
 TEST_CASE("a test costs its streams and their buffers, forward UDP only the test", "[unit][budget]") {
   nb::test_request r;
@@ -67,4 +68,19 @@ TEST_CASE("a client is an IPv4 address or an IPv6 /64", "[unit][budget]") {
   CHECK(nb::serve::client_of(make_address("::ffff:192.0.2.7")) == "192.0.2.7");  // a dual-stack socket's IPv4 peer
   CHECK(nb::serve::client_of(make_address("2001:db8:1:2:aaaa::1")) == "2001:db8:1:2::/64");
   CHECK(nb::serve::client_of(make_address("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64");
+}
+
+TEST_CASE("connections in their first-message window: a few per address, given back when the window ends",
+          "[unit][budget]") {
+  auto window = per_client_count::create(2);
+  auto a1 = window->try_take("198.18.0.1");
+  auto a2 = window->try_take("198.18.0.1");
+  REQUIRE((a1 && a2));
+  CHECK_FALSE(window->try_take("198.18.0.1"));  // its third waits for nothing: refused
+  CHECK(window->try_take("198.18.0.2"));        // another address has its own
+  CHECK(window->held("198.18.0.2") == 0);       // (given back as that hold went)
+  a1.reset();                                   // a first message came
+  CHECK(window->held("198.18.0.1") == 1);
+  CHECK(window->try_take("198.18.0.1"));
+  CHECK(nb::serve::first_message_window_per_client == 32);  // what the README and --help state
 }

@@ -115,10 +115,14 @@ TEST_CASE("a flow whose sender moves to another CPU is counted once over both la
   CHECK(serve::lanes_used(*flows) == "0+1");
 }
 
-TEST_CASE("iperf3's 4-byte hellos are kept for a session only while one watches, else unattributed", "[lanes]") {
+TEST_CASE("iperf3's 4-byte hellos are kept only for a session waiting at their address, within its streams",
+          "[lanes]") {
   serve::udp_port port(bind_group({-1}), true);
-  auto a = connect_udp(endpoint::local_of(port.fd()));
-  auto b = connect_udp(endpoint::local_of(port.fd()));
+  const endpoint to = endpoint::local_of(port.fd());
+  auto a = connect_udp(to);
+  auto b = connect_udp(to);
+  auto d = connect_udp(to);
+  auto other_address = connect_udp(to, endpoint::from_numeric("127.0.0.2", 0));
   const std::uint32_t hello = 0x36373839, other = 0x01020304;
   auto wait_for = [&](auto done) {
     for (int i = 0; i < 300 && !done(); ++i) ::usleep(10'000);
@@ -132,34 +136,47 @@ TEST_CASE("iperf3's 4-byte hellos are kept for a session only while one watches,
   const int on = 1;
   REQUIRE(::setsockopt(stamping.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0);
   ::usleep(300'000);
-  // Nobody watches: the lanes do not even run. The hello waits in the socket and is older than any
-  // session that watches from now on: never taken.
+  // Nobody waits: the lanes do not even run. The hello waits in the socket and is older than any
+  // session that waits from now on: never taken.
   REQUIRE(::send(a.get(), &hello, 4, 0) == 4);
   ::usleep(20'000);
-  const std::int64_t told = wall_ns();
-  port.watch_hellos(+1);
-  const std::uint64_t unattributed = port.unattributed();
+  REQUIRE(port.expect_hellos("one", from_a, 2, wall_ns()));
+  CHECK_FALSE(port.expect_hellos("two", from_b, 1, wall_ns()));  // one session of an address at a time
+  // Another address floods: its hellos are foreign, and the waiting session's still get through.
+  for (int i = 0; i < 2000; ++i) REQUIRE(::send(other_address.get(), &hello, 4, 0) == 4);
   REQUIRE(::send(a.get(), &other, 4, 0) == 4);  // 4 bytes, not a hello
   REQUIRE(::send(b.get(), &hello, 4, 0) == 4);
   std::optional<endpoint> got;
-  wait_for([&] { return bool(got = port.take_hello(from_a, told)); });
+  wait_for([&] { return bool(got = port.take_hello("one")); });
   REQUIRE(got);
-  // Both sockets share 127.0.0.1: a hello is taken by address, from whichever socket sent it; a's stale
-  // one is never among them. (One at a time: two sockets' datagrams may reach different lanes, whose
+  // Both sockets share 127.0.0.1: a hello is the session's by address, from whichever socket sent it; a's
+  // stale one is never among them. (One at a time: two sockets' datagrams may reach different lanes, whose
   // order under load is no order.)
   CHECK(got->port() == from_b.port());
+  REQUIRE(::send(b.get(), &hello, 4, 0) == 4);  // the same stream again: not a second one
   REQUIRE(::send(a.get(), &hello, 4, 0) == 4);
   got.reset();
-  wait_for([&] { return bool(got = port.take_hello(from_a, told)); });
+  wait_for([&] { return bool(got = port.take_hello("one")); });
   REQUIRE(got);
   CHECK(got->port() == from_a.port());
-  CHECK_FALSE(port.take_hello(from_a, told));
-  wait_for([&] { return port.unattributed() > unattributed; });
-  CHECK(port.unattributed() == unattributed + 1);  // the datagram that was no hello
+  // Two streams were all it waited for: a third source of its address is foreign.
+  REQUIRE(::send(d.get(), &hello, 4, 0) == 4);
+  // Foreign: the stale hello, the flood, the datagram that was no hello, the third source.
+  wait_for([&] { return port.unattributed() >= 2003; });
+  CHECK(port.unattributed() == 2003);
+  CHECK_FALSE(port.take_hello("one"));
 
-  port.watch_hellos(-1);
+  // The session ends: its address's hellos are foreign again, and another address may wait for its own.
+  port.stop_expecting("one");
+  REQUIRE(port.expect_hellos("three", endpoint::local_of(other_address.get()), 1, wall_ns()));
   REQUIRE(::send(a.get(), &hello, 4, 0) == 4);
-  wait_for([&] { return port.unattributed() > unattributed + 1; });
-  CHECK(port.unattributed() == unattributed + 2);
-  CHECK_FALSE(port.take_hello(from_a, 0));
+  REQUIRE(::send(other_address.get(), &hello, 4, 0) == 4);
+  got.reset();
+  wait_for([&] { return bool(got = port.take_hello("three")); });
+  REQUIRE(got);
+  CHECK(got->address() == "127.0.0.2");
+  wait_for([&] { return port.unattributed() > 2003; });
+  CHECK(port.unattributed() == 2004);
+  CHECK_FALSE(port.take_hello("one"));
+  port.stop_expecting("three");
 }
