@@ -308,7 +308,8 @@ void runner::print_live(const run_spec& r, const std::vector<live_instance>& liv
   for (const auto& l : live) each.push_back({l.running, l.failed, &l.intervals});
   const live_totals t = live_aggregate(each);
   const double now = nb::ns_to_s(nb::wall_ns());
-  last_live_ = aggregate_line(r.id, std::max(0.0, now - t0), r.duration, t);
+  last_live_ = aggregate_line(r.id, std::max(0.0, now - t0), r.duration, t, live_shown_);
+  if (t.known) live_shown_ = t.interval;
   if (!terminal_ || cancelled_ || !progress_) {
     fmt::print(stderr, "{}\n", last_live_);
     return;

@@ -163,6 +163,7 @@ class runner {
   bool terminal_ = false;  // the live view goes to a terminal (stderr; see the constructor)
   live_block block_;
   std::string last_live_;  // the aggregate line last shown
+  int live_shown_ = 0;     // the interval whose rates it showed (0: none yet)
   double plan_started_ = 0;
 };
 
