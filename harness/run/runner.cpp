@@ -203,6 +203,8 @@ asio::awaitable<fs::path> runner::run_all() {
   if (cancelled_)
     environment_["interrupted"] = {{"signal", stop_signal_}, {"at_utc", fmt::format("{:.3f}", stop_wall_s_)}};
   keep_first(failure, [&] { write_environment(); });
+  // The reports written after the last run did not know of the stop: the banner, and the runs it prevented.
+  if (cancelled_) keep_first(failure, [&] { write_reports(dir_); });
   co_await close_launchers();
   group_.close();
   if (failure) std::rethrow_exception(failure);
