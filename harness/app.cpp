@@ -80,6 +80,10 @@ void write_html(const std::filesystem::path& dir, const std::vector<run_summary>
     fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(), errors.front());
 }
 
+std::string signal_name(int sig) {
+  return sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig);
+}
+
 }  // namespace
 
 plan load_for_run(const run_request& req) {
@@ -89,6 +93,14 @@ plan load_for_run(const run_request& req) {
 }
 
 finished_run finish_run(const run_request& req, const runner& r, const std::filesystem::path& dir, std::FILE* out) {
+  if (dir.empty()) {  // stopped before its first run: no folder was made
+    const int sig = r.stop_signal();
+    fmt::print(
+        stderr,
+        "harness: interrupted by {} before any run began: nothing was written (no results folder was made in {})\n",
+        signal_name(sig), req.results_root.string());
+    return {dir, {}, {}, 128 + sig, sig, std::nullopt};
+  }
   finished_run f{dir, {}, load_searches(dir), 0, r.stop_signal(), std::nullopt};
   for (auto rec : load_raw(dir)) f.runs.push_back(summarize(std::move(rec)));
   fmt::print(out, "{}\nresults: {}\nreport: {}\n", console_summary(f.runs, f.searches), dir.string(),
@@ -97,7 +109,7 @@ finished_run finish_run(const run_request& req, const runner& r, const std::file
   if (const int sig = f.signal) {
     // What was measured until the stop is in the reports; the status says the plan did not run its course.
     fmt::print(stderr, "harness: interrupted by {}: no run started after it; what was measured is in {}\n",
-               sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig), dir.string());
+               signal_name(sig), dir.string());
     status = 128 + sig;
   } else {
     status = status_of(dir, f.runs, true);

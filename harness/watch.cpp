@@ -105,7 +105,8 @@ asio::awaitable<void> watcher::run_once(const run_timing& t) {
   }
   current_ = nullptr;
   if (!failure) {
-    account(finish_run(w_.run, r, dir, stderr), t);
+    const finished_run f = finish_run(w_.run, r, dir, stderr);
+    if (!f.dir.empty()) account(f, t);  // else stopped before it began: finish_run said so
     co_return;
   }
   // The first run's error is the plan's or a host's, said as `harness run` says it; a later one (a host
