@@ -39,6 +39,20 @@ plan load(const run_request& req) {
   return p;
 }
 
+// `ip netns exec` without the right to enter a namespace fails once per command, host after host: one line
+// instead, before anything starts.
+void require_netns_rights(const plan& p) {
+  std::vector<std::string> in_netns;
+  for (const auto& [name, h] : p.hosts)
+    if (h.launcher == launcher_kind::netns) in_netns.push_back(name);
+  if (in_netns.empty() || may_enter_netns()) return;
+  const std::string more = in_netns.size() > 1 ? fmt::format(" and {} more", in_netns.size() - 1) : "";
+  throw std::runtime_error(fmt::format(
+      "host '{}'{} of the plan run{} in a network namespace (launcher = \"netns\"): entering one needs root (or "
+      "CAP_SYS_ADMIN), which this harness does not have: run it as root",
+      in_netns.front(), more, more.empty() ? "s" : ""));
+}
+
 // A plan with a [lab] table runs in the lab's namespaces: before `harness lab up` every host would fail
 // its check, one error each, after a results folder was made. One line instead, before anything starts.
 void require_lab_up(const plan& p) {
@@ -88,6 +102,7 @@ std::string signal_name(int sig) {
 
 plan load_for_run(const run_request& req) {
   plan p = load(req);
+  require_netns_rights(p);
   require_lab_up(p);
   return p;
 }
