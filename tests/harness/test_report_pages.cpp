@@ -214,7 +214,7 @@ TEST_CASE("the runs a stop prevented are listed in report.md, summary.json and s
   CHECK(summary.at("not_run") ==
         json::array({{{"run", "pps-bps-m1400"}, {"why", why}}, {{"run", "pps-bps-m9000"}, {"why", why}}}));
   const std::string csv = read(f.dir / "summary.csv");
-  CHECK_THAT(csv, Catch::Contains("\"pps-bps-m1400\",,,,,,\"NOT RUN: " + why + "\",,,,false,,,,,,,,,,\n"));
+  CHECK_THAT(csv, Catch::Contains("\"pps-bps-m1400\",,,,,,\"NOT RUN: " + why + "\",,,,false,,,,,,,,,,,\n"));
   CHECK_THAT(csv, Catch::Contains("\"pps-bps-m9000\",,,,,,\"NOT RUN: " + why + "\","));
   // Every row as wide as the header.
   std::istringstream lines(csv);
