@@ -39,6 +39,20 @@ plan load(const run_request& req) {
   return p;
 }
 
+// `ip netns exec` without the right to enter a namespace fails once per command, host after host: one line
+// instead, before anything starts.
+void require_netns_rights(const plan& p) {
+  std::vector<std::string> in_netns;
+  for (const auto& [name, h] : p.hosts)
+    if (h.launcher == launcher_kind::netns) in_netns.push_back(name);
+  if (in_netns.empty() || may_enter_netns()) return;
+  const std::string more = in_netns.size() > 1 ? fmt::format(" and {} more", in_netns.size() - 1) : "";
+  throw std::runtime_error(fmt::format(
+      "host '{}'{} of the plan run{} in a network namespace (launcher = \"netns\"): entering one needs root (or "
+      "CAP_SYS_ADMIN), which this harness does not have: run it as root",
+      in_netns.front(), more, more.empty() ? "s" : ""));
+}
+
 // A plan with a [lab] table runs in the lab's namespaces: before `harness lab up` every host would fail
 // its check, one error each, after a results folder was made. One line instead, before anything starts.
 void require_lab_up(const plan& p) {
@@ -80,15 +94,28 @@ void write_html(const std::filesystem::path& dir, const std::vector<run_summary>
     fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(), errors.front());
 }
 
+std::string signal_name(int sig) {
+  return sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig);
+}
+
 }  // namespace
 
 plan load_for_run(const run_request& req) {
   plan p = load(req);
+  require_netns_rights(p);
   require_lab_up(p);
   return p;
 }
 
 finished_run finish_run(const run_request& req, const runner& r, const std::filesystem::path& dir, std::FILE* out) {
+  if (dir.empty()) {  // stopped before its first run: no folder was made
+    const int sig = r.stop_signal();
+    fmt::print(
+        stderr,
+        "harness: interrupted by {} before any run began: nothing was written (no results folder was made in {})\n",
+        signal_name(sig), req.results_root.string());
+    return {dir, {}, {}, 128 + sig, sig, std::nullopt};
+  }
   finished_run f{dir, {}, load_searches(dir), 0, r.stop_signal(), std::nullopt};
   for (auto rec : load_raw(dir)) f.runs.push_back(summarize(std::move(rec)));
   fmt::print(out, "{}\nresults: {}\nreport: {}\n", console_summary(f.runs, f.searches), dir.string(),
@@ -97,7 +124,7 @@ finished_run finish_run(const run_request& req, const runner& r, const std::file
   if (const int sig = f.signal) {
     // What was measured until the stop is in the reports; the status says the plan did not run its course.
     fmt::print(stderr, "harness: interrupted by {}: no run started after it; what was measured is in {}\n",
-               sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : std::to_string(sig), dir.string());
+               signal_name(sig), dir.string());
     status = 128 + sig;
   } else {
     status = status_of(dir, f.runs, true);

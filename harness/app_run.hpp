@@ -30,7 +30,8 @@ struct finished_run {
 };
 
 // After runner::run_all returned `dir`: report.html written, the console summary (and the store's
-// lines) on `out`, the status computed, the folder recorded in the store and judged.
+// lines) on `out`, the status computed, the folder recorded in the store and judged. An empty `dir` (a
+// stop before the first run): said on stderr, status 128 + the signal, nothing else.
 finished_run finish_run(const run_request& req, const runner& r, const std::filesystem::path& dir, std::FILE* out);
 
 }  // namespace harness

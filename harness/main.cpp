@@ -98,6 +98,17 @@ const CLI::Validator period_check(
     },
     "PERIOD", "period");
 
+// --linger: a period as --every takes it, or 0 for none.
+const CLI::Validator linger_check(
+    [](std::string& v) {
+      if (v == "0" || v == "0s") {
+        v = "0";
+        return std::string();
+      }
+      return period_check(v);
+    },
+    "PERIOD", "linger");
+
 // --listen: an IP address and a port, said wrong on the command line rather than after the plan loads.
 const CLI::Validator listen_check(
     [](std::string& v) {
@@ -116,6 +127,7 @@ struct command_line {
   harness::run_request req;  // run, watch and check
   harness::watch::watch_request watch_req;
   std::int64_t every_s = 0;
+  std::int64_t linger_s = 60;  // Prometheus' default scrape interval
   std::string report_dir;
   std::vector<std::filesystem::path> compare_dirs;
   std::filesystem::path compare_out = ".";
@@ -148,6 +160,11 @@ void add_run_and_watch(CLI::App& app, command_line& c) {
   option(*watch, "--listen", c.watch_req.listen,
          "Serve the last run's figures as OpenMetrics at http://ADDR:PORT/metrics (port 0: any free port)", "ADDR:PORT")
       ->check(listen_check);
+  option(*watch, "--linger", c.linger_s,
+         "With --listen and --count: serve the last run's figures this long after it before ending, so that a "
+         "scraper reads them (default 1m, Prometheus' default scrape interval; 0: not at all)",
+         "PERIOD")
+      ->transform(linger_check);
 }
 
 void add_check_report_compare(CLI::App& app, command_line& c) {
@@ -281,6 +298,7 @@ int dispatch(command_line& c) {
   if (*c.watch) {
     c.watch_req.run = c.req;
     c.watch_req.every = std::chrono::seconds(c.every_s);
+    c.watch_req.linger = std::chrono::seconds(c.linger_s);
     return harness::watch::watch_plan(c.watch_req);
   }
   if (*c.check) return harness::check_plan(c.req);

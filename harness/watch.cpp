@@ -42,6 +42,7 @@ class watcher {
 
  private:
   asio::awaitable<void> run_once(const run_timing& t);
+  asio::awaitable<void> linger();
   void account(const finished_run& f, const run_timing& t);
 
   asio::io_context& io_;
@@ -53,11 +54,18 @@ class watcher {
   int stop_signal_ = 0;
   int status_ = 0;
   bool stopping_run_ = false;
+  bool lingering_ = false;  // after the last run, the endpoint still serving its figures
   run_counts counts_;
   std::optional<completed_run> last_;
 };
 
 void watcher::on_signal(int sig) {
+  if (lingering_) {  // every run is done: the signal only closes the endpoint sooner, the status stays
+    fmt::print(stderr, "harness: signal {} ({}): the metrics endpoint closes now\n", sig, strsignal(sig));
+    lingering_ = false;
+    wait_.cancel();
+    return;
+  }
   if (current_) {
     fmt::print(
         stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),
@@ -90,6 +98,18 @@ asio::awaitable<void> watcher::loop() {
     wait_.expires_at(start + w_.every);
     co_await wait_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
+  if (!stop_signal_ && w_.count && !w_.listen.empty() && w_.linger.count() > 0) co_await linger();
+}
+
+// The last run ended a moment ago: closing the endpoint now would leave its figures unread by a scraper
+// that comes every interval.
+asio::awaitable<void> watcher::linger() {
+  fmt::print(stderr, "harness: the last run's figures stay served for {} (--linger), then the watch ends\n",
+             period_text(w_.linger));
+  lingering_ = true;
+  wait_.expires_after(w_.linger);
+  co_await wait_.async_wait(asio::as_tuple(asio::use_awaitable));
+  lingering_ = false;
 }
 
 asio::awaitable<void> watcher::run_once(const run_timing& t) {
@@ -105,7 +125,8 @@ asio::awaitable<void> watcher::run_once(const run_timing& t) {
   }
   current_ = nullptr;
   if (!failure) {
-    account(finish_run(w_.run, r, dir, stderr), t);
+    const finished_run f = finish_run(w_.run, r, dir, stderr);
+    if (!f.dir.empty()) account(f, t);  // else stopped before it began: finish_run said so
     co_return;
   }
   // The first run's error is the plan's or a host's, said as `harness run` says it; a later one (a host

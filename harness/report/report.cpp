@@ -320,7 +320,7 @@ std::string csv_quote(const std::string& s) {
   return q + "\"";
 }
 
-std::string summary_csv(const std::vector<run_summary>& runs) {
+std::string summary_csv(const std::vector<run_summary>& runs, const std::vector<unrun>& not_run) {
   std::string out =
       "run,test,role,topology,kind,message_size,instance,client,server,category,ok,sent_packets,received_packets,"
       "sent_pps,received_pps,sent_bps,received_bps,loss_packets,path_loss,kernel_drops,start_offset_ms,late\n";
@@ -353,6 +353,12 @@ std::string summary_csv(const std::vector<run_summary>& runs) {
                          s.steady->sender.packets, s.steady->receiver.packets, s.steady->sender.pps,
                          s.steady->receiver.pps, s.steady->sender.bps, s.steady->receiver.bps);
   }
+  // Only the run's name is known: no test, role or figure, and never a zero. The figure columns (all
+  // after "ok", the 11th) left empty, as many as the header has.
+  const auto columns = std::count(out.begin(), out.begin() + static_cast<long>(out.find('\n')), ',') + 1;
+  for (const auto& u : not_run)
+    out += fmt::format("{},,,,,,{},,,,false{}\n", csv_quote(u.id), csv_quote("NOT RUN: " + u.why),
+                       std::string(static_cast<std::size_t>(columns - 11), ','));
   return out + repeats_csv(runs);
 }
 

@@ -29,7 +29,14 @@ class text_table {
 
 // Search trials are left out of the run tables: the search sections show them.
 std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches = {});
-std::string summary_csv(const std::vector<run_summary>& runs);
+// A planned run with nothing in raw/: `why` is "stopped by SIGINT before it began" when a signal stopped
+// the plan, else "missing from raw/". Every report lists the runs a stop prevented, "not run: WHY".
+struct unrun {
+  std::string id, why;
+  bool stopped = false;
+};
+// After the runs' rows, a NOT RUN row for each of `not_run`.
+std::string summary_csv(const std::vector<run_summary>& runs, const std::vector<unrun>& not_run = {});
 std::string report_markdown(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches,
                             const std::filesystem::path& dir);
 std::string search_markdown(const std::vector<nlohmann::json>& searches);

@@ -194,6 +194,14 @@ std::string run_section(const run_summary& s) {
   return out + "\n";
 }
 
+// The planned runs a stop prevented, as the page lists them.
+std::string not_run_markdown(const std::vector<unrun>& not_run) {
+  if (not_run.empty()) return "";
+  std::string out = "## Not run\n\n";
+  for (const auto& u : not_run) out += fmt::format("- {}: **not run**: {}\n", u.id, u.why);
+  return out + "\n";
+}
+
 // The host check before the runs (environment.json), as `harness check` printed it.
 std::string hosts_markdown(const std::filesystem::path& dir) {
   std::ifstream in(dir / "environment.json");
@@ -221,8 +229,8 @@ std::string report_markdown(const std::vector<run_summary>& runs, const std::vec
       "Sent = what the netload instances sent; received = what netserve counted. The sum is the plain sum of "
       "the per-instance figures (what the procedure adds up by hand); steady is the aggregate over the "
       "wall-clock window in which every instance was sending, after the warm-up.\n\n";
-  out += by_role(runs) + overview(runs) + repeats_markdown(runs) + pairs_table(runs) + search_markdown(searches) +
-         hosts_markdown(dir);
+  out += by_role(runs) + overview(runs) + not_run_markdown(runs_not_run(dir, true)) + repeats_markdown(runs) +
+         pairs_table(runs) + search_markdown(searches) + hosts_markdown(dir);
   out += "## Runs\n\n";
   for (const auto& s : runs)
     if (!is_search_trial(s.run)) out += run_section(s);

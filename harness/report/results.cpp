@@ -181,14 +181,24 @@ std::vector<run_record> load_raw(const fs::path& dir) {
 }
 
 namespace {
-bool env_interrupted(const fs::path& dir) {
-  const fs::path env_file = dir / "environment.json";
-  if (!fs::exists(env_file)) return false;
-  const json env = read_json(env_file);
-  // The harness writes {"signal": N, "at_utc": T}; true is accepted as well.
-  if (!env.is_object()) return false;
+// environment.json's "interrupted": the harness writes {"signal": N, "at_utc": T}; true is accepted as well.
+const json* env_interruption(const json& env) {
+  if (!env.is_object()) return nullptr;
   const auto it = env.find("interrupted");
-  return it != env.end() && (it->is_object() || (it->is_boolean() && it->get<bool>()));
+  return it != env.end() && (it->is_object() || (it->is_boolean() && it->get<bool>())) ? &*it : nullptr;
+}
+
+json read_env(const fs::path& dir) {
+  const fs::path env_file = dir / "environment.json";
+  return fs::exists(env_file) ? read_json(env_file) : json();
+}
+
+bool env_interrupted(const fs::path& dir) { return env_interruption(read_env(dir)) != nullptr; }
+
+std::string stop_words(const json& interruption) {
+  const int sig = interruption.is_object() ? interruption.value("signal", 0) : 0;
+  const char* abbrev = sig > 0 ? sigabbrev_np(sig) : nullptr;
+  return abbrev ? fmt::format("stopped by SIG{} before it began", abbrev) : "stopped by a signal before it began";
 }
 }  // namespace
 
@@ -198,30 +208,34 @@ std::string interrupted_banner(const fs::path& dir) {
          "measured until the stop (partial figures, marked so); runs after it did not run.";
 }
 
+std::vector<unrun> runs_not_run(const fs::path& dir, bool stopped_only) {
+  std::vector<unrun> out;
+  const json env = read_env(dir);
+  const json* stop = env_interruption(env);
+  if (!env.is_object() || (stopped_only && !stop)) return out;
+  in_file(dir / "environment.json", [&] {
+    for (const auto& id : env.value("planned_runs", json::array())) {
+      const fs::path run = dir / "raw" / id.get<std::string>();
+      if (!fs::exists(run / "run.json") && !fs::exists(run / "search.json"))
+        out.push_back({id.get<std::string>(), stop ? stop_words(*stop) : "missing from raw/", stop != nullptr});
+    }
+    return 0;
+  });
+  return out;
+}
+
 std::vector<std::string> folder_problems(const fs::path& dir, const std::vector<run_summary>& runs) {
   std::vector<std::string> out;
-  const fs::path raw = dir / "raw";
-  const fs::path env_file = dir / "environment.json";
-  const bool stopped = env_interrupted(dir);
-  if (fs::exists(env_file)) {
-    const json env = read_json(env_file);
-    const json planned = env.value("planned_runs", json::array());
-    in_file(env_file, [&] {
-      for (const auto& id : planned) {
-        const fs::path run = raw / id.get<std::string>();
-        if (!fs::exists(run / "run.json") && !fs::exists(run / "search.json"))
-          out.push_back(fmt::format("run {} {}", id.get<std::string>(),
-                                    stopped ? "did not run: the plan was interrupted" : "is missing from raw/"));
-      }
-      return 0;
-    });
-  }
+  for (const auto& u : runs_not_run(dir))
+    out.push_back(u.stopped ? fmt::format("run {} not run: {}", u.id, u.why)
+                            : fmt::format("run {} is missing from raw/", u.id));
   for (const auto& s : runs)
     if (s.run.interrupted) out.push_back(fmt::format("run {}: {}", s.run.id, until_stop_words(s)));
     else if (!s.ok)
       out.push_back(
           fmt::format("run {} failed: {}", s.run.id, s.failures.empty() ? "no instances" : s.failures.front()));
-  if (runs.empty() && load_searches(dir).empty()) out.push_back(fmt::format("{} holds no runs", raw.string()));
+  if (runs.empty() && load_searches(dir).empty())
+    out.push_back(fmt::format("{} holds no runs", (dir / "raw").string()));
   return out;
 }
 
@@ -244,8 +258,12 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
   all["repeats"] = json::array();
   for (const auto& g : group_repeats(summaries))
     if (is_repeated(g)) all["repeats"].push_back(to_json(g));
+  // The planned runs a stop prevented (or that are missing): listed, as the page lists them.
+  const auto unrun = runs_not_run(dir, true);
+  all["not_run"] = json::array();
+  for (const auto& u : unrun) all["not_run"].push_back({{"run", u.id}, {"why", u.why}});
   write_json(dir / "summary.json", all);
-  write_file(dir / "summary.csv", summary_csv(summaries));
+  write_file(dir / "summary.csv", summary_csv(summaries, unrun));
   write_file(dir / "report.md", report_markdown(summaries, searches, dir));
   return summaries;
 }

@@ -3,6 +3,7 @@
 // raw/<run>/<instance>.json (written the moment the instance ends), summary.json, summary.csv, report.md.
 // Reports are always rebuilt from raw/, during a run and by `harness report DIR`, so both agree.
 #include "harness/report/aggregate.hpp"
+#include "harness/report/report.hpp"
 #include "harness/report/trend.hpp"
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,10 @@ std::vector<std::string> folder_problems(const std::filesystem::path& dir, const
 // The plan was stopped by a signal (environment.json "interrupted"): what the reports say about it, in
 // one sentence; empty when it was not.
 std::string interrupted_banner(const std::filesystem::path& dir);
+// The runs of the plan (environment.json "planned_runs") with nothing in raw/ (report.hpp's unrun).
+// `stopped_only`: only when a signal stopped the plan (else none: while the plan runs, the runs still to
+// come have nothing in raw/ either).
+std::vector<unrun> runs_not_run(const std::filesystem::path& dir, bool stopped_only = false);
 // summary.json, summary.csv and report.md from raw/; returns the summaries. After every run.
 std::vector<run_summary> write_reports(const std::filesystem::path& dir);
 // report.html, with its charts (a gnuplot per chart): once, at the end of a plan and by `harness report`.

@@ -7,6 +7,10 @@
 
 #include <filesystem>
 
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 namespace harness {
 namespace {
 
@@ -107,6 +111,13 @@ std::string launcher::program(const std::string& name) const {
 bool netns_exists(const std::string& name, const std::string& run_dir) {
   std::error_code ec;
   return !name.empty() && fs::exists(fs::path(run_dir) / name, ec);
+}
+
+bool may_enter_netns() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+  if (::syscall(SYS_capget, &header, data) != 0) return ::geteuid() == 0;
+  return (data[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32))) != 0;
 }
 
 std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_bin_dir,

@@ -55,6 +55,10 @@ class launcher {
 // `ip netns list` lists). `run_dir` for tests.
 bool netns_exists(const std::string& name, const std::string& run_dir = "/run/netns");
 
+// Whether this process may enter a network namespace as `ip netns exec` does (setns, and a mount of /sys
+// there): CAP_SYS_ADMIN in its effective set, which root has.
+bool may_enter_netns();
+
 // control_dir: where ssh keeps its multiplexing sockets (one per host); local_bin_dir: where netserve
 // and netload are found for local and netns hosts without a bin_dir of their own.
 std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_bin_dir,

@@ -88,6 +88,7 @@ live_totals live_aggregate(const std::vector<instance_progress>& instances) {
   }
   t.known = latest > 0;
   t.interval = static_cast<int>(latest);
+  for (const auto& i : instances) t.behind += i.running && (i.intervals ? i.intervals->size() : 0) <= latest;
   for (const auto& i : instances) {
     if (!i.intervals || i.intervals->size() < latest || latest == 0) continue;
     const interval_rates& r = (*i.intervals)[latest - 1];
@@ -99,14 +100,22 @@ live_totals live_aggregate(const std::vector<instance_progress>& instances) {
   return t;
 }
 
-std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t) {
+std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t,
+                           int shown_before) {
+  const std::string head =
+      fmt::format("  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  ", id, std::min(elapsed_s, duration_s),
+                  duration_s, std::max(0.0, duration_s - elapsed_s), t.running, t.instances, t.failed);
+  if (t.known && t.interval > 0 && t.interval == shown_before)
+    return head + (t.behind > 0
+                       ? fmt::format("nothing new: interval {} not reported yet by {} of {} running instance(s)",
+                                     t.interval + 1, t.behind, t.running)
+                       : fmt::format("nothing new since interval {}", t.interval));
   // Unknown rates are a dash (—): a 0 would say that nothing was sent.
   auto pps = [&](double v) { return t.known ? nb::format_si(v) : std::string("—"); };
   auto mbit = [&](double v) { return t.known ? fmt::format("{:.2f}", v / 1e6) : std::string("—"); };
-  return fmt::format(
-      "  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  sent {} pps {} Mbit/s  received {} pps {} Mbit/s",
-      id, std::min(elapsed_s, duration_s), duration_s, std::max(0.0, duration_s - elapsed_s), t.running, t.instances,
-      t.failed, pps(t.sent_pps), mbit(t.sent_bps), pps(t.recv_pps), mbit(t.recv_bps));
+  return head + (t.known && t.interval > 0 ? fmt::format("interval {}: ", t.interval) : std::string()) +
+         fmt::format("sent {} pps {} Mbit/s  received {} pps {} Mbit/s", pps(t.sent_pps), mbit(t.sent_bps),
+                     pps(t.recv_pps), mbit(t.recv_bps));
 }
 
 std::string fit_width(const std::string& line, unsigned columns) {

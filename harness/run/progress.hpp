@@ -64,6 +64,7 @@ struct live_totals {
   double sent_pps = 0, sent_bps = 0, recv_pps = 0, recv_bps = 0;
   bool known = true;  // false: the rates are not known yet, and the line shows "—" for them
   int interval = 0;   // which interval the rates are of (1 = the first), when from live_aggregate
+  int behind = 0;     // running instances that have not reported the interval after it
 };
 
 // One interval of one instance, as its netload reported it.
@@ -80,7 +81,11 @@ struct instance_progress {
 // comes a little after the interval ends: until each running instance has reported one, the rates are
 // not known (`known` false), never 0.
 live_totals live_aggregate(const std::vector<instance_progress>& instances);
-std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t);
+// The line names the interval its rates are of. `shown_before`: the interval the run's previous line
+// showed (0: none); when no newer one has come from every instance since, the line says that nothing
+// new arrived and who is behind, rather than print the same figures again.
+std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t,
+                           int shown_before = 0);
 
 // At most `columns - 1` characters (a full-width line would make some terminals wrap, and the block's
 // cursor-up count would then be wrong); 0 columns = unknown, left whole. Cut at a UTF-8 boundary.

@@ -160,11 +160,17 @@ void keep_first(std::exception_ptr& failure, F&& f) {
 
 }  // namespace
 
-asio::awaitable<fs::path> runner::run_all() {
-  plan_started_ = nb::ns_to_s(nb::wall_ns());
+// The results folder, once the host check passed: a plan refused (or stopped) before its first run
+// leaves no folder behind.
+void runner::open_results_dir() {
   dir_ = make_results_dir(opt_.results_root, plan_.name);
   fmt::print(stderr, "harness: results in {}\n", dir_.string());
   write_file(dir_ / "plan.toml", plan_.source_text);
+  write_environment();
+}
+
+asio::awaitable<fs::path> runner::run_all() {
+  plan_started_ = nb::ns_to_s(nb::wall_ns());
   environment_ = {{"harness_version", nb::version},
                   {"plan", plan_.source_path},
                   {"started_utc", fmt::format("{:.3f}", nb::ns_to_s(nb::wall_ns()))},
@@ -179,7 +185,7 @@ asio::awaitable<fs::path> runner::run_all() {
     progress_.emplace(std::move(planned), plan_.lead + plan_.settle + startup_guess_s);
     co_await preflight();
     if (plan_.has_lab) lab_ = lab::load_lab(plan_.source_path);
-    write_environment();
+    if (!cancelled_) open_results_dir();
     for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
       if (i > 0) co_await settle_pause();
       if (cancelled_) break;  // a stop during the pause: the next run never starts
@@ -200,13 +206,29 @@ asio::awaitable<fs::path> runner::run_all() {
       failure = nullptr;
     }
   }
-  if (cancelled_)
-    environment_["interrupted"] = {{"signal", stop_signal_}, {"at_utc", fmt::format("{:.3f}", stop_wall_s_)}};
-  keep_first(failure, [&] { write_environment(); });
+  if (!dir_.empty()) {
+    if (cancelled_)
+      environment_["interrupted"] = {{"signal", stop_signal_}, {"at_utc", fmt::format("{:.3f}", stop_wall_s_)}};
+    keep_first(failure, [&] { write_environment(); });
+    // The reports written after the last run did not know of the stop: the banner, and the runs it prevented.
+    if (cancelled_) keep_first(failure, [&] { write_reports(dir_); });
+  }
   co_await close_launchers();
   group_.close();
-  if (failure) std::rethrow_exception(failure);
-  co_return dir_;
+  if (failure) std::rethrow_exception(dir_.empty() ? nothing_written(failure) : failure);
+  co_return dir_;  // empty: stopped before the first run, nothing written
+}
+
+// An error before the results folder was made: it says that nothing was written, and where.
+std::exception_ptr runner::nothing_written(std::exception_ptr failure) const {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    return std::make_exception_ptr(std::runtime_error(fmt::format(
+        "{}; nothing was written (no results folder was made in {})", e.what(), opt_.results_root.string())));
+  } catch (...) {
+    return failure;
+  }
 }
 
 // A pause between runs, so that one run's tail does not hit the next.
@@ -308,7 +330,8 @@ void runner::print_live(const run_spec& r, const std::vector<live_instance>& liv
   for (const auto& l : live) each.push_back({l.running, l.failed, &l.intervals});
   const live_totals t = live_aggregate(each);
   const double now = nb::ns_to_s(nb::wall_ns());
-  last_live_ = aggregate_line(r.id, std::max(0.0, now - t0), r.duration, t);
+  last_live_ = aggregate_line(r.id, std::max(0.0, now - t0), r.duration, t, live_shown_);
+  if (t.known) live_shown_ = t.interval;
   if (!terminal_ || cancelled_ || !progress_) {
     fmt::print(stderr, "{}\n", last_live_);
     return;

@@ -75,7 +75,8 @@ class runner {
  public:
   runner(asio::io_context& io, const plan& p, run_options o);
   ~runner();
-  // Runs every run of the plan; returns the results folder.
+  // Runs every run of the plan; returns the results folder, made once the host check passed: empty when
+  // a stop came before (nothing was written). An error before then says that nothing was written.
   asio::awaitable<std::filesystem::path> run_all();
   // From the signal handler (`sig`: the signal): the first call asks every process to stop (SIGTERM
   // here, `kill -TERM PID` over ssh; a stopped netload ends its test and keeps its figures) and, if any is
@@ -117,6 +118,8 @@ class runner {
   asio::awaitable<void> close_launchers();
   void record_command(const std::string& host, const std::vector<std::string>& argv);
   void write_environment();
+  void open_results_dir();
+  std::exception_ptr nothing_written(std::exception_ptr failure) const;
   // The per-second live view: a plain line per second, or on a terminal the plan's line and the
   // aggregate's, redrawn in place (progress.hpp); end_live leaves the run's last aggregate as a plain line.
   void print_live(const run_spec& r, const std::vector<live_instance>& live, double t0);
@@ -163,6 +166,7 @@ class runner {
   bool terminal_ = false;  // the live view goes to a terminal (stderr; see the constructor)
   live_block block_;
   std::string last_live_;  // the aggregate line last shown
+  int live_shown_ = 0;     // the interval whose rates it showed (0: none yet)
   double plan_started_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace harness {
 
@@ -167,14 +168,18 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
   // on the harness's clock (aggregate.cpp).
   if (opt_.allow_offset) spec["clock_offsets_ms"] = clock_offset_ms_;
   write_json(run_dir / "run.json", spec);
-  // The run coroutine itself is the live display: wake every second, or when the last instance ends; a
-  // little after each second, so that the interval just ended has mostly been reported.
-  tick.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.lead * 1e3)) + 1s + 200ms);
+  // The run coroutine itself is the live display: wake once per interval (every second at most often),
+  // or when the last instance ends; a little after each interval's end, counted from T0, so that the
+  // interval just ended has mostly been reported.
+  const auto every = std::max<std::chrono::milliseconds>(1s, std::chrono::milliseconds(std::lround(r.interval * 1e3)));
+  const auto to_t0 = std::chrono::milliseconds(std::lround(std::max(0.0, t0 - nb::ns_to_s(nb::wall_ns())) * 1e3));
+  live_shown_ = 0;
+  tick.expires_after(to_t0 + every + 200ms);
   while (pending > 0) {
     co_await tick.async_wait(asio::as_tuple(use_awaitable));
     if (pending == 0) break;
     print_live(r, live, t0);
-    tick.expires_at(tick.expiry() + 1s);
+    tick.expires_at(tick.expiry() + every);
   }
   if (failure) std::rethrow_exception(failure);
 }

@@ -2,7 +2,8 @@
 # The plan on the command line: --duration, --repeats and --only override it (in a dry run, a run, and
 # the results' plan.toml and environment.json); an unknown test or a missing plan file is one clear line;
 # a plan whose lab is not up says `harness lab up PLAN` in one line and makes no results folder, and
-# `harness check` fails its hosts; a --min-change or --baseline-runs out of range is one line and status 2.
+# `harness check` fails its hosts; a --min-change or --baseline-runs out of range is one line and status 2;
+# a plan the host check refuses makes no results folder.
 # Runs of 1 s on 127.0.0.x with free ports; the lab's namespaces are never created (nothing needs root).
 set -eu
 harness=$1
@@ -128,4 +129,16 @@ status=0
 grep -q "^device .* NO " "$tmp/out" || fail "check says the device is reachable"
 grep -q "^error: host 'i1' (198.19.0.2): network namespace '$ns-i1' does not exist .*: run \`harness lab up $tmp/lab.toml\`$" \
   "$tmp/out" || { cat "$tmp/out"; fail "check does not name the missing namespace and harness lab up"; }
+# A plan the host check refuses (a local host whose address is not this machine's: the check only tries
+# to bind it) makes no results folder, and the error says where nothing was written.
+sed 's/^a = { address = "127.0.0.2" }$/a = { address = "192.0.2.1" }/' "$tmp/cli.toml" > "$tmp/refused.toml"
+status=0
+"$harness" run "$tmp/refused.toml" --results "$tmp/refused-results" --bin-dir "$build" --no-live > "$tmp/out" 2> "$tmp/err" ||
+  status=$?
+[ "$status" = 1 ] || fail "the plan the host check refuses exited $status"
+grep -q "^error: host 'a' (192.0.2.1): 192.0.2.1 is not an address of this machine" "$tmp/err" || fail "no host check error"
+grep -q "^harness: the host check found 1 error(s) (above); no test was started; nothing was written (no results folder was made in $tmp/refused-results)$" \
+  "$tmp/err" || fail "the refusal does not say that nothing was written, and where"
+[ ! -e "$tmp/refused-results" ] || fail "a results folder was made for a plan the host check refused: $(find "$tmp/refused-results")"
+
 echo "ok: overrides in the dry run, the run, plan.toml and environment.json; the errors are one clear line"

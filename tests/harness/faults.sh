@@ -2,7 +2,8 @@
 # Faults the harness must survive, one case per ctest entry (hardening):
 #   stopped     a netload stopped with SIGSTOP ignores SIGTERM: 5 s after Ctrl-C everything is killed
 #   twice       a second Ctrl-C kills everything at once
-#   preflight   Ctrl-C while ssh waits for a server that never answers stops at once, not at ConnectTimeout
+#   preflight   Ctrl-C while ssh waits for a server that never answers stops at once, not at ConnectTimeout,
+#               and makes no results folder
 #   clash       a netserve that cannot bind fails its run (said once), the next run still goes, `harness report`
 #               exits non-zero naming the failed run, a missing run and an empty raw/
 #   junk        `harness report` on a run.json of the wrong shape names the file
@@ -116,6 +117,10 @@ PLAN
   [ "$status" -ne 0 ] || fail "an interrupted preflight exited 0"
   grep -q "interrupted" "$tmp/err" || fail "no 'interrupted' message"
   none_left $ssh_pid
+  # Nothing ran: no results folder, and the line says so.
+  [ ! -e "$tmp/results" ] || fail "a results folder was made though no run began"
+  grep -q "^harness: interrupted by SIGINT before any run began: nothing was written (no results folder was made in $tmp/results)$" \
+    "$tmp/err" || fail "no word that nothing was written"
   echo "ok: Ctrl-C in the ssh preflight ended the harness within ${elapsed}s"
   ;;
 clash)

@@ -87,5 +87,17 @@ else:
     assert not spec.get("interrupted"), "run 1 had ended before the signal"
     print(f"  run 1 complete; the signal came between runs")
 PY
+# Runs 2 and 3 never began: every report lists them, as report.html does.
+why="stopped by SIGINT before it began"
+for r in t-m64-r2 t-m64-r3; do
+  grep -q "^- $r: \*\*not run\*\*: $why\$" "$dir/report.md" || fail "report.md does not list $r as not run"
+  grep -q "^\"$r\",,,,,,\"NOT RUN: $why\"," "$dir/summary.csv" || fail "summary.csv does not list $r as not run"
+  grep -q "run $r not run: $why" "$dir/report.html" || fail "report.html does not list $r as not run"
+done
+python3 - "$dir/summary.json" "$why" <<'PY' || fail "summary.json does not list runs 2 and 3 as not run"
+import json, sys
+got = json.load(open(sys.argv[1])).get("not_run")
+assert got == [{"run": r, "why": sys.argv[2]} for r in ("t-m64-r2", "t-m64-r3")], got
+PY
 [ $fails -eq 0 ] && echo "ok: SIGINT $when runs ($n instance(s)): stopped in ${took}s, nothing started after it, report written"
 exit $fails

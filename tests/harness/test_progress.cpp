@@ -93,9 +93,29 @@ TEST_CASE("the aggregate line is one plain line: sent and received pps, instance
   t.sent_bps = 12e6;
   t.recv_pps = 1400;
   t.recv_bps = 11.2e6;
+  t.interval = 1;
   CHECK(
       aggregate_line("pps-m1", 1.04, 3, t) ==
-      "  pps-m1   1.0/3 s (2 s left)  running 8/8 failed 0  sent 1.50 k pps 12.00 Mbit/s  received 1.40 k pps 11.20 Mbit/s");
+      "  pps-m1   1.0/3 s (2 s left)  running 8/8 failed 0  interval 1: sent 1.50 k pps 12.00 Mbit/s  received 1.40 k "
+      "pps 11.20 Mbit/s");
+}
+
+TEST_CASE("the live line never repeats an interval's figures: it says nothing new arrived, and who is behind",
+          "[harness][progress]") {
+  // Two paced instances: every interval has the same figures, so only its number tells the lines apart.
+  const interval_rates r{1000, 1000 * 64 * 8, 1000, 1000 * 64 * 8};
+  std::vector<interval_rates> a{r}, b{r};
+  auto line = [&](double elapsed, int shown_before) {
+    return aggregate_line("t-m64", elapsed, 4, live_aggregate({{true, false, &a}, {true, false, &b}}), shown_before);
+  };
+  CHECK_THAT(line(1.2, 0), Catch::Contains("interval 1: sent 2.00 k pps"));
+  b.push_back(r);  // one of two has reported interval 2: the line stays on interval 1, the one both reported
+  CHECK(line(2.2, 1) ==
+        "  t-m64   2.2/4 s (2 s left)  running 2/2 failed 0  nothing new: interval 2 not reported yet by 1 "
+        "of 2 running instance(s)");
+  a.push_back(r);
+  CHECK_THAT(line(3.2, 1), Catch::Contains("interval 2: sent 2.00 k pps"));
+  CHECK(line(3.2, 1) != line(2.2, 0));
 }
 
 TEST_CASE("lines cut to the terminal's width, whole when it is unknown", "[harness][progress]") {

@@ -12,8 +12,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -184,10 +186,43 @@ TEST_CASE(
   CHECK_THAT(page, Catch::Contains("1 run: <span class=\"bad\">1 interrupted</span>"));
   CHECK_THAT(page, Catch::Contains("<span class=\"bad\">" + harness::html::escape(state) + "</span></h3>"));
   CHECK_THAT(page, Catch::Contains("<td>UNTIL STOP</td>"));
-  CHECK_THAT(page, Catch::Contains("run pps-bps-m1400 did not run: the plan was interrupted"));
+  CHECK_THAT(page, Catch::Contains("run pps-bps-m1400 not run: stopped by a signal before it began"));
   CHECK_THAT(page, !Catch::Contains("FAILED"));
   // The per-second samples of the interrupted run make its timeline.
   CHECK_THAT(page, Catch::Contains("data-chart=\"timeline\""));
+}
+
+TEST_CASE("the runs a stop prevented are listed in report.md, summary.json and summary.csv as on the page",
+          "[report][interrupted]") {
+  folder f;
+  f.write("environment.json", {{"plan", "lab"},
+                               {"harness_version", "0.3.0"},
+                               {"interrupted", {{"signal", 15}, {"at_utc", "1764547200.000"}}},
+                               {"planned_runs", {"pps-bps-m64", "pps-bps-m1400", "pps-bps-m9000"}}});
+  json spec = run_json("pps-bps-m64", 0, 64);
+  spec["interrupted"] = true;
+  spec["measured_s"] = 12.5;
+  f.write("raw/pps-bps-m64/run.json", spec);
+  f.write("raw/pps-bps-m64/i1.json", instance_file("i1", partial_result(10000, 8000, 12.5)));
+  const auto runs = harness::write_reports(f.dir);
+  const std::string why = "stopped by SIGTERM before it began";
+
+  const std::string md = read(f.dir / "report.md");
+  CHECK_THAT(md, Catch::Contains("## Not run\n\n- pps-bps-m1400: **not run**: " + why +
+                                 "\n- pps-bps-m9000: **not run**: " + why + "\n"));
+  const json summary = json::parse(read(f.dir / "summary.json"));
+  CHECK(summary.at("not_run") ==
+        json::array({{{"run", "pps-bps-m1400"}, {"why", why}}, {{"run", "pps-bps-m9000"}, {"why", why}}}));
+  const std::string csv = read(f.dir / "summary.csv");
+  CHECK_THAT(csv, Catch::Contains("\"pps-bps-m1400\",,,,,,\"NOT RUN: " + why + "\",,,,false,,,,,,,,,,,\n"));
+  CHECK_THAT(csv, Catch::Contains("\"pps-bps-m9000\",,,,,,\"NOT RUN: " + why + "\","));
+  // Every row as wide as the header.
+  std::istringstream lines(csv);
+  std::string header, row;
+  std::getline(lines, header);
+  while (std::getline(lines, row))
+    CHECK(std::count(row.begin(), row.end(), ',') == std::count(header.begin(), header.end(), ','));
+  CHECK_THAT(harness::report_html(runs, {}, f.dir), Catch::Contains("run pps-bps-m9000 not run: " + why));
 }
 
 TEST_CASE("report.html is a page to hand on: open sections, a print stylesheet, counts in words, the circuit explained",

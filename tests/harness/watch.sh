@@ -11,6 +11,8 @@
 #   regression  two runs at 1000 pps per instance, then one at 700: its line says REGRESSION with the rates and
 #            the change, and --fail-on-regression exits 4
 #   inside   SIGINT inside the second run: that run is stopped and recorded as interrupted, exit 130
+#   linger   --count 1 --listen --linger 3s: after the run its figures are still served, and the watch ends
+#            by itself about 3 s later, exit 0
 # Runs are 1 s on 127.0.0.1 / 127.0.0.2 with free ports; nothing leaves loopback.
 set -eu
 case_name=$1
@@ -199,6 +201,33 @@ PY
   stop_and_check TERM
   [ $status -eq 143 ] || fail "exit $status, not 143"
   echo "ok: --listen 127.0.0.1:0 served the last run's figures; SIGTERM ended it, exit 143"
+  ;;
+linger)
+  start_watch --every 30s --count 1 --listen 127.0.0.1:0 --linger 3s
+  wait_lines 1
+  ended=$(date +%s.%N)
+  url=$(sed -n 's|^harness: metrics on \(http://127\.0\.0\.1:[0-9]*/metrics\)$|\1|p' "$tmp/err")
+  [ -n "$url" ] || fail "no 'metrics on' line"
+  dir=$(ls -d "$tmp"/results/w-*)
+  python3 - "$url" "$dir/summary.json" <<'PY' || fail "the run's figures were not served after it"
+import json, sys, urllib.request
+url, summary = sys.argv[1], json.load(open(sys.argv[2]))
+text = urllib.request.urlopen(url, timeout=5).read().decode()
+got = dict(l.rsplit(" ", 1) for l in text.splitlines() if not l.startswith("#"))
+key = 'netbench_received_packets_per_second{plan="w",test="t",measurement="t-m64",role="device as server",message_size="64",netbench_instance="all"}'
+assert float(got[key]) == summary["runs"][0]["sum"]["receiver"]["pps"], (got.get(key), summary["runs"][0]["sum"])
+assert got["netbench_runs_total"] == "1", got.get("netbench_runs_total")
+print("ok: run 1's figures served after it:", got[key], "pps")
+PY
+  grep -q "^harness: the last run's figures stay served for 3s (--linger), then the watch ends$" "$tmp/err" ||
+    fail "no word of the linger"
+  status=0
+  wait $hpid || status=$?
+  took=$(python3 -c "import time; print(f'{time.time() - $ended:.1f}')")
+  [ $status -eq 0 ] || fail "exit $status, not 0"
+  python3 -c "import sys; sys.exit(0 if 2.5 <= float(sys.argv[1]) <= 6 else 1)" "$took" ||
+    fail "ended ${took} s after the run's line, not about 3 s"
+  echo "ok: --count 1 --linger 3s: the figures served after the run, the watch ended ${took} s later, exit 0"
   ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;
