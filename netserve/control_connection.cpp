@@ -59,13 +59,13 @@ void check_congestion(const test_request& r) {
 
 // Where a UDP test's datagrams go: the client's address, which may be this host's own, and the path MTU
 // towards it, which what netserve sends must fit.
-data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::vector<std::uint16_t>& own_ports) {
+data_peer peer_of_test(const test_request& r, const endpoint& peer, const own_sockets& own) {
   data_peer p;
   if (!is_udp(r.kind)) return p;
   const endpoint to = peer.unmapped();
   p.address = to.address();
   p.local = is_local_address(to);
-  p.own_ports = &own_ports;
+  p.own_ports = &own.ports;
   p.family = to.family();
   if (udp_bytes_sent(r) > 0) {
     endpoint first = to;

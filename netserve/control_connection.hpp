@@ -23,7 +23,7 @@ namespace nb::serve {
 void validate_request(const test_request& r, const server_options& o);
 // Where a UDP test's datagrams go (the client's address, whether it is this host's, the path MTU towards
 // it), for check_data_peer (core/wire/request_rules.hpp). Throws protocol_error when there is no path.
-data_peer peer_of_test(const test_request& r, const endpoint& peer, const std::vector<std::uint16_t>& own_ports);
+data_peer peer_of_test(const test_request& r, const endpoint& peer, const own_sockets& own);
 
 class control_connection {
  public:

@@ -79,6 +79,12 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
          "Seconds a new connection may take to send its first message before it is closed", "SECONDS", group)
       ->capture_default_str()
       ->check(number_in("--first-message-timeout", 0.1, 3600.0, "seconds"));
+  option(app, "--netperf-idle-max", options.netperf_idle_max_s,
+         "Seconds a netperf control connection may spend outside its tests, in all (its requests, the answers); no "
+         "message extends it",
+         "SECONDS", group)
+      ->capture_default_str()
+      ->check(number_in("--netperf-idle-max", 0.1, 3600.0, "seconds"));
   option(app, "--drain-quiet", options.drain_quiet_s, "Seconds of quiet that end a UDP test's drain", "SECONDS", group)
       ->capture_default_str()
       ->check(number_in("--drain-quiet", 0.001, 60.0, "seconds"));
@@ -203,7 +209,7 @@ int main(int argc, char** argv) {
   nb::cli::set_help(app, "netserve", "netserve -p PORTS [OPTIONS]");
   app.set_version_flag("-V,--version", nb::version, "Print the version and exit")->group("Other");
   // The budget's figures are the defaults: --help exits before the rest is parsed.
-  app.footer(examples + nb::serve::budget_help(options.budget));
+  app.footer(examples + nb::serve::budget_help(options.budget, options.max_tests_per_port));
   try {
     app.parse(argc, argv);
     check_engine(engine);

@@ -34,9 +34,9 @@ netperf_data::~netperf_data() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool netperf_data::from_peer(const void* address) const noexcept {
-  const auto* sa = static_cast<const sockaddr*>(address);
-  const sockaddr* peer = plan_.peer.data();
+namespace {
+
+bool same_address(const sockaddr* sa, const sockaddr* peer) noexcept {
   if (sa->sa_family != peer->sa_family) return false;
   if (sa->sa_family == AF_INET)
     return reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr ==
@@ -45,6 +45,27 @@ bool netperf_data::from_peer(const void* address) const noexcept {
     return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr,
                        &reinterpret_cast<const sockaddr_in6*>(peer)->sin6_addr, sizeof(in6_addr)) == 0;
   return false;
+}
+
+std::uint16_t port_of(const sockaddr* sa) noexcept {
+  return ntohs(sa->sa_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(sa)->sin6_port
+                                         : reinterpret_cast<const sockaddr_in*>(sa)->sin_port);
+}
+
+}  // namespace
+
+bool netperf_data::admit(const void* address) noexcept {
+  const auto* sa = static_cast<const sockaddr*>(address);
+  if (!same_address(sa, plan_.peer.data())) {
+    ++counts_.foreign;
+    return false;
+  }
+  // The client's address is this host's: a datagram from a port of netserve's is netserve's own.
+  if (plan_.peer_local && plan_.own && plan_.own->ports.contains(port_of(sa))) {
+    ++counts_.from_own;
+    return false;
+  }
+  return true;
 }
 
 bool netperf_data::wait_for(int fd, short events) {
@@ -91,10 +112,8 @@ void netperf_data::udp_stream() {
     std::error_code ec;
     rx.receive(
         [&](const received& d) {
-          if (ended) return;
-          if (!from_peer(d.source)) {
-            ++counts_.foreign;
-          } else if (d.len == 0) {
+          if (ended || !admit(d.source)) return;
+          if (d.len == 0) {
             ended = true;  // netperf's end of the test (it sends three)
           } else {
             ++counts_.recv_calls;
@@ -109,25 +128,31 @@ void netperf_data::udp_stream() {
   }
 }
 
+// netserver's rule (recv_data with NETPERF_WAITALL): a request is request_size bytes, gathered from as many
+// datagrams as it takes, each cut to what the request still lacks; each whole request gets one answer of
+// response_size. netperf's client sends whole requests, one datagram each, so it sees no difference; a
+// sender of short datagrams gets no more answer bytes per byte sent than the request asked for, never the
+// answer's size for every datagram.
 void netperf_data::udp_rr() {
   std::vector<unsigned char> buffer(std::max<std::size_t>({plan_.request_size, plan_.response_size, 1}));
+  std::size_t got = 0;  // of the request being gathered
   while (wait_for(socket_.get(), POLLIN)) {
     sockaddr_storage from{};
     socklen_t from_len = sizeof(from);
-    const ssize_t n = ::recvfrom(socket_.get(), buffer.data(), buffer.size(), MSG_DONTWAIT | MSG_TRUNC,
+    const ssize_t n = ::recvfrom(socket_.get(), buffer.data() + got, plan_.request_size - got, MSG_DONTWAIT | MSG_TRUNC,
                                  reinterpret_cast<sockaddr*>(&from), &from_len);
     if (n < 0) {
       if (nb::transient_errno(errno)) continue;
       counts_.error = failure("recvfrom");
       return;
     }
-    if (!from_peer(&from)) {  // never answered: netserve reflects nothing to a third party
-      ++counts_.foreign;
-      continue;
-    }
+    if (!admit(&from)) continue;  // never answered: netserve reflects nothing to a third party or to itself
     if (n == 0) return;
     ++counts_.recv_calls;
     counts_.bytes_received += static_cast<std::uint64_t>(n);
+    got += std::min<std::size_t>(static_cast<std::size_t>(n), plan_.request_size - got);
+    if (got < plan_.request_size) continue;
+    got = 0;
     const ssize_t sent = ::sendto(socket_.get(), buffer.data(), plan_.response_size, MSG_DONTWAIT,
                                   reinterpret_cast<sockaddr*>(&from), from_len);
     if (sent < 0) {
@@ -151,8 +176,7 @@ int netperf_data::accept_client() {
       counts_.error = failure("accept");
       return -1;
     }
-    if (from_peer(&from)) return fd;
-    ++counts_.foreign;
+    if (admit(&from)) return fd;
     ::close(fd);
   }
   return -1;

@@ -13,17 +13,8 @@
 
 namespace nb::serve {
 
-namespace {
-
-// A datagram to or from `e` would be netserve's own: one of its ports, on an address of this host.
-bool is_netserve_itself(const endpoint& e, const std::vector<std::uint16_t>& own_ports) {
-  return std::binary_search(own_ports.begin(), own_ports.end(), e.port()) && is_local_address(e);
-}
-
-}  // namespace
-
 served_test::served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
-                         std::shared_ptr<udp_port> port, std::shared_ptr<const std::vector<std::uint16_t>> own_ports,
+                         std::shared_ptr<udp_port> port, std::shared_ptr<own_sockets> own_ports,
                          std::shared_ptr<xdp_engine> xdp)
     : id_(id),
       cookie_(std::move(cookie)),
@@ -79,6 +70,7 @@ int served_test::attach_udp() {
     std::vector<bool> itself;
     for (const endpoint& e : udp_flows_->sources) itself.push_back(is_netserve_itself(e, *own_ports_));
     udp_flows_->answer(request_.message_size, request_.response_size, local_, std::move(itself));
+    claim_targets();  // its answers go to its sources
   }
   port_->attach(udp_flows_);
   return granted;
@@ -162,11 +154,17 @@ void served_test::start(std::int64_t start_wall_ns) {
       if (is_netserve_itself(dest, *own_ports_))
         throw protocol_error(own_socket_refusal(dest.port(), dest.unmapped().address()));
     }
+    claim_targets();
     for (std::uint32_t s = 0; s < request_.streams; ++s) start_sender(s);
     return;
   }
   for (std::uint32_t s = 0; s < request_.streams; ++s)
     if (streams_[s].fd) start_tcp_stream(s);
+}
+
+void served_test::claim_targets() {
+  if (request_.data_ports.empty() || !is_local_address(peer_)) return;  // elsewhere: no socket of ours there
+  targets_ = serve::claim_targets(own_ports_, request_.data_ports);
 }
 
 void served_test::start_sender(std::uint32_t stream) {

@@ -7,6 +7,7 @@
 #include "core/sys/socket.hpp"
 #include "core/wire/flow.hpp"
 #include "core/wire/protocol.hpp"
+#include "netserve/own_sockets.hpp"
 #include "netserve/udp_port.hpp"
 #include "netserve/xdp_engine.hpp"
 
@@ -22,11 +23,11 @@ using attach_refusal = std::optional<std::string>;
 
 class served_test {
  public:
-  // `own_ports`: every port netserve listens and sends on (sorted), which no datagram of the test may come
-  // from or go to on this host's addresses. `xdp`: netserve's XDP engine, which then counts forward UDP at
-  // the driver; null: the socket engine.
+  // `own_ports`: netserve's own sockets, which no datagram of the test may come from or go to on this
+  // host's addresses; the test's own targets there join them while it lives (netserve/own_sockets.hpp).
+  // `xdp`: netserve's XDP engine, which then counts forward UDP at the driver; null: the socket engine.
   served_test(std::uint64_t id, std::string cookie, test_request request, endpoint peer, endpoint local,
-              std::shared_ptr<udp_port> port, std::shared_ptr<const std::vector<std::uint16_t>> own_ports,
+              std::shared_ptr<udp_port> port, std::shared_ptr<own_sockets> own_ports,
               std::shared_ptr<xdp_engine> xdp = nullptr);
   ~served_test();
   served_test(const served_test&) = delete;
@@ -101,6 +102,8 @@ class served_test {
 
  private:
   void start_sender(std::uint32_t stream);
+  // The data ports, on a peer that is this host: netperf data sockets are then not bound there.
+  void claim_targets();
   void start_tcp_stream(std::uint32_t stream);
   // Forward UDP: a stream's counts are the port's lanes' blocks for it; everything else counts its own.
   stream_set::received_of received_from_port() const;
@@ -118,7 +121,8 @@ class served_test {
   endpoint peer_;
   endpoint local_;                  // the control connection's local address: reverse datagrams come from it
   std::shared_ptr<udp_port> port_;  // shared: a test may outlive the server object at shutdown
-  std::shared_ptr<const std::vector<std::uint16_t>> own_ports_;
+  std::shared_ptr<own_sockets> own_ports_;
+  port_claim targets_;  // the ports on this host the test sends to (a local peer's), in own_ports_->targets
   std::shared_ptr<xdp_engine> xdp_;  // null: the socket engine
   std::vector<endpoint> xdp_flows_;  // the sources the engine counts for this test
   std::uint64_t unattributed_at_start_ = 0;

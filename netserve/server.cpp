@@ -70,15 +70,12 @@ void server::bind_port(served_port& p, std::uint16_t wanted) {
 }
 
 void server::bind() {
-  std::vector<std::uint16_t> numbers;
   for (auto wanted : shared_->options.ports) {
     auto p = std::make_shared<served_port>();
     bind_port(*p, wanted);
-    numbers.push_back(p->number);
+    shared_->own_ports->ports.add(p->number);  // for the process's life
     ports_.push_back(std::move(p));
   }
-  std::sort(numbers.begin(), numbers.end());
-  shared_->own_ports = std::make_shared<const std::vector<std::uint16_t>>(std::move(numbers));
 }
 
 std::string server::ready_line() const {

@@ -8,6 +8,8 @@
 // connections find them (the example's connection_manager).
 #include "core/base/limits.hpp"
 #include "core/wire/frame_io.hpp"
+#include "netserve/log_limiter.hpp"
+#include "netserve/own_sockets.hpp"
 #include "netserve/served_test.hpp"
 #include "netserve/server_budget.hpp"
 #include "netserve/udp_port.hpp"
@@ -55,6 +57,7 @@ struct server_options {
   double drain_quiet_s = 0.1;          // after the client's end: quiet this long and the queue empty
   double drain_max_s = 2.0;            // ... or give up waiting after this long
   double first_message_timeout_s = 5;  // a connection that says nothing is closed after this
+  double netperf_idle_max_s = 30;      // a netperf control connection's time outside its tests, in all
   std::string psk;                     // non-empty: every connection must answer a challenge with it
   // Forward UDP counted at the driver by an XDP program (--engine xdp); null: the socket engine.
   std::shared_ptr<xdp_engine> xdp;
@@ -79,6 +82,7 @@ struct served_port {
   std::map<std::string, std::uint64_t> tests_of_client;       // by client_of(peer): its share of the port
   std::map<std::string, iperf3_session*> iperf3_sessions;     // by iperf3 cookie, from its first read to its end
   std::uint64_t netperf_tests = 0;  // stock netperf clients' tests: their data is on sockets of their own
+  std::map<std::string, std::uint64_t> netperf_controls_of_client;  // netperf control connections, by client_of
 
   // Every test the port runs, whoever its client: what the port's test slots limit.
   std::size_t running() const noexcept { return tests.size() + netperf_tests; }
@@ -97,9 +101,10 @@ struct server_shared {
   std::uint64_t tests_registered = 0;  // numbers the tests, for the ready message and the log
   // Connections in their first-message window, by client address (first_message_window_per_client).
   std::shared_ptr<per_client_count> first_message_window = per_client_count::create(first_message_window_per_client);
-  // Every port number netserve listens and sends on, sorted: a test's data peer is never one of them on
-  // an address of this host (core/wire/request_rules.hpp).
-  std::shared_ptr<const std::vector<std::uint16_t>> own_ports = std::make_shared<std::vector<std::uint16_t>>();
+  // netserve's own sockets (its ports, netperf's data sockets) and the ports its tests send to on this
+  // host: nothing it sends lands on one of its own (netserve/own_sockets.hpp).
+  std::shared_ptr<own_sockets> own_ports = std::make_shared<own_sockets>();
+  log_limiter peer_log{peer_log_per_second, peer_log_burst};  // lines a peer can cause (not results)
 };
 
 class server {

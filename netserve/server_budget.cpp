@@ -136,7 +136,7 @@ std::uint64_t memory_bound(const budget_limits& l) {
                                     saturating_mul<std::uint64_t>(l.tests, test_overhead_bytes)));
 }
 
-std::string budget_help(const budget_limits& l) {
+std::string budget_help(const budget_limits& l, std::uint64_t tests_per_port) {
   const auto in_mib = [](std::uint64_t bytes) { return (bytes + (1 << 20) - 1) >> 20; };
   return fmt::format(
       "Budget, whole process; one client address may hold --client-share of each (at the defaults: {} tests, {} data "
@@ -152,13 +152,15 @@ std::string budget_help(const budget_limits& l) {
       "at the defaults {} MiB above idle, {} MiB for one client. Threads: idle + --max-data-streams; descriptors: "
       "idle + 2 x --max-data-streams (a reverse TCP stream's message is a memory file) + --max-connections. Kernel "
       "socket buffers: what a client asks, up to --max-socket-buffer each.\n"
+      "A stock netperf client's control connections: one address holds at most its share of a port's test slots "
+      "there ({} at the defaults), each at most --netperf-idle-max outside its tests, in all.\n"
       "Shares bound what one address holds; 1/--client-share addresses together can hold everything. Where "
       "strangers reach netserve, require a key (--psk-file): without it a connection holds nothing past its "
       "challenge.",
       share(l.tests, l.client_share), share(l.streams, l.client_share), in_mib(share(l.buffer_bytes, l.client_share)),
       share(l.connections, l.client_share), first_message_window_per_client, stream_overhead_bytes >> 10,
       connection_overhead_bytes >> 10, test_overhead_bytes >> 10, in_mib(memory_bound(l)),
-      in_mib(share(memory_bound(l), l.client_share)));
+      in_mib(share(memory_bound(l), l.client_share)), share(tests_per_port, l.client_share));
 }
 
 }  // namespace nb::serve

@@ -133,7 +133,8 @@ inline constexpr std::uint64_t test_overhead_bytes = 32u << 10;
 
 // Most memory netserve holds beyond its idle size, whatever its clients do: what the budget allows.
 std::uint64_t memory_bound(const budget_limits& limits);
-// The text `netserve --help` prints about the budget and the memory it bounds.
-std::string budget_help(const budget_limits& limits);
+// The text `netserve --help` prints about the budget and the memory it bounds; `tests_per_port`:
+// --max-tests-per-port, whose share bounds one address's netperf control connections on a port.
+std::string budget_help(const budget_limits& limits, std::uint64_t tests_per_port);
 
 }  // namespace nb::serve

@@ -86,8 +86,7 @@ void check_data_peer(const test_request& r, const data_peer& peer) {
   if (!is_udp(r.kind)) return;
   if (peer.local && peer.own_ports) {
     for (auto port : r.data_ports)
-      if (std::binary_search(peer.own_ports->begin(), peer.own_ports->end(), port))
-        throw protocol_error(own_socket_refusal(port, peer.address));
+      if (peer.own_ports->contains(port)) throw protocol_error(own_socket_refusal(port, peer.address));
   }
   const std::uint32_t size = udp_bytes_sent(r);
   if (size == 0 || peer.path_mtu <= 0) return;

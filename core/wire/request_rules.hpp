@@ -4,6 +4,7 @@
 // may go. Pure functions of the request and what the server knows, so the fuzz target runs them on every
 // request it decodes. Each refusal is a protocol_error "rejected: ..." that names the field.
 #include "core/base/limits.hpp"
+#include "core/base/port_set.hpp"
 #include "core/wire/protocol.hpp"
 
 #include <cstdint>
@@ -27,11 +28,11 @@ std::uint32_t udp_bytes_sent(const test_request& r) noexcept;
 
 // Where the test's datagrams come from and go to: (the control connection's peer address, each data port).
 struct data_peer {
-  std::string address;                                    // for the message
-  bool local = false;                                     // the address is one of this host's own (is_local_address)
-  const std::vector<std::uint16_t>* own_ports = nullptr;  // netserve's ports, sorted: it listens and sends on them
-  int path_mtu = 0;                                       // towards the address; 0: unknown (not checked)
-  int family = 0;  // of the path: AF_INET or AF_INET6 (an IPv4-mapped peer is AF_INET)
+  std::string address;                  // for the message
+  bool local = false;                   // the address is one of this host's own (is_local_address)
+  const port_set* own_ports = nullptr;  // netserve's sockets' ports (netserve/own_sockets.hpp)
+  int path_mtu = 0;                     // towards the address; 0: unknown (not checked)
+  int family = 0;                       // of the path: AF_INET or AF_INET6 (an IPv4-mapped peer is AF_INET)
 };
 
 // A UDP test's data peer can never be one of netserve's own sockets: a local address and one of its

@@ -13,7 +13,8 @@
 #             running, and a test after it is served
 #   vanish    a netperf killed (SIGKILL) 1 s into a 20-s UDP_STREAM: netserve ends the test when its control
 #             connection closes (logged within ~2 s of the start, not at 20 + 4 s), and serves the next one
-#   limits    netserve's limits apply: with one test slot per port a second netperf hears "remote error 16"
+#   limits    netserve's limits apply: with one test slot per port a second netperf (another address) hears
+#             "remote error 16", and so does a third from the first one's address (its one netperf connection)
 #   peer_udp  netload --peer netserver -t UDP_STREAM against a stock netserver: paced (-S 4M), nothing lost, the
 #             receiver's figures are netserver's and equal the sender's; unpaced, bytes = 1400 x messages
 #   peer_tcp  the same with TCP_STREAM: netserver's bytes are every byte netload sent
@@ -188,12 +189,20 @@ limits)
   timeout 40 "$netperf" -H 127.0.0.1 -p "$port" -t UDP_STREAM -l 3 -- -m 1400 > "$tmp/first.out" 2>&1 &
   first=$!
   sleep 1
+  # From another address (-L: the control connection's local end): the port's one test slot is taken.
   status=0
-  timeout 20 "$netperf" -H 127.0.0.1 -p "$port" -t TCP_STREAM -l 1 > "$tmp/second.out" 2>&1 || status=$?
+  timeout 20 "$netperf" -H 127.0.0.1 -L 127.0.0.2 -p "$port" -t TCP_STREAM -l 1 > "$tmp/second.out" 2>&1 || status=$?
   cat "$tmp/second.out"
   [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "the second client: exit status $status, want a remote error"
   grep -q 'netperf: remote error 16' "$tmp/second.out" || fail "the second client was not told EBUSY"
-  grep -q "netperf test from 127.0.0.1 refused: port $port already runs 1 tests" "$tmp/serve.log" || fail "netserve did not log why"
+  grep -q "netperf test from 127.0.0.2 refused: port $port already runs 1 tests" "$tmp/serve.log" || fail "netserve did not log why"
+  # From the first one's address: its share of netperf control connections (one per test slot it may hold).
+  status=0
+  timeout 20 "$netperf" -H 127.0.0.1 -p "$port" -t TCP_STREAM -l 1 > "$tmp/third.out" 2>&1 || status=$?
+  cat "$tmp/third.out"
+  grep -q 'netperf: remote error 16' "$tmp/third.out" || fail "the third client was not told EBUSY"
+  grep -q "netperf connection from 127.0.0.1 refused: 1 netperf connections from this client already" "$tmp/serve.log" ||
+    fail "netserve did not log why"
   wait $first || fail "the first client failed"
   cat "$tmp/first.out"
   check first "assert len(logs) == 1 and rx == logs[0]['packets']"

@@ -40,7 +40,8 @@ serve::served_test tcp_test(std::uint32_t streams, const endpoint& peer) {
   r.streams = streams;
   r.message_size = 1024;
   r.duration_s = 0.2;
-  auto own = std::make_shared<const std::vector<std::uint16_t>>(std::vector<std::uint16_t>{local.port()});
+  auto own = std::make_shared<serve::own_sockets>();
+  own->ports.add(local.port());
   return serve::served_test(1, "cookie", r, peer, local, port, own);
 }
 

@@ -193,7 +193,8 @@ TEST_CASE("a reverse stream to netserve's own port does not start, even if the a
   r.duration_s = 0.2;
   r.pps = 100;
   r.data_ports = {local.port()};
-  auto own = std::make_shared<const std::vector<std::uint16_t>>(std::vector<std::uint16_t>{local.port()});
+  auto own = std::make_shared<serve::own_sockets>();
+  own->ports.add(local.port());
   serve::served_test t(1, "cookie", r, endpoint::from_numeric("127.0.0.1", 40000), local, port, own);
   CHECK_THROWS_WITH(t.start(wall_ns()), Catch::Contains("is one of netserve's own sockets"));
   CHECK(t.finish().packets == 0);
