@@ -14,7 +14,8 @@ class log_limiter {
   // Whether a line may be written at `now_ns` (monotonic); when it may, `left_out` is how many lines were
   // refused since the last one written.
   bool allow(std::int64_t now_ns, std::uint64_t& left_out) noexcept {
-    if (last_ns_ != 0) tokens_ = std::min(burst_, tokens_ + static_cast<double>(now_ns - last_ns_) * 1e-9 * per_second_);
+    if (last_ns_ != 0)
+      tokens_ = std::min(burst_, tokens_ + static_cast<double>(now_ns - last_ns_) * 1e-9 * per_second_);
     last_ns_ = now_ns;
     if (tokens_ < 1) {
       ++left_out_;

@@ -29,9 +29,9 @@ class netperf_exchange {
   enum class verdict { ignore, serve, refuse };
   struct step {
     verdict what = verdict::ignore;
-    std::int32_t type = 0;         // refuse: the message type the answer carries
-    std::int32_t errno_value = 0;  // refuse: netperf prints it as "remote error N"
-    std::string why;               // refuse: for the log
+    std::int32_t type = 0;          // refuse: the message type the answer carries
+    std::int32_t errno_value = 0;   // refuse: netperf prints it as "remote error N"
+    std::string why;                // refuse: for the log
     netperf::omni_request request;  // serve: decoded, not yet checked against netserve's limits
   };
 

@@ -24,7 +24,8 @@ const char* netperf_test_name(const np::omni_request& r) noexcept {
 std::optional<netperf_refusal> check_netperf_request(const np::omni_request& r, const server_options& o) {
   const bool stream = r.direction == np::dir_recv, rr = r.direction == (np::dir_recv | np::dir_xmit);
   if (!stream && !rr)
-    return netperf_refusal{EOPNOTSUPP, fmt::format("direction {:#x} (netserve serves STREAM and RR tests)", r.direction)};
+    return netperf_refusal{EOPNOTSUPP,
+                           fmt::format("direction {:#x} (netserve serves STREAM and RR tests)", r.direction)};
   if (r.flags & np::flag_connect_test) return netperf_refusal{EOPNOTSUPP, "a connection test (TCP_CRR, TCP_CC)"};
   const bool tcp = r.protocol == np::ipproto_tcp && r.socket_type == np::nst_stream;
   const bool udp = r.protocol == np::ipproto_udp && r.socket_type == np::nst_dgram;

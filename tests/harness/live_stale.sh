@@ -17,7 +17,7 @@ fail() { echo "FAIL: $*"; cat "$tmp/err"; exit 1; }
 . "$(dirname "$0")/common.sh"
 fan_in_plan stale 5
 # What is tested is the display: a late start on a busy machine is no failure here.
-sed -i 's/^\[defaults\]$/[defaults]\nskew_bound_ms = 1000/' "$tmp/stale.toml"
+sed -i 's/^skew_bound_ms = .*/skew_bound_ms = 1000/' "$tmp/stale.toml"
 "$harness" run "$tmp/stale.toml" --results "$tmp/results" --bin-dir "$build" > "$tmp/out" 2> "$tmp/err" &
 pid=$!
 pids_to_clean="$pid"

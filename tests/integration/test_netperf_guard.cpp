@@ -117,7 +117,7 @@ TEST_CASE("netperf: a control connection that sends a message every second is cl
   CHECK(open_s < 4.0);
   CHECK_THAT(log_with(server, "closed: timed out"),
              Catch::Contains("netperf connection from 127.0.0.1 closed: timed out") &&
-                               Catch::Contains("the exchange may spend 2.5 s outside its tests, in all"));
+                 Catch::Contains("the exchange may spend 2.5 s outside its tests, in all"));
 }
 
 TEST_CASE("netperf: 130 control connections from each of four addresses hold a share, and a test from 127.0.0.1 runs",
@@ -202,7 +202,8 @@ TEST_CASE("netperf: a reverse stream aimed at netserve's netperf UDP_RR socket i
   REQUIRE(results);
   fmt::print("reverse stream at netperf UDP_RR port {}: {}; the UDP_RR socket answered {} datagrams, {} bytes\n",
              rr.data_port, why.empty() ? "accepted" : why, results->send_calls, results->bytes_sent);
-  CHECK_THAT(why, Catch::Contains(fmt::format("data port {} on 127.0.0.1 is one of netserve's own sockets", rr.data_port)));
+  CHECK_THAT(why,
+             Catch::Contains(fmt::format("data port {} on 127.0.0.1 is one of netserve's own sockets", rr.data_port)));
   CHECK(results->bytes_sent == 0);
 }
 
