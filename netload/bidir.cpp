@@ -70,9 +70,11 @@ struct direction {
 };
 
 test_result result_of(const direction& d, const user_stop& stop) {
-  if (!d.completed) return stop.abandoned_result(d.options);
-  if (d.failure.empty()) return d.test->result();
-  return failed_result(d.options, d.failure);
+  test_result r = !d.completed        ? stop.abandoned_result(d.options)
+                  : d.failure.empty() ? d.test->result()
+                                      : failed_result(d.options, d.failure);
+  escape_peer_text(r);  // netserve's names and reasons are in it
+  return r;
 }
 
 // Both tests on one io_context, until both ended (or a signal stopped it).

@@ -112,7 +112,9 @@ void add_connection(CLI::App& app, client_options& o, raw_options& raw) {
          "The server: netserve (default), or a stock iperf3 -s (port 5201 unless -p) or netperf netserver 2.7 "
          "(UDP_STREAM, TCP_STREAM); a stock server's own counts are the receiver's",
          "SERVER", conn);
-  option(app, "--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server (default 5)", "SECONDS", conn)
+  option(app, "--connect-timeout", o.connect_timeout_s,
+         "Seconds to wait for the server: the connection and its handshake (--peer iperf3: its setup too; default 5)",
+         "SECONDS", conn)
       ->check(positive("--connect-timeout", "seconds"));
   option(app, "--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file", "FILE", conn);
 }

@@ -192,7 +192,8 @@ stream_plan common_stream_plan(const client_options& o, int fd, std::uint32_t st
 int open_udp_data_socket(const client_options& o, const endpoint& server, const endpoint& local, data_stream& st);
 
 // Runs a test object (client_test, iperf3_client) to its end on `io`: a user's stop interrupts it
-// (user_stop.hpp), a failure comes back as a result with ok = false and the reason.
+// (user_stop.hpp), a failure comes back as a result with ok = false and the reason; what the server said in
+// it is printable (escape_peer_text).
 template <class Test>
 test_result run_to_end(asio::io_context& io, std::shared_ptr<Test> test, const client_options& options,
                        const std::function<int()>& stop_before = {}) {
@@ -206,9 +207,11 @@ test_result run_to_end(asio::io_context& io, std::shared_ptr<Test> test, const c
     if (e) failure = describe_failure(e);
   });
   io.run();
-  if (!completed) return stop.abandoned_result(options);
-  if (!failure.empty()) return failed_result(options, failure);
-  return test->result();
+  test_result r = !completed         ? stop.abandoned_result(options)
+                  : !failure.empty() ? failed_result(options, failure)
+                                     : test->result();
+  escape_peer_text(r);  // the server's names and reasons are in it
+  return r;
 }
 
 // Runs a test to completion on `io`; failures come back as a result with ok = false and the reason.

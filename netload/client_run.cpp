@@ -151,11 +151,19 @@ void client_test::sample_host_end() {
 }
 
 asio::awaitable<result_msg> client_test::read_server() {
-  const auto timeout = std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())) +
+  // One deadline for the whole test and its result, however the server spaces its messages; and no more
+  // interval reports kept than the test has intervals (one to spare), however many it sends.
+  const auto give_up = std::chrono::steady_clock::now() +
+                       std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())) +
                        std::chrono::nanoseconds(s_to_ns(o_.duration_s)) + 60s;
+  const std::uint64_t intervals = o_.interval_s > 0 ? static_cast<std::uint64_t>(o_.duration_s / o_.interval_s) + 2 : 0;
   for (;;) {
-    message m = co_await read_message(control_, control_mac_, timeout);
+    const auto left = std::max<std::chrono::steady_clock::duration>(give_up - std::chrono::steady_clock::now(), 1ms);
+    message m = co_await read_message(control_, control_mac_, left);
     if (auto* i = std::get_if<interval_msg>(&m)) {
+      if (i->index >= intervals)
+        throw protocol_error(
+            fmt::format("server sent interval {}, where the test has {} at most", i->index, intervals));
       server_samples_[i->index] = *i;
       emit_intervals(false);
     } else if (auto* r = std::get_if<result_msg>(&m)) {

@@ -2,14 +2,13 @@
 #include "netload/iperf3_peer.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/base/json_text.hpp"
 #include "core/base/version.hpp"
 #include "core/wire/frame_io.hpp"
+#include "core/wire/iperf3_client.hpp"
 #include "netload/user_stop.hpp"
 
 #include <fmt/format.h>
 #include <boost/asio/co_spawn.hpp>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -25,10 +24,14 @@ namespace i3 = iperf3;
 
 namespace {
 
-constexpr auto step_timeout = 30s;  // each state the server owes us outside the test itself
-// The server's results carry its own JSON output (get_server_output), intervals and all: more than the
-// parameters' cap, still bounded.
-constexpr std::size_t max_results_size = 4u << 20;
+// From the test's end: our senders' end (iperf3_peer_run.cpp: at most 10 s stuck on a full socket, 3 s for
+// the last bytes) and the server's results, whatever it sends meanwhile.
+constexpr auto after_test_allowance = 30s;
+
+std::chrono::steady_clock::time_point after(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
+}
 
 std::string make_cookie() {
   static constexpr char chars[] = "abcdefghijklmnopqrstuvwxyz234567";
@@ -39,57 +42,42 @@ std::string make_cookie() {
   return c;
 }
 
-// iperf3's i_errno values a server refuses with, in the words of iperf3's own client.
-std::string error_text(std::int32_t code) {
-  switch (static_cast<i3::error>(code)) {
-    case i3::error::duration: return "test duration too long";
-    case i3::error::num_streams: return "number of parallel streams too large";
-    case i3::error::block_size: return "block size too large";
-    case i3::error::buf_size: return "socket buffer size too large";
-    case i3::error::mss: return "TCP MSS too large";
-    case i3::error::unimplemented: return "an option you are trying to set is not implemented yet";
-    case i3::error::udp_block_size: return "block size invalid";
-    case i3::error::set_congestion: return "unable to set TCP_CONGESTION";
-    case i3::error::auth_test: return "test authorization failed";
-    case i3::error::stream_accept: return "unable to accept stream connection";
-    default: return fmt::format("iperf3 error code {}", code);
-  }
-}
-
 }  // namespace
 
-asio::awaitable<i3::state> iperf3_client::read_state(std::chrono::steady_clock::duration timeout, const char* what) {
-  signed char s = 0;
-  co_await read_exact(control_, asio::buffer(&s, 1), timeout, what);
-  const auto st = static_cast<i3::state>(s);
-  if (st == i3::state::server_error || st == i3::state::access_denied || st == i3::state::server_terminate)
-    co_await refused(st);
-  co_return st;
+std::chrono::steady_clock::duration iperf3_client::left() const {
+  return std::max<std::chrono::steady_clock::duration>(deadline_ - std::chrono::steady_clock::now(), 1ms);
 }
 
-asio::awaitable<void> iperf3_client::refused(i3::state s) {
-  if (s == i3::state::access_denied)
-    throw std::runtime_error("iperf3 server: the server is busy running a test (ACCESS_DENIED)");
-  if (s == i3::state::server_terminate) throw std::runtime_error("iperf3 server: the server terminated the test");
-  unsigned char codes[8] = {};  // i_errno and errno, big-endian
-  co_await read_exact(control_, asio::buffer(codes), 5s, "reading iperf3's error code");
+asio::awaitable<signed char> iperf3_client::read_state(const std::string& what) {
+  signed char s = 0;
+  co_await read_exact(control_, asio::buffer(&s, 1), left(), what.c_str());
+  if (i3::is_refusal(s)) co_await refused(s);
+  co_return s;
+}
+
+asio::awaitable<void> iperf3_client::refused(signed char s) {
+  unsigned char codes[8] = {};  // SERVER_ERROR: i_errno and errno, big-endian
+  if (static_cast<i3::state>(s) == i3::state::server_error)
+    co_await read_exact(control_, asio::buffer(codes), std::min<std::chrono::steady_clock::duration>(left(), 5s),
+                        "reading iperf3's error code");
   const auto code = static_cast<std::int32_t>((std::uint32_t{codes[0]} << 24) | (std::uint32_t{codes[1]} << 16) |
                                               (std::uint32_t{codes[2]} << 8) | codes[3]);
-  throw std::runtime_error(fmt::format("iperf3 server refused the test: {}", error_text(code)));
+  throw std::runtime_error(i3::refusal_text(s, code));
 }
 
 asio::awaitable<void> iperf3_client::send_state(i3::state s) {
-  co_await write_frame(control_, std::string(1, static_cast<char>(static_cast<signed char>(s))), 10s);
+  co_await write_frame(control_, std::string(1, static_cast<char>(static_cast<signed char>(s))),
+                       std::min<std::chrono::steady_clock::duration>(left(), 10s));
 }
 
 asio::awaitable<std::string> iperf3_client::read_json(const char* what) {
   unsigned char h[4];
-  co_await read_exact(control_, asio::buffer(h), step_timeout, what);
+  co_await read_exact(control_, asio::buffer(h), left(), what);
   const std::size_t n = (std::size_t{h[0]} << 24) | (std::size_t{h[1]} << 16) | (std::size_t{h[2]} << 8) | h[3];
-  if (n > max_results_size)
-    throw protocol_error(fmt::format("iperf3 message of {} bytes, more than {}", n, max_results_size));
+  if (n > i3::max_server_results_size)
+    throw protocol_error(fmt::format("iperf3 message of {} bytes, more than {}", n, i3::max_server_results_size));
   std::string body(n, '\0');
-  co_await read_exact(control_, asio::buffer(body), step_timeout, what);
+  co_await read_exact(control_, asio::buffer(body), left(), what);
   co_return body;
 }
 
@@ -124,9 +112,9 @@ asio::awaitable<void> iperf3_client::connect_tcp_stream(std::uint32_t s) {
   if (o_.local_buffer > 0)
     local_buffer_granted_ = o_.reverse ? set_recv_buffer(sock.native_handle(), o_.local_buffer)
                                        : set_send_buffer(sock.native_handle(), o_.local_buffer);
-  co_await connect_within(sock, to, o_.connect_timeout_s);
+  co_await connect_within(sock, to, std::chrono::duration<double>(left()).count());
   if (o_.dscp >= 0) set_dscp(sock.native_handle(), server_.family(), o_.dscp);
-  co_await write_frame(sock, cookie_, 10s);
+  co_await write_frame(sock, cookie_, left());
   fd_handle fd = release_blocking(sock);
   mss_ = tcp_mss(fd.get());
   path_mtu_ = path_mtu(fd.get(), server_.family());
@@ -151,14 +139,15 @@ asio::awaitable<void> iperf3_client::connect_udp_stream(std::uint32_t s) {
   if (::send(fd, &hello, sizeof hello, 0) != static_cast<ssize_t>(sizeof hello))
     throw std::runtime_error(fmt::format("cannot send iperf3's UDP hello: {}", std::strerror(errno)));
   std::uint32_t answer = 0;
-  for (int i = 0;; ++i) {
+  for (;;) {
     const ssize_t n = ::recv(fd, &answer, sizeof answer, MSG_DONTWAIT);
     if (n == static_cast<ssize_t>(sizeof answer) && answer == i3::udp_connect_reply) break;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
       throw std::runtime_error(fmt::format("UDP stream {}: no answer to its hello: {}", s + 1, std::strerror(errno)));
-    if (i == 5000)
-      throw std::runtime_error(
-          fmt::format("UDP stream {}: the iperf3 server did not answer its hello within 10 s", s + 1));
+    if (std::chrono::steady_clock::now() >= deadline_)
+      throw std::runtime_error(fmt::format(
+          "UDP stream {}: the iperf3 server did not answer its hello within the setup's {:g} s (--connect-timeout)",
+          s + 1, o_.connect_timeout_s));
     co_await sleep_for(2ms);
   }
   streams_[s].received.format = payload_format::iperf3_64;
@@ -174,8 +163,7 @@ asio::awaitable<void> iperf3_client::create_streams() {
 }
 
 asio::awaitable<void> iperf3_client::run() {
-  deadline_ = std::chrono::steady_clock::now() +
-              std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o_.connect_timeout_s));
+  deadline_ = after(o_.connect_timeout_s);
   server_ = endpoint::resolve(o_.host, o_.port, o_.family);
   if (o_.kind == test_kind::udp_stream && !o_.reverse) segmentation_ = resolve_gso(o_, server_);
   tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
@@ -185,10 +173,9 @@ asio::awaitable<void> iperf3_client::run() {
   control_.set_option(tcp::no_delay(true));
   if (o_.kind == test_kind::tcp_stream && o_.reverse) receive_ = resolve_receive(o_, control_.native_handle());
   cookie_ = make_cookie();
-  co_await write_frame(control_, cookie_, 10s);
-  const auto left = std::max<std::chrono::steady_clock::duration>(deadline_ - std::chrono::steady_clock::now(), 1ms);
-  i3::state s = co_await read_state(left, "waiting for iperf3's PARAM_EXCHANGE (is an iperf3 -s listening there?)");
-  if (s != i3::state::param_exchange) throw protocol_error(fmt::format("iperf3 server sent state {} first", int(s)));
+  co_await write_frame(control_, cookie_, left());
+  const std::string first = "waiting for iperf3's PARAM_EXCHANGE (is an iperf3 -s listening there?)";
+  i3::expect_state(co_await read_state(first), i3::state::param_exchange, "first");
   // The harness's barrier: connected, armed; the test itself is set up once the instant is known (an
   // iperf3 server sends as soon as its streams are up, in reverse).
   if (o_.start_on_stdin) requested_start_ns_ = (co_await read_start_line(io_, events_.armed)).first;
@@ -198,59 +185,59 @@ asio::awaitable<void> iperf3_client::run() {
                                          ns_to_s(requested_start_ns_)));
   const i3::params params = make_params();
   co_await write_frame(control_, i3::frame(i3::encode_params(params)), 10s);
-  for (bool running = false; !running;) {
-    s = co_await read_state(step_timeout, "waiting for iperf3's next state");
-    switch (s) {
-      case i3::state::create_streams: co_await create_streams(); break;
-      case i3::state::test_start: break;
-      case i3::state::test_running: running = true; break;
-      default: throw protocol_error(fmt::format("iperf3 server sent state {} while setting up the test", int(s)));
-    }
-  }
+  co_await set_up();
   start_wall_ns_ = std::max(requested_start_ns_, wall_ns() + 1'000'000);
   end_wall_ns_ = start_wall_ns_ + s_to_ns(o_.duration_s);
+  deadline_ =
+      std::chrono::steady_clock::now() + std::chrono::nanoseconds(end_wall_ns_ - wall_ns()) + after_test_allowance;
   start_threads();
   traffic_started(end_wall_ns_);
   co_await run_data();
   co_await exchange_results();
 }
 
+asio::awaitable<void> iperf3_client::set_up() {
+  deadline_ = after(o_.connect_timeout_s);
+  i3::setup_states states;
+  for (;;) {
+    const std::string what = fmt::format(
+        "waiting for iperf3's {} (the server has --connect-timeout, {:g} s, from our parameters to TEST_RUNNING{})",
+        states.awaited(), o_.connect_timeout_s, *states.last() ? fmt::format("; it sent {}", states.last()) : "");
+    const i3::setup_states::step step = states.take(co_await read_state(what));
+    if (step == i3::setup_states::step::run) co_return;
+    if (step == i3::setup_states::step::create_streams) co_await create_streams();
+  }
+}
+
+asio::awaitable<void> iperf3_client::check_control() {
+  boost::system::error_code ec;
+  if (control_.available(ec) == 0 || ec) co_return;
+  const std::string what = "reading iperf3's state during the test";
+  const signed char s = co_await read_state(what);  // a refusal throws in iperf3's words
+  throw protocol_error(fmt::format("iperf3 server sent {} during the test", i3::state_name(s)));
+}
+
 asio::awaitable<void> iperf3_client::exchange_results() {
-  i3::state s = co_await read_state(step_timeout, "waiting for iperf3's EXCHANGE_RESULTS");
-  if (s != i3::state::exchange_results)
-    throw protocol_error(fmt::format("iperf3 server sent state {} after TEST_END", int(s)));
-  co_await write_frame(control_, i3::frame(i3::encode_results(our_results())), 10s);
-  bool too_deep = false;
-  nlohmann::json j = parse_json_bounded(co_await read_json("reading iperf3's results"), max_json_depth, &too_deep);
-  if (!j.is_object()) throw protocol_error("iperf3 results: not a JSON object");
-  if (auto out = j.find("server_output_json"); out != j.end() && out->is_object()) read_server_output(*out);
-  j.erase("server_output_json");
-  j.erase("server_output_text");
-  theirs_ = i3::parse_results(j.dump());
-  if (theirs_.streams.size() != o_.streams)
-    throw protocol_error(fmt::format("iperf3 results: {} streams, not {}", theirs_.streams.size(), o_.streams));
-  s = co_await read_state(step_timeout, "waiting for iperf3's DISPLAY_RESULTS");
-  if (s == i3::state::display_results) co_await send_state(i3::state::iperf_done);
+  const std::string results_wait =
+      fmt::format("waiting for iperf3's EXCHANGE_RESULTS (the server has {} s from the test's end to its last state)",
+                  after_test_allowance.count());
+  i3::expect_state(co_await read_state(results_wait), i3::state::exchange_results, "after TEST_END");
+  co_await write_frame(control_, i3::frame(i3::encode_results(our_results())),
+                       std::min<std::chrono::steady_clock::duration>(left(), 10s));
+  const std::string body = co_await read_json("reading iperf3's results");
+  i3::server_results theirs = i3::read_server_results(body, o_.streams);
+  if (!theirs.version.empty()) counted_by_ = std::move(theirs.version);
+  peer_buffer_ = o_.reverse ? theirs.sndbuf : theirs.rcvbuf;
+  theirs_ = std::move(theirs.figures);
+  const std::string display_wait = "waiting for iperf3's DISPLAY_RESULTS";
+  i3::expect_state(co_await read_state(display_wait), i3::state::display_results, "after its results");
+  co_await send_state(i3::state::iperf_done);
   boost::system::error_code ignored;
   control_.shutdown(tcp::socket::shutdown_both, ignored);
 }
 
 // The server's own output (-J: its JSON; its text says neither): its version, and its data socket's
 // buffer as the kernel granted it ("start": sndbuf_actual, rcvbuf_actual, since iperf3 3.1).
-void iperf3_client::read_server_output(const nlohmann::json& out) {
-  const auto start = out.find("start");
-  if (start == out.end() || !start->is_object()) return;
-  if (const auto v = start->find("version"); v != start->end() && v->is_string()) {
-    std::string name = v->get<std::string>();  // "iperf 3.12"
-    if (name.rfind("iperf ", 0) == 0) name = "iperf3 " + name.substr(6);
-    counted_by_ = name;
-  }
-  const auto b = start->find(o_.reverse ? "sndbuf_actual" : "rcvbuf_actual");
-  if (b != start->end() && b->is_number_integer() && b->get<std::int64_t>() > 0 &&
-      b->get<std::int64_t>() <= std::numeric_limits<std::int32_t>::max())
-    peer_buffer_ = static_cast<std::int32_t>(b->get<std::int64_t>());
-}
-
 test_result run_iperf3_test(asio::io_context& io, const client_options& options, client_events events) {
   const std::function<int()> stop_before = events.stop_before;
   return run_to_end(io, std::make_shared<iperf3_client>(io, options, std::move(events)), options, stop_before);

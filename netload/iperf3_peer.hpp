@@ -4,11 +4,13 @@
 // (senders, pacer, receivers). iperf3 counts the side it runs, and those counts come back in its results:
 // forward, the receiver's figures are the iperf3 server's own; in reverse, the sender's are.
 //
-// The exchange, as iperf3's client runs it: the cookie, then the server's states in turn, each awaited
-// with a timer: PARAM_EXCHANGE (our parameters as JSON), CREATE_STREAMS (each TCP stream connects and sends
-// the cookie; each UDP stream sends its 4-byte hello and awaits the answer), TEST_START, TEST_RUNNING; at
-// the end (or the user's stop) our TEST_END, EXCHANGE_RESULTS (ours, then the server's), DISPLAY_RESULTS
-// and our IPERF_DONE.
+// The exchange, as iperf3's client runs it: the cookie, then the server's states in turn (the order is
+// core/wire/iperf3_client.hpp's: any other state is an error naming it): PARAM_EXCHANGE (our parameters as
+// JSON), CREATE_STREAMS (each TCP stream connects and sends the cookie; each UDP stream sends its 4-byte
+// hello and awaits the answer), TEST_START, TEST_RUNNING; at the end (or the user's stop) our TEST_END,
+// EXCHANGE_RESULTS (ours, then the server's), DISPLAY_RESULTS and our IPERF_DONE. Three deadlines bound
+// the whole, however the server spaces its bytes: --connect-timeout to PARAM_EXCHANGE, --connect-timeout
+// from our parameters to TEST_RUNNING, and after_test_allowance from the test's end to the last state.
 #include "core/data/streams.hpp"
 #include "core/wire/iperf3_wire.hpp"
 #include "core/wire/result.hpp"
@@ -30,12 +32,19 @@ class iperf3_client final : public load_test {
   test_result result() const override;
 
  private:
-  asio::awaitable<iperf3::state> read_state(std::chrono::steady_clock::duration timeout, const char* what);
+  // The time left to deadline_ (at least 1 ms: a deadline passed is a timeout, never a wait without one).
+  std::chrono::steady_clock::duration left() const;
+  // The next state byte within deadline_; a refusal is thrown in iperf3's words. `what` names the wait.
+  asio::awaitable<signed char> read_state(const std::string& what);
   asio::awaitable<void> send_state(iperf3::state s);
   asio::awaitable<std::string> read_json(const char* what);
   // Reads a refusal's codes and throws it in iperf3's words.
-  asio::awaitable<void> refused(iperf3::state s);
+  asio::awaitable<void> refused(signed char s);
   iperf3::params make_params() const;
+  // CREATE_STREAMS to TEST_RUNNING, within --connect-timeout of our parameters.
+  asio::awaitable<void> set_up();
+  // During the test: a state the server sent (it may send none but a refusal) ends the test.
+  asio::awaitable<void> check_control();
   asio::awaitable<void> create_streams();
   asio::awaitable<void> connect_tcp_stream(std::uint32_t s);
   asio::awaitable<void> connect_udp_stream(std::uint32_t s);
@@ -44,12 +53,13 @@ class iperf3_client final : public load_test {
   asio::awaitable<void> settle();
   void sample(bool final_sample);
   asio::awaitable<void> exchange_results();
-  void read_server_output(const nlohmann::json& out);
   iperf3::results our_results() const;
 
   endpoint server_;
   std::string cookie_;
-  std::chrono::steady_clock::time_point deadline_{};  // --connect-timeout, over the connection and handshake
+  // The current part of the exchange ends by then: the connection and handshake, the setup, or the test
+  // and its results.
+  std::chrono::steady_clock::time_point deadline_{};
   std::int64_t requested_start_ns_ = 0, start_wall_ns_ = 0, end_wall_ns_ = 0;
   int path_mtu_ = 0, mss_ = 0, local_buffer_granted_ = 0;
   std::optional<segmentation_figures> segmentation_;  // forward UDP_STREAM: how we send

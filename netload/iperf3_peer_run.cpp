@@ -71,13 +71,14 @@ asio::awaitable<void> iperf3_client::run_data() {
       sample(false);
       next += step;
     }
+    co_await check_control();
     co_await sleep_for(std::chrono::nanoseconds(
         std::clamp<std::int64_t>(std::min(next, end_wall_ns_) - wall_ns(), 1'000'000, 20'000'000)));
   }
   co_await settle();
   seconds_ = ns_to_s(std::min(wall_ns(), end_wall_ns_) - start_wall_ns_);
   if (stopping()) seconds_ = std::max(0.0, ns_to_s(stop_wall_ns() - start_wall_ns_));
-  co_await write_frame(control_, std::string(1, static_cast<char>(i3::state::test_end)), 10s);
+  co_await send_state(i3::state::test_end);
   if (o_.reverse) {  // what the server had in flight at TEST_END still arrives and is counted
     const std::int64_t give_up = wall_ns() + drain_max_ns;
     std::uint64_t last_bytes = ~0ULL;

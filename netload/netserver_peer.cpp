@@ -309,7 +309,7 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     check_errno(answer, "the test");
     const np::omni_setup setup = np::decode_setup(answer);
     endpoint to = server;
-    to.set_port(static_cast<std::uint16_t>(setup.data_port));
+    to.set_port(peer_port(setup.data_port, "netserver's data port"));
     connect_within(data.get(), to, connect_timeout, stop);
     const int sndbuf = send_buffer(data.get());
     if (o.kind == test_kind::udp_stream) r.path_mtu = path_mtu(data.get(), server.family());
@@ -340,6 +340,7 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     r.ok = false;
     r.error = e.what();
   }
+  escape_peer_text(r);
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include "core/sys/tcp_info.hpp"
 #include "core/wire/flow.hpp"
 
+#include <fmt/format.h>
 #include <boost/describe/class.hpp>
 
 #include <cstdint>
@@ -33,6 +34,13 @@ inline constexpr std::size_t frame_header_size = 4;
 struct protocol_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// A port a peer names (netserver's data port, ...): 1..65535, never cut to 16 bits; else protocol_error
+// naming it and `what` ("netserver's data port").
+inline std::uint16_t peer_port(std::int64_t port, std::string_view what) {
+  if (port < 1 || port > 65535) throw protocol_error(fmt::format("{} {} is outside 1..65535: refused", what, port));
+  return static_cast<std::uint16_t>(port);
+}
 
 enum class test_kind { udp_stream, tcp_stream, udp_rr, tcp_rr };
 std::string_view to_string(test_kind k) noexcept;

@@ -1,6 +1,7 @@
 #include "core/wire/result.hpp"
 
 #include "core/base/json_fields.hpp"
+#include "core/base/text.hpp"
 #include "core/base/units.hpp"
 #include "core/sys/kernel_features.hpp"
 
@@ -247,6 +248,24 @@ json to_json(const interval_figures& i) {
 }
 
 interval_figures interval_from_json(const json& j) { return interval_from(j); }
+
+void escape_peer_text(test_result& r) {
+  // Names are short; a reason may be a sentence or two, and is cut past 1 KiB all the same.
+  for (std::string* name :
+       {&r.server_version, &r.receiver_counted_by, &r.sender.batching, &r.receiver.batching, &r.receive_engine})
+    *name = printable_bounded(*name);
+  for (std::string* text : {&r.error, &r.loss.note}) *text = printable_bounded(*text, 1024);
+  if (r.verdict) r.verdict->text = printable_bounded(r.verdict->text, 1024);
+  if (r.receiver_note) *r.receiver_note = printable_bounded(*r.receiver_note, 1024);
+  if (r.tcp && r.tcp->congestion) *r.tcp->congestion = printable_bounded(*r.tcp->congestion);
+  for (interval_figures& i : r.intervals)
+    if (i.tcp && i.tcp->congestion) *i.tcp->congestion = printable_bounded(*i.tcp->congestion);
+  for (std::optional<mode_choice>* m : {&r.receive, &r.segmentation}) {
+    if (!*m) continue;
+    (*m)->mode = printable_bounded((*m)->mode);
+    (*m)->why = printable_bounded((*m)->why, 1024);
+  }
+}
 
 json to_json(const test_result& r) {
   json j = write_described(r);

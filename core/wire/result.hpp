@@ -233,6 +233,11 @@ flow_figures sender_figures(const side_counts& c, double seconds, std::int64_t f
                             std::string batching);
 flow_figures receiver_figures(const side_counts& c, double seconds, std::int32_t socket_buffer, std::string batching);
 
+// Makes every text of `r` a peer may have put there (a server's version, its batching and engine names, its
+// congestion control, its error reasons, and what was said from them) printable (core/base/text.hpp), so a
+// terminal, a log or a report shows it as text: once, where the result is made, before it is shown.
+void escape_peer_text(test_result& r);
+
 nlohmann::json to_json(const test_result& r);
 nlohmann::json to_json(const interval_figures& i);
 // Throws std::runtime_error naming the field when the JSON is not an interval of this schema.

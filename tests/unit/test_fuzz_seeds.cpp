@@ -6,6 +6,7 @@
 #include "core/wire/netperf_wire.hpp"
 #include "core/wire/protocol.hpp"
 #include "core/wire/result.hpp"
+#include "tests/fuzz/iperf3_client_transcript.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -100,4 +101,32 @@ TEST_CASE("fuzz seeds: every netperf seed is a block a netperf 2.7 client, netse
       CHECK(np::decode_header(b).value != 0);
     }
   }
+}
+
+TEST_CASE("fuzz seeds: every iperf3 client seed is what a 3.12 server sends netload, whole or refused", "[fuzz]") {
+  for (const auto& [name, bytes] : seeds("corpus_iperf3_client")) {
+    INFO(name);
+    const nb::iperf3::transcript t = nb::iperf3::read_transcript(bytes);
+    if (name.starts_with("refused_")) {
+      CHECK_THAT(t.error, Catch::Matchers::StartsWith("iperf3 server"));
+      continue;
+    }
+    CHECK(t.error.empty());
+    CHECK(t.setup_states == 3);
+    CHECK(t.results.figures.streams.size() == 1);
+    if (name.find("_json_") != std::string::npos) CHECK(t.results.version == "iperf3 3.12");
+  }
+}
+
+TEST_CASE("fuzz seeds: the iperf3 client regressions end at the state out of its place, naming it", "[fuzz]") {
+  const auto read = [](const char* file) {
+    std::ifstream in(fs::path(NETBENCH_FUZZ_DIR) / "corpus_iperf3_client" / file, std::ios::binary);
+    return nb::iperf3::read_transcript(std::string{std::istreambuf_iterator<char>(in), {}});
+  };
+  const nb::iperf3::transcript again = read("regression_create_streams_repeated.bin");
+  CHECK(again.error == "iperf3 server sent CREATE_STREAMS a second time");
+  CHECK(again.streams_created == 1);
+  CHECK(read("regression_test_start_flood.bin").error == "iperf3 server sent TEST_START a second time");
+  CHECK(read("regression_test_start_after_running.bin").error ==
+        "iperf3 server sent TEST_START after TEST_END, where EXCHANGE_RESULTS comes");
 }
