@@ -1,6 +1,7 @@
 #include "harness/app.hpp"
 #include "harness/app_run.hpp"
 
+#include "core/base/text.hpp"
 #include "harness/default_plan.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/process/process.hpp"
@@ -79,10 +80,10 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
     const bool said = said_while_running && std::any_of(runs.begin(), runs.end(), [&](const run_summary& s) {
                         return !s.run.error.empty() && p.starts_with(fmt::format("run {} failed: ", s.run.id));
                       });
-    if (!said) fmt::print(stderr, "harness: {}\n", p);
+    if (!said) fmt::print(stderr, "harness: {}\n", nb::printable(p));  // names from the folder's files
   }
   const auto skews = folder_skews(runs);
-  for (const auto& k : skews) fmt::print(stderr, "harness: {}\n", k);
+  for (const auto& k : skews) fmt::print(stderr, "harness: {}\n", nb::printable(k));
   return !problems.empty() ? 3 : skews.empty() ? 0 : skewed_status;
 }
 
@@ -91,7 +92,8 @@ void write_html(const std::filesystem::path& dir, const std::vector<run_summary>
                 const std::vector<nlohmann::json>& searches, const run_history* history = nullptr) {
   const auto errors = write_html_report(dir, runs, searches, history);
   if (!errors.empty())
-    fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(), errors.front());
+    fmt::print(stderr, "harness: report.html: {} chart(s) not drawn; the first: {}\n", errors.size(),
+               nb::printable(errors.front()));
 }
 
 std::string signal_name(int sig) {

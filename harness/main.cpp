@@ -1,5 +1,6 @@
 // harness: runs a TOML plan of netserve / netload instances across hosts and writes the results folder.
 #include "core/base/cli_help.hpp"
+#include "core/base/text.hpp"
 #include "core/base/version.hpp"
 #include "harness/app.hpp"
 #include "harness/lab/lab.hpp"
@@ -336,7 +337,12 @@ int main(int argc, char** argv) {
   try {
     return dispatch(c);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "harness: {}\n", e.what());
+    // A message may quote a name from a plan or a file, or a program's words: one line, nothing raw. One
+    // that holds no raw control character (its names escaped where it was made) is not escaped twice.
+    const std::string_view what = e.what();
+    const bool raw = std::any_of(what.begin(), what.end(),
+                                 [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; });
+    fmt::print(stderr, "harness: {}\n", raw ? nb::printable_bounded(what, 2000) : std::string(what));
     return 1;
   }
 }

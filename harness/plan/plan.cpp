@@ -2,6 +2,7 @@
 
 #include "core/base/limits.hpp"
 #include "core/base/port_spec.hpp"
+#include "core/base/text.hpp"
 #include "core/base/units.hpp"
 #include "harness/plan/plan_toml.hpp"
 #include "harness/toml/toml_bounds.hpp"
@@ -32,7 +33,52 @@ std::optional<E> value_of(names<E> table, std::string_view name) {
   return std::nullopt;
 }
 
+bool is_c1(std::string_view s, std::size_t i) {  // U+0080..U+009F in UTF-8: 0xc2 0x80..0x9f
+  return static_cast<unsigned char>(s[i]) == 0xc2 && i + 1 < s.size() &&
+         (static_cast<unsigned char>(s[i + 1]) & 0xe0) == 0x80;
+}
+
+// A refused name as an error shows it: printable, a C1 control (which printable keeps) as \u00NN, and
+// at most the first 80 bytes of a long one.
+std::string shown(std::string_view name) {
+  std::string out;
+  std::size_t from = 0, i = 0;
+  for (; i < name.size() && i < 80; ++i) {
+    if (!is_c1(name, i)) continue;
+    out += nb::printable(name.substr(from, i - from));
+    out += fmt::format("\\u{:04x}", static_cast<unsigned char>(name[++i]));
+    from = i + 1;
+  }
+  while (i < name.size() && (static_cast<unsigned char>(name[i]) & 0xc0) == 0x80) ++i;  // a whole character
+  out += nb::printable(name.substr(from, i - from));
+  return i < name.size() ? fmt::format("{}... ({} bytes)", out, name.size()) : out;
+}
+
 }  // namespace
+
+std::string name_problem(std::string_view name, name_use use) {
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c < 0x20 || c == 0x7f || is_c1(name, i))
+      return fmt::format("holds a control character ({}): names are printed, and must print as they are",
+                         shown(name.substr(i, c < 0x80 ? 1 : 2)));
+  }
+  if (use == name_use::text) return {};
+  if (name.empty()) return "is empty";
+  if (name.find('/') != std::string_view::npos || name == "." || name == "..")
+    return "would leave its folder: it is part of a file or folder name under --results, where '/', '.' and '..' "
+           "have no place";
+  if (name.size() > max_path_name_bytes)
+    return fmt::format("is {} bytes long, more than {}: it is part of file and folder names", name.size(),
+                       max_path_name_bytes);
+  return {};
+}
+
+void check_name(const toml::source_region& at, const std::string& context, std::string_view what, std::string_view name,
+                name_use use) {
+  if (const std::string why = name_problem(name, use); !why.empty())
+    fail_at(at, fmt::format("{}: {} '{}' {}", context, what, shown(name), why));
+}
 
 std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n) {
   if (n.is_string()) {  // "11256-11263": what netserve's -p takes
@@ -182,14 +228,27 @@ plan parse_plan(const std::string& text, const std::string& source_path) {
   p.source_text = text;
   toml_reader r(root, "plan");
   const auto stem = source_path.substr(source_path.find_last_of('/') + 1);
-  p.name = r.string_or("name", stem.substr(0, stem.rfind(".toml")));
+  if (const toml::node* n = r.find("name")) {
+    p.name = r.string(*n, "name");
+    check_name(n->source(), "plan", "name", p.name, name_use::path);
+  } else {
+    p.name = stem.substr(0, stem.rfind(".toml"));
+    if (const std::string why = name_problem(p.name, name_use::path); !why.empty())
+      throw plan_error(
+          fmt::format("{}: plan: its name (the file's name, as the plan gives no 'name') {}; give a "
+                      "'name'",
+                      source_path, why));
+  }
   if (const toml::node* d = r.find("defaults")) parse_defaults(p, r.table(*d, "defaults"));
-  for (const auto& [key, value] : r.table(r.need("hosts"), "hosts"))
+  for (const auto& [key, value] : r.table(r.need("hosts"), "hosts")) {
+    check_name(key.source(), "hosts", "host name", key.str(), name_use::path);
     p.hosts.emplace(std::string(key.str()), parse_host(std::string(key.str()), r.table(value, "hosts")));
+  }
   if (const toml::node* g = r.find("groups")) {
     toml_reader gr(r.table(*g, "groups"), "groups");
     for (const auto& [key, value] : r.table(*g, "groups")) {
       const std::string name(key.str());
+      check_name(key.source(), "groups", "group name", name, name_use::text);
       if (p.hosts.count(name)) fail_at(key.source(), fmt::format("groups: '{}' is already a host name", name));
       auto& members = p.groups[name];
       for (const toml::node& e : gr.array(value, name.c_str())) members.push_back(host_ref(p, gr, e, name.c_str()));

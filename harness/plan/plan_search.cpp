@@ -26,6 +26,8 @@ goal parse_goal(const toml::node& n, toml_reader& sr, std::size_t index) {
   g.loss_ratio = gr.number(gr.need("loss_ratio"), "loss_ratio", 0, 0.5);
   g.name = gr.string_or("name", goal_name_for(g.loss_ratio));
   if (g.name.empty()) fail_at(gr.need("name").source(), fmt::format("{}: 'name' is empty", gr.context()));
+  if (const toml::node* name = gr.find("name"))
+    check_name(name->source(), gr.context(), "name", g.name, name_use::text);
   // RFC 9971 section 4.6: the exceed ratio is a share below one; the duration sum is at least one final
   // trial; the initial trial duration at most the final one.
   g.exceed_ratio = gr.number_or("exceed_ratio", g.exceed_ratio, 0, 0.99);

@@ -174,7 +174,10 @@ void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
       pair_spec ps;
       ps.from = host_ref(p, pr, pr.need("from"), "from");
       ps.to = host_ref(p, pr, pr.need("to"), "to");
-      ps.category = pr.string_or("category", "");
+      if (const toml::node* c = pr.find("category")) {
+        ps.category = pr.string(*c, "category");
+        check_name(c->source(), pr.context(), "category", ps.category, name_use::text);
+      }
       pr.done();
       t.pairs.push_back(ps);
     }
@@ -290,9 +293,11 @@ void check_keys(const plan& p, const test_spec& t, const toml_reader& r, const t
 test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   toml_reader r(tt, fmt::format("tests[{}]", index));
   test_spec t;
-  t.name = r.string(r.need("name"), "name");
-  if (t.name.empty() || t.name.find_first_of("/ \t") != std::string::npos)
-    fail_at(tt.source(), fmt::format("{}: name '{}' must be non-empty, without '/' or spaces", r.context(), t.name));
+  const toml::node& name = r.need("name");
+  t.name = r.string(name, "name");
+  check_name(name.source(), r.context(), "name", t.name, name_use::path);
+  if (t.name.find_first_of(" \t") != std::string::npos)
+    fail_at(name.source(), fmt::format("{}: name '{}' must be without spaces", r.context(), t.name));
   if (const toml::node* kind = r.find("kind")) {
     const std::string s = r.string(*kind, "kind");
     const auto k = nb::parse_test_kind(s);

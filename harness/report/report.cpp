@@ -1,5 +1,6 @@
 #include "harness/report/report.hpp"
 #include "harness/report/skew.hpp"
+#include "harness/report/terminal.hpp"
 
 #include "harness/report/circuit.hpp"
 
@@ -275,7 +276,11 @@ std::string circuit_words(const run_summary& s) {
   return out;
 }
 
-std::string console_summary(const std::vector<run_summary>& runs, const std::vector<nlohmann::json>& searches) {
+std::string console_summary(const std::vector<run_summary>& given, const std::vector<nlohmann::json>& found) {
+  std::vector<run_summary> runs;
+  std::vector<nlohmann::json> searches;
+  for (const auto& s : given) runs.push_back(for_terminal(s));
+  for (const auto& s : found) searches.push_back(for_terminal(s));
   std::string out;
   for (const auto& s : runs) {
     if (is_search_trial(s.run)) continue;

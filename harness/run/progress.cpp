@@ -1,5 +1,6 @@
 #include "harness/run/progress.hpp"
 
+#include "core/base/text.hpp"
 #include "core/base/units.hpp"
 
 #include <fmt/format.h>
@@ -63,8 +64,8 @@ plan_eta plan_progress::eta(double now) const {
 
 std::string plan_line(const std::string& plan, std::size_t index, std::size_t count, const std::string& id,
                       double elapsed_s, const plan_eta& eta, double now_epoch_s, long utc_offset_s) {
-  const std::string head =
-      fmt::format("plan {}: run {} of {} ({}), {} elapsed, ", plan, index + 1, count, id, format_duration(elapsed_s));
+  const std::string head = fmt::format("plan {}: run {} of {} ({}), {} elapsed, ", nb::printable(plan), index + 1,
+                                       count, nb::printable(id), format_duration(elapsed_s));
   // A countdown: 00:00 only once nothing is left (elapsed time counts whole seconds done instead).
   const double left = std::ceil(eta.seconds);
   // A rate search runs as many trials as its measurements ask for: no end time is claimed for it.
@@ -102,9 +103,9 @@ live_totals live_aggregate(const std::vector<instance_progress>& instances) {
 
 std::string aggregate_line(const std::string& id, double elapsed_s, double duration_s, const live_totals& t,
                            int shown_before) {
-  const std::string head =
-      fmt::format("  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  ", id, std::min(elapsed_s, duration_s),
-                  duration_s, std::max(0.0, duration_s - elapsed_s), t.running, t.instances, t.failed);
+  const std::string head = fmt::format("  {} {:5.1f}/{:g} s ({:.0f} s left)  running {}/{} failed {}  ",
+                                       nb::printable(id), std::min(elapsed_s, duration_s), duration_s,
+                                       std::max(0.0, duration_s - elapsed_s), t.running, t.instances, t.failed);
   if (t.known && t.interval > 0 && t.interval == shown_before)
     return head + (t.behind > 0
                        ? fmt::format("nothing new: interval {} not reported yet by {} of {} running instance(s)",

@@ -3,6 +3,7 @@
 // then the loads MLRsearch (core/search/mlr_search.hpp) asks for, split equally over the instances; then,
 // when the test has a latency probe, the probe under load at fractions of the PDR. raw/<run>/search.json
 // holds the record after every trial, so an interrupted search still shows how far it got.
+#include "core/base/text.hpp"
 #include "core/base/units.hpp"
 #include "harness/report/latency.hpp"
 #include "harness/report/results.hpp"
@@ -52,8 +53,9 @@ std::string describe(const search_trial& t, std::size_t n) {
 
 // The trial's line on the console, as it is recorded.
 const search_trial& show(const std::string& id, int k, const search_trial& t, std::size_t instances) {
-  fmt::print(stderr, "harness: search {} trial {} ({}): {}{}\n", id, k, t.reason, describe(t, instances),
-             t.note.empty() ? "" : " - " + t.note);
+  // A failure's words are netload's (or its peer's): escaped, as every message of a program is.
+  fmt::print(stderr, "harness: search {} trial {} ({}): {}{}\n", nb::printable(id), k, t.reason,
+             nb::printable_bounded(describe(t, instances), 1000), t.note.empty() ? "" : " - " + nb::printable(t.note));
   return t;
 }
 

@@ -97,7 +97,7 @@ void runner::remote_signal_detached(const std::string& host, int pid, const char
   ++remote_signals_pending_;
   asio::co_spawn(io_, remote_signal(host, pid, sig), [this, host](std::exception_ptr e, bool) {
     --remote_signals_pending_;
-    if (e) fmt::print(stderr, "harness: could not signal a process on '{}'\n", host);
+    if (e) fmt::print(stderr, "harness: could not signal a process on '{}'\n", nb::printable(host));
   });
 }
 
@@ -108,7 +108,8 @@ asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const cha
   record_command(host, argv);
   const auto o = co_await nb::run_command(argv, 10s);
   if (o.exit_code != 0 && std::string_view(sig) != "KILL")  // KILL may come after it ended: no news
-    fmt::print(stderr, "harness: '{}' failed: {}\n", nb::quote_argv(argv), nb::first_line(o.stderr_text));
+    fmt::print(stderr, "harness: '{}' failed: {}\n", nb::printable(nb::quote_argv(argv)),
+               nb::printable_bounded(nb::first_line(o.stderr_text)));
   co_return o.exit_code == 0;
 }
 
@@ -243,8 +244,9 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   const fs::path run_dir = dir_ / "raw" / r.id;
   fs::create_directories(run_dir);
   const std::string of_n = progress_ ? fmt::format("{} of {}: ", progress_->index() + 1, progress_->count()) : "";
-  fmt::print(stderr, "harness: run {}{} ({}, {} -m {}, {} instance(s), {} s)\n", of_n, r.id, r.role,
-             nb::to_string(r.kind), r.message_size, r.instances.size(), r.duration);
+  // Names from the plan (checked when it was read) and messages from the programs: escaped on the console.
+  fmt::print(stderr, "harness: run {}{} ({}, {} -m {}, {} instance(s), {} s)\n", of_n, nb::printable(r.id),
+             nb::printable(r.role), nb::to_string(r.kind), r.message_size, r.instances.size(), r.duration);
   std::vector<running_server> servers;
   nlohmann::json spec = to_json(r, plan_);
   spec["order"] = order_++;
@@ -280,7 +282,7 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
     } catch (const write_error&) {
       throw;
     } catch (const std::exception& e) {
-      fmt::print(stderr, "harness: run {} failed: {}\n", r.id, e.what());
+      fmt::print(stderr, "harness: run {} failed: {}\n", nb::printable(r.id), nb::printable_bounded(e.what(), 1000));
       record_failed_run(run_dir, spec, e.what());
       failure = nullptr;
     }

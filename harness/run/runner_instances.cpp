@@ -2,6 +2,7 @@
 // followed live, raw files written as each instance ends, servers stopped.
 #include "core/base/clock.hpp"
 #include "core/base/json_text.hpp"
+#include "core/base/text.hpp"
 #include "core/base/units.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
@@ -142,8 +143,8 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     const bool ours =
         !o.timed_out && s.stop_asked && (o.exit_code == 0 || o.exit_code == 143 || (was_remote && o.exit_code == 255));
     if (!ours && !group_.killed())
-      fmt::print(stderr, "harness: netserve on '{}' ended with status {}{}: {}\n", s.host, o.exit_code,
-                 o.timed_out ? " (killed: it did not stop)" : "", o.stderr_text.substr(0, 300));
+      fmt::print(stderr, "harness: netserve on '{}' ended with status {}{}: {}\n", nb::printable(s.host), o.exit_code,
+                 o.timed_out ? " (killed: it did not stop)" : "", nb::printable_bounded(o.stderr_text, 300));
   }
 }
 
@@ -212,8 +213,8 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
     if (!live[i].proc) continue;
     live[i].proc->close_stdin();
     if (!live[i].armed && !cancelled_) {
-      fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", r.id, r.instances[i].name,
-                 arm_timeout.count());
+      fmt::print(stderr, "harness: run {}: {} not connected within {} s\n", nb::printable(r.id),
+                 nb::printable(r.instances[i].name), arm_timeout.count());
       live[i].proc->request_stop();
     }
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -152,16 +153,42 @@ void add_search(family& f, const std::string& plan, const nlohmann::json& s) {
   }
 }
 
+// Bytes of the UTF-8 character `s` starts with (1 to 4), or 0 when it starts with none: a stray
+// continuation byte, an overlong form, a surrogate, a character cut short or above U+10FFFF. OpenMetrics
+// text is UTF-8, and a scraper refuses the whole exposition for one bad byte.
+std::size_t utf8_length(std::string_view s) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  const std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || s.size() < n) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b(k) & 0xc0) != 0x80) return 0;
+  if ((c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) >= 0xa0) || (c == 0xf0 && b(1) < 0x90) ||
+      (c == 0xf4 && b(1) >= 0x90))
+    return 0;
+  return n;
+}
+
 }  // namespace
 
 std::string escape_label_value(std::string_view v) {
   std::string out;
   out.reserve(v.size());
-  for (char c : v) {
+  for (std::size_t i = 0; i < v.size();) {
+    const auto c = static_cast<unsigned char>(v[i]);
+    std::size_t n = utf8_length(v.substr(i));
+    const bool control = c < 0x20 || c == 0x7f || (n == 2 && c == 0xc2 && static_cast<unsigned char>(v[i + 1]) < 0xa0);
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    else if (c == '\n') out += "\\\\n";
+    else if (c == '\r') out += "\\\\r";
+    else if (c == '\t') out += "\\\\t";
+    else if (n == 0 || control)  // C0, DEL, C1, or a byte that begins no UTF-8 character: \xNN per byte
+      for (std::size_t k = 0; k < std::max<std::size_t>(n, 1); ++k)
+        out += fmt::format("\\\\x{:02x}", static_cast<unsigned char>(v[i + k]));
+    else out.append(v.substr(i, n));
+    i += std::max<std::size_t>(n, 1);
   }
   return out;
 }

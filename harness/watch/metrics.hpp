@@ -27,7 +27,10 @@ struct completed_run {
 
 // Every family of the exposition (HELP and TYPE) even before a first run, then `# EOF`.
 std::string render_openmetrics(const run_counts& counts, const std::optional<completed_run>& last);
-// A label value or HELP text escaped as OpenMetrics wants it: backslash, double quote and newline.
+// A label value or HELP text as OpenMetrics wants it: backslash and double quote escaped (\\, \"), and
+// nothing raw that could reach a terminal or break a scrape: a control character (C0, DEL, C1) is the
+// text nb::printable shows for it (\n, \r, \t, \x1b, written \\n, \\x1b), as is a byte of no UTF-8
+// character. A name without those reads back as it is.
 std::string escape_label_value(std::string_view v);
 
 }  // namespace harness::watch

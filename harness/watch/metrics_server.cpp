@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
 #include <stdexcept>
+#include <variant>
 
 namespace harness::watch {
 
@@ -60,6 +62,15 @@ void metrics_server::stop() {
   for (auto* s : open_) s->close(ignored);
 }
 
+asio::ip::address metrics_server::source_of(const asio::ip::address& peer) {
+  if (peer.is_v4()) return peer;
+  const auto v6 = peer.to_v6();
+  if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6);
+  auto bytes = v6.to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return asio::ip::address_v6(bytes);
+}
+
 asio::awaitable<void> metrics_server::accept_loop() {
   asio::steady_timer backoff(io_);
   while (!stopped_) {
@@ -70,26 +81,45 @@ asio::awaitable<void> metrics_server::accept_loop() {
       co_await backoff.async_wait(use_tuple);
       continue;
     }
-    if (open_.size() >= max_connections) continue;  // `sock` closes as it goes out of scope
-    asio::co_spawn(io_, serve(std::move(sock)), asio::detached);
+    boost::system::error_code peer_ec;
+    const auto peer = sock.remote_endpoint(peer_ec);
+    if (peer_ec) continue;  // already reset
+    const auto source = source_of(peer.address());
+    const auto held = per_source_.find(source);
+    // Beyond either budget `sock` closes as it goes out of scope: the others' connections stay served.
+    if (open_count_ >= max_connections || (held != per_source_.end() && held->second >= max_connections_per_source))
+      continue;
+    ++per_source_[source];
+    ++open_count_;
+    asio::co_spawn(io_, serve(std::move(sock), source), asio::detached);
   }
 }
 
-asio::awaitable<void> metrics_server::serve(asio::ip::tcp::socket s) {
+asio::awaitable<void> metrics_server::serve(asio::ip::tcp::socket s, asio::ip::address source) {
   using namespace asio::experimental::awaitable_operators;
   open_.insert(&s);
-  // One deadline over the whole exchange, read and write: a client that sends slowly, or never reads
-  // the answer, holds a connection for request_timeout at most.
-  asio::steady_timer deadline(io_, request_timeout);
+  boost::system::error_code ignored;
+  if (stopped_) s.close(ignored);  // accepted just before stop(): nothing to serve
+  // The head within head_timeout: an idle connection is closed long before it could keep a scraper
+  // out. The whole exchange within request_timeout: a client that never reads the answer holds its
+  // connection no longer.
+  const auto accepted = std::chrono::steady_clock::now();
+  asio::steady_timer deadline(io_, head_timeout);
   try {
-    co_await (exchange(s) || deadline.async_wait(asio::use_awaitable));
+    auto head = co_await (read_head(s) || deadline.async_wait(asio::use_awaitable));
+    if (head.index() == 0 && std::get<0>(head)) {
+      deadline.expires_at(accepted + request_timeout);
+      co_await (write_answer(s, *std::get<0>(head)) || deadline.async_wait(asio::use_awaitable));
+    }
   } catch (const std::exception&) {
     // a reset connection or the deadline's cancellation: nothing to answer to
   }
   open_.erase(&s);
+  --open_count_;
+  if (--per_source_[source] == 0) per_source_.erase(source);
 }
 
-asio::awaitable<void> metrics_server::exchange(asio::ip::tcp::socket& s) {
+asio::awaitable<std::optional<parsed_head>> metrics_server::read_head(asio::ip::tcp::socket& s) {
   std::string buf;
   std::array<char, 2048> chunk;
   std::size_t end;
@@ -99,11 +129,15 @@ asio::awaitable<void> metrics_server::exchange(asio::ip::tcp::socket& s) {
   while ((end = request_head_end(buf)) == std::string::npos && buf.size() <= max_request_head) {
     const auto room = std::min(chunk.size(), max_request_head + 1 - buf.size());
     auto [ec, n] = co_await s.async_read_some(asio::buffer(chunk.data(), room), use_tuple);
-    if (ec) co_return;  // closed before a whole head came
+    if (ec) co_return std::nullopt;  // closed before a whole head came
     buf.append(chunk.data(), n);
   }
   if (end == std::string::npos) p.status = head_status::too_large;
   else p = parse_request_head(std::string_view(buf).substr(0, end));
+  co_return p;
+}
+
+asio::awaitable<void> metrics_server::write_answer(asio::ip::tcp::socket& s, const parsed_head& p) {
   const std::string out = serialize(answer(p, render_));
   co_await asio::async_write(s, asio::buffer(out), use_tuple);
   boost::system::error_code ignored;

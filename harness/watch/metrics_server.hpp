@@ -2,13 +2,18 @@
 // `harness watch --listen ADDR:PORT`: a small HTTP/1.1 server in the watch's own io_context, answering
 // GET /metrics with the OpenMetrics text of the last completed run (404 for another path, 405 for another
 // method). One request per connection (Connection: close); every connection bounded in time and size, and
-// in number, since anyone who can reach the port can talk to it.
+// in number, in all and per source address, since anyone who can reach the port can talk to it: a few
+// addresses holding idle connections cannot take the scraper's.
+#include "harness/watch/http_request.hpp"
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -29,18 +34,30 @@ class metrics_server {
   // Closes the listening socket and every open connection: the io_context then runs out of work.
   void stop();
 
+  // The request head must have come within head_timeout of the accept (a scraper sends it at once); the
+  // whole exchange, the answer written included, ends by request_timeout.
+  static constexpr std::chrono::seconds head_timeout{2};
   static constexpr std::chrono::seconds request_timeout{5};
-  static constexpr std::size_t max_connections = 16;
+  // Open connections in all, and from one source (an IPv4 address; an IPv6 /64, what one host is
+  // usually given); a connection beyond either is closed as it is accepted, unread.
+  static constexpr std::size_t max_connections = 64;
+  static constexpr std::size_t max_connections_per_source = 4;
+  // The key a connection from `peer` counts under: the address, an IPv4-mapped one as IPv4, an IPv6
+  // address cut to its /64.
+  static asio::ip::address source_of(const asio::ip::address& peer);
 
  private:
   asio::awaitable<void> accept_loop();
-  asio::awaitable<void> serve(asio::ip::tcp::socket s);
-  asio::awaitable<void> exchange(asio::ip::tcp::socket& s);
+  asio::awaitable<void> serve(asio::ip::tcp::socket s, asio::ip::address source);
+  asio::awaitable<std::optional<parsed_head>> read_head(asio::ip::tcp::socket& s);  // none: closed first
+  asio::awaitable<void> write_answer(asio::ip::tcp::socket& s, const parsed_head& p);
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
   std::function<std::string()> render_;
   std::set<asio::ip::tcp::socket*> open_;
+  std::map<asio::ip::address, std::size_t> per_source_;  // open connections per source_of(peer)
+  std::size_t open_count_ = 0;                           // open connections, counted from their accept
   bool stopped_ = false;
 };
 
