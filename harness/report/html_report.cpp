@@ -8,30 +8,15 @@
 #include "harness/report/search_view.hpp"
 #include "harness/report/skew.hpp"
 
-#include "core/base/json_text.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 
 namespace harness {
 namespace {
 
 using nlohmann::json;
 namespace h = html;
-
-std::string read_text(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  return in ? std::string(std::istreambuf_iterator<char>(in), {}) : std::string();
-}
-
-// Bounded as every other results file is read (the folder may come from elsewhere).
-json read_environment(const std::filesystem::path& dir) {
-  const json env = nb::parse_json_bounded(read_text(dir / "environment.json"), nb::max_json_depth);
-  return env.is_object() ? env : json::object();
-}
 
 // Charts get ids c1, c2, ... in page order (each inline SVG's own ids are prefixed with its chart's);
 // the ones gnuplot could not draw are told to the caller too, not only in the page.
@@ -421,8 +406,7 @@ std::string report_html(const std::vector<run_summary>& runs, const std::vector<
   body += hosts_section(env, dir / "environment.json");
   body += "<h2>Environment</h2>\n<p class=\"note\">environment.json</p>\n<pre>" +
           h::escape(env.dump(2, ' ', false, json::error_handler_t::replace)) + "</pre>\n";
-  body +=
-      "<h2>Plan</h2>\n<p class=\"note\">plan.toml</p>\n<pre>" + h::escape(read_text(dir / "plan.toml")) + "</pre>\n";
+  body += "<h2>Plan</h2>\n<p class=\"note\">plan.toml</p>\n<pre>" + h::escape(read_plan_copy(dir)) + "</pre>\n";
   if (chart_errors) *chart_errors = std::move(ids.errors);
   return h::page(fmt::format("Results: {}", h::folder_name(dir)), body);
 }

@@ -1,6 +1,5 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
-#include "core/base/json_text.hpp"
 #include "harness/records/host_check.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
@@ -9,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 namespace harness {
@@ -204,10 +202,8 @@ std::string not_run_markdown(const std::vector<unrun>& not_run) {
 
 // The host check before the runs (environment.json), as `harness check` printed it.
 std::string hosts_markdown(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "environment.json");
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const auto env = nb::parse_json_bounded(text);  // a file from disk: anything may be in it
-  if (!env.is_object() || !env.contains("hosts") || !env["hosts"].is_object()) return "";
+  const auto env = read_environment(dir);  // a file from disk: anything may be in it
+  if (!env.contains("hosts") || !env["hosts"].is_object()) return "";
   std::vector<host_check> checks;
   for (const auto& [name, h] : env["hosts"].items())
     if (h.contains("check"))

@@ -1,9 +1,11 @@
 #include "harness/report/results.hpp"
 
 #include "core/sys/eintr.hpp"
+#include "core/sys/file_beneath.hpp"
 #include "harness/report/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/stats.hpp"
+#include "harness/toml/toml_bounds.hpp"
 
 #include "core/base/json_text.hpp"
 
@@ -13,10 +15,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -43,7 +44,9 @@ void write_file(const fs::path& path, const std::string& text) {
     ::unlink(tmp.c_str());
     throw write_error(fmt::format("cannot write {}: {}: {}", path.string(), what, std::strerror(err)));
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A folder from elsewhere may hold PATH.tmp as a symlink: removed, and never written through.
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw write_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = nb::retry_eintr([&] { return ::write(fd, text.data() + done, text.size() - done); });
@@ -73,17 +76,48 @@ auto in_file(const fs::path& path, F&& f) {
   }
 }
 
-json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
+// A run's or a search's place in the plan ("order"): a whole number an int holds (a file from elsewhere
+// may say 1e300), 0 when an older search has none.
+int order_of(const json& j, bool required) {
+  const auto it = j.is_object() ? j.find("order") : j.end();
+  if (it == j.end() && !required) return 0;
+  if (it == j.end()) throw std::runtime_error("field 'order' is missing");
+  const bool fits = it->is_number_unsigned()  ? it->get<std::uint64_t>() <= INT_MAX
+                    : it->is_number_integer() ? it->get<std::int64_t>() >= INT_MIN && it->get<std::int64_t>() <= INT_MAX
+                                              : false;
+  if (!fits) throw std::runtime_error(fmt::format("field 'order' is {}, not a whole number of an int", it->dump()));
+  return it->get<int>();
+}
+
+}  // namespace
+
+std::optional<std::string> read_results_file(const fs::path& dir, const fs::path& relative, std::size_t max_bytes) {
+  return nb::read_file_beneath(dir, relative, max_bytes);
+}
+
+json read_results_json(const fs::path& dir, const fs::path& relative) {
+  const fs::path path = dir / relative;
+  const auto text = read_results_file(dir, relative);
+  if (!text) throw std::runtime_error(fmt::format("cannot read {}: no such file", path.string()));
   bool too_deep = false;
-  json j = nb::parse_json_bounded(text, nb::max_json_depth, &too_deep);
+  json j = nb::parse_json_bounded(*text, nb::max_json_depth, &too_deep);
   if (j.is_discarded() && too_deep)
     throw std::runtime_error(fmt::format("{}: nested deeper than {} levels", path.string(), nb::max_json_depth));
   if (j.is_discarded()) throw std::runtime_error(fmt::format("{}: not valid JSON", path.string()));
   return j;
 }
+
+std::string read_plan_copy(const fs::path& dir) {
+  return read_results_file(dir, "plan.toml", max_toml_bytes).value_or("");
+}
+
+json read_environment(const fs::path& dir) {
+  if (!fs::exists(dir / "environment.json")) return json::object();
+  json env = read_results_json(dir, "environment.json");
+  return env.is_object() ? env : json::object();
+}
+
+namespace {
 
 instance_record not_written(const json& planned, const run_record& r) {
   instance_record i;
@@ -119,43 +153,46 @@ std::vector<run_record> by_direction(run_record r) {
 
 }  // namespace
 
-run_record load_run(const fs::path& run_dir) {
-  const fs::path spec_file = run_dir / "run.json";
-  const json spec = read_json(spec_file);
+namespace {
+
+// The run raw/<run>/ of results folder `dir` (`run` relative to it): every file read beneath `dir`.
+run_record load_run_in(const fs::path& dir, const fs::path& run) {
+  const fs::path spec_file = dir / run / "run.json";
+  const json spec = read_results_json(dir, run / "run.json");
   run_record r = in_file(spec_file, [&] { return run_from_json(spec); });
+  // An instance's record, or nullopt when it was never written (the run was interrupted or failed first).
+  auto record_of = [&](const json& planned) -> std::optional<instance_record> {
+    const auto name = in_file(spec_file, [&] { return planned.at("name").get<std::string>(); });
+    const fs::path file = run / (name + ".json");
+    if (!fs::exists(dir / file)) return std::nullopt;
+    const json j = read_results_json(dir, file);
+    return in_file(dir / file, [&] { return instance_from_json(j); });
+  };
   const json planned_all = in_file(spec_file, [&] { return spec.at("instances"); });
   for (const auto& planned : planned_all) {
-    const auto name = in_file(spec_file, [&] { return planned.at("name").get<std::string>(); });
-    const fs::path file = run_dir / (name + ".json");
-    if (!fs::exists(file)) {  // the run was interrupted or failed before this instance ended
-      r.instances.push_back(in_file(spec_file, [&] { return not_written(planned, r); }));
-      continue;
-    }
-    const json j = read_json(file);
-    r.instances.push_back(in_file(file, [&] { return instance_from_json(j); }));
+    auto i = record_of(planned);
+    r.instances.push_back(i ? std::move(*i) : in_file(spec_file, [&] { return not_written(planned, r); }));
   }
   // The latency probe beside the load (runs written before it existed have no "probe").
   if (const json probe = spec.value("probe", json()); probe.is_object()) {
     const json planned = in_file(spec_file, [&] { return probe.at("instance"); });
-    const fs::path file =
-        run_dir / (in_file(spec_file, [&] { return planned.at("name").get<std::string>(); }) + ".json");
-    if (fs::exists(file)) {
-      const json j = read_json(file);
-      r.probe = in_file(file, [&] { return instance_from_json(j); });
-    } else {
-      r.probe = in_file(spec_file, [&] { return not_written(planned, r); });
-    }
+    auto i = record_of(planned);
+    r.probe = i ? std::move(*i) : in_file(spec_file, [&] { return not_written(planned, r); });
   }
   return r;
 }
+
+}  // namespace
+
+run_record load_run(const fs::path& run_dir) { return load_run_in(run_dir, ""); }
 
 std::vector<json> load_searches(const fs::path& dir) {
   std::vector<std::pair<int, json>> found;
   for (const auto& e : fs::directory_iterator(dir / "raw"))
     if (e.is_directory() && fs::exists(e.path() / "search.json")) {
-      const fs::path file = e.path() / "search.json";
-      json j = read_json(file);
-      const int order = in_file(file, [&] { return j.value("order", 0); });
+      const fs::path file = fs::path("raw") / e.path().filename() / "search.json";
+      json j = read_results_json(dir, file);
+      const int order = in_file(dir / file, [&] { return order_of(j, false); });
       found.emplace_back(order, std::move(j));
     }
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -169,14 +206,14 @@ std::vector<run_record> load_raw(const fs::path& dir) {
   std::vector<std::pair<int, fs::path>> runs;
   for (const auto& e : fs::directory_iterator(dir / "raw"))
     if (e.is_directory() && fs::exists(e.path() / "run.json")) {
-      const fs::path file = e.path() / "run.json";
-      const json spec = read_json(file);
-      runs.emplace_back(in_file(file, [&] { return spec.at("order").get<int>(); }), e.path());
+      const fs::path run = fs::path("raw") / e.path().filename();
+      const json spec = read_results_json(dir, run / "run.json");
+      runs.emplace_back(in_file(dir / run / "run.json", [&] { return order_of(spec, true); }), run);
     }
   std::sort(runs.begin(), runs.end());
   std::vector<run_record> out;
-  for (const auto& [order, path] : runs)
-    for (auto& part : by_direction(load_run(path))) out.push_back(std::move(part));
+  for (const auto& [order, run] : runs)
+    for (auto& part : by_direction(load_run_in(dir, run))) out.push_back(std::move(part));
   return out;
 }
 
@@ -189,14 +226,15 @@ const json* env_interruption(const json& env) {
 }
 
 json read_env(const fs::path& dir) {
-  const fs::path env_file = dir / "environment.json";
-  return fs::exists(env_file) ? read_json(env_file) : json();
+  return fs::exists(dir / "environment.json") ? read_results_json(dir, "environment.json") : json();
 }
 
 bool env_interrupted(const fs::path& dir) { return env_interruption(read_env(dir)) != nullptr; }
 
 std::string stop_words(const json& interruption) {
-  const int sig = interruption.is_object() ? interruption.value("signal", 0) : 0;
+  // A whole number a signal can be; anything else in a file from elsewhere is no signal named.
+  const json n = interruption.is_object() ? interruption.value("signal", json()) : json();
+  const int sig = n.is_number_unsigned() && n.get<std::uint64_t>() < 256 ? n.get<int>() : 0;
   const char* abbrev = sig > 0 ? sigabbrev_np(sig) : nullptr;
   return abbrev ? fmt::format("stopped by SIG{} before it began", abbrev) : "stopped by a signal before it began";
 }

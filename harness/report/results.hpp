@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,7 +29,22 @@ std::filesystem::path make_results_dir(const std::filesystem::path& root, const 
 void write_file(const std::filesystem::path& path, const std::string& text);
 void write_json(const std::filesystem::path& path, const nlohmann::json& j);
 
-// One run folder raw/<run>/: run.json and its instances' records.
+// A results folder is read as untrusted input (it may come from another host): each file beneath the
+// folder (no symlink out of it), a regular file (no FIFO, no device), and at most this large. A JSON
+// record of a long run at the shortest interval is a few tens of MiB; plan.toml is a plan
+// (max_toml_bytes, 1 MiB).
+inline constexpr std::size_t max_results_file_bytes = std::size_t{64} << 20;
+// The text of `relative` in the results folder `dir` (nb::read_file_beneath); nullopt when missing.
+std::optional<std::string> read_results_file(const std::filesystem::path& dir, const std::filesystem::path& relative,
+                                             std::size_t max_bytes = max_results_file_bytes);
+// The same as JSON, nesting bounded; a file that is not JSON is an error naming it.
+nlohmann::json read_results_json(const std::filesystem::path& dir, const std::filesystem::path& relative);
+// The folder's copy of its plan (plan.toml, at most max_toml_bytes as any plan); empty when missing.
+std::string read_plan_copy(const std::filesystem::path& dir);
+// environment.json as an object ({} when missing, or when it holds no object).
+nlohmann::json read_environment(const std::filesystem::path& dir);
+
+// One run folder raw/<run>/: run.json and its instances' records, each beneath the run's folder.
 run_record load_run(const std::filesystem::path& run_dir);
 // Every search under raw/ (raw/<run>/search.json), in the order they ran.
 std::vector<nlohmann::json> load_searches(const std::filesystem::path& dir);

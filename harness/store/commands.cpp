@@ -1,5 +1,6 @@
 #include "harness/store/commands.hpp"
 
+#include "core/base/text.hpp"
 #include "harness/report/results.hpp"
 #include "harness/report/skew.hpp"
 #include "harness/store/record.hpp"
@@ -32,7 +33,7 @@ int judge(database& db, const store_options& o, const fs::path& dir, const std::
   if (!j.any_regression()) return status;
   const auto n =
       std::count_if(j.measurements.begin(), j.measurements.end(), [](const judged& m) { return m.regression; });
-  fmt::print(stderr, "harness: {} regression(s) against {} (regressions.json)\n", n, j.baseline_kind);
+  fmt::print(stderr, "harness: {} regression(s) against {} (regressions.json)\n", n, nb::printable(j.baseline_kind));
   return o.fail_on_regression && (status == 0 || status == skewed_status) ? regression_status : status;
 }
 
@@ -53,7 +54,7 @@ recorded record_run(const store_options& o, const fs::path& results_root, const 
     return {judged_status, history_of_run(db, f.name, o.regress, &plan_history)};
   } catch (const std::exception& e) {
     // The run's files are written and complete: the store is an index of them, repaired by an import.
-    fmt::print(stderr, "harness: run not recorded in the results database: {}\n", e.what());
+    fmt::print(stderr, "harness: run not recorded in the results database: {}\n", nb::printable(e.what()));
     return {status, {false, fmt::format("not recorded in the results database: {}", e.what()), 0, {}}};
   }
 }
@@ -65,7 +66,7 @@ int db_import(const fs::path& path, const std::vector<fs::path>& dirs) {
     try {
       const auto f = read_folder(dir);
       record(db, f);
-      fmt::print("imported {}: {} run(s), {} search(es), {}\n", f.name, f.runs.size(), f.searches.size(),
+      fmt::print("imported {}: {} run(s), {} search(es), {}\n", nb::printable(f.name), f.runs.size(), f.searches.size(),
                  f.interrupted         ? "interrupted"
                  : !f.problems.empty() ? "failed"
                  : f.skews.empty()     ? "ok"
@@ -73,7 +74,8 @@ int db_import(const fs::path& path, const std::vector<fs::path>& dirs) {
     } catch (const store_error&) {
       throw;  // the database itself: the next folder would fail the same way
     } catch (const std::exception& e) {
-      fmt::print(stderr, "harness: {}: not imported: {}\n", dir.string(), e.what());
+      // One line naming the folder, whatever its files hold: the names in it escaped, as on every line here.
+      fmt::print(stderr, "harness: {}: not imported: {}\n", nb::printable(dir.string()), nb::printable(e.what()));
       status = 1;
     }
   }
@@ -83,7 +85,7 @@ int db_import(const fs::path& path, const std::vector<fs::path>& dirs) {
 int db_baseline(const fs::path& path, const std::string& folder) {
   auto db = open_existing(path);
   const std::string plan = mark_baseline(db, folder);
-  fmt::print("baseline of plan {}: {}\n", plan, folder_name(folder));
+  fmt::print("baseline of plan {}: {}\n", nb::printable(plan), nb::printable(folder_name(folder)));
   return 0;
 }
 

@@ -51,12 +51,29 @@ store_error database::translate(const SQLite::Exception& e) const {
 
 database::database(const fs::path& path) : path_(path), db_(open(path)) {
   guarded([&] {
+    // The file may come from elsewhere: a function in its schema runs only if SQLite deems it harmless,
+    // a damaged page is found before it is read, and its schema is checked before anything else.
+    db_.exec("PRAGMA trusted_schema = OFF");
+    db_.exec("PRAGMA cell_size_check = ON");
+    check_schema();
     // WAL: readers never block the writer, and a writer that dies mid-transaction leaves the file whole.
     db_.exec("PRAGMA journal_mode = WAL");
     db_.exec("PRAGMA synchronous = NORMAL");
     db_.exec("PRAGMA foreign_keys = ON");
     migrate();
   });
+}
+
+void database::check_schema() {
+  SQLite::Transaction t(db_);  // one snapshot for the version and the schema, whatever another harness writes
+  const int v = db_.execAndGet("PRAGMA user_version").getInt();
+  if (v > schema_version) return;  // refused by migrate(), in its own words
+  if (const std::string found = schema_difference(db_, v); !found.empty())
+    throw store_error(
+        fmt::format("results database {} is not the store's own (schema version {}): it holds {}: "
+                    "refused before any of its tables was read; {}",
+                    path_.string(), v, found, repair_hint(path_)));
+  t.commit();
 }
 
 int database::version() {

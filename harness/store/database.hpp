@@ -23,7 +23,9 @@ class database {
  public:
   // Opens (creating it and its folder when missing) and migrates to schema_version. A file that is not
   // a database, or is damaged, is a store_error naming it and `harness db import` as the repair; a file
-  // from a newer harness is refused rather than written with an older schema.
+  // from a newer harness is refused rather than written with an older schema; so is a file whose schema
+  // is not exactly the store's at its version (a view, a trigger, a changed table), before anything in
+  // it runs. trusted_schema is off and cell_size_check on for whatever reads it.
   explicit database(const std::filesystem::path& path);
   SQLite::Database& sql() { return db_; }
   const std::filesystem::path& path() const { return path_; }
@@ -40,6 +42,7 @@ class database {
   store_error translate(const SQLite::Exception& e) const;
 
  private:
+  void check_schema();
   void migrate();
   void migrate_steps();
   std::filesystem::path path_;

@@ -1,6 +1,8 @@
 #include "harness/store/history.hpp"
 
 #include "core/base/json_fields.hpp"
+#include "core/base/json_text.hpp"
+#include "core/base/text.hpp"
 #include "harness/report/report.hpp"
 #include "harness/store/sql.hpp"
 
@@ -63,6 +65,12 @@ void bind_filter(SQLite::Statement& st, const history_filter& f) {
   st.bind(3, f.since_utc.value_or(0.0));
 }
 
+// A run's first failure from its stored list (JSON); none when the store's row holds anything else.
+std::string first_failure(const std::string& failures) {
+  const json j = nb::parse_json_bounded(failures);
+  return j.is_array() && !j.empty() && j.front().is_string() ? j.front().get<std::string>() : std::string();
+}
+
 void read_runs(database& db, const history_filter& f, builder& b) {
   SQLite::Statement st(
       db.sql(),
@@ -81,10 +89,7 @@ void read_runs(database& db, const history_filter& f, builder& b) {
     r.run = st.getColumn(10).getString();
     r.ok = st.getColumn(11).getInt() != 0;
     r.interrupted = st.getColumn(12).getInt() != 0;
-    const json failures = json::parse(st.getColumn(14).getString());
-    r.error = !st.getColumn(13).isNull() ? st.getColumn(13).getString()
-              : failures.empty()         ? std::string()
-                                         : failures.front().get<std::string>();
+    r.error = !st.getColumn(13).isNull() ? st.getColumn(13).getString() : first_failure(st.getColumn(14).getString());
     r.sent_pps = column_double(st, 15);
     r.sent_bps = column_double(st, 16);
     r.received_pps = column_double(st, 17);
@@ -220,7 +225,7 @@ double parse_since(const std::string& text) {
 }
 
 std::string utc_text(double epoch_s) {
-  if (epoch_s <= 0) return "-";
+  if (!(epoch_s > 0 && epoch_s <= latest_utc_s)) return "-";
   const auto t = std::chrono::sys_seconds(std::chrono::seconds(static_cast<std::int64_t>(epoch_s)));
   return fmt::format("{:%Y-%m-%d %H:%M:%S}", t);
 }
@@ -229,14 +234,17 @@ std::string history_text(const std::vector<series>& all) {
   if (all.empty()) return "no runs in the store match\n";
   std::string out;
   for (const auto& s : all) {
-    out += fmt::format("plan {}, {}: test {}, {}, {} B{}: {} point(s)\n", s.plan, s.measurement, s.test, s.role,
-                       s.message_size, s.route.empty() ? "" : ", " + s.route, s.points.size());
+    // Names from results folders: escaped, so that none can move the cursor or forge a line.
+    using nb::printable;
+    out += fmt::format("plan {}, {}: test {}, {}, {} B{}: {} point(s)\n", printable(s.plan), printable(s.measurement),
+                       printable(s.test), printable(s.role), s.message_size,
+                       s.route.empty() ? "" : ", " + printable(s.route), s.points.size());
     text_table t(
         {"date (UTC)", "folder", "runs", "received pps", "received Mbit/s", "loss %", "PDR pps", "level shift"});
     for (std::size_t i = 0; i < s.points.size(); ++i) {
       const auto& p = s.points[i];
       const auto* c = s.change_at(i);
-      t.add({utc_text(p.started_utc), p.folder, point_status(p), figure(p.received_pps, 1, "{:.1f}"),
+      t.add({utc_text(p.started_utc), printable(p.folder), point_status(p), figure(p.received_pps, 1, "{:.1f}"),
              figure(p.received_bps, 1e-6, "{:.2f}"), figure(p.loss_percent, 1, "{:.3f}"),
              p.pdr_pps ? fmt::format("{:.1f} ({:g} %)", *p.pdr_pps, *p.pdr_loss_target_pct) : "-",
              c ? fmt::format("began here: {:+.1f} %", c->change_percent()) : "-"});

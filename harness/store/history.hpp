@@ -67,10 +67,15 @@ struct history_cost {
   std::size_t comparisons = 0;  // folder keys compared to find each row's point
 };
 
+// The last second a date shows as YYYY-MM-DD (9999-12-31 23:59:59 UTC): the latest time the store takes.
+inline constexpr double latest_utc_s = 253402300799;
+
 std::vector<series> read_history(database& db, const history_filter& f, history_cost* cost = nullptr);
 // "2026-12-03", "2026-12-03T08:00", "2026-12-03T08:00:00Z" (UTC) as seconds since the epoch; throws
 // std::invalid_argument naming the text otherwise.
 double parse_since(const std::string& text);
+// "2026-12-03 08:00:00"; "-" for none (0), and for a time outside 1970 to 9999 (a store written before
+// times were checked at import).
 std::string utc_text(double epoch_s);
 
 std::string history_text(const std::vector<series>& s);

@@ -1,9 +1,10 @@
 #include "harness/store/record.hpp"
 
-#include "core/base/json_text.hpp"
+#include "core/base/text.hpp"
 #include "harness/report/results.hpp"
 #include "harness/report/skew.hpp"
 #include "harness/report/stats.hpp"
+#include "harness/store/import_checks.hpp"
 #include "harness/store/sql.hpp"
 
 #include <SQLiteCpp/Transaction.h>
@@ -11,12 +12,9 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -25,11 +23,9 @@ namespace harness::store {
 
 namespace {
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::int64_t put(SQLite::Database& db, const std::string& table, const values& row, const std::string& where) {
+  check_numbers(row, where);
+  return insert(db, table, row);
 }
 
 double now_utc() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
@@ -110,7 +106,7 @@ void insert_instances(SQLite::Database& db, std::int64_t run_row, const run_summ
                  {"start_offset_ms", (t.actual_start - s.run.t0) * 1e3}});
       if (t.verdict) append(v, {{"verdict_limit", t.verdict->limit}, {"verdict_text", t.verdict->text}});
     }
-    insert(db, "instances", v);
+    put(db, "instances", v, fmt::format("run {}, instance {}", s.run.id, i.name));
   }
 }
 
@@ -138,7 +134,7 @@ void insert_runs(SQLite::Database& db, std::int64_t folder, const std::vector<ru
                 {"t0", s.run.t0},
                 {"summary", to_json(s).dump()}};
     append(v, figures_of(s));
-    const std::int64_t row = insert(db, "runs", v);
+    const std::int64_t row = put(db, "runs", v, fmt::format("run {}", s.run.id));
     insert_instances(db, row, s);
   }
 }
@@ -167,17 +163,19 @@ void insert_searches(SQLite::Database& db, std::int64_t folder, const std::vecto
       if (!stored.insert(target).second) continue;
       const auto pps = number_at(r, goals ? "relevant_lower_bound" : "rate_pps");
       const auto bps = number_at(r, goals ? "relevant_lower_bound_bits_per_second" : "rate_bits_per_second");
-      insert(db, "searches",
-             {{"folder_id", folder},
-              {"run", s.at("id").get<std::string>()},
-              {"test", s.at("test").get<std::string>()},
-              {"role", s.at("role").get<std::string>()},
-              {"message_size", s.at("message_size").get<std::int64_t>()},
-              {"loss_target_pct", target},
-              {"rate_pps", optional(pps)},
-              {"rate_bps", optional(bps)},
-              {"converged", static_cast<std::int64_t>(r.value(goals ? "regular" : "converged", false))},
-              {"mrr_received_pps", optional(mrr)}});
+      const std::string id = s.at("id").get<std::string>();
+      put(db, "searches",
+          {{"folder_id", folder},
+           {"run", id},
+           {"test", s.at("test").get<std::string>()},
+           {"role", s.at("role").get<std::string>()},
+           {"message_size", message_size_of(s, id)},
+           {"loss_target_pct", target},
+           {"rate_pps", optional(pps)},
+           {"rate_bps", optional(bps)},
+           {"converged", static_cast<std::int64_t>(r.value(goals ? "regular" : "converged", false))},
+           {"mrr_received_pps", optional(mrr)}},
+          fmt::format("search {}", id));
     }
   }
 }
@@ -186,14 +184,22 @@ void insert_hosts(SQLite::Database& db, std::int64_t folder, const json& env) {
   const json hosts = env.value("hosts", json::object());
   for (const auto& [name, h] : hosts.items()) {
     const json check = h.value("check", json::object());
-    insert(db, "hosts",
-           {{"folder_id", folder},
-            {"name", name},
-            {"address", h.value("address", "")},
-            {"launcher", h.value("launcher", "")},
-            {"kernel", check.value("facts", json::object()).value("kernel", "")},
-            {"check_json", check.dump()}});
+    put(db, "hosts",
+        {{"folder_id", folder},
+         {"name", name},
+         {"address", h.value("address", "")},
+         {"launcher", h.value("launcher", "")},
+         {"kernel", check.value("facts", json::object()).value("kernel", "")},
+         {"check_json", check.dump()}},
+        fmt::format("host {}", name));
   }
+}
+
+// The signal an interrupted folder says it was stopped by (0: none said).
+int signal_of(const json& env) {
+  const json i = env.value("interrupted", json());
+  const json n = i.is_object() ? i.value("signal", json()) : json();
+  return n.is_number_unsigned() && n.get<std::uint64_t>() < 256 ? n.get<int>() : 0;
 }
 
 std::string status_of(const folder_content& f) {
@@ -224,15 +230,12 @@ folder_content read_folder(const fs::path& dir, std::vector<run_summary> runs, s
   f.plan = plan_of_folder(f.name);
   f.environment = json::object();
   if (fs::exists(dir / "environment.json")) {
-    f.environment = nb::parse_json_bounded(read_text(dir / "environment.json"));
-    if (f.environment.is_discarded())
-      throw std::runtime_error(fmt::format("{}: not JSON, or nested too deep", (dir / "environment.json").string()));
+    f.environment = read_results_json(dir, "environment.json");
+    if (!f.environment.is_object())
+      throw std::runtime_error(fmt::format("{}: not a JSON object", (dir / "environment.json").string()));
   }
-  // Written as a string with milliseconds ("1764750588.123"); a number is taken too.
-  if (const json t = f.environment.value("started_utc", json()); t.is_string())
-    f.started_utc = std::strtod(t.get<std::string>().c_str(), nullptr);
-  else if (t.is_number()) f.started_utc = t.get<double>();
-  f.plan_toml = read_text(dir / "plan.toml");
+  f.started_utc = started_of(f.environment, dir / "environment.json");
+  f.plan_toml = read_plan_copy(dir);
   f.interrupted = f.environment.contains("interrupted");
   f.problems = folder_problems(dir, runs);
   f.skews = folder_skews(runs);
@@ -251,31 +254,39 @@ folder_content read_folder(const fs::path& dir) {
 void record(database& db, const folder_content& f) {
   db.guarded([&] {
     SQLite::Transaction t(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+    const auto others = rows_of_others(db.sql(), f.path.string());
     SQLite::Statement gone(db.sql(), "DELETE FROM folders WHERE path = ?");
     gone.bind(1, f.path.string());
     gone.exec();
-    const std::string error =
-        f.interrupted ? fmt::format("interrupted by signal {}", f.environment.at("interrupted").value("signal", 0))
-        : !f.problems.empty() ? f.problems.front()
-        : !f.skews.empty()    ? f.skews.front()
-                              : std::string();
+    const std::string error = f.interrupted         ? fmt::format("interrupted by signal {}", signal_of(f.environment))
+                              : !f.problems.empty() ? f.problems.front()
+                              : !f.skews.empty()    ? f.skews.front()
+                                                    : std::string();
     const std::int64_t folder =
-        insert(db.sql(), "folders",
-               {{"name", f.name},
-                {"path", f.path.string()},
-                {"plan", f.plan},
-                {"started_utc", f.started_utc > 0 ? value(f.started_utc) : value(nullptr)},
-                {"harness_version", f.environment.value("harness_version", "")},
-                {"status", status_of(f)},
-                {"error", error.empty() ? value(nullptr) : value(error)},
-                {"runs_failed", static_cast<std::int64_t>(std::count_if(f.runs.begin(), f.runs.end(),
-                                                                        [](const run_summary& s) { return !s.ok; }))},
-                {"environment", f.environment.dump()},
-                {"plan_toml", f.plan_toml},
-                {"imported_utc", now_utc()}});
+        put(db.sql(), "folders",
+            {{"name", f.name},
+             {"path", f.path.string()},
+             {"plan", f.plan},
+             {"started_utc", f.started_utc > 0 ? value(f.started_utc) : value(nullptr)},
+             {"harness_version", f.environment.value("harness_version", "")},
+             {"status", status_of(f)},
+             {"error", error.empty() ? value(nullptr) : value(error)},
+             {"runs_failed", static_cast<std::int64_t>(std::count_if(f.runs.begin(), f.runs.end(),
+                                                                     [](const run_summary& s) { return !s.ok; }))},
+             {"environment", f.environment.dump()},
+             {"plan_toml", f.plan_toml},
+             {"imported_utc", now_utc()}},
+            "environment.json");
     insert_hosts(db.sql(), folder, f.environment);
     insert_runs(db.sql(), folder, f.runs);
     insert_searches(db.sql(), folder, f.searches);
+    // An import replaces its own folder's rows and no other's: should anything in the file (a trigger
+    // added since it was opened) have changed another folder's, nothing is written.
+    if (const std::string changed = rows_changed(others, rows_of_others(db.sql(), f.path.string())); !changed.empty())
+      throw store_error(
+          fmt::format("results database {}: recording {} changed rows of other folders ({}): not "
+                      "recorded; {}",
+                      db.path().string(), nb::printable(f.path.string()), changed, repair_hint(db.path())));
     t.commit();
   });
 }

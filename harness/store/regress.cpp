@@ -1,5 +1,6 @@
 #include "harness/store/regress.hpp"
 
+#include "core/base/text.hpp"
 #include "harness/store/history.hpp"
 #include "harness/store/record.hpp"
 
@@ -163,20 +164,21 @@ std::string mark_baseline(database& db, const std::string& folder) {
 }
 
 std::string judgement_text(const judgement& j) {
+  using nb::printable;  // names from results folders: no raw control byte reaches the terminal
   std::string out;
   for (const auto& m : j.measurements) {
     const std::string interval = m.baseline.has_interval()
                                      ? fmt::format(", 95 % {:.1f} to {:.1f}", m.baseline.ci_low, m.baseline.ci_high)
                                      : std::string();
     out += fmt::format("{}: {} ({}): received {:.1f} pps against {:.1f} ({} run(s) in {} folder(s), {}{}): {:+.1f} %\n",
-                       m.regression ? "REGRESSION" : "no regression", m.measurement, m.role, m.current.mean,
-                       m.baseline.mean, m.baseline.n, m.baseline_folders.size(), j.baseline_kind, interval,
-                       m.change_percent);
+                       m.regression ? "REGRESSION" : "no regression", printable(m.measurement), printable(m.role),
+                       m.current.mean, m.baseline.mean, m.baseline.n, m.baseline_folders.size(),
+                       printable(j.baseline_kind), interval, m.change_percent);
     if (m.shift)
       out += fmt::format("  level shift: {:+.1f} % ({:.1f} to {:.1f} pps) began at {} (CUSUM change point)\n",
-                         m.shift->change_percent(), m.shift->before, m.shift->after, m.shift_begins);
+                         m.shift->change_percent(), m.shift->before, m.shift->after, printable(m.shift_begins));
   }
-  for (const auto& w : j.without_baseline) out += fmt::format("no baseline yet: {}\n", w);
+  for (const auto& w : j.without_baseline) out += fmt::format("no baseline yet: {}\n", printable(w));
   return out;
 }
 

@@ -1,8 +1,14 @@
 #include "harness/store/schema.hpp"
 
+#include "core/base/text.hpp"
 #include "harness/store/database.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
 
 namespace harness::store {
 
@@ -106,7 +112,52 @@ const std::vector<const char*> v4 = {
     "ALTER TABLE runs ADD COLUMN skew TEXT",
 };
 
+// (type, name) -> its SQL, for every object of a schema but SQLite's statistics (ANALYZE's tables).
+using schema_objects = std::map<std::pair<std::string, std::string>, std::string>;
+
+schema_objects objects_of(SQLite::Database& db) {
+  SQLite::Statement st(db,
+                       "SELECT type, name, COALESCE(sql, '') FROM sqlite_master"
+                       " WHERE NOT (type = 'table' AND name IN ('sqlite_stat1', 'sqlite_stat4'))");
+  schema_objects out;
+  while (st.executeStep())
+    out[{st.getColumn(0).getString(), st.getColumn(1).getString()}] = st.getColumn(2).getString();
+  return out;
+}
+
+// The schema the migration steps make at `version`, made in memory by them.
+schema_objects objects_at(int version) {
+  SQLite::Database mem(":memory:", SQLite::OPEN_READWRITE);
+  for (int v = 1; v <= version; ++v)
+    for (const char* statement : migration_to(v)) mem.exec(statement);
+  return objects_of(mem);
+}
+
+// Triggers and views first: they are what runs on its own.
+int rank(const std::string& type) { return type == "trigger" ? 0 : type == "view" ? 1 : 2; }
+
 }  // namespace
+
+std::string schema_difference(SQLite::Database& db, int version) {
+  if (version < 0 || version > schema_version)
+    return fmt::format("schema version {} is not one of the store's", version);
+  const schema_objects want = objects_at(version), have = objects_of(db);
+  std::vector<std::pair<int, std::string>> found;
+  for (const auto& [key, sql] : have) {
+    const auto it = want.find(key);
+    if (it == want.end() || it->second != sql)
+      found.emplace_back(rank(key.first), fmt::format("{} '{}' ({})", key.first, nb::printable_bounded(key.second, 64),
+                                                      it == want.end() ? "not the store's" : "another definition"));
+  }
+  for (const auto& [key, sql] : want)
+    if (!have.count(key)) found.emplace_back(3, fmt::format("no {} '{}'", key.first, key.second));
+  if (found.empty()) return {};
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> said;
+  for (std::size_t i = 0; i < found.size() && i < 4; ++i) said.push_back(found[i].second);
+  if (found.size() > said.size()) said.push_back(fmt::format("{} more", found.size() - said.size()));
+  return fmt::format("{}", fmt::join(said, ", "));
+}
 
 const std::vector<const char*>& migration_to(int to) {
   static const std::vector<const std::vector<const char*>*> steps = {&v1, &v2, &v3, &v4};

@@ -11,6 +11,13 @@
 #   interrupted  a run stopped by SIGINT is recorded as interrupted, with no figures (not zeros)
 #   regression   the same plan at a packet rate lowered by 30 % is flagged and --fail-on-regression exits 4;
 #                back at the first rate, judged against the first folder marked with `db baseline`, it is not
+#   untrusted    files and databases from elsewhere (issue 40): a folder whose started_utc is 1e300 is refused at
+#                import, one line naming it, and history (text, JSON, CSV) of the others reads; run.json or
+#                plan.toml a symlink to /dev/zero, and run.json a FIFO, refused at once (within 5 s, max RSS under
+#                128 MiB) by `db import` and `report`; a store with a trigger is refused and its folder kept, one
+#                with a recursive view refused within 5 s; names with ESC and BEL escaped on the terminal (the
+#                import's lines, its error line and the history table), kept as data in JSON; a
+#                summary.json.tmp symlink in the folder is not written through
 # Runs are 1 s on 127.0.0.1 / 127.0.0.2 with free ports; nothing leaves loopback.
 set -eu
 case_name=$1
@@ -35,6 +42,24 @@ run() {
     status=$?
 }
 sql() { sqlite3 "$1" "$2"; }
+# bounded SECONDS CMD...: CMD with stdout in $tmp/out and stderr in $tmp/err, killed after SECONDS; sets $status
+# ("timeout" when killed), $rss_kb (its largest resident set) and $secs.
+bounded() {
+  set -- $(OUT="$tmp/out" ERR="$tmp/err" python3 - "$@" <<'PY'
+import os, resource, subprocess, sys, time
+start = time.monotonic()
+with open(os.environ["OUT"], "wb") as out, open(os.environ["ERR"], "wb") as err:
+    try:
+        status = subprocess.run(sys.argv[2:], stdout=out, stderr=err, timeout=float(sys.argv[1])).returncode
+    except subprocess.TimeoutExpired:
+        status = "timeout"
+print(status, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "%.2f" % (time.monotonic() - start))
+PY
+)
+  status=$1 rss_kb=$2 secs=$3
+}
+# controls FILE: the control bytes in FILE but line feeds (ESC, BEL, CR, ...).
+controls() { tr -d '\n' < "$1" | tr -dc '\000-\037\177' | wc -c; }
 
 case $case_name in
 history)
@@ -227,6 +252,81 @@ regression)
   grep -q "^no regression: t-m64 .*1 folder(s), the marked baseline $(basename "$first")" "$tmp/out" ||
     fail "third run, against the marked baseline: $(cat "$tmp/out")"
   echo "ok: a 30 % lower rate is a regression (exit 4), the first rate again is not"
+  ;;
+untrusted)
+  fan_in_plan lb 1
+  run lb --no-db
+  [ $status -eq 0 ] || fail "the run exited $status"
+  good=$(ls -d "$tmp"/results/lb-*)
+  copy() { rm -rf "$tmp/in/$1"; mkdir -p "$tmp/in" && cp -r "$good" "$tmp/in/$1"; echo "$tmp/in/$1"; }
+  # A time no date can show: refused at import with one line naming the folder, the others imported and readable.
+  big=$(copy big-20260101T000000Z)
+  python3 - "$big/environment.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["started_utc"] = "1e300"; json.dump(j, open(sys.argv[1], "w"))
+PY
+  db=$tmp/u.sqlite
+  bounded 10 "$harness" db import --db "$db" "$good" "$big"
+  [ "$status" = 1 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -q "big-20260101T000000Z: not imported: .*started_utc \"1e300\"" "$tmp/err" ||
+    fail "started_utc 1e300: import exited $status: $(cat "$tmp/err")"
+  cat "$tmp/err"
+  for as in "" --json --csv; do
+    bounded 10 "$harness" history --db "$db" $as
+    [ "$status" = 0 ] && grep -q "lb-" "$tmp/out" || fail "history $as after a refused folder: exit $status: $(cat "$tmp/err")"
+  done
+  echo "ok: a folder with started_utc 1e300 refused at import; history, --json and --csv read the others"
+  # Files that never end or never come: refused at once, memory bounded.
+  zero_plan=$(copy zplan-20260101T000000Z) && ln -sf /dev/zero "$zero_plan/plan.toml"
+  zero_run=$(copy zrun-20260101T000000Z) && ln -sf /dev/zero "$zero_run/raw/t-m64/run.json"
+  fifo=$(copy fifo-20260101T000000Z) && rm "$fifo/raw/t-m64/run.json" && mkfifo "$fifo/raw/t-m64/run.json"
+  for dir in "$zero_plan" "$zero_run" "$fifo"; do
+    for cmd in "db import --db $tmp/z.sqlite" report; do
+      # shellcheck disable=SC2086
+      bounded 5 "$harness" $cmd "$dir"
+      echo "$cmd $(basename "$dir"): exit $status in $secs s, max RSS $((rss_kb / 1024)) MiB: $(tail -n 1 "$tmp/err")"
+      [ "$status" = 1 ] || fail "$cmd $(basename "$dir"): exit $status, not 1"
+      [ "$rss_kb" -lt $((128 * 1024)) ] || fail "$cmd $(basename "$dir"): max RSS $rss_kb KiB, over 128 MiB"
+      grep -q "leads out of\|a FIFO, not a regular file" "$tmp/err" || fail "$cmd $(basename "$dir"): $(cat "$tmp/err")"
+    done
+  done
+  echo "ok: /dev/zero behind a symlink and a FIFO refused at once, memory bounded"
+  # Hostile stores: a trigger that deletes what is stored, a recursive view in the place of a table.
+  "$harness" db import --db "$tmp/trigger.sqlite" "$good" > /dev/null || fail "import into a new store"
+  cp "$tmp/trigger.sqlite" "$tmp/view.sqlite"
+  sql "$tmp/trigger.sqlite" "CREATE TRIGGER wipe AFTER INSERT ON folders BEGIN DELETE FROM folders WHERE id <> NEW.id; END"
+  other=$(copy other-20260101T000000Z)
+  bounded 10 "$harness" db import --db "$tmp/trigger.sqlite" "$other"
+  echo "import into a store with a trigger: exit $status, folders kept: $(sql "$tmp/trigger.sqlite" "SELECT group_concat(name) FROM folders")"
+  [ "$status" = 1 ] && grep -q "trigger 'wipe' (not the store's)" "$tmp/err" || fail "trigger: exit $status: $(cat "$tmp/err")"
+  [ "$(sql "$tmp/trigger.sqlite" "SELECT name FROM folders")" = "$(basename "$good")" ] || fail "the stored folder is gone"
+  sql "$tmp/view.sqlite" "ALTER TABLE folders RENAME TO f0; CREATE VIEW folders AS WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT f0.* FROM f0, c"
+  bounded 5 "$harness" history --db "$tmp/view.sqlite"
+  echo "history of a store with a recursive view: exit $status in $secs s"
+  [ "$status" = 1 ] && grep -q "view 'folders' (not the store's)" "$tmp/err" || fail "view: exit $status: $(cat "$tmp/err")"
+  echo "ok: a store with a trigger or a view is refused when opened, naming it; nothing stored is deleted"
+  # Names with ESC and BEL: escaped on the terminal, kept as data in JSON.
+  evil=$(copy "$(printf 'ev\033]0;owned\007il')-20260101T000000Z")
+  python3 - "$evil/raw/t-m64/run.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["test"] = "t\u001b[2J\u001b[H\u0007"; j["role"] = "r\u001b[31m\u0007"
+json.dump(j, open(sys.argv[1], "w"))
+PY
+  evil_big="$tmp/in/$(printf 'big\033[2K\rFORGED\007')-20260101T000000Z"
+  cp -r "$big" "$evil_big"
+  bounded 10 "$harness" db import --db "$tmp/names.sqlite" "$evil" "$evil_big"
+  cat "$tmp/out" "$tmp/err" > "$tmp/import"
+  bounded 10 "$harness" history --db "$tmp/names.sqlite"
+  echo "control bytes on the terminal: db import $(controls "$tmp/import"), history $(controls "$tmp/out")"
+  [ "$(controls "$tmp/import")" = 0 ] && [ "$(controls "$tmp/out")" = 0 ] || fail "raw control bytes: $(cat -v "$tmp/import" "$tmp/out")"
+  grep -q 'test t\\x1b\[2J' "$tmp/out" || fail "history does not show the escaped name: $(cat "$tmp/out")"
+  "$harness" history --db "$tmp/names.sqlite" --json | grep -q '"t\\u001b\[2J' || fail "the JSON does not keep the name"
+  echo "ok: names with ESC and BEL escaped on the terminal, kept in JSON"
+  # A file the report writes is not written through a symlink the folder holds.
+  echo "not a summary" > "$tmp/victim"
+  ln -s "$tmp/victim" "$good/summary.json.tmp"
+  "$harness" report "$good" > /dev/null 2>&1 || fail "report of the good folder"
+  [ "$(cat "$tmp/victim")" = "not a summary" ] || fail "summary.json was written through a symlink"
+  echo "ok: a summary.json.tmp symlink is not written through"
   ;;
 *)
   echo "unknown case $case_name"; exit 2 ;;
