@@ -182,8 +182,8 @@ receive_figures resolve_receive(client_options& o, int control) {
   return f;
 }
 
-segmentation_figures resolve_gso(client_options& o, const endpoint& peer) {
-  const segmentation_figures f = resolve_segmentation(o.gso, peer, o.message_size);
+segmentation_figures resolve_gso(client_options& o, const endpoint& peer, const endpoint& source) {
+  const segmentation_figures f = resolve_segmentation(o.gso, peer, source, o.message_size);
   o.send_gso = f.mode == "gso";
   return f;
 }
@@ -277,7 +277,8 @@ asio::awaitable<void> client_test::run() {
   co_await connect_control();
   if (o_.kind == test_kind::tcp_stream) receive_ = resolve_receive(o_, control_.native_handle());
   if (is_udp(o_.kind)) open_udp_sockets();
-  if (o_.kind == test_kind::udp_stream && !o_.reverse) segmentation_ = resolve_gso(o_, server_);
+  if (o_.kind == test_kind::udp_stream && !o_.reverse)
+    segmentation_ = resolve_gso(o_, server_, endpoint::local_of(streams_[0].fd.get()));
   const message request = make_request();
   co_await write_message(control_, control_mac_, request);
   try {

@@ -180,8 +180,9 @@ void name_test(Message& m, const client_options& o) {
 receive_figures resolve_receive(client_options& o, int control);
 
 // UDP_STREAM: whether this host sends GSO buffers to `peer` or datagram by datagram, as asked or chosen
-// from the route's device (core/data/segmentation.hpp); sets o.send_gso to match.
-segmentation_figures resolve_gso(client_options& o, const endpoint& peer);
+// from the route's device from `source` (the data socket's address; core/data/segmentation.hpp); sets
+// o.send_gso to match.
+segmentation_figures resolve_gso(client_options& o, const endpoint& peer, const endpoint& source);
 
 // What every stream of a test sends or receives by, from the options: netload's own client and the
 // stock-peer clients fill in the rest (payload format, RR sizes).

@@ -292,6 +292,7 @@ test_result client_test::result() const {
   r.receiver_note = figure_meaning(r);  // after the verdict
   if (o_.kind == test_kind::tcp_stream) r.receive = receive_;
   if (o_.kind == test_kind::udp_stream) r.segmentation = segmentation_;
+  if (r.segmentation) settle_segmentation(*r.segmentation, r.sender.batching);
   return r;
 }
 

@@ -135,6 +135,7 @@ asio::awaitable<void> iperf3_client::connect_udp_stream(std::uint32_t s) {
     throw std::runtime_error(
         fmt::format("message of {} bytes does not fit the path MTU {} to {} (largest UDP payload {})", o_.message_size,
                     path_mtu_, server_.address(), room));
+  if (s == 0 && !o_.reverse) segmentation_ = resolve_gso(o_, server_, endpoint::local_of(fd));
   const std::uint32_t hello = i3::udp_connect_msg;
   if (::send(fd, &hello, sizeof hello, 0) != static_cast<ssize_t>(sizeof hello))
     throw std::runtime_error(fmt::format("cannot send iperf3's UDP hello: {}", std::strerror(errno)));
@@ -165,7 +166,6 @@ asio::awaitable<void> iperf3_client::create_streams() {
 asio::awaitable<void> iperf3_client::run() {
   deadline_ = after(o_.connect_timeout_s);
   server_ = endpoint::resolve(o_.host, o_.port, o_.family);
-  if (o_.kind == test_kind::udp_stream && !o_.reverse) segmentation_ = resolve_gso(o_, server_);
   tcp::endpoint to(asio::ip::make_address(server_.address()), o_.port);
   control_.open(to.protocol());
   if (!o_.local_address.empty()) control_.bind(tcp::endpoint(asio::ip::make_address(o_.local_address), 0));

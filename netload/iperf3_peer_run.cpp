@@ -195,6 +195,7 @@ test_result iperf3_client::result() const {
   r.receiver_note = figure_meaning(r);
   r.receive = receive_;
   r.segmentation = segmentation_;  // forward UDP only: how iperf3 sends is its own
+  if (r.segmentation) settle_segmentation(*r.segmentation, r.sender.batching);
   if (stopping()) r.interrupted = interruption{stop_signal(), seconds_, o_.duration_s};
   return r;
 }

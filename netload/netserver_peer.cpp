@@ -315,7 +315,7 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     if (o.kind == test_kind::udp_stream) r.path_mtu = path_mtu(data.get(), server.family());
 
     client_options sending = o;
-    if (o.kind == test_kind::udp_stream) r.segmentation = resolve_gso(sending, to);
+    if (o.kind == test_kind::udp_stream) r.segmentation = resolve_gso(sending, to, endpoint::local_of(data.get()));
     sender_intervals samples{events};
     const side_counts sent = send_for(sending, data.get(), std::max(requested, wall_ns() + 1'000'000), stop, samples);
     const bool interrupted = stop.stopped();  // a stop after the sending ended changes no figure
@@ -325,6 +325,7 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     r.actual_start = static_cast<double>(sent.start_wall_ns) / 1e9;
     r.intervals = std::move(samples.taken);
     r.sender = sender_figures(sent, secs, sent.start_wall_ns, sndbuf, sent.batching);
+    if (r.segmentation) settle_segmentation(*r.segmentation, r.sender.batching);
     r.receiver = receiver_of(res, o, secs);
     compute_rates(r.receiver);
     r.receive_engine = "socket";

@@ -29,7 +29,7 @@ served_test::served_test(std::uint64_t id, std::string cookie, test_request requ
   // The request was checked (request_rules.cpp): its mode is one of the three.
   if (request_.kind == test_kind::udp_stream && request_.reverse)
     segmentation_ = resolve_segmentation(parse_gso_mode(request_.segmentation).value_or(gso_mode::automatic),
-                                         peer_.unmapped(), request_.message_size);
+                                         peer_.unmapped(), local_.unmapped(), request_.message_size);
 }
 
 served_test::~served_test() {

@@ -44,9 +44,17 @@ segmentation_figures choose_segmentation(gso_mode asked, const egress_device& d,
                       d.name, d.kind.empty() ? d.driver : d.kind, segments)};
 }
 
-segmentation_figures resolve_segmentation(gso_mode asked, const endpoint& peer, std::size_t message_size) {
+segmentation_figures resolve_segmentation(gso_mode asked, const endpoint& peer, const std::optional<endpoint>& source,
+                                          std::size_t message_size) {
   if (asked != gso_mode::automatic) return choose_segmentation(asked, {}, message_size);
-  return choose_segmentation(asked, egress_to(peer), message_size);
+  const bool bound = source && source->address() != "0.0.0.0" && source->address() != "::";
+  return choose_segmentation(asked, egress_to(peer, bound ? source : std::nullopt), message_size);
+}
+
+void settle_segmentation(segmentation_figures& f, std::string_view batching) {
+  if (f.mode != "gso" || batching.starts_with("gso")) return;
+  f.mode = "datagram";
+  f.why += "; the kernel sent datagram by datagram all the same (it has no UDP GSO, or the device refused it)";
 }
 
 std::string segmentation_words(const segmentation_figures& f) {

@@ -21,8 +21,14 @@ std::optional<gso_mode> parse_gso_mode(std::string_view text);
 // before anything beyond this host can see it (loopback, software or hardware segmentation).
 segmentation_figures choose_segmentation(gso_mode asked, const egress_device& egress, std::size_t message_size);
 
-// Both together: the route's device to `peer`, then the choice.
-segmentation_figures resolve_segmentation(gso_mode asked, const endpoint& peer, std::size_t message_size);
+// Both together: the route's device to `peer` from `source` (the sender's bound address, if any), then
+// the choice.
+segmentation_figures resolve_segmentation(gso_mode asked, const endpoint& peer, const std::optional<endpoint>& source,
+                                          std::size_t message_size);
+
+// After the test: a sender that was to use GSO but ran with sendmmsg (`batching`: the kernel has no UDP GSO,
+// or the device refused it) went datagram by datagram, and the figure says so.
+void settle_segmentation(segmentation_figures& f, std::string_view batching);
 
 // One line for the table: "datagram (automatic: veth0 (veth) hands ...)".
 std::string segmentation_words(const segmentation_figures& f);

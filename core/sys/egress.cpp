@@ -6,6 +6,7 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <netlink/msg.h>
 #include <netlink/route/link.h>
 #include <netlink/route/route.h>
 #include <sys/ioctl.h>
@@ -74,34 +75,72 @@ std::optional<bool> feature_active(int fd, const std::string& dev, std::string_v
   return false;  // a kernel that has no such feature cannot offer it
 }
 
-int route_ifindex(nl_sock* sk, const endpoint& peer, std::string& error) {
-  nl_addr* raw = nullptr;
-  if (nl_addr_parse(peer.address().c_str(), peer.family(), &raw) < 0) {
-    error = fmt::format("address {} not understood by libnl", peer.address());
-    return 0;
-  }
-  nl_addr_ptr dst(raw);
+void keep_route(nl_object* o, void* found) {
+  nl_object_get(o);
+  *static_cast<rtnl_route**>(found) = reinterpret_cast<rtnl_route*>(o);
+}
+
+int parse_route(nl_msg* m, void* found) {
+  nl_msg_parse(m, keep_route, found);
+  return NL_OK;
+}
+
+// The kernel's answer to `ip route get PEER from SOURCE`: with the source, rules that route by source
+// address choose as they will for the data.
+route_ptr lookup(nl_sock* sk, nl_addr* dst, nl_addr* src, int family, int& err) {
+  std::unique_ptr<nl_msg, freer<nl_msg, nlmsg_free>> msg(nlmsg_alloc_simple(RTM_GETROUTE, 0));
+  rtmsg head{};
+  head.rtm_family = static_cast<unsigned char>(family);
+  err = -NLE_NOMEM;
+  if (!msg || nlmsg_append(msg.get(), &head, sizeof head, NLMSG_ALIGNTO) < 0 ||
+      nla_put_addr(msg.get(), RTA_DST, dst) < 0 || (src && nla_put_addr(msg.get(), RTA_SRC, src) < 0))
+    return {};
+  nl_socket_disable_auto_ack(sk);
+  if ((err = nl_send_auto(sk, msg.get())) < 0) return {};
   rtnl_route* found = nullptr;
-  if (int e = rtnl_route_lookup(sk, dst.get(), &found); e < 0) {
-    error = fmt::format("no route to {}: {}", peer.address(), nl_geterror(e));
+  nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, parse_route, &found);
+  err = nl_recvmsgs_default(sk);
+  route_ptr route(found);
+  if (err >= 0 && !route) err = -NLE_OBJ_NOTFOUND;
+  return err < 0 ? route_ptr() : std::move(route);
+}
+
+nl_addr_ptr address_of(const endpoint& e) {
+  nl_addr* raw = nullptr;
+  return nl_addr_parse(e.address().c_str(), e.family(), &raw) < 0 ? nl_addr_ptr() : nl_addr_ptr(raw);
+}
+
+int route_ifindex(nl_sock* sk, const endpoint& peer, const std::optional<endpoint>& source, std::string& error) {
+  const nl_addr_ptr dst = address_of(peer);
+  const nl_addr_ptr src = source ? address_of(*source) : nl_addr_ptr();
+  if (!dst || (source && !src)) {
+    error = fmt::format("address {} not understood by libnl", dst ? source->address() : peer.address());
     return 0;
   }
-  route_ptr route(found);
-  rtnl_nexthop* hop = rtnl_route_nexthop_n(route.get(), 0);
-  if (!hop) error = fmt::format("the route to {} has no next hop", peer.address());
-  return hop ? rtnl_route_nh_get_ifindex(hop) : 0;
+  int err = 0;
+  const route_ptr route = lookup(sk, dst.get(), src.get(), peer.family(), err);
+  if (!route) {
+    error = fmt::format("no route to {}: {}", peer.address(), nl_geterror(err));
+    return 0;
+  }
+  // Several next hops may leave by several devices: no one device's offloads can answer for them.
+  if (const int hops = rtnl_route_get_nnexthops(route.get()); hops != 1) {
+    error = fmt::format("the route to {} has {} next hops", peer.address(), hops);
+    return 0;
+  }
+  return rtnl_route_nh_get_ifindex(rtnl_route_nexthop_n(route.get(), 0));
 }
 
 }  // namespace
 
-egress_device egress_to(const endpoint& peer) {
+egress_device egress_to(const endpoint& peer, const std::optional<endpoint>& source) {
   egress_device d;
   nl_socket_ptr sk(nl_socket_alloc());
   if (!sk || nl_connect(sk.get(), NETLINK_ROUTE) < 0) {
     d.error = "rtnetlink could not be opened";
     return d;
   }
-  const int ifindex = route_ifindex(sk.get(), peer, d.error);
+  const int ifindex = route_ifindex(sk.get(), peer, source, d.error);
   if (ifindex <= 0) return d;
   rtnl_link* found = nullptr;
   if (int e = rtnl_link_get_kernel(sk.get(), ifindex, nullptr, &found); e < 0) {

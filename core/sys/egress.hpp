@@ -4,6 +4,7 @@
 #include "core/sys/endpoint.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace nb {
@@ -18,7 +19,8 @@ struct egress_device {
   std::string error;  // why the device is unknown (no route, netlink refused); empty when known
 };
 
-// The device of the kernel's route from this network namespace to `peer` (its first next hop).
-egress_device egress_to(const endpoint& peer);
+// The device of the kernel's route from this network namespace to `peer`, from `source` when the sender's
+// socket is bound to one (a wildcard address is none); an error where the route has several next hops.
+egress_device egress_to(const endpoint& peer, const std::optional<endpoint>& source = std::nullopt);
 
 }  // namespace nb

@@ -244,6 +244,12 @@ run_summary summarize(run_record r) {
   if (!r.error.empty()) s.failures.push_back(fmt::format("run: {}", r.error));
   for (auto& i : r.instances) {
     check(i);
+    // A start so late that the others were half done is no skew to flag: its figures hardly overlap theirs.
+    if (const double late_ms = i.result ? (i.result->actual_start - r.t0) * 1e3 : 0;
+        i.problems.empty() && r.duration > 0 && late_ms > r.duration * 500)
+      i.problems.push_back(fmt::format(
+          "started {:.1f} ms after T0, more than half the test's {:g} s: its figures do not overlap the others'",
+          late_ms, r.duration));
     for (const auto& p : i.problems) s.failures.push_back(fmt::format("{}: {}", i.name, p));
   }
   s.ok = s.failures.empty() && !r.instances.empty() && !r.interrupted;

@@ -93,4 +93,23 @@ ip netns exec "$c" "$netload" -H 198.18.41.1 -p 11256 -t UDP_STREAM -l 1 --pps 1
 wl=$(json_field "$work/wl.json" 'j["segmentation"]["mode"] + " | " + j["sender"]["batching"] + " | " + j["segmentation"]["why"]')
 echo "gso_max_segs 1: $wl"
 [[ $wl == "gso | gso | eth0's gso_max_segs is 1"* ]] || fail "with gso_max_segs 1: $wl"
+
+# 5. Routing by source address: the main table reaches the server by a second link without the offload
+# (eth1), a rule sends what comes from eth0's address by eth0. netload -L that address asks the route it
+# will take, from its source: datagram by datagram, by eth0.
+ip -n "$c" link set eth0 gso_max_segs 65535
+ip -n "$c" link add eth1 type veth peer name toc1 netns "$r"
+ip -n "$c" addr add 198.18.42.1/24 dev eth1
+ip -n "$r" addr add 198.18.42.254/24 dev toc1
+ip -n "$c" link set eth1 up
+ip -n "$r" link set toc1 up
+ip netns exec "$c" ethtool -K eth1 tx-udp-segmentation off >/dev/null
+ip -n "$c" route replace default via 198.18.42.254 dev eth1
+ip -n "$c" route add default via 198.18.40.254 dev eth0 table 100
+ip -n "$c" rule add from 198.18.40.1 lookup 100
+ip netns exec "$c" "$netload" -H 198.18.41.1 -p 11256 -L 198.18.40.1 -t UDP_STREAM -l 1 --pps 10000 --json -- -m 64 \
+  >"$work/src.json" 2>"$work/src.err" || true
+src=$(json_field "$work/src.json" 'j["segmentation"]["mode"] + " | " + j["segmentation"]["why"]')
+echo "from 198.18.40.1, routed by source: $src"
+[[ $src == "datagram | eth0 (veth) hands UDP GSO buffers whole"* ]] || fail "the route from -L's address: $src"
 echo "ok: the search found the limiter's $limit pps with no option; the choice is said in both directions"

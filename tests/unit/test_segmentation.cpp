@@ -67,11 +67,22 @@ TEST_CASE("segmentation: an unknown device, a datagram too large to batch, and t
   CHECK(segmentation_words(f).starts_with("datagram by datagram (automatic: no route"));
 }
 
-TEST_CASE("segmentation: the kernel's route to loopback leaves by lo") {
-  const egress_device d = egress_to(endpoint::from_numeric("127.0.0.1", 9));
-  INFO(d.error);
-  CHECK(d.error.empty());
-  CHECK(d.name == "lo");
-  CHECK(d.loopback);
-  CHECK(choose_segmentation(gso_mode::automatic, d, 1).mode == "gso");
+TEST_CASE("segmentation: the kernel's route to loopback leaves by lo, from any source") {
+  for (const auto& source : {std::optional<endpoint>(), std::optional(endpoint::from_numeric("127.0.0.1", 0))}) {
+    const egress_device d = egress_to(endpoint::from_numeric("127.0.0.1", 9), source);
+    INFO(d.error);
+    CHECK(d.error.empty());
+    CHECK(d.name == "lo");
+    CHECK(d.loopback);
+    CHECK(choose_segmentation(gso_mode::automatic, d, 1).mode == "gso");
+  }
+}
+
+TEST_CASE("segmentation: a sender that ran with sendmmsg went datagram by datagram, and says so") {
+  segmentation_figures f{"gso", true, "the peer is reached through lo: no device lies between"};
+  settle_segmentation(f, "gso");
+  CHECK(f.mode == "gso");
+  settle_segmentation(f, "sendmmsg");
+  CHECK(f.mode == "datagram");
+  CHECK_THAT(f.why, Catch::Contains("the kernel sent datagram by datagram all the same"));
 }
