@@ -50,11 +50,11 @@ xdp_attached() { ip -n "$WL_RX_NS" -d link show "$WL_RX_DEV" | grep -q 'prog/xdp
 
 # load NAME SECONDS PPS SIZE: one UDP_STREAM to netserve (PPS 0: unpaced), its JSON result in NAME.json, the
 # sender veth's tx_packets delta in NAME.tx
-load() {
+load() {  # load NAME SECONDS PPS SIZE [NETLOAD OPTIONS...]
   local n=$1 secs=$2 pps=$3 size=$4
   local before; before=$(tx_packets)
   local pace=(); [[ $pps -gt 0 ]] && pace=(--pps "$pps")
-  tx taskset -c 1 "$netload" -H "$WL_RX_ADDR" -p "$port" -t UDP_STREAM -l "$secs" "${pace[@]}" --json -- -m "$size" \
+  tx taskset -c 1 "$netload" -H "$WL_RX_ADDR" -p "$port" -t UDP_STREAM -l "$secs" "${pace[@]}" "${@:5}" --json -- -m "$size" \
     >"$work/$n.json" 2>"$work/$n.err" || true  # a paced target missed on a busy machine still counts
   python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["ok"]' "$work/$n.json" 2>/dev/null ||
     { cat "$work/$n.err"; fail "netload ($n) failed"; }
@@ -118,10 +118,11 @@ start_server --engine xdp --interface "$WL_RX_DEV" --xdp-mode generic
 grep -q '"receive_engine":"xdp-generic"' "$work/ready" || fail "--xdp-mode generic: $(cat "$work/ready")"
 load generic 2 200000 64
 check generic xdp-generic
-# 3b. GSO buffers whole through the veth (gso_max_segs back to its default): generic XDP then sees one
-# frame per buffer of up to 64 datagrams, and must count each datagram in it, not the frame
+# 3b. GSO buffers whole through the veth (gso_max_segs back to its default; --gso, since netload would send
+# datagram by datagram there): generic XDP then sees one frame per buffer of up to 64 datagrams, and must
+# count each datagram in it, not the frame
 ip -n "$WL_TX_NS" link set dev "$WL_TX_DEV" gso_max_segs 65535
-load batches 1 0 64
+load batches 1 0 64 --gso
 ip -n "$WL_TX_NS" link set dev "$WL_TX_DEV" gso_max_segs 1
 python3 - "$work/batches.json" "$(cat "$work/batches.tx")" <<'PY'
 import json, sys
