@@ -1,7 +1,7 @@
 #pragma once
 // Small text helpers. printable: text a peer sent, made safe for one log line: control characters and DEL are shown as
-// \n, \t, \xNN (a backslash as \\), so a peer can neither end our line and forge the next nor send terminal escapes.
-// Everything else, UTF-8 included, is kept as given.
+// \n, \t, \xNN (a backslash as \\), C1 controls as \u0080..\u009f and a byte outside UTF-8 as \xNN, so a peer can
+// neither end our line and forge the next nor send terminal escapes. Everything else, UTF-8 included, is kept.
 #include <fmt/format.h>
 
 #include <string>
@@ -10,16 +10,37 @@
 
 namespace nb {
 
+// Bytes of the well-formed UTF-8 character that starts at s[i] (2 to 4), 0 where none starts there.
+inline std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  return n;
+}
+
 inline std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (unsigned char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {  // a C1 control (U+0080..U+009F) or a byte outside UTF-8 (0x9b: CSI) is a terminal escape too
+      const std::size_t n = utf8_length(s, i);
+      if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0)
+        out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
+      else if (n) out.append(s.substr(i, n));
+      else out += fmt::format("\\x{:02x}", c);
+      i += n ? n : 1;
+      continue;
+    }
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
     else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
     else out += static_cast<char>(c);
+    ++i;
   }
   return out;
 }

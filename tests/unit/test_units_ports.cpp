@@ -1,4 +1,5 @@
 #include "core/base/port_spec.hpp"
+#include "core/base/text.hpp"
 #include "core/base/units.hpp"
 #include "core/sys/endpoint.hpp"
 
@@ -73,4 +74,13 @@ TEST_CASE("endpoints parse - print and compare without DNS", "[endpoint]") {
   CHECK_THROWS_AS(endpoint::parse("1.2.3.4:99999"), std::invalid_argument);
   for (const char* junk : {"1.2.3.4:24x", "1.2.3.4:+24", "1.2.3.4: 24", "1.2.3.4:", "1.2.3.4:-1"})
     CHECK_THROWS_WITH(endpoint::parse(junk), Catch::Contains("has a bad port"));
+}
+
+TEST_CASE("printable: C1 controls and bytes outside UTF-8 are escaped, other UTF-8 is kept") {
+  CHECK(nb::printable("iperf \xc2\x9b"
+                      "2J\x1b[1;1H") == "iperf \\u009b2J\\x1b[1;1H");
+  CHECK(nb::printable("a\x9b"
+                      "b") == "a\\x9bb");  // a lone CSI byte (8-bit terminals)
+  CHECK(nb::printable("\xc2\xb5s \xe2\x86\x92 ok") == "\xc2\xb5s \xe2\x86\x92 ok");  // µ, →: kept
+  CHECK(nb::printable("\xe2\x86") == "\\xe2\\x86");                                  // a character cut short
 }
