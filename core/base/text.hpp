@@ -10,13 +10,19 @@
 
 namespace nb {
 
-// Bytes of the well-formed UTF-8 character that starts at s[i] (2 to 4), 0 where none starts there.
-inline std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
+// Bytes of the UTF-8 character `s` starts with (1 to 4), or 0 when it starts with none: a stray
+// continuation byte, an overlong form, a surrogate, a character cut short or above U+10FFFF.
+inline std::size_t utf8_length(std::string_view s) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
   const std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
+  if (n == 0 || s.size() < n) return 0;
   for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+    if ((b(k) & 0xc0) != 0x80) return 0;
+  if ((c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) >= 0xa0) || (c == 0xf0 && b(1) < 0x90) ||
+      (c == 0xf4 && b(1) >= 0x90))
+    return 0;
   return n;
 }
 
@@ -26,7 +32,7 @@ inline std::string printable(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {  // a C1 control (U+0080..U+009F) or a byte outside UTF-8 (0x9b: CSI) is a terminal escape too
-      const std::size_t n = utf8_length(s, i);
+      const std::size_t n = utf8_length(s.substr(i));
       if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0)
         out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
       else if (n) out.append(s.substr(i, n));

@@ -38,22 +38,6 @@ bool is_c1(std::string_view s, std::size_t i) {  // U+0080..U+009F in UTF-8: 0xc
          (static_cast<unsigned char>(s[i + 1]) & 0xe0) == 0x80;
 }
 
-// A refused name as an error shows it: printable, a C1 control (which printable keeps) as \u00NN, and
-// at most the first 80 bytes of a long one.
-std::string shown(std::string_view name) {
-  std::string out;
-  std::size_t from = 0, i = 0;
-  for (; i < name.size() && i < 80; ++i) {
-    if (!is_c1(name, i)) continue;
-    out += nb::printable(name.substr(from, i - from));
-    out += fmt::format("\\u{:04x}", static_cast<unsigned char>(name[++i]));
-    from = i + 1;
-  }
-  while (i < name.size() && (static_cast<unsigned char>(name[i]) & 0xc0) == 0x80) ++i;  // a whole character
-  out += nb::printable(name.substr(from, i - from));
-  return i < name.size() ? fmt::format("{}... ({} bytes)", out, name.size()) : out;
-}
-
 }  // namespace
 
 std::string name_problem(std::string_view name, name_use use) {
@@ -61,7 +45,7 @@ std::string name_problem(std::string_view name, name_use use) {
     const auto c = static_cast<unsigned char>(name[i]);
     if (c < 0x20 || c == 0x7f || is_c1(name, i))
       return fmt::format("holds a control character ({}): names are printed, and must print as they are",
-                         shown(name.substr(i, c < 0x80 ? 1 : 2)));
+                         nb::printable(name.substr(i, c < 0x80 ? 1 : 2)));
   }
   if (use == name_use::text) return {};
   if (name.empty()) return "is empty";
@@ -77,7 +61,7 @@ std::string name_problem(std::string_view name, name_use use) {
 void check_name(const toml::source_region& at, const std::string& context, std::string_view what, std::string_view name,
                 name_use use) {
   if (const std::string why = name_problem(name, use); !why.empty())
-    fail_at(at, fmt::format("{}: {} '{}' {}", context, what, shown(name), why));
+    fail_at(at, fmt::format("{}: {} '{}' {}", context, what, nb::printable_bounded(name, 80), why));
 }
 
 std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n) {

@@ -1,5 +1,6 @@
 #include "harness/watch/metrics.hpp"
 
+#include "core/base/text.hpp"
 #include "harness/report/stats.hpp"
 
 #include <fmt/format.h>
@@ -153,23 +154,6 @@ void add_search(family& f, const std::string& plan, const nlohmann::json& s) {
   }
 }
 
-// Bytes of the UTF-8 character `s` starts with (1 to 4), or 0 when it starts with none: a stray
-// continuation byte, an overlong form, a surrogate, a character cut short or above U+10FFFF. OpenMetrics
-// text is UTF-8, and a scraper refuses the whole exposition for one bad byte.
-std::size_t utf8_length(std::string_view s) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  const std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-  if (n == 0 || s.size() < n) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((b(k) & 0xc0) != 0x80) return 0;
-  if ((c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) >= 0xa0) || (c == 0xf0 && b(1) < 0x90) ||
-      (c == 0xf4 && b(1) >= 0x90))
-    return 0;
-  return n;
-}
-
 }  // namespace
 
 std::string escape_label_value(std::string_view v) {
@@ -177,7 +161,7 @@ std::string escape_label_value(std::string_view v) {
   out.reserve(v.size());
   for (std::size_t i = 0; i < v.size();) {
     const auto c = static_cast<unsigned char>(v[i]);
-    std::size_t n = utf8_length(v.substr(i));
+    const std::size_t n = nb::utf8_length(v.substr(i));  // OpenMetrics text is UTF-8, one bad byte voids it
     const bool control = c < 0x20 || c == 0x7f || (n == 2 && c == 0xc2 && static_cast<unsigned char>(v[i + 1]) < 0xa0);
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
