@@ -15,7 +15,7 @@
 # write() from a buffer and read() into one. Info rows say where a difference comes from: iperf3 -Z (its
 # sendfile(); its receiver still copies) against netload, and netload --send-copy --recv-copy (copies at
 # both ends, as iperf does) against iperf3 and iperf2.
-# netload's receiver reads in the mode it chooses from where the peer is (core/wire/receive_mode.cpp: copy
+# netload's receiver reads in the mode it chooses from where the peer is (core/policy/receive_mode.cpp: copy
 # for one stream to this host, discard otherwise); an info row per cell runs the other mode beside it.
 # Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
 # by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report

@@ -4,18 +4,18 @@
 #include "core/base/text.hpp"
 #include "harness/default_plan.hpp"
 #include "harness/lab/lab.hpp"
+#include "harness/launch/launcher.hpp"
+#include "harness/launch/stop_signals.hpp"
 #include "harness/process/process.hpp"
 #include "harness/records/host_check.hpp"
 #include "harness/report/compare.hpp"
-#include "harness/report/html.hpp"
+#include "harness/report/html/html.hpp"
+#include "harness/report/model/skew.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
-#include "harness/report/skew.hpp"
 #include "harness/run/dry_run.hpp"
-#include "harness/run/launcher.hpp"
 #include "harness/run/runner.hpp"
-#include "harness/run/stop_signals.hpp"
-#include "harness/store/commands.hpp"
+#include "harness/store/trend/commands.hpp"
 
 #include <fmt/format.h>
 #include <boost/asio/co_spawn.hpp>

@@ -3,9 +3,9 @@
 // console summary, exit status and record in the results database.
 #include "harness/app.hpp"
 #include "harness/plan/plan.hpp"
-#include "harness/report/aggregate.hpp"
+#include "harness/report/model/aggregate.hpp"
 #include "harness/run/runner.hpp"
-#include "harness/store/regress.hpp"
+#include "harness/store/trend/regress.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "harness/watch_line.hpp"
 
 #include "core/base/text.hpp"
-#include "harness/report/skew.hpp"
+#include "harness/report/model/skew.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

@@ -1,16 +1,16 @@
 // netload: a netperf-style load generator (UDP_STREAM, TCP_STREAM, UDP_RR, TCP_RR) with counts that add up.
 #include "core/base/version.hpp"
-#include "core/sys/host_info.hpp"
+#include "core/host/host_info.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/sys/socket.hpp"
-#include "netload/bidir.hpp"
-#include "netload/client.hpp"
-#include "netload/iperf3_peer.hpp"
-#include "netload/iperf_args.hpp"
-#include "netload/netserver_peer.hpp"
-#include "netload/outcome.hpp"
-#include "netload/report.hpp"
-#include "netload/search_run.hpp"
+#include "netload/iperf3/iperf3_peer.hpp"
+#include "netload/iperf_cli/iperf_args.hpp"
+#include "netload/native/bidir.hpp"
+#include "netload/native/client.hpp"
+#include "netload/native/outcome.hpp"
+#include "netload/native/report.hpp"
+#include "netload/netperf/netserver_peer.hpp"
+#include "netload/search/search_run.hpp"
 
 #include <fmt/format.h>
 

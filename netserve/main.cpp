@@ -1,10 +1,10 @@
 // netserve: a netserver-like listener that binds many ports in one process.
 #include "core/base/cli_help.hpp"
 #include "core/base/port_spec.hpp"
-#include "core/base/receive_engine.hpp"
 #include "core/base/version.hpp"
+#include "core/policy/receive_engine.hpp"
 #include "core/sys/kernel_features.hpp"
-#include "core/wire/auth.hpp"
+#include "core/wire/native/auth.hpp"
 #include "netserve/server.hpp"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "netserve/server.hpp"
 
-#include "netserve/control_connection.hpp"
+#include "netserve/native/control_connection.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -20,20 +20,6 @@ namespace nb::serve {
 
 server::server(asio::io_context& io, server_options options)
     : io_(io), shared_(std::make_shared<server_shared>(server_shared{options, budget::create(options.budget), 0})) {}
-
-bool served_port::add(std::shared_ptr<served_test> test, const std::string& client) {
-  const std::string cookie = test->cookie();
-  if (!tests.emplace(cookie, std::move(test)).second) return false;
-  ++tests_of_client[client];
-  return true;
-}
-
-void served_port::remove(const served_test& test, const std::string& client) noexcept {
-  auto it = tests.find(test.cookie());
-  if (it == tests.end() || it->second.get() != &test) return;
-  tests.erase(it);
-  if (auto c = tests_of_client.find(client); c != tests_of_client.end() && --c->second == 0) tests_of_client.erase(c);
-}
 
 void server::bind_port(served_port& p, std::uint16_t wanted) {
   const server_options& o = shared_->options;

@@ -88,7 +88,7 @@ inline std::string shell_quote(const std::string& word) {
 }
 
 // "a b 'c d'": for logs, messages, the environment record and dry runs, the one string ssh hands to the
-// remote shell (harness/run/launcher.cpp), and netload's iperf translations: a POSIX shell reads it back
+// remote shell (harness/launch/launcher.cpp), and netload's iperf translations: a POSIX shell reads it back
 // as the same argv.
 inline std::string quote_argv(const std::vector<std::string>& argv) {
   std::string out;

@@ -12,9 +12,9 @@
 // matched to its transaction even out of order. Smaller messages are matched first in, first out. A
 // transaction not answered within its timeout is given up (counted: timeouts), and the window moves on; an
 // answer that comes after that is counted late and not timed.
+#include "core/result/latency_histogram.hpp"
 #include "core/sys/endpoint.hpp"
-#include "core/wire/flow.hpp"
-#include "core/wire/latency_histogram.hpp"
+#include "core/wire/native/flow.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -3,8 +3,8 @@
 // one datagram at a time, and why. A device that passes a GSO buffer whole to what lies behind it (veth,
 // tun, a VM's virtio-net with host USO) lets a router, limiter or counter there see one packet where the
 // receiver counts up to 64: there the sender goes datagram by datagram unless told otherwise.
-#include "core/sys/egress.hpp"
-#include "core/wire/result.hpp"
+#include "core/host/egress.hpp"
+#include "core/result/result.hpp"
 
 #include <optional>
 #include <string_view>

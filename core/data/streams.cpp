@@ -28,7 +28,7 @@ constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks
 // Waits for the start instant (in slices that look at the stop token: the instant may be an hour away),
 // then fixes the test's monotonic start and end from the moment this thread actually woke: a thread that
 // wakes late sends for the full duration from then, paced from then (no backlog to catch up), and its
-// elapsed time is the time it really sent. netload refuses an instant already past (netload/client.cpp).
+// elapsed time is the time it really sent. netload refuses an instant already past (netload/native/client.cpp).
 void begin_stream(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
                   std::int64_t& end_mono) {
   while (!stop.stop_requested() && wall_ns() < plan.start_wall_ns)
@@ -232,7 +232,7 @@ void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& cou
 namespace {
 
 // A request/response stream's answers: a client's received and what became of the rest, a TCP_RR
-// server's written (a UDP_RR server's come from its port, netserve/served_test.cpp).
+// server's written (a UDP_RR server's come from its port, netserve/server/served_test.cpp).
 void add_rr_counts(side_counts& c, const data_stream& d, bool client) {
   if (!client) {
     c.responses += d.sent.packets.get();

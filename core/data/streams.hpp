@@ -6,12 +6,12 @@
 #include "core/data/rr.hpp"
 #include "core/data/tcp_send.hpp"
 #include "core/data/zerocopy.hpp"
+#include "core/result/latency_histogram.hpp"
 #include "core/sys/endpoint.hpp"
 #include "core/sys/socket.hpp"
 #include "core/sys/tcp_info.hpp"
-#include "core/wire/flow.hpp"
-#include "core/wire/latency_histogram.hpp"
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/flow.hpp"
+#include "core/wire/native/protocol.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -3,7 +3,7 @@
 #include "core/base/clock.hpp"
 #include "core/sys/eintr.hpp"
 #include "core/sys/kernel_features.hpp"
-#include "core/wire/flow.hpp"
+#include "core/wire/native/flow.hpp"
 
 #include <fmt/format.h>
 

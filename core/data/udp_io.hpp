@@ -12,7 +12,7 @@
 // which ran.
 // set_receive_timeout and set_send_timeout, setup calls, throw fmt::system_error.
 #include "core/sys/endpoint.hpp"
-#include "core/wire/flow.hpp"
+#include "core/wire/native/flow.hpp"
 
 #include <sys/socket.h>
 
@@ -39,7 +39,7 @@ class udp_batch_sender {
   // `fd` connected (dest empty) or not (dest given). `message_size` bytes per datagram. On a socket shared
   // by several tests (netserve's port socket), `source` (the address the client talks to) and `tos`
   // (the IP TOS / traffic class byte) go with every message instead of being set on the socket.
-  // `format`: the header each datagram carries (core/wire/flow.hpp).
+  // `format`: the header each datagram carries (core/wire/native/flow.hpp).
   udp_batch_sender(int fd, std::size_t message_size, std::size_t batch, bool try_gso,
                    std::optional<endpoint> dest = std::nullopt, std::optional<endpoint> source = std::nullopt,
                    int tos = -1, payload_format format = payload_format::netload);

@@ -1,7 +1,7 @@
 #include "core/sys/tcp_info.hpp"
 
 #include "core/base/clock.hpp"
-#include "core/base/json_fields.hpp"
+#include "core/json/json_fields.hpp"
 
 #include <linux/tcp.h>   // its struct tcp_info: glibc's <netinet/tcp.h> one stops at tcpi_total_retrans
 #include <netinet/in.h>  // IPPROTO_TCP

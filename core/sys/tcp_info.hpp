@@ -39,7 +39,7 @@ struct tcp_sample {
   std::optional<std::uint64_t> bytes_sent;         // retransmits included (4.19+)
   std::optional<std::uint64_t> bytes_acked;
 };
-// Its JSON fields, named as the members (core/base/json_fields.hpp); absent ones are null.
+// Its JSON fields, named as the members (core/json/json_fields.hpp); absent ones are null.
 BOOST_DESCRIBE_STRUCT(tcp_sample, (),
                       (at_ns, retransmits, bytes_retrans, segs_out, cwnd_bytes, ssthresh_segments, rtt_us, rttvar_us,
                        min_rtt_us, pacing_rate, pacing_unlimited, delivery_rate, delivery_rate_app_limited, snd_mss,
@@ -68,7 +68,7 @@ struct tcp_summary {
   std::optional<double> delivery_rate;         // sum, bits/s
   std::optional<std::uint32_t> snd_mss, pmtu;  // smallest
 };
-// Its JSON fields, named as the members (core/base/json_fields.hpp).
+// Its JSON fields, named as the members (core/json/json_fields.hpp).
 BOOST_DESCRIBE_STRUCT(tcp_summary, (),
                       (retransmits, retransmit_percent, rtt_us, rtt_max_us, rttvar_us, cwnd_bytes, pacing_rate,
                        delivery_rate, snd_mss, pmtu))

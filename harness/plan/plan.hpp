@@ -1,9 +1,9 @@
 #pragma once
 // The typed plan: what a TOML plan file says, checked once at load time. Everything downstream works on
 // these structs and never looks at TOML again.
-#include "core/base/receive_engine.hpp"
+#include "core/policy/receive_engine.hpp"
 #include "core/search/mlr_search.hpp"
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/protocol.hpp"
 
 #include <cstdint>
 #include <map>

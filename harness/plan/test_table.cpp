@@ -2,8 +2,8 @@
 // (port clashes, sizes that cannot be sent).
 #include "core/base/limits.hpp"
 #include "core/base/units.hpp"
+#include "core/policy/receive_mode.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/receive_mode.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/plan_toml.hpp"
 
@@ -45,7 +45,7 @@ void parse_rr(test_spec& t, toml_reader& r) {
     fail_at(r.need("reverse").source(), fmt::format("{}: a request/response test has no reverse", r.context()));
   const std::uint32_t smallest =
       std::min(*std::min_element(t.message_sizes.begin(), t.message_sizes.end()), t.response_size);
-  if (t.kind == nb::test_kind::udp_rr && t.burst > 0 && smallest < 8)  // as netload refuses it (netload/cli.cpp)
+  if (t.kind == nb::test_kind::udp_rr && t.burst > 0 && smallest < 8)  // as netload refuses it (netload/cli/cli.cpp)
     fail_at(r.need("burst").source(), fmt::format("{}: a UDP_RR burst needs requests and answers of 8 bytes or more "
                                                   "(room for the transaction's number)",
                                                   r.context()));

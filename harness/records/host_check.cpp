@@ -1,7 +1,7 @@
 #include "harness/records/host_check.hpp"
 
-#include "core/base/json_fields.hpp"
 #include "core/base/version.hpp"
+#include "core/json/json_fields.hpp"
 
 #include <fmt/format.h>
 

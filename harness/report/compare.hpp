@@ -4,7 +4,7 @@
 // role, message size, load, route), on the received pps and Mbit/s of the run sums. A difference is
 // called better or worse only when the repeats show it: the 95 % confidence interval of the difference
 // of the means (Welch's t) lies wholly above or below zero.
-#include "harness/report/stats.hpp"
+#include "harness/report/model/stats.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 #include "harness/report/report.hpp"
-#include "harness/report/skew.hpp"
-#include "harness/report/terminal.hpp"
+#include "harness/report/model/skew.hpp"
+#include "harness/report/model/terminal.hpp"
 
-#include "harness/report/circuit.hpp"
+#include "harness/report/model/circuit.hpp"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 #pragma once
 // Reports from run summaries: the console table, summary.csv and report.md. Text only; no figures are
 // computed here beyond unit conversion, so every report says the same as summary.json.
-#include "harness/report/aggregate.hpp"
-#include "harness/report/stats.hpp"
+#include "harness/report/model/aggregate.hpp"
+#include "harness/report/model/stats.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
 // report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
 // the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
 #include "harness/records/host_check.hpp"
+#include "harness/report/model/skew.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
-#include "harness/report/skew.hpp"
 
 #include <fmt/format.h>
 

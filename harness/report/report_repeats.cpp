@@ -1,7 +1,7 @@
 // The repeats of each measurement in the reports: report.md's "Repeats" section, a short console table,
 // and summary.csv's MEAN / SD / MIN / MAX / CI95 rows. The figures are stats.cpp's; only text here.
+#include "harness/report/model/stats.hpp"
 #include "harness/report/report.hpp"
-#include "harness/report/stats.hpp"
 
 #include <fmt/format.h>
 

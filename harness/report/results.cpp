@@ -2,12 +2,11 @@
 
 #include "core/sys/eintr.hpp"
 #include "core/sys/file_beneath.hpp"
-#include "harness/report/html.hpp"
+#include "harness/report/model/stats.hpp"
 #include "harness/report/report.hpp"
-#include "harness/report/stats.hpp"
 #include "harness/toml/toml_bounds.hpp"
 
-#include "core/base/json_text.hpp"
+#include "core/json/json_text.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -304,13 +303,6 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
   write_file(dir / "summary.csv", summary_csv(summaries, unrun));
   write_file(dir / "report.md", report_markdown(summaries, searches, dir));
   return summaries;
-}
-
-std::vector<std::string> write_html_report(const fs::path& dir, const std::vector<run_summary>& runs,
-                                           const std::vector<json>& searches, const run_history* history) {
-  std::vector<std::string> chart_errors;
-  write_file(dir / "report.html", report_html(runs, searches, dir, &chart_errors, history));
-  return chart_errors;
 }
 
 }  // namespace harness

@@ -2,9 +2,8 @@
 // The results folder: results/<plan>-<UTC time>/ with plan.toml, environment.json, raw/<run>/run.json and
 // raw/<run>/<instance>.json (written the moment the instance ends), summary.json, summary.csv, report.md.
 // Reports are always rebuilt from raw/, during a run and by `harness report DIR`, so both agree.
-#include "harness/report/aggregate.hpp"
+#include "harness/report/model/aggregate.hpp"
 #include "harness/report/report.hpp"
-#include "harness/report/trend.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -62,11 +61,4 @@ std::string interrupted_banner(const std::filesystem::path& dir);
 std::vector<unrun> runs_not_run(const std::filesystem::path& dir, bool stopped_only = false);
 // summary.json, summary.csv and report.md from raw/; returns the summaries. After every run.
 std::vector<run_summary> write_reports(const std::filesystem::path& dir);
-// report.html, with its charts (a gnuplot per chart): once, at the end of a plan and by `harness report`.
-// Returns one line per chart that could not be drawn. `history`: the run's measurements over the runs
-// recorded before it (null: `harness report`, which reads no store).
-std::vector<std::string> write_html_report(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
-                                           const std::vector<nlohmann::json>& searches,
-                                           const run_history* history = nullptr);
-
 }  // namespace harness

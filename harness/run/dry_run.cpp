@@ -3,9 +3,9 @@
 #include "harness/records/host_check.hpp"
 
 #include "core/base/units.hpp"
+#include "harness/launch/launcher.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/process/process.hpp"
-#include "harness/run/launcher.hpp"
 #include "harness/run/search_trials.hpp"
 
 #include <fmt/format.h>

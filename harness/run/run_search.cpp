@@ -5,7 +5,7 @@
 // holds the record after every trial, so an interrupted search still shows how far it got.
 #include "core/base/text.hpp"
 #include "core/base/units.hpp"
-#include "harness/report/latency.hpp"
+#include "harness/report/model/latency.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
 #include "harness/run/search_trials.hpp"

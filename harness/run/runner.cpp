@@ -31,7 +31,7 @@ using asio::use_awaitable;
 namespace {
 
 // From the first Ctrl-C to SIGKILL for whatever still runs: a stopped netload ends its test and
-// exchanges its figures with netserve within its own 3-s grace (netload/user_stop.cpp).
+// exchanges its figures with netserve within its own 3-s grace (netload/native/user_stop.cpp).
 constexpr auto kill_after = 5s;
 // What a run costs beyond its duration before one has been measured: the lead, the settle pause, and a
 // guess at starting the servers and the instances and writing the reports.

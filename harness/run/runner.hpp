@@ -11,13 +11,13 @@
 //   run_search.cpp          a search run: trial after trial, each chosen by MLRsearch (core/search), each
 //                           run measured as a trial (search_trials.hpp)
 #include "harness/lab/lab.hpp"
+#include "harness/launch/launcher.hpp"
+#include "harness/launch/process_group.hpp"
 #include "harness/plan/expand.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/process/process.hpp"
 #include "harness/records/host_check.hpp"
-#include "harness/report/aggregate.hpp"
-#include "harness/run/launcher.hpp"
-#include "harness/run/process_group.hpp"
+#include "harness/report/model/aggregate.hpp"
 #include "harness/run/progress.hpp"
 
 #include <boost/asio/awaitable.hpp>

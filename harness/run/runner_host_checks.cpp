@@ -1,13 +1,13 @@
 // The runner's check of every host before a run (and all of `harness check`): host_check.hpp says what
 // and why; this is the asking.
-#include "core/base/json_text.hpp"
+#include "core/json/json_text.hpp"
 #include "harness/records/host_check.hpp"
 #include "harness/run/runner.hpp"
 
 #include "core/base/clock.hpp"
 #include "core/base/text.hpp"
 #include "core/base/version.hpp"
-#include "core/sys/host_info.hpp"
+#include "core/host/host_info.hpp"
 
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>

@@ -1,9 +1,9 @@
 // The moving parts of one run: netserve processes up and ready, netload instances started together and
 // followed live, raw files written as each instance ends, servers stopped.
 #include "core/base/clock.hpp"
-#include "core/base/json_text.hpp"
 #include "core/base/text.hpp"
 #include "core/base/units.hpp"
+#include "core/json/json_text.hpp"
 #include "harness/report/results.hpp"
 #include "harness/run/runner.hpp"
 

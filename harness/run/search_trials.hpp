@@ -7,7 +7,7 @@
 #include "core/search/mlr_search.hpp"
 #include "core/search/shortfall_rule.hpp"
 #include "harness/plan/plan.hpp"
-#include "harness/report/aggregate.hpp"
+#include "harness/report/model/aggregate.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +27,7 @@ struct search_trial {
   nb::search::trial_result result;
   double sent_pps = 0, received_pps = 0;
   std::string failure;  // why it did not run as asked (result.ran is false)
-  std::string limit;    // the run's verdict (core/wire/verdict.hpp): where the limit was
+  std::string limit;    // the run's verdict (core/policy/verdict.hpp): where the limit was
   std::string note;     // how the search took it, when not as measured ("run again", ...)
   // Cut short by the user's stop: what its instances counted until then, kept and shown, told to nobody.
   bool interrupted = false;

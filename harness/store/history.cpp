@@ -1,8 +1,8 @@
 #include "harness/store/history.hpp"
 
-#include "core/base/json_fields.hpp"
-#include "core/base/json_text.hpp"
 #include "core/base/text.hpp"
+#include "core/json/json_fields.hpp"
+#include "core/json/json_text.hpp"
 #include "harness/report/report.hpp"
 #include "harness/store/sql.hpp"
 

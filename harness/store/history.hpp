@@ -2,7 +2,7 @@
 // A measurement followed over time: per plan and measurement (test, role, message size, sweep load, route), one point
 // per results folder: its runs' received pps and bit/s and loss, their mean and 95 % interval when the folder had
 // repeats, and the search's NDR / PDR where one ran.
-#include "harness/report/stats.hpp"
+#include "harness/report/model/stats.hpp"
 #include "harness/store/changepoint.hpp"
 #include "harness/store/database.hpp"
 

@@ -1,9 +1,9 @@
 #include "harness/store/record.hpp"
 
 #include "core/base/text.hpp"
+#include "harness/report/model/skew.hpp"
+#include "harness/report/model/stats.hpp"
 #include "harness/report/results.hpp"
-#include "harness/report/skew.hpp"
-#include "harness/report/stats.hpp"
 #include "harness/store/import_checks.hpp"
 #include "harness/store/sql.hpp"
 

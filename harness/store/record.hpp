@@ -2,7 +2,7 @@
 // A results folder into the store: what `harness run` records after its reports, and what
 // `harness db import` reads back from the folder's files. Both take the figures from the structs that
 // make summary.json (load_raw + summarize), so the store and the reports agree by construction.
-#include "harness/report/aggregate.hpp"
+#include "harness/report/model/aggregate.hpp"
 #include "harness/store/database.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 #include "harness/watch/metrics.hpp"
 
 #include "core/base/text.hpp"
-#include "harness/report/stats.hpp"
+#include "harness/report/model/stats.hpp"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 #pragma once
 // The last completed run of `harness watch` as OpenMetrics text (the format Prometheus scrapes), from the
 // same structs as summary.json and the store (run_summary, the searches' JSON, the store's judgement).
-#include "harness/report/aggregate.hpp"
-#include "harness/store/regress.hpp"
+#include "harness/report/model/aggregate.hpp"
+#include "harness/store/trend/regress.hpp"
 
 #include <nlohmann/json.hpp>
 

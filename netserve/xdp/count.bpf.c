@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-// netserve's XDP receive engine (netserve/xdp_engine.hpp): counts the datagrams of the flows netserve's
+// netserve's XDP receive engine (netserve/server/xdp_engine.hpp): counts the datagrams of the flows netserve's
 // control plane registered, at the driver, before the receiving host's stack can lose them, and drops them
 // (or passes them on with pass_matched, so the socket path counts them too). Every other frame passes
 // untouched: control connections, TCP data, ARP, other programs' traffic.
 //
 // A flow is (source address, source port, destination port) of one netload stream, the same attribution
 // the socket engine makes. Its counters live in a per-CPU hash: each CPU writes its own copy without
-// atomics, and netserve adds the copies up. Sequence numbers are netload's payload header (core/wire/flow.hpp:
+// atomics, and netserve adds the copies up. Sequence numbers are netload's payload header (core/wire/native/flow.hpp:
 // little-endian 64-bit sequence, then the send time) in datagrams of 16 bytes or more.
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -38,7 +38,7 @@ struct vlan_tag {
   __be16 proto;
 };
 
-// The sequence analysis of core/wire/flow.hpp's recv_counters, per CPU, for `n` datagrams from `seq` on: a
+// The sequence analysis of core/wire/native/flow.hpp's recv_counters, per CPU, for `n` datagrams from `seq` on: a
 // flow's datagrams normally arrive on one CPU (one RX queue), and netserve takes the highest next_seq over
 // the CPUs. A flow that moves between CPUs can show a gap or an out-of-order arrival that is not one.
 static __always_inline void count_sequence(struct nb_flow_count *c, __u64 seq, __u64 n) {

@@ -8,7 +8,7 @@
 #include <linux/types.h>
 
 #define NB_XDP_MAX_FLOWS 65536
-#define NB_PAYLOAD_HEADER_SIZE 16 /* core/wire/flow.hpp payload_header_size */
+#define NB_PAYLOAD_HEADER_SIZE 16 /* core/wire/native/flow.hpp payload_header_size */
 #define NB_XDP_INET 4
 #define NB_XDP_INET6 6
 

@@ -38,14 +38,14 @@ passes() {  # passes NAME: the copy passes
   echo "ok: passes: $1 $(cat "$tmp/out")"
 }
 
-with_function netload/cli.cpp long_step 59 "" "void long_step() {" "}"
-refused netload/cli.cpp long_step 61
+with_function netload/cli/cli.cpp long_step 59 "" "void long_step() {" "}"
+refused netload/cli/cli.cpp long_step 61
 with_function core/data/rr.cpp long_lambda 58 "" "int long_lambda() {" "  }; return 0; }"
 sed -i 's/^int long_lambda() {$/int long_lambda() {\n  auto f = [] {/' "$tmp/tree/core/data/rr.cpp"
 refused core/data/rr.cpp long_lambda 61
-with_function netserve/control_connection.cpp long_coroutine 59 "" \
+with_function netserve/native/control_connection.cpp long_coroutine 59 "" \
   "asio::awaitable<void> long_coroutine() {" "  co_return; }"
-refused netserve/control_connection.cpp long_coroutine 61
+refused netserve/native/control_connection.cpp long_coroutine 61
 with_function harness/run/runner.cpp sixty_lines 58 "" "void sixty_lines() {" "}"
 passes sixty_lines
 with_function core/data/rr.cpp marked_loop 59 \

@@ -1,7 +1,7 @@
 // Fuzz target for what a stock iperf3 client sends netserve: its parameters and its results, JSON behind
 // a length. Any bytes must parse or be refused with protocol_error, within the depth and size bounds,
 // never crash, hang or read out of bounds; what parses must encode and parse again to the same figures.
-#include "core/wire/iperf3_wire.hpp"
+#include "core/wire/iperf3/iperf3_wire.hpp"
 
 #include <cstddef>
 #include <cstdint>

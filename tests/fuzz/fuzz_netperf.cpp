@@ -4,16 +4,16 @@
 // block or refuse it with protocol_error, never crash or read out of bounds; what decodes must encode and
 // decode again to the same fields.
 //
-// Then netserve's server side of the connection (netserve/netperf_exchange.hpp and the request checks of
-// netserve/netperf_plan.hpp): the whole input is the control connection's bytes, taken block by block as
+// Then netserve's server side of the connection (netserve/netperf/netperf_exchange.hpp and the request checks of
+// netserve/netperf/netperf_plan.hpp): the whole input is the control connection's bytes, taken block by block as
 // netserve reads them, with time passing between them (each block's last byte, in quarter seconds) and each
 // served request running a test (its second-to-last byte, in seconds). Whatever it is fed, the exchange
 // takes no message past its deadline or its limits, and a request it serves and netserve's checks pass is a
 // test netserve can run.
 #include "core/base/limits.hpp"
-#include "core/wire/netperf_wire.hpp"
-#include "netserve/netperf_exchange.hpp"
-#include "netserve/netperf_plan.hpp"
+#include "core/wire/netperf/netperf_wire.hpp"
+#include "netserve/netperf/netperf_exchange.hpp"
+#include "netserve/netperf/netperf_plan.hpp"
 
 #include <algorithm>
 #include <cstddef>

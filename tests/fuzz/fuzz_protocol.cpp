@@ -1,11 +1,11 @@
 // Fuzz target for the control protocol, the parser that faces the network: any bytes, as a sequence of
 // frames, must decode or be refused with protocol_error, never crash, hang or read out of bounds. A test
-// request that decodes then goes through netserve's registration rules (core/wire/request_rules.hpp) as a peer
+// request that decodes then goes through netserve's registration rules (core/policy/request_rules.hpp) as a peer
 // on this host and as one elsewhere, on a 1500-byte path: what they accept must hold to them.
 #include "core/base/port_set.hpp"
+#include "core/policy/request_rules.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/protocol.hpp"
-#include "core/wire/request_rules.hpp"
+#include "core/wire/native/protocol.hpp"
 
 #include <netinet/in.h>
 

@@ -1,6 +1,6 @@
 // Fuzz target for reading netload results back (the harness reads them from other hosts' output).
-#include "core/base/json_text.hpp"
-#include "core/wire/result.hpp"
+#include "core/json/json_text.hpp"
+#include "core/result/result.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,10 +1,10 @@
 #pragma once
 // What an iperf3 server sends netload --peer iperf3 over a whole control connection, read in the order
-// netload reads it (netload/iperf3_peer.cpp) with the same parts (core/wire/iperf3_client.hpp): the first
+// netload reads it (netload/iperf3/iperf3_peer.cpp) with the same parts (core/wire/iperf3/iperf3_client.hpp): the first
 // state, the setup's states, EXCHANGE_RESULTS, the results behind a 4-byte length, DISPLAY_RESULTS; a
 // refusal (with SERVER_ERROR's 8 bytes of codes) at any state. The fuzz target and the seeds' unit test
 // read a transcript with it.
-#include "core/wire/iperf3_client.hpp"
+#include "core/wire/iperf3/iperf3_client.hpp"
 
 #include <cstddef>
 #include <cstdint>

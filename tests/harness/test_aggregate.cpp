@@ -1,9 +1,9 @@
 // Aggregation from instance records: sums, the steady-state window, start skew, and failures that
 // never turn into numbers.
-#include "harness/report/aggregate.hpp"
-#include "harness/report/html.hpp"
+#include "harness/report/html/html.hpp"
+#include "harness/report/model/aggregate.hpp"
+#include "harness/report/model/skew.hpp"
 #include "harness/report/report.hpp"
-#include "harness/report/skew.hpp"
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>

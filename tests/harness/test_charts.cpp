@@ -1,7 +1,7 @@
 // report.html's charts from figures: names from a plan or a raw/ file stay labels (never gnuplot
 // commands), runs whose samples say nothing give no chart rather than a crash, and the PPS-vs-BPS curve
 // keeps apart tests that share a role.
-#include "harness/report/charts.hpp"
+#include "harness/report/html/charts.hpp"
 
 #include <catch2/catch.hpp>
 

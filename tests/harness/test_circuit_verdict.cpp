@@ -3,9 +3,9 @@
 // packet-rate limit dropped every lost datagram; the device's host counted no drop below the socket,
 // only softirq budget squeezes. The report said "before-socket ... dropped before the socket" under a
 // circuit line that gave every loss to the circuit.
-#include "core/wire/verdict.hpp"
-#include "harness/report/circuit.hpp"
-#include "harness/report/html.hpp"
+#include "core/policy/verdict.hpp"
+#include "harness/report/html/html.hpp"
+#include "harness/report/model/circuit.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 

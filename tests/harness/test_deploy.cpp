@@ -1,8 +1,8 @@
 // harness deploy, its pure parts: the SHA-256 against known digests, where the programs to copy are
 // found, and the commands a dry run prints (every path quoted, so that it survives the two shells: ours
 // and the one sshd starts there).
+#include "harness/launch/deploy.hpp"
 #include "harness/process/process.hpp"
-#include "harness/run/deploy.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
 #include "harness/plan/expand.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/records/host_check.hpp"
-#include "harness/report/aggregate.hpp"
+#include "harness/report/model/aggregate.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // report.html's pieces: figure formats a reader can scan, escaping, and gnuplot's SVG made fit to sit
 // inline beside other charts. (The whole page is rendered in Chromium by tests/report.)
-#include "harness/report/gnuplot.hpp"
-#include "harness/report/html.hpp"
+#include "harness/report/html/gnuplot.hpp"
+#include "harness/report/html/html.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // Launchers and child processes: argv stays argv (the one ssh string is quoted so a POSIX shell gives
 // back exactly the words), deadlines kill, exit status and output are captured.
+#include "harness/launch/launcher.hpp"
 #include "harness/process/process.hpp"
-#include "harness/run/launcher.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>

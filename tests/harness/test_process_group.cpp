@@ -2,7 +2,7 @@
 // member that ignores SIGTERM is killed after kill_after, and a process that has left is never signalled.
 // The coroutines only record what happened; the checks run after them (Catch's macros inside a coroutine
 // do not compile with GCC 12).
-#include "harness/run/process_group.hpp"
+#include "harness/launch/process_group.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>

@@ -2,8 +2,8 @@
 // (an interrupted run with partial instance files, the runs after it never started), and what
 // report.html must be to hand on: open sections, a print stylesheet, counts that say what they count, the
 // emulated circuit's explanation, and a log axis where a rate search's trials span decades.
-#include "harness/report/charts.hpp"
-#include "harness/report/html.hpp"
+#include "harness/report/html/charts.hpp"
+#include "harness/report/html/html.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/results.hpp"
 

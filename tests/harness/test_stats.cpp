@@ -1,8 +1,8 @@
 // Repeats: Student's t, the spread of a figure, groups of repeated runs, and `harness compare`'s matching
 // and verdicts, on synthetic run summaries.
 #include "harness/report/compare.hpp"
+#include "harness/report/model/stats.hpp"
 #include "harness/report/report.hpp"
-#include "harness/report/stats.hpp"
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>

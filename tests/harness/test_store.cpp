@@ -4,9 +4,9 @@
 #include "harness/store/database.hpp"
 #include "harness/store/history.hpp"
 #include "harness/store/record.hpp"
-#include "harness/store/regress.hpp"
 #include "harness/store/schema.hpp"
-#include "harness/store/trends.hpp"
+#include "harness/store/trend/regress.hpp"
+#include "harness/store/trend/trends.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -2,8 +2,8 @@
 // report.html's history stay O(n log n) in the folders (counted, not timed: the time is printed only).
 #include "harness/store/database.hpp"
 #include "harness/store/history.hpp"
-#include "harness/store/regress.hpp"
-#include "harness/store/trends.hpp"
+#include "harness/store/trend/regress.hpp"
+#include "harness/store/trend/trends.hpp"
 
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>

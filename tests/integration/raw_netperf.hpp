@@ -1,9 +1,9 @@
 #pragma once
-// netperf 2.7's control protocol by hand (core/wire/netperf_wire.hpp), against a netserve on 127.0.0.1 from
+// netperf 2.7's control protocol by hand (core/wire/netperf/netperf_wire.hpp), against a netserve on 127.0.0.1 from
 // any loopback address: a legitimate client's exchange (request, setup response, data, results), and the
 // blocks a hostile one sends. No stock netperf needed.
 #include "core/base/clock.hpp"
-#include "core/wire/netperf_wire.hpp"
+#include "core/wire/netperf/netperf_wire.hpp"
 #include "tests/integration/raw_client.hpp"
 
 #include <arpa/inet.h>

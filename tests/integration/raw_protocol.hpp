@@ -2,7 +2,7 @@
 // Speaking the control protocol by hand to a netserve on 127.0.0.1, from any loopback address: a client
 // that registers tests and data connections and then does what netload never would (waits, parks, leaves).
 // Also what a process holds, from /proc.
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/integration/raw_client.hpp"
 
 #include <arpa/inet.h>

@@ -1,7 +1,7 @@
 // netserve with a key: clients that hold it run UDP and TCP tests as usual; clients without it, with a
 // wrong one, or with one for a server that has none, get one clear line and a non-zero status, and the
 // server goes on serving.
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/raw_client.hpp"
 #include "tests/support/temp_file.hpp"

@@ -1,7 +1,7 @@
 // The key check against a man in the middle: a relay between a keyed netload and a keyed netserve can
 // pass frames on, or not, but cannot get a test of its own, alter a frame, or replay one unnoticed.
-#include "core/wire/frame_io.hpp"
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/frame_io.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/integration/frame_relay.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/support/temp_file.hpp"

@@ -1,5 +1,5 @@
 // What each host was doing during a real test on 127.0.0.1, the verdict, and netperf's -c / -C.
-#include "core/wire/result.hpp"
+#include "core/result/result.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 
 #include <catch2/catch.hpp>

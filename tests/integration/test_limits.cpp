@@ -1,7 +1,7 @@
 // Resource limits: one client cannot take the whole server, parked tests are bounded and
 // freed, and the operator's limits cannot make netserve overflow or allocate without end.
 #include "core/base/clock.hpp"
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/raw_protocol.hpp"
 

@@ -1,6 +1,6 @@
 // Malformed control input closes that connection with a logged reason; netserve keeps serving others.
 #include "core/base/clock.hpp"
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/raw_client.hpp"
 

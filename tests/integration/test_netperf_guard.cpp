@@ -3,7 +3,7 @@
 // netperf control connections and the next address still gets its test, a flood of unknown messages
 // writes a bounded log, and nothing netserve sends lands on its own netperf data sockets or comes back
 // larger than the request entitles. Each prints the figure it checks.
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/raw_netperf.hpp"
 #include "tests/integration/raw_protocol.hpp"
@@ -179,7 +179,7 @@ TEST_CASE("netperf: 50 000 unknown messages write a bounded log, and netperf sti
   fmt::print("{} unknown netperf messages on {} connections in {:.1f} s: netserve's log grew by {} bytes, {} lines\n",
              sent, connections, took, grown.size(), lines);
   CHECK(sent >= 50'000);
-  // 20 lines at once, then one a second (netserve/log_limiter.hpp), about 200 bytes each.
+  // 20 lines at once, then one a second (netserve/server/log_limiter.hpp), about 200 bytes each.
   CHECK(static_cast<double>(lines) <= 21 + took + 1);
   CHECK(static_cast<double>(grown.size()) <= (21 + took + 1) * 256);
   const netperf_outcome legit = udp_stream_exchange(server.port(), "127.0.0.1", 10);

@@ -1,6 +1,6 @@
 // UDP_RR and TCP_RR between the real programs on 127.0.0.1: every request answered and timed once, the
 // two sides' counts equal, the latency figures from the histogram the result carries.
-#include "core/wire/latency_histogram.hpp"
+#include "core/result/latency_histogram.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/reconciles.hpp"
 

@@ -4,8 +4,8 @@
 // of the client's end message. (Fragmentation needs a path MTU below 64 KiB: tests/lab/lab_df.sh.)
 #include "core/base/clock.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/flow.hpp"
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/flow.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/raw_protocol.hpp"
 

@@ -108,7 +108,7 @@ TEST_CASE("TCP_STREAM with -K - --recv-size and --zerocopy: both ways, counts ex
   CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
   CHECK(r["tcp"]["congestion"] == "reno");  // read back from the sending socket: -K reached it
   // Asked for, or the default for a loss-based algorithm such as reno (core/data/streams.hpp); one stream to
-  // this host: the receiver copies (core/wire/receive_mode.hpp).
+  // this host: the receiver copies (core/policy/receive_mode.hpp).
   CHECK(r["receiver"]["batching"] == (reverse ? "recv 256K" : "recv 16K"));
   // Loopback hands the pages to a local receiver, which cannot share them: the kernel copies every send,
   // and the result says so rather than claiming zero-copy.

@@ -1,7 +1,7 @@
 // The key check's building blocks: HMAC-SHA256 (OpenSSL's) against RFC 4231, the handshake's values, the
 // frame MACs (tamper, replay, reorder, reflection, other key), data tokens, and the key file rules.
-#include "core/wire/auth.hpp"
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/auth.hpp"
+#include "core/wire/native/protocol.hpp"
 #include "tests/support/temp_file.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
 // netserve's budget: what a test costs, one client's share, the whole process's limit, and giving back.
-#include "netserve/server_budget.hpp"
+#include "netserve/server/server_budget.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "netload/cli.hpp"
+#include "netload/cli/cli.hpp"
 
 #include "core/base/cli_help.hpp"
 

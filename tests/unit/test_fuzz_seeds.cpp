@@ -2,10 +2,10 @@
 // protocol version, a renamed field) only exercises the first check, and fuzzing from it finds little.
 // The seeds are the named files; regression_* are inputs that once crashed, kept to be refused, and
 // files named by their SHA-1 are what fuzzing found and merged in (scripts/fuzz), valid or not.
-#include "core/wire/iperf3_wire.hpp"
-#include "core/wire/netperf_wire.hpp"
-#include "core/wire/protocol.hpp"
-#include "core/wire/result.hpp"
+#include "core/result/result.hpp"
+#include "core/wire/iperf3/iperf3_wire.hpp"
+#include "core/wire/native/protocol.hpp"
+#include "core/wire/netperf/netperf_wire.hpp"
 #include "tests/fuzz/iperf3_client_transcript.hpp"
 
 #include <catch2/catch.hpp>

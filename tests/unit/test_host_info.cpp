@@ -1,6 +1,6 @@
 // netload --host-info's parts: the facts, the path MTU by the kernel's route, the clock service.
 #include "core/base/version.hpp"
-#include "core/sys/host_info.hpp"
+#include "core/host/host_info.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // The /proc parsers on fixed text as kernels print it, and the delta of two snapshots.
-#include "core/sys/host_stats.hpp"
+#include "core/host/host_stats.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
-// What netload --peer iperf3 takes from an iperf3 server (core/wire/iperf3_client.hpp): the states in their
+// What netload --peer iperf3 takes from an iperf3 server (core/wire/iperf3/iperf3_client.hpp): the states in their
 // one order, each other one an error naming it; refusals in iperf3's words; the results and the version.
-// Also a port a peer names (core/wire/protocol.hpp) and a result's peer texts made printable
-// (core/wire/result.hpp).
-#include "core/wire/iperf3_client.hpp"
-#include "core/wire/protocol.hpp"
-#include "core/wire/result.hpp"
+// Also a port a peer names (core/wire/native/protocol.hpp) and a result's peer texts made printable
+// (core/result/result.hpp).
+#include "core/result/result.hpp"
+#include "core/wire/iperf3/iperf3_client.hpp"
+#include "core/wire/native/protocol.hpp"
 
 #include <catch2/catch.hpp>
 

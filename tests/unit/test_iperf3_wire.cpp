@@ -1,7 +1,7 @@
-// iperf3's wire format as netserve reads and writes it (core/wire/iperf3_wire.hpp), with what iperf3 3.12 really
-// sends (captured with iperf3 --debug), and iperf3's UDP datagram header (core/wire/flow.hpp).
-#include "core/wire/flow.hpp"
-#include "core/wire/iperf3_wire.hpp"
+// iperf3's wire format as netserve reads and writes it (core/wire/iperf3/iperf3_wire.hpp), with what iperf3 3.12 really
+// sends (captured with iperf3 --debug), and iperf3's UDP datagram header (core/wire/native/flow.hpp).
+#include "core/wire/iperf3/iperf3_wire.hpp"
+#include "core/wire/native/flow.hpp"
 
 #include <catch2/catch.hpp>
 

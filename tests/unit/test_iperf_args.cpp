@@ -1,7 +1,7 @@
 // netload --iperf3 / --iperf2: iperf client command lines, the seed's verbatim, into netload runs.
 // Translated only: nothing is ever sent to the addresses in these lines.
 #include "core/sys/socket.hpp"
-#include "netload/iperf_args.hpp"
+#include "netload/iperf_cli/iperf_args.hpp"
 
 #include <catch2/catch.hpp>
 

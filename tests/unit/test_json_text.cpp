@@ -1,6 +1,6 @@
 // JSON from outside is refused past 16 levels while it is parsed: nlohmann copies and dumps a tree
 // recursively, and a 200 000-deep array (400 KB) overflowed the stack on its first copy.
-#include "core/base/json_text.hpp"
+#include "core/json/json_text.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The latency histogram: exact where it claims to be (small values, min, max, count, the merge), within
 // 1/2^sub_bits relative everywhere else, and a JSON reader that refuses, with std::invalid_argument
 // naming the field, everything a hostile or broken host could send.
-#include "core/wire/latency_histogram.hpp"
+#include "core/result/latency_histogram.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,15 +1,15 @@
-// netserve's side of a netperf control connection (netserve/netperf_exchange.hpp): which message may come
+// netserve's side of a netperf control connection (netserve/netperf/netperf_exchange.hpp): which message may come
 // when, one deadline that no message moves, bounded refusals and tests; what netserve's netperf data
-// socket ignores (netserve/netperf_data.hpp); the bucket that bounds what peers write to the log.
+// socket ignores (netserve/netperf/netperf_data.hpp); the bucket that bounds what peers write to the log.
 #include "core/base/clock.hpp"
 #include "core/base/port_set.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/netperf_wire.hpp"
-#include "core/wire/protocol.hpp"
-#include "netserve/log_limiter.hpp"
-#include "netserve/netperf_data.hpp"
-#include "netserve/netperf_exchange.hpp"
-#include "netserve/own_sockets.hpp"
+#include "core/wire/native/protocol.hpp"
+#include "core/wire/netperf/netperf_wire.hpp"
+#include "netserve/netperf/netperf_data.hpp"
+#include "netserve/netperf/netperf_exchange.hpp"
+#include "netserve/server/log_limiter.hpp"
+#include "netserve/server/own_sockets.hpp"
 
 #include <netinet/in.h>
 #include <poll.h>

@@ -1,6 +1,6 @@
-// netperf's control messages (core/wire/netperf_wire.hpp) against blocks a stock netperf 2.7 and netserver sent
+// netperf's control messages (core/wire/netperf/netperf_wire.hpp) against blocks a stock netperf 2.7 and netserver sent
 // (tests/fuzz/corpus_netperf, captured on 127.0.0.1): the layout, the byte order, the 32-bit fields.
-#include "core/wire/netperf_wire.hpp"
+#include "core/wire/netperf/netperf_wire.hpp"
 
 #include <catch2/catch.hpp>
 

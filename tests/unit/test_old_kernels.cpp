@@ -7,7 +7,7 @@
 #include "core/data/udp_io.hpp"
 #include "core/sys/kernel_features.hpp"
 #include "core/sys/socket.hpp"
-#include "netserve/udp_port.hpp"
+#include "netserve/server/udp_port.hpp"
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>

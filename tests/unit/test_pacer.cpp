@@ -6,7 +6,7 @@
 #include "core/data/pacer.hpp"
 #include "core/data/streams.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/flow.hpp"
+#include "core/wire/native/flow.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "core/wire/protocol.hpp"
+#include "core/wire/native/protocol.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

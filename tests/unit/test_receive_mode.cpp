@@ -1,10 +1,10 @@
 // The TCP receive mode: the choice from where the peer is, how the result carries it, and what the
 // tables print beside the figures (the receive mode for TCP, an overdriven receiver's figure for UDP).
-#include "core/sys/host_info.hpp"
-#include "core/wire/receive_mode.hpp"
-#include "core/wire/verdict.hpp"
-#include "netload/client.hpp"
-#include "netload/report.hpp"
+#include "core/host/host_info.hpp"
+#include "core/policy/receive_mode.hpp"
+#include "core/policy/verdict.hpp"
+#include "netload/native/client.hpp"
+#include "netload/native/report.hpp"
 
 #include <catch2/catch.hpp>
 

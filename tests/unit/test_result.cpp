@@ -1,5 +1,5 @@
-#include "core/wire/flow.hpp"
-#include "core/wire/result.hpp"
+#include "core/result/result.hpp"
+#include "core/wire/native/flow.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,8 +3,8 @@
 #include "core/base/clock.hpp"
 #include "core/data/rr.hpp"
 #include "core/data/streams.hpp"
+#include "core/result/result.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/result.hpp"
 
 #include <catch2/catch.hpp>
 

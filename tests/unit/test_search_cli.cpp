@@ -1,5 +1,5 @@
-#include "netload/cli.hpp"
-#include "netload/search_run.hpp"
+#include "netload/cli/cli.hpp"
+#include "netload/search/search_run.hpp"
 
 #include <catch2/catch.hpp>
 

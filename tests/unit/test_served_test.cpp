@@ -1,7 +1,7 @@
 #include "core/sys/endpoint.hpp"
 #include "core/sys/socket.hpp"
-#include "netserve/served_test.hpp"
-#include "netserve/udp_port.hpp"
+#include "netserve/server/served_test.hpp"
+#include "netserve/server/udp_port.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

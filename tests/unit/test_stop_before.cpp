@@ -1,6 +1,6 @@
 // A stop netload --search caught between its trials, asked for once a trial's own handler is in place:
 // the trial ends before it connects or sends, marked interrupted, as a stop before the start instant.
-#include "netload/client.hpp"
+#include "netload/native/client.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
 // TCP_INFO samples: read from a real loopback connection, cut short as an older kernel returns them,
 // summed over streams and intervals, and through the result's and the protocol's JSON.
 #include "core/base/fd.hpp"
+#include "core/result/result.hpp"
 #include "core/sys/tcp_info.hpp"
-#include "core/wire/protocol.hpp"
-#include "core/wire/result.hpp"
+#include "core/wire/native/protocol.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,9 +3,9 @@
 // to netserve itself; and every lane sends with don't-fragment set.
 #include "core/base/clock.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/flow.hpp"
-#include "netserve/served_test.hpp"
-#include "netserve/udp_port.hpp"
+#include "core/wire/native/flow.hpp"
+#include "netserve/server/served_test.hpp"
+#include "netserve/server/udp_port.hpp"
 
 #include <netinet/in.h>
 #include <poll.h>

@@ -2,8 +2,8 @@
 // CPU that sent it over loopback, and that a flow split over lanes is still counted exactly once.
 #include "core/base/clock.hpp"
 #include "core/sys/socket.hpp"
-#include "core/wire/flow.hpp"
-#include "netserve/udp_port.hpp"
+#include "core/wire/native/flow.hpp"
+#include "netserve/server/udp_port.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>

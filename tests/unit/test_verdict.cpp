@@ -1,5 +1,5 @@
 // Every verdict, each from a constructed case: the counts of a test and what both hosts counted.
-#include "core/wire/verdict.hpp"
+#include "core/policy/verdict.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,0 +1,482 @@
+#include "harness/report/model/aggregate.hpp"
+#include "harness/report/model/skew.hpp"
+
+#include "core/base/clock.hpp"
+#include "core/base/units.hpp"
+#include "core/json/json_fields.hpp"
+#include "core/sys/kernel_features.hpp"
+#include "harness/report/model/circuit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace harness {
+
+using nlohmann::json;
+
+void check(instance_record& i) {
+  i.problems.clear();
+  if (!i.error.empty()) i.problems.push_back(i.error);
+  if (i.timed_out) i.problems.push_back("killed at its deadline");
+  if (!i.result) {
+    if (i.problems.empty()) i.problems.push_back(fmt::format("no result (exit status {})", i.exit_code));
+    return;
+  }
+  const nb::test_result& t = *i.result;
+  if (!t.ok) i.problems.push_back(fmt::format("netload failed: {}", t.error));
+  else if (!t.loss.reconciles) i.problems.push_back(fmt::format("counts do not reconcile: {}", t.loss.note));
+  // 4: ran, target missed (said apart); 128 + a signal: the user's stop, which the run itself says.
+  else if (i.exit_code != 0 && !(i.exit_code == 4 && t.target && !t.target->met) &&
+           !(t.interrupted && i.exit_code > 128))
+    i.problems.push_back(fmt::format("netload exit status {}", i.exit_code));
+}
+
+namespace {
+
+// An instance that started past the skew bound was not sending through the samples its lateness covers,
+// and its sender ran as long past the end, counted in its last sample and in none of the receiver's: the
+// window leaves both out. The latest such start in seconds after T0, 0 when none.
+double latest_late_start_s(const run_record& r) {
+  double late_s = 0;
+  for (const auto& l : late_starts(r)) late_s = std::max(late_s, l.offset_ms / 1e3);
+  return late_s;
+}
+
+// Per-second samples aligned on wall clock: slot k is [T0 + k*interval, T0 + (k+1)*interval) for every
+// instance (they all started at T0). A slot counts when every instance has it, complete, after the warm-up.
+// The window of whole, complete, wall-clock-aligned samples after the warm-up: [first, last) sample
+// indexes, or nothing with `note` saying why.
+std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_record& r, std::string& note) {
+  std::size_t slots = std::numeric_limits<std::size_t>::max();
+  for (const auto& i : r.instances) slots = std::min(slots, i.result->intervals.size());
+  const double late_s = latest_late_start_s(r);
+  const auto first = static_cast<std::size_t>(std::ceil(std::max(r.warmup, late_s) / r.interval - 1e-9));
+  // A last sample cut short by the end of the test (shorter than the interval) is not steady state.
+  std::size_t last = late_s > 0 && slots > 0 ? slots - 1 : slots;
+  const auto full_ns = static_cast<std::int64_t>(r.interval * 0.9e9);
+  for (const auto& i : r.instances)
+    if (last > first + 1 && last == slots &&
+        i.result->intervals[last - 1].end_ns - i.result->intervals[last - 1].start_ns < full_ns)
+      --last;
+  // A slot in which one side's sample never arrived holds a zero that is not a measurement: such slots
+  // are trimmed off the end, and a hole inside the window leaves no steady state at all.
+  const auto complete = [&](std::size_t k) {
+    return std::all_of(r.instances.begin(), r.instances.end(),
+                       [&](const auto& i) { return i.result->intervals[k].complete; });
+  };
+  while (last > first && !complete(last - 1)) --last;
+  if (last <= first) {
+    note = late_s > 0 ? fmt::format(
+                            "no complete per-second sample with every instance sending: after the {} s "
+                            "warm-up and the latest start, {:.1f} ms after T0, less the last sample (a "
+                            "late sender runs on past it)",
+                            r.warmup, late_s * 1e3)
+                      : fmt::format("no complete per-second sample after the {} s warm-up", r.warmup);
+    return std::nullopt;
+  }
+  for (std::size_t k = first; k < last; ++k)
+    if (!complete(k)) {
+      note = fmt::format("sample {} is missing one side's count", k);
+      return std::nullopt;
+    }
+  // Same index must mean same wall-clock second on every instance (they share T0); if not, the
+  // samples cannot be added up as one window.
+  const auto bound_ns = static_cast<std::int64_t>(r.skew_bound_ms * 1e6);
+  for (std::size_t k = first; k < last; ++k) {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    for (const auto& i : r.instances) {
+      lo = std::min(lo, i.result->intervals[k].start_ns);
+      hi = std::max(hi, i.result->intervals[k].start_ns);
+    }
+    if (hi - lo > bound_ns) {
+      note = fmt::format("sample {} starts {:.1f} ms apart across instances: not aligned on wall clock", k,
+                         static_cast<double>(hi - lo) / 1e6);
+      return std::nullopt;
+    }
+  }
+  return std::pair{first, last};
+}
+
+std::optional<steady_state> steady(const run_record& r, std::string& note) {
+  if (r.instances.empty()) return std::nullopt;
+  auto window = steady_window(r, note);
+  if (!window) return std::nullopt;
+  const auto [first, last] = *window;
+  steady_state s;
+  s.start_ns = std::numeric_limits<std::int64_t>::min();
+  s.end_ns = std::numeric_limits<std::int64_t>::max();
+  for (const auto& i : r.instances) {
+    const auto& iv = i.result->intervals;
+    std::int64_t span = 0;
+    rates snd, rcv;
+    for (std::size_t k = first; k < last; ++k) {
+      snd.packets += iv[k].sent_packets;
+      snd.bytes += iv[k].sent_bytes;
+      rcv.packets += iv[k].received_packets;
+      rcv.bytes += iv[k].received_bytes;
+      span += iv[k].end_ns - iv[k].start_ns;
+    }
+    s.start_ns = std::max(s.start_ns, iv[first].start_ns);
+    s.end_ns = std::min(s.end_ns, iv[last - 1].end_ns);
+    const double secs = nb::ns_to_s(span);
+    s.sender.packets += snd.packets;
+    s.sender.bytes += snd.bytes;
+    s.sender.pps += nb::per_second(snd.packets, secs);
+    s.sender.bps += nb::bits_per_second(snd.bytes, secs);
+    s.receiver.packets += rcv.packets;
+    s.receiver.bytes += rcv.bytes;
+    s.receiver.pps += nb::per_second(rcv.packets, secs);
+    s.receiver.bps += nb::bits_per_second(rcv.bytes, secs);
+  }
+  s.slots = static_cast<int>(last - first);
+  return s;
+}
+
+void add(rates& sum, const nb::flow_figures& f) {
+  sum.packets += f.packets;
+  sum.bytes += f.bytes;
+  sum.pps += f.pps;
+  sum.bps += f.bits_per_second;
+}
+
+// A paced instance whose sender missed its rate by more than 1 % did not offer what the plan says: the
+// figures are still true, but the run measured less load than asked, and that must never pass silently.
+void check_targets(run_summary& s) {
+  const auto want = requested_pps(s.run);
+  if (!want || *want <= 0) return;
+  for (const auto& i : s.run.instances) {
+    if (!i.result || !i.result->ok) continue;
+    const double got = i.result->sender.pps, error = (got - *want) / *want * 100;
+    // TCP's rate is a ceiling (netload's target says so, and judges it: under it is TCP's own rate, and
+    // the message in progress at the end is no excess).
+    const bool ceiling = i.result->target && i.result->target->ceiling;
+    if (ceiling ? !i.result->target->met : std::abs(error) > 1.0)
+      s.target_misses.push_back(
+          fmt::format("{}: sent {:.1f} of {:.1f} pps requested ({:+.2f} %): target missed", i.name, got, *want, error));
+  }
+}
+
+// The run's limit: the verdict most of its instances gave (ties: the first instance's), with how many.
+void judge_run(run_summary& s) {
+  std::map<std::string, int> votes;
+  const nb::limit_verdict* first = nullptr;
+  for (const auto& i : s.run.instances)
+    if (i.result && i.result->verdict) {
+      ++votes[i.result->verdict->limit];
+      if (!first) first = &*i.result->verdict;
+    }
+  if (!first) return;
+  std::string best = first->limit;
+  for (const auto& [limit, n] : votes)
+    if (n > votes[best]) best = limit;
+  for (const auto& i : s.run.instances)
+    if (i.result && i.result->verdict && i.result->verdict->limit == best) {
+      s.limit = *i.result->verdict;
+      s.limit_instance = i.name;
+      break;
+    }
+  s.limit_votes = votes[best];
+}
+
+}  // namespace
+
+std::optional<double> requested_pps(const run_record& r) {
+  const auto pps = r.spec.find("requested_pps");
+  if (pps != r.spec.end() && pps->is_number()) return pps->get<double>();
+  const auto rate = r.spec.find("requested_rate");
+  if (rate != r.spec.end() && rate->is_string() && r.message_size > 0)
+    return nb::parse_rate(rate->get<std::string>()) / (8.0 * r.message_size);
+  return std::nullopt;
+}
+
+bool is_search_trial(const run_record& r) {
+  const auto t = r.spec.find("search_trial");
+  return t != r.spec.end() && t->is_object();
+}
+
+namespace {
+
+// run --allow-offset: a host whose clock was off by a measured offset started at T0 + offset by its own
+// clock. Its program's instants are put on the harness's clock before anything compares them with T0 or
+// with another host's: netload's (the start it was given, its intervals) by the client's offset, each
+// side's first and last datagram by the offset of the host that side ran on.
+void to_harness_clock(nb::test_result& t, std::int64_t client_ns, std::int64_t server_ns) {
+  const std::int64_t sender_ns = t.reverse ? server_ns : client_ns, receiver_ns = t.reverse ? client_ns : server_ns;
+  auto shift = [](std::int64_t& instant, std::int64_t by) {
+    if (instant) instant -= by;
+  };
+  if (t.requested_start) t.requested_start -= nb::ns_to_s(client_ns);
+  if (t.actual_start) t.actual_start -= nb::ns_to_s(sender_ns);
+  shift(t.sender.first_ns, sender_ns);
+  shift(t.sender.last_ns, sender_ns);
+  shift(t.receiver.first_ns, receiver_ns);
+  shift(t.receiver.last_ns, receiver_ns);
+  for (auto& i : t.intervals) {
+    shift(i.start_ns, client_ns);
+    shift(i.end_ns, client_ns);
+  }
+}
+
+void correct_clocks(run_record& r) {
+  if (!r.spec.is_object() || !r.spec.contains("clock_offsets_ms")) return;
+  const json& offsets = r.spec["clock_offsets_ms"];
+  auto offset_ns = [&](const std::string& host) { return static_cast<std::int64_t>(offsets.value(host, 0.0) * 1e6); };
+  for (auto& i : r.instances)
+    if (i.result) to_harness_clock(*i.result, offset_ns(i.client), offset_ns(i.server));
+}
+
+}  // namespace
+
+std::string drops_text(std::uint64_t drops, bool known) { return known ? std::to_string(drops) : "unknown"; }
+std::string path_text(std::uint64_t path, bool known) {
+  return known ? std::to_string(path) : fmt::format("<= {}", path);
+}
+bool drops_known(const nb::test_result& t) { return !nb::drops_unknown(t.receiver.batching); }
+
+run_summary summarize(run_record r) {
+  run_summary s;
+  correct_clocks(r);
+  if (!r.error.empty()) s.failures.push_back(fmt::format("run: {}", r.error));
+  for (auto& i : r.instances) {
+    check(i);
+    // A start so late that the others were half done is no skew to flag: its figures hardly overlap theirs.
+    if (const double late_ms = i.result ? (i.result->actual_start - r.t0) * 1e3 : 0;
+        i.problems.empty() && r.duration > 0 && late_ms > r.duration * 500)
+      i.problems.push_back(fmt::format(
+          "started {:.1f} ms after T0, more than half the test's {:g} s: its figures do not overlap the others'",
+          late_ms, r.duration));
+    for (const auto& p : i.problems) s.failures.push_back(fmt::format("{}: {}", i.name, p));
+  }
+  s.ok = s.failures.empty() && !r.instances.empty() && !r.interrupted;
+  if (r.interrupted) s.measured = sum_until_stop(r.instances, s.measured_instances);
+  if (s.ok) {
+    double earliest = std::numeric_limits<double>::max(), latest = 0;
+    for (const auto& i : r.instances) {
+      const nb::test_result& t = *i.result;
+      add(s.sender, t.sender);
+      add(s.receiver, t.receiver);
+      s.lost += t.loss.packets;
+      s.path_loss += t.loss.path;
+      s.kernel_drops += t.loss.receiver_kernel_drops;
+      s.drops_known = s.drops_known && drops_known(t);
+      earliest = std::min(earliest, t.actual_start);
+      latest = std::max(latest, t.actual_start);
+    }
+    s.loss_percent = s.sender.packets ? 100.0 * static_cast<double>(s.lost) / static_cast<double>(s.sender.packets) : 0;
+    s.start_skew_ms = (latest - earliest) * 1e3;
+    s.max_start_offset_ms = (latest - r.t0) * 1e3;
+    s.steady = steady(r, s.steady_note);
+    s.late = late_starts(r);
+  }
+  s.probe = summarize_probe(r);
+  if (s.ok) s.rr = summarize_rr(r);
+  s.run = std::move(r);
+  if (s.ok) {
+    check_targets(s);
+    judge_run(s);
+    judge_by_circuit(s);
+  }
+  return s;
+}
+
+namespace {
+
+// The text members of a record, by the JSON key each is stored under: written and read from one list.
+template <class R>
+using text_fields = std::pair<const char*, std::string R::*>;
+
+constexpr text_fields<instance_record> instance_texts[] = {{"instance", &instance_record::name},
+                                                           {"client", &instance_record::client},
+                                                           {"server", &instance_record::server},
+                                                           {"client_address", &instance_record::client_address},
+                                                           {"server_address", &instance_record::server_address},
+                                                           {"category", &instance_record::category},
+                                                           {"error", &instance_record::error},
+                                                           {"stderr", &instance_record::stderr_text}};
+
+constexpr text_fields<run_record> run_texts[] = {
+    {"id", &run_record::id}, {"test", &run_record::test}, {"role", &run_record::role}};
+
+}  // namespace
+
+json to_json(const instance_record& i) {
+  json j = {{"exit_code", i.exit_code},
+            {"timed_out", i.timed_out},
+            {"samples", i.samples},
+            {"result", i.result ? nb::to_json(*i.result) : json(nullptr)}};
+  for (const auto& [key, member] : instance_texts) j[key] = i.*member;
+  return j;
+}
+
+namespace {
+
+// The harness's own records read as the wire formats are: each field with its type, a missing one an
+// error naming it, and a field no reader knows refused (the caller's error names the file).
+using record_fields = nb::json_fields<std::runtime_error>;
+
+template <class R, std::size_t N>
+void read_texts(record_fields& f, R& r, const text_fields<R> (&fields)[N]) {
+  for (const auto& [key, member] : fields) r.*member = f.get<std::string>(key);
+}
+
+// kind and topology: what the harness wrote with to_string, read back; anything else is not our file.
+template <class E>
+E named(record_fields& f, const std::string& id, const char* key, std::optional<E> (*parse)(std::string_view)) {
+  const auto text = f.get<std::string>(key);
+  if (const auto value = parse(text)) return *value;
+  throw std::runtime_error(fmt::format("run {}: {} '{}' is unknown", id, key, text));
+}
+
+}  // namespace
+
+void read_result(instance_record& i, const json& result) {
+  i.result = nb::result_from_json(result);
+  i.interrupted = i.result->interrupted.has_value();  // netload's partial result after a signal
+}
+
+instance_record instance_from_json(const json& j) {
+  record_fields f(j, "instance");
+  instance_record i;
+  read_texts(f, i, instance_texts);
+  i.exit_code = f.get<int>("exit_code");
+  i.timed_out = f.get<bool>("timed_out");
+  if (const json result = f.get<json>("result"); !result.is_null()) read_result(i, result);
+  i.samples = f.get_or<json>("samples", json::array());  // records written before the live samples were kept
+  if (!i.samples.is_array()) f.fail("samples", "must be an array");
+  for (const json& s : i.samples) sample_interval(s);  // each read as the report will, so a bad one names this file
+  f.done();
+  return i;
+}
+
+std::pair<std::string, std::string> data_route(const run_record& r, const instance_record& i) {
+  const bool back = r.spec.is_object() && r.spec.value("direction", "") == "reverse";
+  return back ? std::pair{i.server, i.client} : std::pair{i.client, i.server};
+}
+
+run_record run_from_json(const json& spec) {
+  record_fields f(spec, "run");
+  run_record r;
+  r.spec = spec;
+  read_texts(f, r, run_texts);
+  r.topo = named<topology>(f, r.id, "topology", topology_named);
+  r.kind = named<nb::test_kind>(f, r.id, "kind", nb::parse_test_kind);
+  r.message_size = f.get<std::uint32_t>("message_size");
+  // Written only when they happened: a failed run's error, a stop's interruption and what it measured.
+  r.error = f.get_or<std::string>("error", "");
+  r.interrupted = f.get_or<bool>("interrupted", false);
+  r.measured_s = f.get_or<double>("measured_s", 0.0);
+  r.duration = f.get<double>("duration");
+  // A run that failed before its start instant has no T0.
+  r.t0 = r.error.empty() || spec.contains("t0") ? f.get<double>("t0") : 0.0;
+  r.warmup = f.get<double>("warmup");
+  r.interval = f.get<double>("interval");
+  r.skew_bound_ms = f.get<double>("skew_bound_ms");
+  // The rest stays in r.spec for the readers that need it (load_run, the reports); fields added since
+  // the first runs (requested_rate, probe, ...) are absent from older folders.
+  f.known({"order", "repeat", "instances", "requested_pps", "requested_rate", "search_trial", "bidirectional", "probe",
+           "clock_offsets_ms", "circuit", "direction", "together_with"});
+  f.done();
+  return r;
+}
+
+namespace {
+json rates_json(const rates& r) {
+  return {{"packets", r.packets}, {"bytes", r.bytes}, {"pps", r.pps}, {"bits_per_second", r.bps}};
+}
+json until_stop_json(const measured_part& m) {
+  return {{"seconds", m.seconds}, {"sender", rates_json(m.sender)}, {"receiver", rates_json(m.receiver)}};
+}
+
+// One instance's line in the summary: its figures, or what it measured until a stop.
+json instance_json(const instance_record& i, const run_record& r) {
+  const double t0 = r.t0;
+  json row = {{"instance", i.name},     {"client", i.client},       {"server", i.server},
+              {"category", i.category}, {"ok", i.problems.empty()}, {"problems", i.problems}};
+  if (i.result && i.result->ok) {
+    const auto& t = *i.result;
+    row["sender"] = {
+        {"packets", t.sender.packets}, {"pps", t.sender.pps}, {"bits_per_second", t.sender.bits_per_second}};
+    row["receiver"] = {
+        {"packets", t.receiver.packets}, {"pps", t.receiver.pps}, {"bits_per_second", t.receiver.bits_per_second}};
+    row["loss"] = {{"packets", t.loss.packets},
+                   {"percent", t.loss.percent},
+                   {"path", t.loss.path},
+                   {"receiver_kernel_drops", drops_known(t) ? json(t.loss.receiver_kernel_drops) : json()}};
+    row["start_offset_ms"] = (t.actual_start - t0) * 1e3;
+    row["late"] = started_late(t, r);
+    if (t.verdict) row["verdict"] = {{"limit", t.verdict->limit}, {"text", t.verdict->text}};
+  } else if (i.interrupted) {
+    row["interrupted"] = true;
+    if (const auto m = measured_until_stop(i)) row["until_stop"] = until_stop_json(*m);
+  }
+  return row;
+}
+
+// The sums over the instances, and what was steady in them.
+void add_sums(json& j, const run_summary& s) {
+  j["sum"] = {{"sender", rates_json(s.sender)},
+              {"receiver", rates_json(s.receiver)},
+              {"loss",
+               {{"packets", s.lost},
+                {"percent", s.loss_percent},
+                {"path", s.path_loss},
+                {"receiver_kernel_drops", s.drops_known ? json(s.kernel_drops) : json()}}}};
+  j["steady_state"] = nullptr;
+  if (s.steady)
+    j["steady_state"] = {{"start_ns", s.steady->start_ns},
+                         {"end_ns", s.steady->end_ns},
+                         {"slots", s.steady->slots},
+                         {"sender", rates_json(s.steady->sender)},
+                         {"receiver", rates_json(s.steady->receiver)}};
+  j["steady_state_note"] = s.steady_note;
+}
+}  // namespace
+
+json to_json(const run_summary& s) {
+  json j = {{"run", s.run.id},
+            {"search_trial", s.run.spec.value("search_trial", json())},
+            {"test", s.run.test},
+            {"role", s.run.role},
+            {"topology", to_string(s.run.topo)},
+            {"kind", nb::to_string(s.run.kind)},
+            {"message_size", s.run.message_size},
+            {"ok", s.ok},
+            {"status", run_status(s)},
+            {"failures", s.failures},
+            {"t0", s.run.t0},
+            {"instances", json::array()}};
+  if (s.run.spec.contains("together_with"))  // a bidirectional run's direction, and the run at its T0
+    j["both_ways"] = {{"direction", s.run.spec.at("direction")}, {"together_with", s.run.spec.at("together_with")}};
+  if (!s.run.error.empty()) j["error"] = s.run.error;
+  for (const auto& i : s.run.instances) j["instances"].push_back(instance_json(i, s.run));
+  if (s.run.interrupted) {  // never "ok": what was counted until the stop, marked as such
+    j["interrupted"] = true;
+    j["measured_s"] = s.run.measured_s;
+    j["until_stop"] = s.measured ? until_stop_json(*s.measured) : json();
+    if (s.measured) j["until_stop"]["instances"] = s.measured_instances;
+  }
+  if (s.probe) j["probe"] = to_json(*s.probe);
+  if (!s.ok) return j;
+  if (s.rr) j["rr"] = to_json(*s.rr);
+  add_sums(j, s);
+  if (const auto want = requested_pps(s.run))
+    j["target"] = {
+        {"requested_pps_per_instance", *want}, {"met", s.target_misses.empty()}, {"misses", s.target_misses}};
+  if (s.limit)
+    j["limit"] = {{"limit", s.limit->limit},
+                  {"text", s.limit->text},
+                  {"instances", s.limit_votes},
+                  {"text_of_instance", s.limit_instance},
+                  {"judged_by", s.limit_by_circuit ? "circuit" : "instances"}};
+  j["skew"] = skew_json(s);
+  j["start_skew_ms"] = s.start_skew_ms;
+  j["max_start_offset_ms"] = s.max_start_offset_ms;
+  return j;
+}
+
+}  // namespace harness
