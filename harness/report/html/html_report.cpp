@@ -411,7 +411,7 @@ std::string report_html(const std::vector<run_summary>& runs, const std::vector<
   return h::page(fmt::format("Results: {}", h::folder_name(dir)), body);
 }
 
-std::vector<std::string> write_html_report(const fs::path& dir, const std::vector<run_summary>& runs,
+std::vector<std::string> write_html_report(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
                                            const std::vector<json>& searches, const run_history* history) {
   std::vector<std::string> chart_errors;
   write_file(dir / "report.html", report_html(runs, searches, dir, &chart_errors, history));
