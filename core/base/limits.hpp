@@ -1,5 +1,5 @@
 #pragma once
-// The limits of a test request: netload, netserve and the harness refuse the same figures.
+// netload, netserve and the harness refuse a request beyond the same limits.
 #include <cstdint>
 
 namespace nb {
@@ -37,7 +37,6 @@ inline constexpr int max_cpu_number = 4095;
 // Datagrams per sendmmsg/recvmmsg call, far past the gain of batching.
 inline constexpr std::uint32_t max_batch = 4096;
 
-// netserve's default --max-start-lead.
 inline constexpr double max_start_lead_s = 30;
 
 }  // namespace nb

@@ -7,7 +7,7 @@
 
 namespace nb {
 
-// Bytes of the UTF-8 character `s` starts with, or 0 when it is none (overlong, surrogate, cut short).
+// 0 when `s` starts with no valid UTF-8 character (overlong, surrogate, cut short).
 inline std::size_t utf8_length(std::string_view s) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(0);
@@ -80,7 +80,7 @@ inline std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-// "a b 'c d'": a POSIX shell (ssh's remote one included) reads it back as the same argv.
+// A POSIX shell (ssh's remote one too) reads it back as the same argv.
 inline std::string quote_argv(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {
