@@ -10,7 +10,6 @@
 namespace nb::cli {
 namespace {
 
-// After "...: " in CLI11's message, or all of it.
 std::string tail(const std::string& msg, const std::string& after) {
   auto at = msg.find(after);
   return at == std::string::npos ? msg : msg.substr(at + after.size());
@@ -23,14 +22,14 @@ std::string lower_first(std::string s) {
 
 bool read_number(const std::string& text, double& v) { return CLI::detail::lexical_cast(text, v) && std::isfinite(v); }
 
-// A name without its leading dashes, in lower case: "--PPS" and "-pps" are near "--pps".
+// "--PPS" and "-pps" are near "--pps".
 std::string bare(const std::string& name) {
   std::string s = name.substr(std::min(name.find_first_not_of('-'), name.size()));
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
-// Edits from a to b: a letter changed, added or removed, or two neighbours swapped ("psp" to "pps": one).
+// A swap of neighbours is one edit ("psp" to "pps").
 std::size_t edits(const std::string& a, const std::string& b) {
   std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
   for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
@@ -44,8 +43,7 @@ std::size_t edits(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-// An argument CLI11 left over that names an option: "-x", "--name", "--name=value"; not "-", "--" nor a
-// negative number.
+// Not "-", "--" nor a negative number.
 bool names_option(const std::string& arg) {
   double v = 0;
   return arg.size() > 1 && arg[0] == '-' && arg != "--" && !CLI::detail::lexical_cast(arg, v);
@@ -54,10 +52,9 @@ bool names_option(const std::string& arg) {
 struct left_over {
   std::string arg;
   const CLI::App* app;
-  bool after_mark;  // after "--": an argument, whatever it looks like
+  bool after_mark;  // after "--": an argument
 };
 
-// What CLI11 could not place, in command-line order: the app's own, then each parsed subcommand's.
 void collect_left_over(const CLI::App& app, std::vector<left_over>& out) {
   bool after_mark = false;
   for (const std::string& arg : app.remaining()) {
@@ -67,7 +64,7 @@ void collect_left_over(const CLI::App& app, std::vector<left_over>& out) {
   for (const CLI::App* sub : app.get_subcommands()) collect_left_over(*sub, out);
 }
 
-// The first argument CLI11 left over, from the arguments it kept (its ExtrasError lists them last first).
+// From remaining(), as CLI11's ExtrasError lists them last first.
 std::optional<std::string> first_left_over(const CLI::App& app) {
   std::vector<left_over> all;
   collect_left_over(app, all);
@@ -79,7 +76,7 @@ std::optional<std::string> first_left_over(const CLI::App& app) {
 
 std::optional<std::string> nearest(const std::string& word, const std::vector<std::string>& known) {
   const std::string w = bare(word);
-  if (w.size() < 3) return std::nullopt;  // one or two letters: every other letter is as near
+  if (w.size() < 3) return std::nullopt;
   std::optional<std::string> best;
   std::size_t best_edits = w.size() < 6 ? 2 : 3;  // one edit in a short name, two in a longer one
   for (const std::string& name : known) {
@@ -118,7 +115,6 @@ std::string describe(const unknown_option& u, const std::vector<std::string>& al
               : fmt::format("unknown option '{}'", u.name);
 }
 
-// "Usage: netload ..." first, as netperf and iperf3 print it, then what the program is.
 std::string help_formatter::make_usage(const CLI::App* app, std::string name) const {
   if (!show_usage_) return {};
   std::string usage = usage_.empty() ? CLI::Formatter::make_usage(app, std::move(name)) : "Usage: " + usage_ + "\n";
@@ -151,7 +147,6 @@ std::string help_formatter::make_option_name(const CLI::Option* opt, bool is_pos
   return s;
 }
 
-// The option's own text (SECONDS, N), never CLI11's type tags (FLOAT:POSITIVE); flags show nothing.
 std::string help_formatter::make_option_opts(const CLI::Option* opt) const {
   if (!opt->get_option_text().empty()) return " " + opt->get_option_text();
   if (opt->get_type_size() == 0) return {};
@@ -171,7 +166,6 @@ std::string help_formatter::make_option_desc(const CLI::Option* opt) const {
 
 void set_help(CLI::App& app, const std::string& program, const std::string& usage) {
   app.name(program);
-  // Help and version last, after the program's own options.
   app.set_help_flag();
   app.set_help_flag("-h,--help", "Print this help and exit")->group("Other");
   app.formatter(std::make_shared<help_formatter>(usage));

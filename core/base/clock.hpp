@@ -1,12 +1,12 @@
 #pragma once
-// Two clocks, two jobs: durations on the monotonic clock, agreement between hosts on the wall clock.
+// Durations on the monotonic clock, agreement between hosts on the wall clock.
 #include <cerrno>
 #include <cstdint>
 #include <ctime>
 
 namespace nb {
 
-// clock_gettime fails only for a clock id the kernel does not know (EINVAL); these are all POSIX's.
+// clock_gettime fails only for an unknown clock id.
 inline std::int64_t clock_ns(clockid_t id) noexcept {
   timespec ts{};
   (void)::clock_gettime(id, &ts);
@@ -18,8 +18,7 @@ inline std::int64_t wall_ns() noexcept { return clock_ns(CLOCK_REALTIME); }
 inline double ns_to_s(std::int64_t ns) noexcept { return static_cast<double>(ns) / 1e9; }
 inline std::int64_t s_to_ns(double s) noexcept { return static_cast<std::int64_t>(s * 1e9); }
 
-// Sleeps until an absolute instant of the given clock; restarts after signals. An instant before the
-// clock's zero is past: no sleep (clock_nanosleep refuses its negative fields with EINVAL).
+// A negative instant is past (clock_nanosleep would refuse it with EINVAL).
 inline void sleep_until_ns(clockid_t id, std::int64_t t) noexcept {
   if (t < 0) return;
   timespec ts{static_cast<time_t>(t / 1'000'000'000), static_cast<long>(t % 1'000'000'000)};

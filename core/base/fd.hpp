@@ -1,5 +1,4 @@
 #pragma once
-// An owning file descriptor: a socket of the data plane, a file read once (/proc, a key file).
 #include <unistd.h>
 
 #include <utility>
@@ -18,9 +17,7 @@ class fd_handle {
   ~fd_handle() { reset(); }
   int get() const noexcept { return fd_; }
   int release() noexcept { return std::exchange(fd_, -1); }
-  // close()'s result is ignored by design: Linux frees the descriptor whatever it returns (even on
-  // EINTR, so a retry could close another thread's new one), and nothing here is written through it
-  // that a failed close could lose (sockets, files read only).
+  // close()'s result is ignored: Linux frees the fd even on EINTR (a retry could close another thread's).
   void reset(int fd = -1) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;

@@ -1,7 +1,6 @@
 #pragma once
-// A set of port numbers that data-path threads read while the control plane changes it: a count per port
-// (one number can be held twice, by a TCP and a UDP socket, or be the target of two tests), each an
-// atomic word, so a reader takes no lock and allocates nothing. 256 KiB, once per process.
+// Ports the data path reads without a lock while the control plane changes them; a count per port, as a
+// number may be held by a TCP and a UDP socket at once.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -21,7 +20,7 @@ class port_set {
   std::array<std::atomic<std::uint32_t>, 65536> count_{};
 };
 
-// Ports added to a set for as long as the claim lives (move-only; a default claim holds none).
+// Holds its ports in the set for as long as it lives.
 class port_claim {
  public:
   port_claim() = default;

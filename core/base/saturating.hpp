@@ -1,6 +1,5 @@
 #pragma once
-// Integer arithmetic that stops at the type's limits instead of wrapping: a sum or product too large to
-// hold is "more than any limit" (a budget) or "never" (a deadline), not a small or negative number.
+// Stops at the type's limits: an overflowing budget or deadline means "unlimited" or "never", not negative.
 #include <limits>
 #include <type_traits>
 

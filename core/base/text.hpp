@@ -1,7 +1,4 @@
 #pragma once
-// Small text helpers. printable: text a peer sent, made safe for one log line: control characters and DEL are shown as
-// \n, \t, \xNN (a backslash as \\), C1 controls as \u0080..\u009f and a byte outside UTF-8 as \xNN, so a peer can
-// neither end our line and forge the next nor send terminal escapes. Everything else, UTF-8 included, is kept.
 #include <fmt/format.h>
 
 #include <string>
@@ -10,8 +7,7 @@
 
 namespace nb {
 
-// Bytes of the UTF-8 character `s` starts with (1 to 4), or 0 when it starts with none: a stray
-// continuation byte, an overlong form, a surrogate, a character cut short or above U+10FFFF.
+// 0 when `s` starts with no valid UTF-8 character (overlong, surrogate, cut short).
 inline std::size_t utf8_length(std::string_view s) {
   const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(0);
@@ -26,12 +22,13 @@ inline std::size_t utf8_length(std::string_view s) {
   return n;
 }
 
+// Text a peer sent, escaped so it can neither forge a log line nor send a terminal escape; UTF-8 is kept.
 inline std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {  // a C1 control (U+0080..U+009F) or a byte outside UTF-8 (0x9b: CSI) is a terminal escape too
+    if (c >= 0x80) {  // C1 controls and stray bytes (0x9b: CSI) are terminal escapes too
       const std::size_t n = utf8_length(s.substr(i));
       if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0)
         out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));
@@ -51,8 +48,7 @@ inline std::string printable(std::string_view s) {
   return out;
 }
 
-// Text a peer sent, for a log line: printable, and at most `most` bytes of it (cut at a UTF-8 character
-// boundary) followed by how long it was, so that one 64 KiB field name cannot fill the log.
+// printable, cut to `most` bytes so that one huge field name cannot fill the log.
 inline std::string printable_bounded(std::string_view s, std::size_t most = 256) {
   if (s.size() <= most) return printable(s);
   std::size_t cut = most;
@@ -60,24 +56,21 @@ inline std::string printable_bounded(std::string_view s, std::size_t most = 256)
   return fmt::format("{}... ({} bytes)", printable(s.substr(0, cut)), s.size());
 }
 
-// Without leading and trailing blanks (space, tab, CR, LF).
 inline std::string trim(std::string_view s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string_view::npos) return {};
   return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
 }
 
-// The first line of a program's output, trimmed: what one-line error messages quote.
 inline std::string first_line(std::string_view s) { return trim(s.substr(0, s.find('\n'))); }
 
-// The last word of a program's --version line, "netload 0.3.0" -> "0.3.0".
+// "netload 0.3.0" -> "0.3.0".
 inline std::string version_word(std::string_view out) {
   const std::string line = first_line(out);
   const auto space = line.find_last_of(' ');
   return space == std::string::npos ? line : line.substr(space + 1);
 }
 
-// A word as a POSIX shell reads it back: as is when plain, else in single quotes.
 inline std::string shell_quote(const std::string& word) {
   if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                                               "_-./,:=+@%") == std::string::npos)
@@ -87,9 +80,7 @@ inline std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-// "a b 'c d'": for logs, messages, the environment record and dry runs, the one string ssh hands to the
-// remote shell (harness/launch/launcher.cpp), and netload's iperf translations: a POSIX shell reads it back
-// as the same argv.
+// A POSIX shell (ssh's remote one too) reads it back as the same argv.
 inline std::string quote_argv(const std::vector<std::string>& argv) {
   std::string out;
   for (const auto& a : argv) {

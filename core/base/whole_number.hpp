@@ -1,7 +1,5 @@
 #pragma once
-// A whole number given as text, all of it: "24" is 24; "24x", " 24", "+24", "" and out-of-range values
-// are no number at all (std::stoi and atoi would read the first three as 24). The one such parser in
-// the project, for command lines, plan files and the lines our own programs print.
+// A whole number that is all of the text: std::stoi would read "24x", " 24" and "+24" as 24.
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -10,7 +8,7 @@
 
 namespace nb {
 
-// Decimal digits (a leading '-' for a signed T) and nothing else, within [lo, hi]; nullopt otherwise.
+// Decimal digits (a leading '-' for a signed T) within [lo, hi]; nullopt otherwise.
 template <class T>
 std::optional<T> parse_whole(std::string_view text, T lo = std::numeric_limits<T>::min(),
                              T hi = std::numeric_limits<T>::max()) noexcept {

@@ -42,10 +42,9 @@ std::string driver_of(int fd, const std::string& dev) {
   return std::string(info.driver, strnlen(info.driver, sizeof info.driver));
 }
 
-// Whether the device's active features hold one named `feature` (ethtool -k's names); none when the
-// device does not say.
+// `feature` as ethtool -k names it; none when the device does not say.
 std::optional<bool> feature_active(int fd, const std::string& dev, std::string_view feature) {
-  // The one set asked for: its count follows the header (ethtool_sset_info's data[]).
+  // The one set's count follows the header.
   alignas(ethtool_sset_info) std::uint8_t sset_space[sizeof(ethtool_sset_info) + sizeof(std::uint32_t)]{};
   auto* sset = reinterpret_cast<ethtool_sset_info*>(sset_space);
   sset->cmd = ETHTOOL_GSSET_INFO;
@@ -72,7 +71,7 @@ std::optional<bool> feature_active(int fd, const std::string& dev, std::string_v
     if (std::string_view(name, strnlen(name, ETH_GSTRING_LEN)) == feature)
       return ((features->features[i / 32].active >> (i % 32)) & 1U) != 0;
   }
-  return false;  // a kernel that has no such feature cannot offer it
+  return false;
 }
 
 void keep_route(nl_object* o, void* found) {
@@ -85,8 +84,7 @@ int parse_route(nl_msg* m, void* found) {
   return NL_OK;
 }
 
-// The kernel's answer to `ip route get PEER from SOURCE`: with the source, rules that route by source
-// address choose as they will for the data.
+// `ip route get PEER from SOURCE`.
 route_ptr lookup(nl_sock* sk, nl_addr* dst, nl_addr* src, int family, int& err) {
   std::unique_ptr<nl_msg, freer<nl_msg, nlmsg_free>> msg(nlmsg_alloc_simple(RTM_GETROUTE, 0));
   rtmsg head{};
@@ -123,7 +121,7 @@ int route_ifindex(nl_sock* sk, const endpoint& peer, const std::optional<endpoin
     error = fmt::format("no route to {}: {}", peer.address(), nl_geterror(err));
     return 0;
   }
-  // Several next hops may leave by several devices: no one device's offloads can answer for them.
+  // No one device's offloads answer for several next hops.
   if (const int hops = rtnl_route_get_nnexthops(route.get()); hops != 1) {
     error = fmt::format("the route to {} has {} next hops", peer.address(), hops);
     return 0;

@@ -1,6 +1,6 @@
 #pragma once
-// The device the kernel's route to a peer leaves by, and what it does with a UDP GSO buffer: the facts
-// the sender's segmentation choice rests on (core/wire/segmentation.hpp).
+// The device the route to a peer leaves by, and whether it takes UDP GSO buffers whole: what the
+// sender's segmentation choice rests on.
 #include "core/sys/endpoint.hpp"
 
 #include <cstdint>
@@ -10,17 +10,16 @@
 namespace nb {
 
 struct egress_device {
-  std::string name;    // "veth0", "eth0"; empty when the route could not be read
-  std::string kind;    // rtnetlink's link kind ("veth", "bridge", "tun", ...); empty for a NIC's own driver
-  std::string driver;  // ethtool's driver name ("veth", "virtio_net", "mlx5_core"); empty when not given
+  std::string name;    // empty when the route could not be read
+  std::string kind;    // rtnetlink's link kind; empty for a NIC's own driver
+  std::string driver;  // ethtool's
   bool loopback = false;
-  bool udp_segmentation = false;  // offers tx-udp-segmentation: the kernel hands it GSO buffers whole
+  bool udp_segmentation = false;  // tx-udp-segmentation
   std::uint32_t gso_max_segs = 0;
-  std::string error;  // why the device is unknown (no route, netlink refused); empty when known
+  std::string error;  // why the device is unknown
 };
 
-// The device of the kernel's route from this network namespace to `peer`, from `source` when the sender's
-// socket is bound to one (a wildcard address is none); an error where the route has several next hops.
+// `source`: where the sender's socket is bound, for rules that route by source. Several next hops are an error.
 egress_device egress_to(const endpoint& peer, const std::optional<endpoint>& source = std::nullopt);
 
 }  // namespace nb

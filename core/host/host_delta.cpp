@@ -1,4 +1,3 @@
-// The difference of two host snapshots, and its JSON.
 #include "core/host/host_stats.hpp"
 
 #include "core/json/json_fields.hpp"
@@ -60,7 +59,6 @@ void cpu_part(const host_snapshot& a, const host_snapshot& b, host_delta& d) {
   }
   d.cpus = static_cast<std::uint32_t>(d.per_cpu.size());
   d.all = share_of(sum, -1);
-  // Keep the busiest, listed by number.
   std::stable_sort(d.per_cpu.begin(), d.per_cpu.end(),
                    [](const cpu_share& x, const cpu_share& y) { return x.busy_pct() > y.busy_pct(); });
   if (d.per_cpu.size() > max_listed_cpus) d.per_cpu.resize(max_listed_cpus);
@@ -68,7 +66,7 @@ void cpu_part(const host_snapshot& a, const host_snapshot& b, host_delta& d) {
 }
 
 void network_part(const host_snapshot& a, const host_snapshot& b, host_delta& d) {
-  // Rows are per online CPU in order; the columns are 32-bit, so modulo 2^32 survives one wrap.
+  // 32-bit columns: modulo 2^32 survives one wrap.
   for (std::size_t i = 0; i < std::min(a.softnet.size(), b.softnet.size()); ++i) {
     d.softnet_processed += static_cast<std::uint32_t>(b.softnet[i].processed - a.softnet[i].processed);
     d.softnet_dropped += static_cast<std::uint32_t>(b.softnet[i].dropped - a.softnet[i].dropped);
@@ -142,7 +140,7 @@ json share_json(const cpu_share& s) {
   return j;
 }
 
-// Reads the six shares, each a percentage; the caller reads the rest of the object.
+// The caller reads the rest of the object.
 cpu_share share_from(fields& f) {
   auto s = f.read_described<cpu_share>();
   boost::mp11::mp_for_each<boost::describe::describe_members<cpu_share, boost::describe::mod_public>>([&](auto m) {

@@ -33,7 +33,7 @@ std::string kernel_text() {
   return fmt::format("{} {} {}", u.sysname, u.release, u.machine);
 }
 
-// The interface that holds `local`, the address a connected socket got: the device the route leaves by.
+// `local`: the address a connected socket got, so its device is the route's.
 std::string device_holding(const endpoint& local) {
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) != 0) return {};
@@ -93,13 +93,13 @@ int serve_clock(int in, std::FILE* out, int max_replies, int idle_ms) {
   while (replies < max_replies) {
     pollfd p{in, POLLIN, 0};
     const int ready = retry_eintr([&] { return ::poll(&p, 1, idle_ms); });
-    if (ready <= 0) break;  // idle, or stdin unusable: the service ends
-    // Each request is one short line; a read may hold several, each gets its reply.
+    if (ready <= 0) break;
+    // A read may hold several requests.
     const ssize_t n = ::read(in, buf, sizeof buf);
     if (n <= 0) break;
     for (ssize_t i = 0; i < n && replies < max_replies; ++i) {
       if (buf[i] != '\n') continue;
-      // The instant is read as late as possible, just before the reply leaves.
+      // As late as possible, just before the reply leaves.
       fmt::print(out, "clock {}\n", wall_ns());
       if (std::fflush(out) != 0) throw fmt::system_error(errno, "clock reply");
       ++replies;

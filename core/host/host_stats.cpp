@@ -1,4 +1,4 @@
-// Snapshots of the host from /proc: the parsers take the files' text, so tests feed them fixed samples.
+// The parsers take the files' text, so tests feed them fixed samples.
 #include "core/host/host_stats.hpp"
 
 #include "core/base/clock.hpp"
@@ -50,7 +50,7 @@ bool number(std::string_view s, T& out, int base = 10) {
   return ec == std::errc() && end == s.data() + s.size();
 }
 
-// Column i of a /proc/stat cpu line; kernels before 2.6.33 print fewer columns, which count as 0.
+// Kernels before 2.6.33 print fewer columns, which count as 0.
 std::uint64_t column(const std::vector<std::string_view>& w, std::size_t i, std::size_t line_no,
                      std::string_view line) {
   std::uint64_t v = 0;
@@ -65,7 +65,7 @@ std::vector<cpu_jiffies> parse_proc_stat(std::string_view text) {
   const auto lines = split_lines(text);
   for (std::size_t n = 0; n < lines.size(); ++n) {
     auto w = words(lines[n]);
-    // "cpu" alone is the total; "cpuN" one CPU: user nice system idle iowait irq softirq steal guest guest_nice.
+    // "cpu" alone is the total: user nice system idle iowait irq softirq steal guest guest_nice.
     if (w.empty() || w[0].size() <= 3 || w[0].substr(0, 3) != "cpu") continue;
     cpu_jiffies c;
     if (!number(w[0].substr(3), c.cpu) || w.size() < 5) bad_line("/proc/stat", n, lines[n]);
@@ -105,7 +105,6 @@ udp_counters parse_snmp_udp(std::string_view text) {
     if (values.size() != names.size() || values[0] != "Udp:") bad_line("/proc/net/snmp", n + 1, lines[n + 1]);
     std::map<std::string_view, std::uint64_t> by_name;
     for (std::size_t i = 1; i < names.size(); ++i) {
-      // Counters are unsigned long, but a field the kernel thinks signed may print as negative: none of ours.
       if (!number(values[i], by_name[names[i]])) bad_line("/proc/net/snmp", n + 1, lines[n + 1]);
     }
     return {by_name["InDatagrams"], by_name["NoPorts"], by_name["InErrors"], by_name["RcvbufErrors"],
@@ -138,7 +137,7 @@ std::vector<interface_counters> parse_net_dev(std::string_view text) {
   const auto lines = split_lines(text);
   for (std::size_t n = 2; n < lines.size(); ++n) {  // two header lines
     if (words(lines[n]).empty()) continue;
-    // "  eth0: 123 ..." and, from old kernels, "eth0:123 ...": the name ends at the colon.
+    // Old kernels print "eth0:123": the name ends at the colon.
     auto colon = lines[n].find(':');
     if (colon == std::string_view::npos) bad_line("/proc/net/dev", n, lines[n]);
     auto name = words(lines[n].substr(0, colon));
@@ -155,7 +154,7 @@ std::vector<interface_counters> parse_net_dev(std::string_view text) {
 
 namespace {
 
-// The whole of a /proc file (its size is unknown until read). Throws fmt::system_error naming it.
+// Its size is unknown until read. Throws fmt::system_error naming it.
 std::string read_proc_file(const char* path) {
   const fd_handle fd(::open(path, O_RDONLY | O_CLOEXEC));
   if (!fd) throw fmt::system_error(errno, "cannot read {}", path);
@@ -169,7 +168,7 @@ std::string read_proc_file(const char* path) {
   }
 }
 
-// /proc/net/snmp6 exists only where IPv6 does: its absence is no failure, any other is.
+// /proc/net/snmp6 exists only where IPv6 does.
 bool exists(const char* path) {
   if (::access(path, F_OK) == 0) return true;
   if (errno == ENOENT) return false;
@@ -191,7 +190,7 @@ std::optional<host_snapshot> take_host_snapshot() {
     s.interfaces = parse_net_dev(read_proc_file("/proc/net/dev"));
     return s;
   } catch (const std::exception&) {
-    return std::nullopt;  // no host figures for this test; the test itself goes on
+    return std::nullopt;  // the test itself goes on
   }
 }
 

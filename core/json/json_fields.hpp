@@ -1,6 +1,5 @@
 #pragma once
-// Strict, typed reading of a JSON object: each field is read once with its type, and done() rejects
-// fields nobody read. Errors name the field, so a bad message says exactly what is wrong.
+// Strict reading of a JSON object: each field once with its type; done() rejects fields nobody read.
 #include <fmt/format.h>
 #include <boost/describe/members.hpp>
 #include <boost/mp11/algorithm.hpp>
@@ -43,7 +42,7 @@ class json_fields {
     return get<T>(name);
   }
 
-  // Fields another reader takes from the same object (a record kept whole): done() accepts them unread.
+  // Fields another reader takes from the same object: done() accepts them unread.
   void known(std::initializer_list<const char*> names) {
     for (const char* n : names)
       if (j_.contains(n)) seen_.insert(n);
@@ -54,7 +53,6 @@ class json_fields {
       if (!seen_.count(key)) fail(key.c_str(), "is not a known field");
   }
 
-  // Reads the described members of `s` (write_described, below) in their order, each with its type.
   template <class S>
   void read_described(S& s) {
     boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>([&](auto m) {
@@ -70,7 +68,6 @@ class json_fields {
     return s;
   }
 
-  // A whole object of a described struct: its members, and no other field.
   template <class S>
   static S read_object(const nlohmann::json& j, std::string context) {
     json_fields f(j, std::move(context));
@@ -91,7 +88,7 @@ class json_fields {
   T convert(const nlohmann::json& v, const char* name) const {
     if constexpr (std::is_same_v<T, nlohmann::json>) {
       return v;
-    } else if constexpr (is_std_optional<T>) {  // null: absent (a figure the kernel did not give)
+    } else if constexpr (is_std_optional<T>) {  // null: absent
       if (v.is_null()) return std::nullopt;
       return convert<typename T::value_type>(v, name);
     } else if constexpr (std::is_same_v<T, bool>) {
@@ -133,8 +130,7 @@ class json_fields {
   std::set<std::string> seen_;
 };
 
-// A struct read and written field by field names its fields once, with BOOST_DESCRIBE_STRUCT after its
-// definition; each field's JSON name is its member's name. The described members of `s` as a JSON object:
+// A BOOST_DESCRIBE_STRUCT's members as a JSON object, each named as its member.
 template <class S>
 nlohmann::json write_described(const S& s) {
   nlohmann::json j = nlohmann::json::object();

@@ -9,8 +9,7 @@ struct nested_too_deep {};
 
 nlohmann::json parse_json_bounded(std::string_view text, int max_depth, bool* too_deep) {
   if (too_deep) *too_deep = false;
-  // The callback sees each array and object as it opens, with the number of those around it; throwing
-  // stops the parser at the first level too many, before the tree below it exists.
+  // Throwing from the callback stops the parser before the tree below the level too many exists.
   using event = nlohmann::json::parse_event_t;
   const nlohmann::json::parser_callback_t guard = [max_depth](int depth, event e, nlohmann::json&) {
     if ((e == event::array_start || e == event::object_start) && depth >= max_depth) throw nested_too_deep{};

@@ -1,12 +1,11 @@
 #pragma once
-// A system call a signal interrupted (-1 with errno EINTR) did nothing, and the same call again is right.
-// Header-only so the data plane's send and receive loops call it without a call or allocation of its own.
+// Header-only, so the data plane's loops pay no call of their own for it.
 #include <cerrno>
 #include <utility>
 
 namespace nb {
 
-// Calls f() until it returns anything but -1 with errno EINTR, and returns that; errno is as f left it.
+// errno is as f left it.
 template <class F>
 inline auto retry_eintr(F&& f) noexcept(noexcept(f())) -> decltype(f()) {
   for (;;) {
@@ -15,8 +14,7 @@ inline auto retry_eintr(F&& f) noexcept(noexcept(f())) -> decltype(f()) {
   }
 }
 
-// A non-blocking call's "not now": interrupted, or nothing to read or no room to write yet. A loop that
-// goes round on it re-checks its stop and deadline before the next try.
+// A non-blocking call's "not now"; a loop on it re-checks its stop and deadline.
 constexpr bool transient_errno(int e) noexcept { return e == EINTR || e == EAGAIN || e == EWOULDBLOCK; }
 
 }  // namespace nb

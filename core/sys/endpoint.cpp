@@ -47,7 +47,7 @@ endpoint endpoint::parse(std::string_view text) {
 
 endpoint endpoint::resolve(const std::string& host, std::uint16_t port, int family) {
 #ifdef NETBENCH_STATIC
-  // Not getaddrinfo at all: the static programs then carry no NSS code that could load a foreign libnss_*.
+  // No getaddrinfo at all: no NSS code that could load a foreign libnss_*.
   return resolve_without_nss(host, port, family);
 #else
   addrinfo hints{};
@@ -97,8 +97,8 @@ std::optional<endpoint> endpoint::from_hosts_file(std::string_view name, std::ui
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    line.resize(std::min(line.find('#'), line.size()));  // '#' starts a comment anywhere on a line
-    std::istringstream fields(line);                     // blanks (and a CRLF file's '\r') separate fields
+    line.resize(std::min(line.find('#'), line.size()));
+    std::istringstream fields(line);  // a CRLF file's '\r' too
     std::string address, alias;
     if (!(fields >> address) || address.front() == '[') continue;
     bool named = false;
@@ -108,7 +108,7 @@ std::optional<endpoint> endpoint::from_hosts_file(std::string_view name, std::ui
       endpoint e = from_numeric(address, port);
       if (family == AF_UNSPEC || e.family() == family) return e;
     } catch (const std::invalid_argument&) {
-      // A line whose address is not numeric names nothing (as glibc's own reader): read on.
+      // As glibc's reader: a line whose address is not numeric names nothing.
     }
   }
   return std::nullopt;
@@ -142,7 +142,7 @@ void endpoint::set_port(std::uint16_t port) noexcept {
 socklen_t endpoint::size() const noexcept { return family() == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in); }
 
 std::string endpoint::address() const {
-  // inet_ntop fails only for another family or a short buffer: an empty endpoint's address is "".
+  // inet_ntop fails only for another family: an empty endpoint's address is "".
   char buf[INET6_ADDRSTRLEN] = {};
   if (family() == AF_INET)
     ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, buf, sizeof buf);

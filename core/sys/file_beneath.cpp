@@ -32,9 +32,8 @@ std::string type_words(mode_t mode) {
   return "not a regular file";
 }
 
-// openat2 with RESOLVE_BENEATH: the kernel refuses (EXDEV) any path, ".." or symlink included, that
-// resolves outside `dir`. Where the call is missing (Linux < 5.6, or a seccomp filter that hides it), the
-// resolved path is compared with the folder's and the file opened by it, its last component not followed.
+// RESOLVE_BENEATH refuses any path that resolves outside `dir`. Without openat2 (before 5.6, or seccomp),
+// the resolved path is compared with the folder's.
 int open_beneath(int dir, const fs::path& folder, const fs::path& relative, int flags) {
   if (!(flags & O_PATH)) flags |= O_NOCTTY;  // openat2 takes no other flag beside O_PATH
   open_how how{};
@@ -58,7 +57,7 @@ std::string read_all(int fd, const fs::path& path, std::size_t max_bytes) {
     const ssize_t n = retry_eintr([&] { return ::read(fd, buffer, sizeof buffer); });
     if (n < 0) throw std::runtime_error(fmt::format("{}: cannot read it: {}", path.string(), std::strerror(errno)));
     if (n == 0) return text;
-    // It grew since its size was checked: the cap holds for what is read, not only for what stat said.
+    // It grew since stat: the cap holds for what is read.
     if (text.size() + static_cast<std::size_t>(n) > max_bytes)
       throw std::runtime_error(fmt::format("{}: more than {}, the most such a file may hold: not read", path.string(),
                                            byte_size_words(max_bytes)));
@@ -81,7 +80,7 @@ std::optional<std::string> read_file_beneath(const fs::path& folder, const fs::p
   if (!dir && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
   if (!dir)
     throw std::runtime_error(fmt::format("{}: cannot open the folder: {}", folder.string(), std::strerror(errno)));
-  // O_PATH first: its type is known before the file is opened, which for a device may have effects of its own.
+  // O_PATH first: opening a device may have effects of its own.
   const fd_handle where(open_beneath(dir.get(), folder, relative, O_PATH));
   if (!where && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
   if (!where && errno == EXDEV) throw fail(fmt::format("leads out of {} (a symlink?): not read", folder.string()));
@@ -92,7 +91,7 @@ std::optional<std::string> read_file_beneath(const fs::path& folder, const fs::p
   if (static_cast<std::uintmax_t>(before.st_size) > max_bytes)
     throw fail(fmt::format("{} bytes, more than {}, the most such a file may hold: not read", before.st_size,
                            byte_size_words(max_bytes)));
-  // O_NONBLOCK: should the name now be a FIFO after all, the open does not wait for a writer.
+  // O_NONBLOCK: should it now be a FIFO, the open does not wait for a writer.
   const fd_handle file(open_beneath(dir.get(), folder, relative, O_RDONLY | O_NONBLOCK));
   if (!file) throw fail(fmt::format("cannot open it: {}", std::strerror(errno)));
   struct stat now {};

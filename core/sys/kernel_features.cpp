@@ -19,7 +19,7 @@ namespace {
 enum probe_state : int { unknown = 0, present, absent, disabled };
 std::array<std::atomic<int>, all_kernel_features.size()> cache{};
 
-// A UDP socket for a probe, IPv4 or, on a host without it, IPv6; -1 when neither can be made.
+// IPv4, or IPv6 on a host without it; -1 when neither can be made.
 class probe_socket {
  public:
   probe_socket() {
@@ -35,8 +35,7 @@ class probe_socket {
   probe_socket(const probe_socket&) = delete;
   probe_socket& operator=(const probe_socket&) = delete;
   int fd() const noexcept { return fd_; }
-  // Binds to the wildcard address, port 0: always possible, whatever the host's addresses (a namespace
-  // whose loopback is down has no 127.0.0.1).
+  // The wildcard: a namespace whose loopback is down has no 127.0.0.1.
   bool bind_any() const noexcept {
     if (family_ == AF_INET6) {
       sockaddr_in6 a{};
@@ -70,8 +69,7 @@ bool probe_gro() noexcept {
   return s.fd() >= 0 && ::setsockopt(s.fd(), SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
 }
 
-// The real thing on a group of one: SO_REUSEPORT, bound (as netserve's lanes are when it attaches), a
-// program that always answers socket 0.
+// The real thing on a group of one, bound as netserve's lanes are when it attaches.
 bool probe_cbpf() noexcept {
   probe_socket s;
   int on = 1;
@@ -90,8 +88,7 @@ bool probe_meminfo() noexcept {
          len > SK_MEMINFO_DROPS * sizeof(std::uint32_t);
 }
 
-// Each feature, in kernel_feature's order: its name in NETBENCH_DISABLE and the ready line, what it is
-// (the option and the kernel that brought it), what runs without it, and its probe.
+// In kernel_feature's order.
 struct feature_facts {
   kernel_feature feature;
   std::string_view name;
@@ -117,7 +114,6 @@ static_assert([] {
 
 const feature_facts& facts_of(kernel_feature f) noexcept { return facts[static_cast<std::size_t>(f)]; }
 
-// Calls `visit(entry)` for each entry of NETBENCH_DISABLE, spaces around it trimmed, empty ones skipped.
 template <class Visit>
 void for_each_disabled(Visit&& visit) {
   const char* value = std::getenv(kernel_disable_variable);
@@ -143,7 +139,7 @@ int state_of(kernel_feature f) noexcept {
   std::atomic<int>& slot = cache[static_cast<std::size_t>(f)];
   int s = slot.load(std::memory_order_acquire);
   if (s != unknown) return s;
-  // Two threads may probe at once; both get the same answer, and the probe has no lasting effect.
+  // Two threads may probe at once: both get the same answer.
   s = disabled_by_switch(f) ? disabled : facts_of(f).probe() ? present : absent;
   slot.store(s, std::memory_order_release);
   return s;

@@ -33,7 +33,6 @@ int get_int(int fd, int level, int name, const char* what) {
   return v;
 }
 
-// A /proc/sys line such as "reno cubic bbr", for a message; "unknown" where it cannot be read.
 std::string sysctl_line(const char* path) {
   std::ifstream in(path);
   std::string line;
@@ -50,7 +49,7 @@ fd_handle make_socket(int family, int type) {
 
 fd_handle bind_udp(const endpoint& local, bool reuse_port) {
   auto fd = make_socket(local.family(), SOCK_DGRAM);
-  if (local.family() == AF_INET6)  // an IPv6 wildcard also takes IPv4, like the TCP acceptor (which throws too)
+  if (local.family() == AF_INET6)  // an IPv6 wildcard also takes IPv4
     set_int(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, 0, "IPV6_V6ONLY");
   if (reuse_port) set_int(fd.get(), SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT");
   if (::bind(fd.get(), local.data(), local.size()) != 0) throw fmt::system_error(errno, "bind");
@@ -58,8 +57,7 @@ fd_handle bind_udp(const endpoint& local, bool reuse_port) {
 }
 
 void steer_by_cpu(int fd, const std::vector<int>& cpus) {
-  // Classic BPF: A = the current CPU; a table of "CPU c -> socket i"; any other CPU -> A mod n. An index
-  // past the group's end would make the kernel fall back to its hash, so every answer is in range.
+  // Any other CPU -> CPU mod n: an index past the group's end would make the kernel fall back to its hash.
   std::vector<sock_filter> code;
   code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(SKF_AD_OFF + SKF_AD_CPU)));
   for (std::size_t i = 0; i < cpus.size(); ++i) {
@@ -83,7 +81,7 @@ fd_handle connect_udp(const endpoint& remote, const std::optional<endpoint>& loc
 namespace {
 int set_buffer(int fd, int bytes, int force, int plain, const char* force_name, const char* plain_name) {
   if (bytes > 0 && ::setsockopt(fd, SOL_SOCKET, force, &bytes, sizeof bytes) != 0) {
-    // EPERM (no CAP_NET_ADMIN) is the expected refusal: the plain option then asks within the limits.
+    // EPERM: no CAP_NET_ADMIN.
     if (errno != EPERM) throw fmt::system_error(errno, "setsockopt({})", force_name);
     set_int(fd, SOL_SOCKET, plain, bytes, plain_name);
   }
@@ -103,8 +101,7 @@ int send_buffer(int fd) { return get_int(fd, SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF")
 void set_dont_fragment(int fd, int family) {
   if (family == AF_INET6) {
     set_int(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO, "IPV6_MTU_DISCOVER");
-    // What it sends to IPv4-mapped peers follows the IPv4 option. A v6-only socket may refuse it, and
-    // then sends no IPv4 at all.
+    // For IPv4-mapped peers; a v6-only socket may refuse it, and sends no IPv4 anyway.
     int v = IP_PMTUDISC_DO;
     (void)::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof v);
   } else {
@@ -134,7 +131,7 @@ int path_mtu(int fd, int family) {
   const int rc = family == AF_INET6 ? ::getsockopt(fd, IPPROTO_IPV6, IPV6_MTU, &mtu, &len)
                                     : ::getsockopt(fd, IPPROTO_IP, IP_MTU, &mtu, &len);
   if (rc == 0) return mtu;
-  if (errno == ENOTCONN) return 0;  // no peer, no path (netserve's shared port socket)
+  if (errno == ENOTCONN) return 0;  // netserve's shared port socket
   throw fmt::system_error(errno, "getsockopt(IP_MTU)");
 }
 
@@ -196,11 +193,11 @@ bool receive_queue_has_room(int fd) noexcept {
 }
 
 std::uint64_t socket_drops(int fd) {
-  if (!kernel_has(kernel_feature::meminfo)) return 0;  // NETBENCH_DISABLE=meminfo reads as such a kernel
+  if (!kernel_has(kernel_feature::meminfo)) return 0;
   std::uint32_t info[SK_MEMINFO_VARS] = {};
   socklen_t len = sizeof info;
   if (::getsockopt(fd, SOL_SOCKET, SO_MEMINFO, info, &len) != 0) {
-    if (errno == ENOPROTOOPT) return 0;  // a kernel before 4.12 has no SO_MEMINFO: no drop count to read
+    if (errno == ENOPROTOOPT) return 0;  // before 4.12
     throw fmt::system_error(errno, "getsockopt(SO_MEMINFO)");
   }
   if (len <= SK_MEMINFO_DROPS * sizeof(std::uint32_t)) return 0;
@@ -218,7 +215,7 @@ bool pin_thread_to_cpu(int cpu) { return set_thread_cpus({cpu}); }
 bool set_thread_cpus(const std::vector<int>& cpus) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  for (int c : cpus) CPU_SET(c, &set);  // a CPU past CPU_SETSIZE is left out: then the kernel refuses
+  for (int c : cpus) CPU_SET(c, &set);  // past CPU_SETSIZE: left out, and the kernel refuses
   return ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
 }
 

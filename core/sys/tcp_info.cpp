@@ -3,7 +3,7 @@
 #include "core/base/clock.hpp"
 #include "core/json/json_fields.hpp"
 
-#include <linux/tcp.h>   // its struct tcp_info: glibc's <netinet/tcp.h> one stops at tcpi_total_retrans
+#include <linux/tcp.h>   // glibc's struct tcp_info stops at tcpi_total_retrans
 #include <netinet/in.h>  // IPPROTO_TCP
 #include <sys/socket.h>
 
@@ -22,7 +22,6 @@ constexpr std::uint32_t infinite_ssthresh = 0x7fffffff;  // the kernel's TCP_INF
 
 double bits(std::uint64_t bytes_per_second) { return static_cast<double>(bytes_per_second) * 8.0; }
 
-// Adds up `get`'s values over the samples that have one; absent when none has.
 template <class T, class Get>
 std::optional<T> sum_of(const std::vector<tcp_sample>& v, Get get) {
   std::optional<T> out;
@@ -49,9 +48,7 @@ std::optional<std::uint32_t> pick_of(const std::vector<tcp_sample>& v, Get get, 
   return out;
 }
 
-// A cumulative counter's growth since `before` (the same stream an interval earlier, if any). The kernel's
-// tcpi_total_retrans and tcpi_segs_out are 32-bit and wrap (segs_out every ~83 min at 10 Gbit/s, MSS 1448):
-// the difference is taken modulo 2^32.
+// tcpi_total_retrans and tcpi_segs_out are 32-bit and wrap within a long fast test: modulo 2^32.
 std::optional<std::uint64_t> grown(std::optional<std::uint64_t> now, const tcp_sample* before,
                                    std::optional<std::uint64_t> tcp_sample::*field) {
   if (!now) return std::nullopt;
@@ -84,7 +81,7 @@ tcp_sample tcp_sample_from(std::span<const std::byte> info) {
   if (NB_FILLED(tcpi_bytes_acked)) s.bytes_acked = t.tcpi_bytes_acked;
   if (NB_FILLED(tcpi_segs_out)) s.segs_out = t.tcpi_segs_out;
   if (NB_FILLED(tcpi_min_rtt)) s.min_rtt_us = t.tcpi_min_rtt;
-  if (NB_FILLED(tcpi_delivery_rate)) {  // the app-limited bit came with it (4.9), in a byte that was padding
+  if (NB_FILLED(tcpi_delivery_rate)) {  // the app-limited bit came with it, in former padding
     s.delivery_rate = bits(t.tcpi_delivery_rate);
     s.delivery_rate_app_limited = t.tcpi_delivery_rate_app_limited != 0;
   }

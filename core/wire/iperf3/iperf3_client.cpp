@@ -12,7 +12,7 @@ namespace nb::iperf3 {
 
 namespace {
 
-// i_errno values a server refuses with, in the words of iperf3's own client (iperf_error.c).
+// iperf_error.c's words.
 std::string error_text(std::int32_t code) {
   switch (static_cast<error>(code)) {
     case error::duration: return "test duration too long";
@@ -29,8 +29,7 @@ std::string error_text(std::int32_t code) {
   }
 }
 
-// The server's version and its data socket's buffers from its own output (-J: its JSON; else its text,
-// which says none): "iperf 3.12" becomes "iperf3 3.12"; a buffer it does not give stays 0.
+// Only -J output says them: "iperf 3.12" becomes "iperf3 3.12".
 void read_own_output(const nlohmann::json& j, server_results& out) {
   const auto own = j.find("server_output_json");
   if (own == j.end() || !own->is_object()) return;
@@ -117,7 +116,7 @@ server_results read_server_results(std::string_view json, std::size_t streams) {
   if (!j.is_object()) throw protocol_error("iperf3 results: not a JSON object");
   server_results out;
   read_own_output(j, out);
-  // Only the version and buffers are taken from the server's own output; the figures are its results' own.
+  // The figures are the results' own, not the server's output's.
   j.erase("server_output_json");
   j.erase("server_output_text");
   out.figures = parse_results(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -18,9 +18,8 @@ namespace nb {
 
 namespace {
 
-// The static programs carry their own libcrypto: it must not read the host's openssl.cnf, which is written
-// for the host's OpenSSL and may load that one's modules. The first initialisation decides, so it comes
-// before any other use.
+// A static libcrypto must not read the host's openssl.cnf, which may load the host OpenSSL's modules; the
+// first initialisation decides.
 void init_crypto() {
 #ifdef NETBENCH_STATIC
   static const int once = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, nullptr);
@@ -34,7 +33,7 @@ sha256_digest hmac_sha256(std::string_view key, std::string_view data) {
   init_crypto();
   sha256_digest out;
   unsigned int size = 0;
-  // The one-shot HMAC() (not deprecated in OpenSSL 3, unlike HMAC_CTX): the inputs are small and whole.
+  // One-shot HMAC() is not deprecated in OpenSSL 3, unlike HMAC_CTX.
   if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
             data.size(), out.data(), &size) ||
       size != out.size())
@@ -66,7 +65,7 @@ bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
 }
 
 std::string read_psk_file(const std::string& path) {
-  // The mode is checked on the descriptor that is read, so the file cannot be swapped in between.
+  // fstat on the descriptor read: the file cannot be swapped in between.
   const fd_handle fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) throw fmt::system_error(errno, "key file {}", path);
   struct stat st {};
@@ -74,8 +73,7 @@ std::string read_psk_file(const std::string& path) {
   std::string text(4096, '\0');
   const ssize_t n = ::read(fd.get(), text.data(), text.size());
   if (n < 0) throw fmt::system_error(errno, "key file {}", path);
-  // Group bits are allowed: systemd's LoadCredential grants the service user read access with an ACL,
-  // whose mask shows as group permission.
+  // Group bits are allowed: systemd's LoadCredential ACL mask shows as group permission.
   if (st.st_mode & S_IRWXO)
     throw std::runtime_error(
         fmt::format("key file {}: others may read or write it (mode {:04o}); chmod o= it", path, st.st_mode & 07777));
@@ -96,9 +94,7 @@ namespace {
 
 std::string digest_bytes(const sha256_digest& d) { return std::string(d.begin(), d.end()); }
 
-// Every value the key derives has its own label, so that none can stand in for another (the server's
-// confirm is no client answer, a session key no answer at all). The nonces have a fixed size, so the
-// concatenation is unambiguous.
+// A label each, so that no derived value can stand in for another; fixed-size nonces keep it unambiguous.
 sha256_digest derive(std::string_view psk, std::string_view label, std::string_view nonce_s, std::string_view nonce_c) {
   return hmac_sha256(psk, fmt::format("netbench v3 {}\n{}{}", label, nonce_s, nonce_c));
 }

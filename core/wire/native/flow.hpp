@@ -1,7 +1,5 @@
 #pragma once
-// Per-flow counters with one writer (the data-plane thread) and any number of readers (interval
-// reporters, the control session). Relaxed atomics: on x86 a relaxed load or store is a plain move, so
-// the hot path pays nothing, and readers never see torn 64-bit values.
+// One writer, many readers: relaxed atomics cost the hot path nothing on x86 and never tear.
 #include <endian.h>
 #include <atomic>
 #include <cmath>
@@ -15,13 +13,13 @@ class relaxed {
  public:
   T get() const noexcept { return v_.load(std::memory_order_relaxed); }
   void set(T v) noexcept { v_.store(v, std::memory_order_relaxed); }
-  void add(T d) noexcept { set(get() + d); }  // single writer: no read-modify-write needed
+  void add(T d) noexcept { set(get() + d); }  // single writer: no read-modify-write
 
  private:
   std::atomic<T> v_{};
 };
 
-// What a datagram of 16 bytes or more carries: a sequence number and the sender's wall-clock send time.
+// A sequence number and the wall-clock send time.
 inline constexpr std::size_t payload_header_size = 16;
 
 inline void write_payload_header(unsigned char* p, std::uint64_t seq, std::int64_t send_wall_ns) noexcept {
@@ -37,10 +35,7 @@ inline void read_payload_header(const unsigned char* p, std::uint64_t& seq, std:
   send_wall_ns = static_cast<std::int64_t>(le64toh(b));
 }
 
-// Whose header a stream's datagrams carry. iperf3's (src/iperf_udp.c): big-endian seconds and
-// microseconds of the send time, then the packet count from 1, 32-bit, or 64-bit with
-// --udp-counters-64bit. netserve speaks it to stock iperf3 clients; sequence numbers are kept from 0
-// inside, as netload's.
+// iperf3's (src/iperf_udp.c) counts from 1; sequence numbers are kept from 0 inside.
 enum class payload_format : std::uint8_t { netload, iperf3_32, iperf3_64 };
 constexpr std::size_t header_size(payload_format f) noexcept {
   return f == payload_format::iperf3_32 ? 12 : payload_header_size;
@@ -77,39 +72,32 @@ inline void read_header(payload_format f, const unsigned char* p, std::uint64_t&
     std::memcpy(&c32, p + 8, 4);
     count = be32toh(c32);
   }
-  seq = count - 1;  // iperf3 counts from 1; a count of 0 wraps to a huge sequence, counted as one jump
+  seq = count - 1;  // a count of 0 wraps to a huge sequence: one jump
 }
 
-// TCP has no messages on the wire, only a byte stream: a "message" is message_size bytes of it, counted
-// from the bytes of all streams together, on both sides, with this function and no other way. Counting
-// whole writes per stream would not do: a stream's last write can end part-way (the send timed out at
-// the end), and the streams' remainders add up to whole messages the receiver's bytes then contain.
+// The one way both sides count TCP messages, from all streams' bytes together: a stream's last write may
+// end part-way, and the remainders add up to whole messages the receiver's bytes contain.
 inline std::uint64_t tcp_messages(std::uint64_t bytes, std::uint64_t message_size) noexcept {
   return message_size ? bytes / message_size : 0;
 }
 
-// Sender side of one stream.
 struct alignas(64) send_counters {
-  relaxed<std::uint64_t> packets, bytes, errors;  // errors: datagrams the kernel refused (not sent)
+  relaxed<std::uint64_t> packets, bytes, errors;  // errors: refused by the kernel
 };
 
-// Receiver side of one stream: counts, arrival window, and sequence analysis (RFC 3550 jitter).
 struct alignas(64) recv_counters {
   relaxed<std::uint64_t> packets, bytes;
-  relaxed<std::uint64_t> buffers;  // what the socket handed over: one per datagram, or per GRO batch
-  relaxed<std::int64_t> first_arrival_ns, last_arrival_ns;  // wall clock, 0 = none yet
-  relaxed<std::uint64_t> sequenced;                         // datagrams that carried a sequence number
-  relaxed<std::uint64_t> next_seq;                          // highest sequence seen + 1
-  relaxed<std::uint64_t> out_of_order;                      // arrived after a higher sequence number
+  relaxed<std::uint64_t> buffers;                           // one per datagram, or per GRO batch
+  relaxed<std::int64_t> first_arrival_ns, last_arrival_ns;  // wall clock, 0 = none
+  relaxed<std::uint64_t> sequenced;
+  relaxed<std::uint64_t> next_seq;
+  relaxed<std::uint64_t> out_of_order;
   relaxed<std::int64_t> last_transit_ns;
   relaxed<double> jitter_ns;
-  payload_format format = payload_format::netload;  // set before the flow's first datagram, then fixed
+  payload_format format = payload_format::netload;  // fixed from the first datagram
 
-  // What the socket handed over: `len` bytes of one flow, in segments of `segment` bytes when GRO
-  // coalesced several datagrams (0: one datagram), of which the first `copied` bytes are in `p`.
-  // The receiver reads only the start of each buffer (MSG_TRUNC gives the full length): the first
-  // datagram's header stands for the buffer. GRO only merges consecutive datagrams of one flow, so the
-  // buffer carries sequence numbers seq .. seq + n - 1; jitter is then sampled once per buffer.
+  // `segment`: GRO's (0: none); only `copied` bytes are in `p`. GRO merges consecutive datagrams of one
+  // flow, so the first header stands for the buffer.
   void on_receive(const unsigned char* p, std::size_t len, std::size_t segment, std::size_t copied,
                   std::int64_t arrival_ns) noexcept {
     std::uint64_t n = 1;
@@ -121,7 +109,7 @@ struct alignas(64) recv_counters {
     last_arrival_ns.set(arrival_ns);
     std::size_t first = n == 1 ? len : segment;
     const std::size_t header = header_size(format);
-    if (first < header || copied < header) return;  // no room for a header
+    if (first < header || copied < header) return;
     std::uint64_t seq;
     std::int64_t sent_ns;
     read_header(format, p, seq, sent_ns);
@@ -137,14 +125,13 @@ struct alignas(64) recv_counters {
   }
 };
 
-// One stream's receive counts, summed over the counter blocks that saw it (netserve keeps one per
-// receive lane).
+// Over the counter blocks that saw one stream (one per receive lane).
 struct flow_totals {
   std::uint64_t packets = 0, bytes = 0, buffers = 0, sequenced = 0, out_of_order = 0;
-  std::uint64_t next_seq = 0;  // highest sequence seen + 1, over every block
+  std::uint64_t next_seq = 0;
   std::int64_t first_arrival_ns = 0, last_arrival_ns = 0;
-  double jitter_ns = 0;    // of the block that carried most sequenced datagrams
-  std::uint64_t gaps = 0;  // XDP engine only: forward jumps of the sequence (holes: loss bursts, or reordering)
+  double jitter_ns = 0;    // of the block with most sequenced datagrams
+  std::uint64_t gaps = 0;  // XDP engine only
 
   flow_totals& add(const recv_counters& c) noexcept {
     packets += c.packets.get();
@@ -161,8 +148,7 @@ struct flow_totals {
     if (c.last_arrival_ns.get() > last_arrival_ns) last_arrival_ns = c.last_arrival_ns.get();
     return *this;
   }
-  // Another part of the same stream's counts (another CPU's, another path's): sums, the highest sequence,
-  // the widest arrival window. The jitter stays: only the caller knows which part's is meant.
+  // The jitter stays: only the caller knows which part's is meant.
   flow_totals& add_counts(const flow_totals& o) noexcept {
     packets += o.packets;
     bytes += o.bytes;

@@ -21,9 +21,7 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-// Runs `op` (an as_tuple operation, so it never throws) against a timer; the loser is cancelled.
-// Throws protocol_error on timeout and system_error when the operation fails: `||` waits for the first
-// operation that *succeeds*, so a failure must come back as a value to end the race at once.
+// as_tuple: `||` waits for the first to *succeed*, so a failure must be a value to end the race.
 template <class Op>
 asio::awaitable<std::size_t> with_deadline(Op op, std::chrono::steady_clock::duration timeout, const char* what) {
   asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
@@ -55,8 +53,7 @@ asio::awaitable<unsigned char> peek_byte(tcp::socket& socket, std::chrono::stead
 
 namespace {
 
-// SO_RCVLOWAT for as long as a peek waits, then back to the kernel's default of 1: the socket is read
-// (and may become a data connection) afterwards.
+// Back to 1 after the peek: the socket is read on afterwards.
 struct receive_low_mark {
   int fd;
   receive_low_mark(int f, std::size_t bytes) : fd(f) {
@@ -71,7 +68,6 @@ struct receive_low_mark {
   receive_low_mark& operator=(const receive_low_mark&) = delete;
 };
 
-// The peer has closed its side: nothing more will come after what is queued.
 bool peer_closed(int fd) {
   pollfd p{fd, POLLRDHUP, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
@@ -81,9 +77,7 @@ bool peer_closed(int fd) {
 
 asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffer,
                                  std::chrono::steady_clock::duration timeout, const char* what) {
-  // Part of a message waits on the socket, not on a timer: with the low mark at its size the socket is
-  // readable only once all of it is there, or the peer closed, so a peer that sends a little and stops
-  // costs no wakeups at all.
+  // With the low mark at the size, a peer that sends a little and stops costs no wakeups.
   const int fd = socket.native_handle();
   const receive_low_mark mark(fd, buffer.size());
   asio::steady_timer timer(co_await asio::this_coro::executor, timeout);
@@ -94,8 +88,7 @@ asio::awaitable<void> peek_exact(tcp::socket& socket, asio::mutable_buffer buffe
     if (n == 0) throw boost::system::system_error(asio::error::eof);
     if (n >= static_cast<ssize_t>(buffer.size())) co_return;
     if (n > 0 && peer_closed(fd)) throw boost::system::system_error(asio::error::eof);
-    // A wait registered now sees the socket's state now (Asio re-arms epoll), so nothing that came since
-    // the peek is missed.
+    // Asio re-arms epoll: nothing that came since the peek is missed.
     auto r = co_await (socket.async_wait(tcp::socket::wait_read, no_throw) || timer.async_wait(asio::use_awaitable));
     if (r.index() == 1)
       throw protocol_error(
@@ -110,7 +103,7 @@ asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d) {
 }
 
 fd_handle release_blocking(tcp::socket& socket) {
-  socket.native_non_blocking(false);  // throws boost::system::system_error, as Asio does
+  socket.native_non_blocking(false);
   return fd_handle(socket.release());
 }
 
@@ -127,14 +120,13 @@ asio::awaitable<message> read_message(tcp::socket& socket, frame_mac& mac, std::
 }
 
 namespace {
-// An answer is ~200 bytes; a request from a client without a key (~1 KB at 64 streams) still fits, so the
-// log can say what came instead. A peer not yet trusted gets no more.
+// Enough for a keyless client's request, for the log; no more before the check.
 constexpr std::size_t auth_frame_max = 2048;
 }  // namespace
 
 asio::awaitable<frame_mac> require_auth(tcp::socket& socket, const std::string& psk,
                                         std::chrono::steady_clock::duration timeout) {
-  frame_mac plain;  // the handshake's frames go in the clear
+  frame_mac plain;
   const std::string nonce_s = make_nonce();
   const message challenge = challenge_msg{nonce_s};
   co_await write_message(socket, plain, challenge, timeout);
@@ -153,10 +145,8 @@ asio::awaitable<frame_mac> require_auth(tcp::socket& socket, const std::string& 
 
 namespace {
 
-// The server's challenge; protocol_error when what came is none.
 asio::awaitable<std::string> read_challenge(tcp::socket& socket, std::chrono::steady_clock::duration timeout) {
-  // A server without a key sends nothing and waits for a request: whichever side's timer ends the
-  // silence first (ours, or the server's, which then closes or says so), it was no challenge.
+  // A keyless server waits silently for a request.
   const std::string no_challenge =
       "the server sent no authentication challenge: it runs without a key (drop --psk-file, or start netserve with one)";
   frame_mac plain;
@@ -182,8 +172,7 @@ asio::awaitable<frame_mac> answer_challenge(tcp::socket& socket, const std::stri
                                             std::chrono::steady_clock::duration timeout) {
   frame_mac plain;
   const std::string nonce_s = co_await read_challenge(socket, timeout);
-  // Our own nonce makes the answer, the confirm and the session key fresh for us too: a recorded
-  // confirm is worth nothing to a server that replays an old challenge.
+  // Our own nonce: a recorded confirm is worth nothing to a server that replays an old challenge.
   const std::string nonce_c = make_nonce();
   const message answer = auth_msg{nonce_c, client_answer(psk, nonce_s, nonce_c)};
   co_await write_message(socket, plain, answer, timeout);

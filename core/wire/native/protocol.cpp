@@ -22,7 +22,7 @@ json to_json(const test_request& m) {
 json to_json(const ready_msg& m) { return write_described(m); }
 json to_json(const data_hello& m) {
   json j = {{"cookie", m.cookie}, {"stream", m.stream}};
-  if (!m.token.empty()) j["token"] = m.token;  // a netserve without a key sees what it always saw
+  if (!m.token.empty()) j["token"] = m.token;  // a keyless netserve sees no new field
   return j;
 }
 json to_json(const start_msg& m) { return {{"start_wall_ns", m.start_wall_ns}}; }
@@ -72,7 +72,6 @@ std::optional<host_delta> read_host(fields& f, const json& body) {
   }
 }
 
-// Reverse TCP's samples, when the message has them.
 std::vector<tcp_sample> read_tcp(fields& f, const json& body) {
   if (!body.contains("tcp")) return {};
   try {

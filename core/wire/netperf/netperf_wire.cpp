@@ -11,9 +11,9 @@ namespace nb::netperf {
 
 namespace {
 
-constexpr std::size_t data_at = 8;  // the test-specific data follows the type and the errno/CPU word
+constexpr std::size_t data_at = 8;
 
-// Word i of the block (0, 1: the header; 2 on: the test-specific data), as netperf converts it.
+// Words 0 and 1 are the header.
 std::uint32_t word(const block& b, std::size_t i) noexcept {
   return std::uint32_t{b[4 * i]} << 24 | std::uint32_t{b[4 * i + 1]} << 16 | std::uint32_t{b[4 * i + 2]} << 8 |
          b[4 * i + 3];
@@ -25,8 +25,7 @@ void put(block& b, std::size_t i, std::uint32_t v) noexcept {
   b[4 * i + 3] = static_cast<unsigned char>(v);
 }
 
-// Reads the test-specific data's fields in order, from word 0, each by its type: a 32-bit word, signed or
-// not; a float by its bit pattern; a 64-bit count in two words, high first; an address in four words.
+// Floats by their bit pattern, 64-bit counts high word first, addresses in four words.
 class reader {
  public:
   explicit reader(const block& b) : b_(b) {}
@@ -34,7 +33,7 @@ class reader {
   void operator()(Field&... fields) noexcept {
     (take(fields), ...);
   }
-  // A char[size] at byte `at` of the test-specific data: must hold a NUL (netperf strncpy()s and ends it).
+  // netperf strncpy()s and NUL-ends it.
   void text(std::size_t at, std::size_t size, std::string& out, const char* field) const {
     const char* p = reinterpret_cast<const char*>(b_.data() + data_at + at);
     const void* end = std::memchr(p, 0, size);
@@ -59,7 +58,6 @@ class reader {
   std::size_t i_ = 0;
 };
 
-// Writes a message: its type and value words, then the fields as reader reads them.
 class writer {
  public:
   writer(std::int32_t type, std::int32_t value) {
@@ -71,7 +69,7 @@ class writer {
   void operator()(const Field&... fields) noexcept {
     (give(fields), ...);
   }
-  // At most size - 1 characters and a NUL, as netperf's strncpy and its terminator give.
+  // As netperf's strncpy and its terminator give.
   void text(std::size_t at, std::size_t size, const std::string& s, const char*) noexcept {
     std::memcpy(b_.data() + data_at + at, s.data(), std::min(s.size(), size - 1));
   }
@@ -93,8 +91,7 @@ class writer {
   std::size_t i_ = 0;
 };
 
-// Each message's fields in netperf's order, written once for both directions: `io` is a reader (into a
-// message) or a writer (from a const one). A line is a group of netperf's struct.
+// Written once for both directions: `io` is a reader or a writer.
 template <class IO, class Request>
 void fields(IO& io, Request& r) requires std::same_as<std::remove_const_t<Request>, omni_request> {
   io(r.send_buf_size, r.send_size, r.send_alignment, r.send_offset, r.send_width, r.request_size);
@@ -174,8 +171,7 @@ omni_setup decode_setup(const block& b) {
 block encode_setup(const omni_setup& s) { return encoded(s, type_setup, 0); }
 
 omni_results decode_results(const block& b) {
-  // netserver reuses its setup response's block for the results, converted in place once already: its
-  // type word comes back byte-swapped (98 as 0x62000000); netperf never looks at it. Either order is taken.
+  // netserver reuses its setup block, already converted: the type comes back byte-swapped.
   const std::uint32_t raw = word(b, 0);
   const auto type = static_cast<std::int32_t>(raw);
   const auto swapped = static_cast<std::int32_t>(__builtin_bswap32(raw));
