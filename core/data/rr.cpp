@@ -1,5 +1,3 @@
-// What both sides of UDP_RR and TCP_RR share (timeouts, waiting), and the server's side: answers to
-// numbered requests at most once, from the address the client talks to; the TCP_RR server loop.
 #include "core/data/rr.hpp"
 
 #include "core/base/clock.hpp"
@@ -41,8 +39,7 @@ bool rr_request_numbers::set(std::uint64_t n) noexcept {
 
 bool rr_request_numbers::first_time(std::uint64_t n) noexcept {
   if (!any_ || n > highest_) {
-    // The numbers between the old highest and n were never seen: their slots still hold numbers a span
-    // older, which must not count as answered ones.
+    // Slots between the old highest and n still hold numbers a span older.
     if (!any_ || n - highest_ >= span) {
       std::fill(std::begin(seen_), std::end(seen_), 0);
     } else {
@@ -105,7 +102,7 @@ void run_tcp_rr_server(std::stop_token stop, const stream_plan& plan, recv_count
   out.batching = "recv/send";
   std::vector<unsigned char> buffer(std::max<std::size_t>(plan.message_size, 64 << 10));
   const std::vector<unsigned char> answer(std::max<std::size_t>(plan.response_size, 1), 0xa5);
-  std::uint64_t received = 0, owed = 0;  // request bytes read; answers due and not yet all written
+  std::uint64_t received = 0, owed = 0;  // owed: answers not yet all written
   std::size_t written = 0;               // of the answer being written
   bool eof = false;
   while (!stop.stop_requested()) {

@@ -1,5 +1,3 @@
-// The client's side of UDP_RR and TCP_RR: transactions sent on schedule while the window has room,
-// answers matched to them and timed, the ones unanswered too long given up.
 #include "core/data/rr.hpp"
 
 #include "core/base/clock.hpp"
@@ -19,11 +17,9 @@
 namespace nb {
 namespace {
 
-constexpr std::size_t number_size = 8;  // a transaction's number, echoed by the server
+constexpr std::size_t number_size = 8;
 
-// The transactions in flight, by number: slot n % size holds transaction n while it waits. A slot still
-// taken keeps the window shut, so an unanswered old transaction stops new ones until its timeout, as
-// netperf's does until its own.
+// Slot n % size holds transaction n: an unanswered old one shuts the window until its timeout, as netperf's.
 class rr_window {
  public:
   explicit rr_window(std::size_t size) : sent_ns_(size, 0) {}
@@ -35,7 +31,7 @@ class rr_window {
   bool empty() const noexcept { return oldest_ == next_; }
   std::uint64_t oldest() const noexcept { return oldest_; }
   std::int64_t oldest_sent() const noexcept { return sent_ns_[oldest_ % sent_ns_.size()]; }
-  // Transaction n's send time if it is in flight, else 0 (answered, given up, or never sent).
+  // 0: not in flight.
   std::int64_t sent(std::uint64_t n) const noexcept {
     return n >= oldest_ && n < next_ ? sent_ns_[n % sent_ns_.size()] : 0;
   }
@@ -50,10 +46,8 @@ class rr_window {
   std::uint64_t next_ = 0, oldest_ = 0;
 };
 
-// When the next transaction is due. Paced transactions keep to a schedule counted from the start (no
-// drift), but one that fell behind by more than a transaction (the client stalled, the window was shut)
-// does not send the backlog in a burst: that would queue the test's own requests, in the very latency it
-// measures. The schedule moves on from now instead, and the rate shows what was missed (the target check).
+// A client behind the schedule skips the missed slots: a burst would queue its own requests in the
+// latency it measures. The rate shows what was missed.
 class rr_schedule {
  public:
   rr_schedule(double pps, std::int64_t start) noexcept : step_ns_(pps > 0 ? 1e9 / pps : 0), start_(start) {}
@@ -62,9 +56,9 @@ class rr_schedule {
   void sent(std::int64_t now) noexcept {
     if (step_ns_ <= 0) return;
     ++slot_;
-    if (now - at() > static_cast<std::int64_t>(step_ns_)) {  // behind by more than one: skip the missed slots
+    if (now - at() > static_cast<std::int64_t>(step_ns_)) {
       start_ = now;
-      slot_ = 1;  // the next one a step after this one
+      slot_ = 1;
     }
   }
 
@@ -88,7 +82,7 @@ void record_answer(rr_client_state& s, std::size_t bytes, std::int64_t rtt_ns, s
   s.latency.record(static_cast<std::uint64_t>(std::max<std::int64_t>(rtt_ns, 0)));
 }
 
-// One UDP answer: matched by its number, or to the oldest transaction when the messages carry none.
+// Matched by its number, or to the oldest transaction when the messages carry none.
 void take_udp_answer(rr_client_state& s, rr_window& w, const unsigned char* p, std::size_t len, bool numbered,
                      std::int64_t now, std::uint64_t& longest) noexcept {
   std::uint64_t n = w.oldest();
@@ -102,7 +96,7 @@ void take_udp_answer(rr_client_state& s, rr_window& w, const unsigned char* p, s
     longest = std::max<std::uint64_t>(longest, static_cast<std::uint64_t>(std::max<std::int64_t>(rtt, 0)));
     record_answer(s, len, rtt, wall_ns());
     w.close(n);
-  } else if (n < w.oldest()) {  // given up already (the window may be empty by now)
+  } else if (n < w.oldest()) {  // given up already
     s.rr.late.add(1);
   } else {
     s.rr.unmatched.add(1);
@@ -116,8 +110,6 @@ void expire(rr_client_state& s, rr_window& w, std::int64_t now, std::int64_t tim
   }
 }
 
-// What a UDP_RR client's loop works on: its counters, the transactions in flight, their schedule, and
-// the buffers of one request and one answer.
 struct udp_rr_state {
   udp_rr_state(const stream_plan& p, rr_client_state& state, std::int64_t start)
       : plan(p),
@@ -129,14 +121,14 @@ struct udp_rr_state {
         schedule(p.pps, start) {}
   const stream_plan& plan;
   rr_client_state& s;
-  const bool numbered;  // the messages have room for a transaction's number
+  const bool numbered;
   std::vector<unsigned char> request, answer;
   rr_window w;
   rr_schedule schedule;
-  std::uint64_t longest = 0;  // the longest round trip so far: the timeout follows it
+  std::uint64_t longest = 0;  // round trip: the timeout follows it
 };
 
-// Every request due by `now`, sent while the window has room; false when one can never be sent (out.error).
+// False when a request can never be sent (out.error).
 bool send_udp_requests(udp_rr_state& u, std::int64_t now, stream_outcome& out) {
   const stream_plan& plan = u.plan;
   while (u.w.room() && u.schedule.due(now)) {
@@ -149,7 +141,7 @@ bool send_udp_requests(udp_rr_state& u, std::int64_t now, stream_outcome& out) {
         out.error = fmt::format("send: a request of {} bytes does not fit the path MTU", plan.message_size);
         return false;
       }
-      u.s.requests.errors.add(1);  // refused (ENOBUFS, an ICMP error): the number is not reused
+      u.s.requests.errors.add(1);  // refused: the number is not reused
       u.w.close(u.w.open(now));
       u.schedule.sent(now);
       continue;
@@ -162,19 +154,17 @@ bool send_udp_requests(udp_rr_state& u, std::int64_t now, stream_outcome& out) {
   return true;
 }
 
-// Every answer waiting in the socket, matched to its transaction.
 void read_udp_answers(udp_rr_state& u) {
   for (;;) {
     ssize_t r = ::recv(u.plan.fd, u.answer.data(), u.answer.size(), MSG_DONTWAIT | MSG_TRUNC);
-    if (r < 0) break;  // EAGAIN: all read; ECONNREFUSED (an ICMP error) is the loss the count shows
+    if (r < 0) break;  // ECONNREFUSED too: the count shows that loss
     const std::int64_t got = mono_ns();
     if (static_cast<std::size_t>(r) != u.plan.response_size) u.s.rr.unmatched.add(1);
     else take_udp_answer(u.s, u.w, u.answer.data(), static_cast<std::size_t>(r), u.numbered, got, u.longest);
   }
 }
 
-// What a TCP_RR client's loop works on: the request being written, the answers being read, and the send
-// time of each transaction in flight, by number (TCP answers come in order).
+// TCP answers come in order.
 struct tcp_rr_state {
   tcp_rr_state(const stream_plan& p, rr_client_state& state, std::int64_t start)
       : plan(p),
@@ -189,16 +179,14 @@ struct tcp_rr_state {
   std::vector<unsigned char> request, buffer;
   std::vector<std::int64_t> sent_ns;
   std::uint64_t issued = 0, answered = 0;
-  std::size_t written = 0;         // of the request being written; 0 = none under way
-  std::uint64_t answer_bytes = 0;  // of the answer being read
+  std::size_t written = 0;  // 0 = no request under way
+  std::uint64_t answer_bytes = 0;
   bool writing = false;
   rr_schedule schedule;
 };
 
-// What one non-blocking send or recv of the TCP_RR loop did.
 enum class rr_io { idle, progress, failed };
 
-// As much of the request under way as the socket takes now; failed: out.error says why.
 rr_io write_tcp_request(tcp_rr_state& t, stream_outcome& out) {
   ssize_t r =
       ::send(t.plan.fd, t.request.data() + t.written, t.plan.message_size - t.written, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -216,7 +204,6 @@ rr_io write_tcp_request(tcp_rr_state& t, stream_outcome& out) {
   return rr_io::progress;
 }
 
-// What the socket holds of the answers now, each whole answer recorded; failed: out.error says why.
 rr_io read_tcp_answers(tcp_rr_state& t, stream_outcome& out) {
   ssize_t r = ::recv(t.plan.fd, t.buffer.data(), t.buffer.size(), MSG_DONTWAIT);
   if (r == 0) {
@@ -245,7 +232,7 @@ void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
   std::int64_t start = 0, end = 0;
   begin_stream(stop, plan, out, start, end);
   udp_rr_state u(plan, s, start);
-  std::int64_t give_up = 0;  // after the end: when the last transactions stop waiting
+  std::int64_t give_up = 0;  // for the last transactions, after the end
   for (;;) {
     const std::int64_t now = mono_ns();
     const bool sending = now < end && !stop.stop_requested();
@@ -253,7 +240,7 @@ void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
     if (!sending) {
       if (give_up == 0) {
         give_up = now + rr_timeout_ns(u.longest);
-        out.elapsed_ns = now - start;  // the rate is over the sending time; the wait for the last is no part of it
+        out.elapsed_ns = now - start;  // the wait for the last is no part of the rate
       }
       if (u.w.empty() || stop.stop_requested() || now >= give_up) break;
     }
@@ -264,7 +251,6 @@ void run_udp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
     if (rr_wait_ready(plan.fd, POLLIN, until) & (POLLIN | POLLERR)) read_udp_answers(u);
     expire(s, u.w, mono_ns(), rr_timeout_ns(u.longest));
   }
-  // What is still in flight had its chance: given up.
   while (!u.w.empty()) {
     s.rr.timeouts.add(1);
     u.w.close(u.w.oldest());
@@ -290,7 +276,7 @@ void run_tcp_rr_client(std::stop_token stop, const stream_plan& plan, rr_client_
     if (wrote == rr_io::failed) return;
     const rr_io read = read_tcp_answers(t, out);
     if (read == rr_io::failed) return;
-    if (!sending && !t.writing && t.answered == t.issued) break;  // every transaction answered
+    if (!sending && !t.writing && t.answered == t.issued) break;
     if (wrote == rr_io::progress || read == rr_io::progress) continue;
     std::int64_t until = sending ? end : now + rr_poll_ns;
     if (sending && !t.writing && t.window_open() && plan.pps > 0) until = std::min(until, t.schedule.next());

@@ -25,10 +25,7 @@ constexpr std::int64_t poll_ns = 100'000'000;  // how often a blocked loop looks
 
 }  // namespace
 
-// Waits for the start instant (in slices that look at the stop token: the instant may be an hour away),
-// then fixes the test's monotonic start and end from the moment this thread actually woke: a thread that
-// wakes late sends for the full duration from then, paced from then (no backlog to catch up), and its
-// elapsed time is the time it really sent. netload refuses an instant already past (netload/native/client.cpp).
+// In slices that look at the stop token: the instant may be an hour away.
 void begin_stream(const std::stop_token& stop, const stream_plan& plan, stream_outcome& out, std::int64_t& start_mono,
                   std::int64_t& end_mono) {
   while (!stop.stop_requested() && wall_ns() < plan.start_wall_ns)
@@ -40,15 +37,14 @@ void begin_stream(const std::stop_token& stop, const stream_plan& plan, stream_o
 
 namespace {
 
-// The path MTU of the socket's own route, or, on an unconnected one (netserve's port), of the route to
-// the stream's destination.
+// An unconnected socket (netserve's port) has no route of its own: the destination's.
 std::string mtu_error(int fd, int family, const std::optional<endpoint>& dest, std::size_t size) {
   int mtu = path_mtu(fd, family);
   if (mtu == 0 && dest) {
     try {
       mtu = path_mtu_to(*dest);
       family = dest->unmapped().family();
-    } catch (const std::system_error&) {  // no route any more: the MTU stays unknown
+    } catch (const std::system_error&) {
     }
   }
   return fmt::format(
@@ -57,9 +53,7 @@ std::string mtu_error(int fd, int family, const std::optional<endpoint>& dest, s
       size, mtu, max_udp_payload(mtu, family));
 }
 
-// Pins the calling (stream) thread as its plan asks and keeps whether it could: a CPU outside this
-// process's set is not an error (netserve serves clients that name their own CPUs), but a figure taken
-// on it must not claim the pinning (host_delta::pinned_cpu).
+// A CPU outside this process's set is no error (clients name their own), but must not be claimed.
 void pin(data_stream& d, int cpu) {
   if (cpu >= 0 && pin_thread_to_cpu(cpu)) d.pinned_cpu.store(cpu, std::memory_order_relaxed);
 }
@@ -78,7 +72,7 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   while (!stop.stop_requested()) {
     std::size_t n = pace.due(attempted, sender.batch(), end, stop);
     if (n == 0 || mono_ns() >= end) break;
-    send_outcome r = sender.send(n, attempted, wall_ns());  // refused ones keep their numbers: none is reused
+    send_outcome r = sender.send(n, attempted, wall_ns());  // refused ones keep their numbers
     attempted += r.sent + r.refused;
     counters.packets.add(r.sent);
     counters.bytes.add(r.sent * plan.message_size);
@@ -96,10 +90,9 @@ void run_udp_sender(std::stop_token stop, const stream_plan& plan, send_counters
 
 namespace {
 
-constexpr std::uint64_t zerocopy_read_every = 32;               // sends between two reads of the completions
-constexpr std::int64_t zerocopy_final_wait_ns = 2'000'000'000;  // for the last ones, after the end
+constexpr std::uint64_t zerocopy_read_every = 32;
+constexpr std::int64_t zerocopy_final_wait_ns = 2'000'000'000;
 
-// MSG_ZEROCOPY as the plan asks, when the kernel takes it; a refusal is said in the batching.
 std::optional<zerocopy_completions> start_zerocopy(const stream_plan& plan, stream_outcome& out) {
   if (plan.send_call != tcp_send_call::zerocopy) return std::nullopt;
   std::string why;
@@ -108,10 +101,7 @@ std::optional<zerocopy_completions> start_zerocopy(const stream_plan& plan, stre
   return std::nullopt;
 }
 
-// The last completions come as the peer acknowledges the last bytes, after the end: waited for, briefly,
-// so the result can say what the kernel did with every send.
-// A stop request ends the wait (netserve joins its streams on its one control thread); a poll that
-// returns at once without completions (the peer hung up) does not spin.
+// The last completions come after the end; a poll that returns at once (peer gone) must not spin.
 void finish_zerocopy(const std::stop_token& stop, zerocopy_completions& zc, stream_outcome& out) {
   const std::int64_t give_up = mono_ns() + zerocopy_final_wait_ns;
   while (zc.outstanding() > 0 && mono_ns() < give_up && !stop.stop_requested()) {
@@ -141,11 +131,9 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
     ssize_t r = source.send(plan.fd, offset, flags);
     if (r < 0) {
       if (transient_errno(errno)) continue;
-      // Unread completions hold the socket's option memory (and pinned pages): read them, send again.
+      // Unread completions hold the socket's option memory.
       if (errno == ENOBUFS && zc) {
-        // With nothing outstanding no completion can come to free anything: the kernel will not pin this
-        // message at all (over RLIMIT_MEMLOCK without CAP_IPC_LOCK, or net.core.optmem_max). Waiting would
-        // send nothing for the whole test and report it as a success.
+        // Nothing outstanding: no completion will free anything, and waiting would pass as success.
         if (zc->outstanding() == 0) {
           out.error = fmt::format(
               "send: MSG_ZEROCOPY refused a {}-byte message with nothing in flight (ENOBUFS: "
@@ -159,7 +147,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
       out.error = fmt::format("{}: {}", source.uses_sendfile() ? "sendfile" : "send", std::strerror(errno));
       break;
     }
-    // Only bytes are published: messages are counted from them (tcp_messages), as the receiver does.
+    // Only bytes: messages are counted from them, as the receiver does.
     counters.bytes.add(static_cast<std::uint64_t>(r));
     if (zc) {
       zc->sent();
@@ -173,7 +161,7 @@ void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters
   }
   out.elapsed_ns = mono_ns() - start;
   if (out.batching.empty()) out.batching = source.words();  // after the sends: a fallback says so
-  std::error_code ignored;                                  // no sample is no error of the stream's
+  std::error_code ignored;
   out.tcp_end = read_tcp_sample(plan.fd, ignored);
   ::shutdown(plan.fd, SHUT_WR);
   if (zc_error) out.error = fmt::format("send: {}", zc_error.message());
@@ -188,21 +176,14 @@ void run_tcp_receiver(std::stop_token stop, const stream_plan& plan, recv_counte
   const int fd = plan.fd;
   set_receive_timeout(fd, poll_ns);
   const std::size_t size = plan.recv_size ? plan.recv_size : tcp_default_recv_size(congestion_of(fd));
-  // Nobody looks at the bytes: by default the kernel discards them (MSG_TRUNC on TCP) and only counts,
-  // which saves the receiver's copy. Where the receiving CPU also takes every segment's softirq (a NIC's
-  // queue or RPS steered to it; the wire-like veth path), that copy is what limits the figure: 1 MiB
-  // writes, cubic, measured 2.5 against 1.9 Gbit/s there, one stream, and 2.9 against 2.1 with five. On
-  // loopback, where the receiving socket's TCP work runs in the sender's softirq unless the receiver holds
-  // the socket, copying can be faster: the copy holds it, and the segments queued meanwhile are processed
-  // on the receiver's CPU instead of the busy sender's. With sendfile() senders, one stream of 1 MiB
-  // writes, copying measured from level (35.0 against 34.2 Gbit/s, six rounds) to 38.0 against 31.6 (ten);
-  // with send() senders 45 against 27. recv_copy copies, as iperf3 and iperf2 do.
+  // Nobody looks at the bytes: MSG_TRUNC saves the copy, though copying wins on loopback for one stream
+  // (bench/README.md#receive-mode).
   const int flags = plan.recv_copy ? 0 : MSG_TRUNC;
   out.batching = fmt::format("recv {}{}", format_size(size), plan.recv_copy ? "" : ", discarded in the kernel");
   std::vector<unsigned char> buffer(size);
   while (!stop.stop_requested()) {
     ssize_t r = ::recv(fd, buffer.data(), buffer.size(), flags);
-    if (r == 0) break;  // the sender shut down its side: every byte is in
+    if (r == 0) break;
     if (r < 0) {
       if (transient_errno(errno)) continue;
       out.error = fmt::format("recv: {}", std::strerror(errno));
@@ -231,8 +212,7 @@ void run_udp_receiver(std::stop_token stop, int fd, bool gro, recv_counters& cou
 
 namespace {
 
-// A request/response stream's answers: a client's received and what became of the rest, a TCP_RR
-// server's written (a UDP_RR server's come from its port, netserve/server/served_test.cpp).
+// A UDP_RR server's answers come from its port (netserve/server/served_test.cpp).
 void add_rr_counts(side_counts& c, const data_stream& d, bool client) {
   if (!client) {
     c.responses += d.sent.packets.get();
@@ -254,7 +234,7 @@ stream_set::stream_set(std::size_t streams, bool sending, test_kind kind, std::u
 void stream_set::start(std::size_t s, const stream_plan& plan) {
   data_stream& d = streams_[s];
   const test_kind kind = kind_;
-  if (is_rr(kind) && sending_) {  // a request/response client
+  if (is_rr(kind) && sending_) {
     if (!d.latency) d.latency = std::make_unique<latency_histogram>();
     d.thread = std::jthread([&d, plan, kind](std::stop_token st) {
       pin(d, plan.cpu);
@@ -304,7 +284,7 @@ flow_totals stream_set::received_by(std::size_t s, const received_of& received) 
 void stream_set::totals(std::uint64_t& packets, std::uint64_t& bytes, const received_of& received) const {
   packets = bytes = 0;
   for (std::size_t s = 0; s < streams_.size(); ++s) {
-    if (sending_ || kind_ == test_kind::tcp_rr) {  // a TCP_RR server's requests are counted whole, like a sender's
+    if (sending_ || kind_ == test_kind::tcp_rr) {  // a TCP_RR server counts like a sender
       if (!sending_) {
         packets += streams_[s].received.packets.get();
         bytes += streams_[s].received.bytes.get();
@@ -318,7 +298,6 @@ void stream_set::totals(std::uint64_t& packets, std::uint64_t& bytes, const rece
       bytes += t.bytes;
     }
   }
-  // TCP, sending or receiving: messages from the bytes of all streams, as the other side counts them.
   if (kind_ == test_kind::tcp_stream) packets = tcp_messages(bytes, message_size_);
 }
 

@@ -21,7 +21,6 @@ namespace {
 
 constexpr char payload_byte = 0x5a;
 
-// Writes `size` payload bytes into a new memory file, or says why it could not.
 fd_handle payload_file(std::size_t size, std::string& why) {
   fd_handle f(::memfd_create("netbench-payload", MFD_CLOEXEC));
   if (!f) {
@@ -61,12 +60,8 @@ void tcp_message_source::fall_back(std::string why) {
   words_ = why.empty() ? "send" : fmt::format("send (sendfile: {})", why);
 }
 
-// sendfile() on a blocking socket gives every 64 KiB it moves (one pipe's worth) a fresh SO_SNDTIMEO: on a slow
-// path one call runs until the whole message is out (16 MiB at 10 Mbit/s: 13 s), deaf to the sender's stop
-// token and its end, while netserve joins its streams on its one control thread. So sendfile goes to a
-// non-blocking socket and waits for room in poll(), at most the socket's send timeout, as a blocking send()
-// waits at most that long in all.
-// Once per socket: the send path calls this before every sendfile().
+// A blocking sendfile() restarts SO_SNDTIMEO for every 64 KiB: on a slow path one call outlasts the
+// test, deaf to its stop token. So it runs non-blocking and waits for room in poll(). Once per socket.
 void tcp_message_source::make_nonblocking(int sock) noexcept {
   if (sock == prepared_) return;
   prepared_ = sock;
@@ -92,7 +87,7 @@ ssize_t tcp_message_source::send(int sock, std::size_t offset, int flags) noexce
     make_nonblocking(sock);
     off_t from = static_cast<off_t>(offset);
     const ssize_t r = ::sendfile(sock, file_.get(), &from, size_ - offset);
-    // A socket that cannot take pages says so at the first send; the rest of the test goes by send().
+    // A socket that cannot take pages says so at the first send.
     if (r < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) && offset == 0) {
       const int e = errno;
       make_blocking_again(sock);
@@ -100,7 +95,7 @@ ssize_t tcp_message_source::send(int sock, std::size_t offset, int flags) noexce
     } else {
       if (r < 0 && errno == EAGAIN && made_nonblocking_) {
         pollfd p{sock, POLLOUT, 0};
-        ::poll(&p, 1, wait_ms_);  // room, an error (the next call reports it), a signal, or the timeout
+        ::poll(&p, 1, wait_ms_);  // an error: the next call reports it
         errno = EAGAIN;
       }
       return r;

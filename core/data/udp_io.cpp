@@ -17,10 +17,10 @@
 namespace nb {
 namespace {
 
-constexpr std::size_t max_gso_segments = 64;  // UDP_MAX_SEGMENTS on every kernel since 4.18
-constexpr std::size_t max_gso_bytes = 65000;  // one GSO buffer must fit an IP datagram's 64 KiB
+constexpr std::size_t max_gso_segments = 64;  // UDP_MAX_SEGMENTS
+constexpr std::size_t max_gso_bytes = 65000;  // within an IP datagram's 64 KiB
 constexpr std::size_t control_size = CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(timespec));
-// Per message: segment size, traffic class, source address (the largest, IPv6's).
+// Segment size, traffic class, source address (IPv6's, the largest).
 constexpr std::size_t send_control_size =
     CMSG_SPACE(sizeof(std::uint16_t)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(in6_pktinfo));
 
@@ -45,9 +45,8 @@ udp_batch_sender::udp_batch_sender(int fd, std::size_t message_size, std::size_t
       source_(std::move(source)),
       tos_(tos),
       format_(format) {
-  // A kernel before 4.18 would not refuse the UDP_SEGMENT control message but skip it: each buffer would
-  // leave as one oversized datagram, and the receiver would count one of its datagrams. Only the probe
-  // tells; send() falls back by itself where a device refuses the offload.
+  // A kernel before 4.18 skips UDP_SEGMENT rather than refusing it, sending oversized datagrams: only
+  // the probe tells.
   if (try_gso && size_ > 0 && kernel_has(kernel_feature::udp_gso)) {
     gso_segments_ = std::max<std::size_t>(gso_segments_for(size_), 1);
   }
@@ -130,7 +129,6 @@ send_outcome udp_batch_sender::send(std::size_t count, std::uint64_t first_seq, 
     }
     int err = errno;
     if (gso_segments_ > 1 && (err == EIO || err == EINVAL || err == ENOPROTOOPT)) {
-      // The device or kernel refused segmentation offload: go on with plain batching.
       std::uint64_t already = out.sent;
       disable_gso();
       out = send(count - already, first_seq + already, now_wall_ns);
@@ -149,15 +147,11 @@ send_outcome udp_batch_sender::send(std::size_t count, std::uint64_t first_seq, 
 }
 
 udp_batch_receiver::udp_batch_receiver(int fd, std::size_t batch, bool try_gro) : fd_(fd) {
-  // Both options are optional by design. A kernel that refuses GRO (before 5.0: ENOPROTOOPT) gets one
-  // datagram per buffer, and mode() says "recvmmsg". Without kernel timestamps, decode() stamps each
-  // buffer with the reader's clock when it is read, which is all a refusal could cost.
+  // Without kernel timestamps decode() uses the reader's clock, which is all a refusal costs.
   int on = 1;
   if (try_gro && kernel_has(kernel_feature::udp_gro)) gro_ = ::setsockopt(fd_, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
   (void)::setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
-  // Only the first bytes of each buffer are read, the first datagram's header; MSG_TRUNC still gives the
-  // full length, and GRO's segment size says how many datagrams it held. The receiver never copies
-  // payload it does not look at, so it keeps up with a sender that only copies once.
+  // Only the first datagram's header is copied; MSG_TRUNC gives the length, GRO the segment size.
   buf_size_ = 64;
   batch = std::max<std::size_t>(batch, 1);
   buffer_.resize(batch * buf_size_);
@@ -183,8 +177,7 @@ std::size_t udp_batch_receiver::receive_raw(std::error_code& ec) {
     return ::recvmmsg(fd_, msgs_.data(), static_cast<unsigned>(msgs_.size()), MSG_WAITFORONE | MSG_TRUNC, nullptr);
   });
   if (r >= 0) return static_cast<std::size_t>(r);
-  // The receive timeout, or a connected socket's peer port closed (ICMP from an earlier send): nothing
-  // to read now, and the loop goes on.
+  // ECONNREFUSED: ICMP from an earlier send; nothing to read now.
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNREFUSED) return 0;
   ec = std::error_code(errno, std::system_category());
   return 0;

@@ -40,8 +40,7 @@ std::error_code zerocopy_completions::drain() {
         if (e->ee_errno) return {static_cast<int>(e->ee_errno), std::system_category()};
         continue;
       }
-      // [ee_info, ee_data] is an inclusive range of send numbers; the kernel merges adjacent ones. The
-      // numbers are 32-bit and wrap, so the width is taken in 32-bit arithmetic.
+      // An inclusive range of 32-bit send numbers, which wrap.
       const std::uint64_t n = static_cast<std::uint32_t>(e->ee_data - e->ee_info) + std::uint64_t{1};
       counts_.completed += n;
       if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED) counts_.copied += n;
@@ -50,7 +49,7 @@ std::error_code zerocopy_completions::drain() {
 }
 
 std::error_code zerocopy_completions::wait(std::int64_t timeout_ns) {
-  pollfd p{fd_, 0, 0};  // POLLERR is always reported: the error queue is not empty
+  pollfd p{fd_, 0, 0};  // POLLERR is always reported
   ::poll(&p, 1, static_cast<int>(timeout_ns / 1'000'000));
   return drain();
 }

@@ -1,7 +1,5 @@
 #pragma once
-// Where netserve counts forward UDP: the socket path, or an XDP program at the interface's driver. The
-// harness's plan (a host's `engine`) and netserve's --engine name it by the same words, read once at the
-// edge into this type so nothing further in compares strings.
+// Where netserve counts forward UDP; parsed once at the edge so nothing further in compares strings.
 #include <optional>
 #include <string_view>
 
@@ -17,7 +15,6 @@ constexpr std::string_view to_string(receive_engine e) noexcept {
   return "?";
 }
 
-// "socket" or "xdp"; nothing else.
 constexpr std::optional<receive_engine> parse_receive_engine(std::string_view name) noexcept {
   if (name == "socket") return receive_engine::socket;
   if (name == "xdp") return receive_engine::xdp;

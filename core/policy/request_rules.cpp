@@ -11,7 +11,7 @@ namespace {
 
 [[noreturn]] void reject(const std::string& why) { throw protocol_error("rejected: " + why); }
 
-// The TCP options' combinations; whether this host has the congestion control is netserve's to ask.
+// Whether this host has the congestion control is netserve's to ask.
 void check_tcp(const test_request& r) {
   if (r.kind != test_kind::tcp_stream && (r.recv_size != 0 || r.zerocopy || r.send_copy || r.recv_copy))
     reject("receive size, zero-copy and copying sends or receives are TCP_STREAM options");
@@ -22,7 +22,6 @@ void check_tcp(const test_request& r) {
   if (!r.congestion.empty() && !valid_congestion_name(r.congestion)) reject("bad congestion-control name");
 }
 
-// Request/response: the answer's size and the burst; a stream test has neither.
 void check_rr(const test_request& r) {
   if (!is_rr(r.kind)) {
     if (r.response_size != 0 || r.burst != 0) reject("response size and burst are request/response options");
@@ -53,7 +52,7 @@ void check_request(const test_request& r, const request_bounds& bounds) {
   } else if (r.message_size > max_tcp_message_size) {
     reject(fmt::format("TCP message size exceeds {} MiB", max_tcp_message_size >> 20));
   }
-  // What a test may make this process hold in buffers: reverse TCP keeps one message per stream.
+  // Reverse TCP holds one message per stream in this process.
   if (r.reverse && r.kind == test_kind::tcp_stream &&
       std::uint64_t{r.message_size} * r.streams > max_reverse_tcp_buffer_bytes)
     reject(fmt::format("streams x message size exceeds {} MiB", max_reverse_tcp_buffer_bytes >> 20));

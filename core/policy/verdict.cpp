@@ -1,24 +1,4 @@
-// The limit a test ran into, from its counts and what both hosts' kernels counted meanwhile.
-//
-// Loss first: a test that lost datagrams was limited where they were lost. The receiving socket's own
-// drop counter (SO_MEMINFO, this test only) splits the loss; the larger part names the place:
-// - socket drops, with the reader's CPU (where -T pinned it, else the busiest) saturated and mostly in
-//   softirq: the CPU that should run the reader spent itself delivering packets to the socket (receive
-//   livelock); or with every CPU
-//   of the receiving host busy: the reader starved. Both "receiver-cpu";
-// - socket drops otherwise: the socket overflowed, its buffer too small or its reader too slow;
-// - the rest, when the receiving host counted the larger part of it below the socket (softnet backlog
-//   drops, interface drops, UDP InErrors beyond RcvbufErrors): before the socket. Softirq budget
-//   squeezes drop nothing themselves (a ring overflow after them that the driver reports as missed is an
-//   interface drop): never alone;
-// - the rest otherwise: the path, with what the hosts counted beside it.
-// Then, without loss: a paced sender that missed its target, or an unpaced one, is the limit when it
-// had all the CPU it could use (sender_saturated); a TCP receiver whose CPU is saturated holds its
-// sender back by flow control. A paced sender that missed its target with CPU to spare was held back
-// by its link out (UDP: a full send buffer) or by the receiver's window (TCP).
-// Host-wide counters (RcvbufErrors, softnet, interfaces) include other traffic, which is why the
-// socket's own counter decides and they only corroborate. CPU shares come from 100-Hz ticks, so a
-// saturated CPU reads 90-100 % rather than exactly 100: hence the 90 % thresholds.
+// The rules, and why: docs/verdicts.md.
 #include "core/policy/verdict.hpp"
 
 #include "core/sys/kernel_features.hpp"
@@ -48,21 +28,16 @@ std::string busiest_text(const host_delta* h, const char* whose) {
 
 const char* sender_process(const test_result& r) { return r.reverse ? "netserve" : "netload"; }
 
-// Every CPU busy: nothing left for our threads to run on, whoever used them.
 bool host_saturated(const host_delta* h) { return h && h->all.busy_pct() >= saturated_cpu_pct; }
 
 double sender_cores(const judged& j) { return std::min<double>(j.r.streams, std::max<std::uint32_t>(j.snd->cpus, 1)); }
 
-// Softirq work done on the sender's behalf (loopback delivery, transmit completions) is charged to the
-// CPU, not to the process (measured on loopback: netload 76 % of a core, its CPU 100 % busy with 20 %
-// softirq), so the busiest CPU's interrupt share is added back to the process's time.
+// Softirq done for the sender is charged to its CPU, not to it (bench/README.md#verdict-cpu-shares).
 double sender_with_interrupts(const judged& j) {
   const cpu_share* b = j.snd->own_cpu();
   return j.snd->process_cpu_pct + (saturated(b) ? b->softirq_pct + b->irq_pct : 0);
 }
 
-// The sender had all the CPU it could use: a core per stream (its own time, or with the interrupt work
-// done for it), or a host with no idle CPU left (starved by other load: still the sender's CPU).
 bool sender_saturated(const judged& j) {
   if (!j.snd) return false;
   return sender_with_interrupts(j) >= saturated_process_pct * sender_cores(j) || host_saturated(j.snd);
@@ -70,7 +45,7 @@ bool sender_saturated(const judged& j) {
 
 std::string sender_cpu_text(const judged& j) {
   const host_delta& h = *j.snd;
-  const cpu_share* own = h.own_cpu();  // not null here: sender_with_interrupts found it saturated
+  const cpu_share* own = h.own_cpu();  // sender_with_interrupts found it
   const char* proc = sender_process(j.r);
   if (h.process_cpu_pct >= saturated_process_pct * sender_cores(j))
     return fmt::format("{} {:.0f} % of a core for {} stream{}", proc, h.process_cpu_pct, j.r.streams,
@@ -85,15 +60,13 @@ std::string sender_cpu_text(const judged& j) {
 // TCP: a receiver that cannot keep up closes its window and holds the sender back.
 bool receiver_saturated(const judged& j) { return j.rcv && (saturated(j.rcv->own_cpu()) || host_saturated(j.rcv)); }
 
-// Loss at the receiving socket (`drops` says how much, and by whose count): why it overflowed.
 limit_verdict socket_loss(const judged& j, const std::string& drops) {
   const cpu_share* b = j.rcv ? j.rcv->own_cpu() : nullptr;
   if (saturated(b) && b->softirq_pct >= livelock_softirq_pct)
     return {"receiver-cpu",
             fmt::format("receiver CPU-bound (CPU {} {:.0f} % busy, softirq {:.0f} %: receive livelock): {}", b->cpu,
                         b->busy_pct(), b->softirq_pct, drops)};
-  // No idle CPU for the reader to run on (measured with other load on the host: 98 % of 2 CPUs busy,
-  // the reader had 26 % of a core and its socket overflowed).
+  // No idle CPU for the reader (bench/README.md#verdict-cpu-shares).
   if (host_saturated(j.rcv))
     return {"receiver-cpu", fmt::format("receiver CPU-bound (the receiving host's CPUs were {:.0f} % busy, the reader "
                                         "starved): {}",
@@ -112,8 +85,7 @@ std::uint64_t udp_errors(const host_delta& h) {
   return h.udp.in_errors > h.udp.rcvbuf_errors ? h.udp.in_errors - h.udp.rcvbuf_errors : 0;
 }
 
-// What the receiving host counted below the socket: softnet backlog drops, interface receive drops, and
-// UDP InErrors beyond RcvbufErrors (the socket overflows, judged apart).
+// InErrors beyond RcvbufErrors: the socket's overflows are judged apart.
 std::uint64_t below_socket(const host_delta& h) { return h.softnet_dropped + h.rx_dropped() + udp_errors(h); }
 
 std::string below_socket_text(const host_delta& h) {
@@ -126,9 +98,7 @@ std::string below_socket_text(const host_delta& h) {
 
 limit_verdict path_loss(const judged& j) {
   const loss_figures& l = j.r.loss;
-  // As for the socket: the host's counters name the place only when they hold the larger part of what
-  // was lost past the socket. A budget squeeze drops nothing itself (a ring overflow the driver reports as
-  // missed is in rx_dropped): squeezes alone are no host verdict.
+  // A budget squeeze drops nothing itself, so squeezes alone are no host verdict.
   if (j.rcv && below_socket(*j.rcv) * 2 >= l.path && below_socket(*j.rcv) > 0)
     return {"before-socket", fmt::format("dropped before the socket (backlog / NIC): {} lost past the socket; {}",
                                          l.path, below_socket_text(*j.rcv))};
@@ -147,16 +117,12 @@ limit_verdict path_loss(const judged& j) {
   return {"path", s};
 }
 
-// Why the receiving socket's own drop count is unknown: a stock server that does not report it, or a
-// kernel without SO_MEMINFO (Linux before 4.12).
 std::string unknown_drops_why(const test_result& r) {
   const std::string_view stock = stock_receiver(r.receiver.batching);
   return stock.empty() ? std::string("no SO_MEMINFO in its kernel") : fmt::format("{} does not report them", stock);
 }
 
-// The receiving socket's own drop count is unknown, and its 0 must not send every loss to the path. The
-// receiving host's UDP RcvbufErrors (all its sockets) is the evidence left; with no count of the
-// receiving host at all (a stock server), where the loss was is unknown, and the verdict says so.
+// Its 0 must not send every loss to the path.
 limit_verdict unknown_drops_loss(const judged& j) {
   const loss_figures& l = j.r.loss;
   if (!j.rcv)
@@ -164,9 +130,7 @@ limit_verdict unknown_drops_loss(const judged& j) {
                                 "unknown which: the socket's own drops are unknown ({}) and the receiving host "
                                 "was not sampled",
                                 l.packets, j.r.sender.packets, l.percent, unknown_drops_why(j.r))};
-  // As with a known count: the socket's when it can account for at least half of the loss, so that a few
-  // drops on another socket (the counter is host-wide) cannot turn real path loss into the socket's. With
-  // GRO the kernel counts a dropped buffer once, and a buffer holds up to 64 datagrams (UDP_MAX_SEGMENTS).
+  // With GRO a dropped buffer counts once and holds up to 64 datagrams (UDP_MAX_SEGMENTS).
   const std::uint64_t per_drop = j.r.receiver.batching.starts_with("gro") ? 64 : 1;
   if (j.rcv->udp.rcvbuf_errors * per_drop * 2 >= l.packets)
     return socket_loss(j,
@@ -225,7 +189,7 @@ limit_verdict judge_limit(const test_result& r, const pacing_outcome& pacing) {
 
 limit_verdict judge_limit(const test_result& r) {
   pacing_outcome p;
-  // A TCP test under its ceiling was not held by the pacing: it is judged as an unpaced one.
+  // A TCP test under its ceiling was not held by the pacing.
   const bool under_ceiling = r.target && r.target->ceiling && r.target->error_percent < -target_tolerance_percent;
   if (r.target && !under_ceiling) p = {true, !r.target->met && r.target->error_percent < 0, r.target->error_percent};
   return judge_limit(r, p);
@@ -233,8 +197,6 @@ limit_verdict judge_limit(const test_result& r) {
 
 namespace {
 
-// Why the receiver could not keep what it was sent, by the limit the verdict named; nullptr where the
-// receiver's side was not the limit.
 const char* overdriven_because(const std::string& limit) {
   if (limit == "receiver-cpu") return "its CPU could not take them all in";
   if (limit == "receiver-socket") return "its socket overflowed";
@@ -248,9 +210,6 @@ std::optional<std::string> figure_meaning(const test_result& r) {
   if (!r.ok || !r.verdict || r.kind != test_kind::udp_stream || r.target || r.loss.packets == 0) return std::nullopt;
   const char* because = overdriven_because(r.verdict->limit);
   if (!because) return std::nullopt;
-  // Overdriven, a receiver may keep less than its lossless rate (receive livelock: the CPU goes to
-  // packets it then drops) or more (a socket that keeps the bursts it can): either way the figure is not
-  // the rate to quote, and the search finds that one.
   return fmt::format(
       "received {:.1f} pps is what this receiver kept while overdriven ({:.1f} pps sent, {:.2f} % lost: {}); "
       "it is neither the sender's speed nor the rate this receiver carries without loss, which may be "

@@ -18,9 +18,7 @@ using histogram_fields = json_fields<std::invalid_argument>;
 
 constexpr std::size_t histogram_sub_count = std::size_t{1} << latency_histogram::sub_bits;
 
-// The nearest rank (1-based) of percentile p among n > 0 values: ceil(p / 100 x n), at least 1. p as a
-// double is rarely exact (99.9 is not), so a product a hair above a whole number is taken as that number
-// rather than the next rank up.
+// ceil(p / 100 x n), at least 1; 99.9 is not exact as a double, so a hair above a whole number is that number.
 std::uint64_t nearest_rank(double p, std::uint64_t n) noexcept {
   const double q = p >= 0 ? std::min(p, 100.0) : 0.0;  // NaN: 0
   const double x = q / 100.0 * static_cast<double>(n);
@@ -77,9 +75,7 @@ latency_histogram latency_histogram::since(const latency_histogram& earlier) con
   }
   d.count_.set(total);
   if (total == 0) return d;
-  // The exact min and max where they fall in the interval's end buckets, else those buckets' bounds; the
-  // sum within what the two allow: snapshots taken while a value was being recorded may disagree by it,
-  // and the result must still be a histogram from_json() accepts.
+  // Snapshots taken mid-record may disagree by a value; the result must still pass from_json().
   const std::uint64_t hi = bucket_of(max_ns()) == highest ? max_ns() : bucket_highest(highest);
   const std::uint64_t lo = total == 1 ? hi : bucket_of(min_ns()) == lowest ? min_ns() : bucket_lowest(lowest);
   const std::uint64_t sum = sum_.get(), sum_then = earlier.sum_.get();
@@ -107,7 +103,7 @@ void latency_histogram::merge(const latency_histogram& other) noexcept {
   count_.add(other.count());
   sum_.set(saturating_add(sum_.get(), other.sum_.get()));
   clamped_.add(other.clamped());
-  min_.set(std::min(min_.get(), other.min_.get()));  // an empty one's min_ is the largest value: no effect
+  min_.set(std::min(min_.get(), other.min_.get()));  // an empty one's min_ is ~0
   max_.set(std::max(max_.get(), other.max_.get()));
 }
 
@@ -128,7 +124,6 @@ std::uint64_t latency_histogram::percentile_ns(double p) const noexcept {
   const std::uint64_t n = count(), lo = min_ns(), hi = max_ns();
   if (n == 0) return 0;
   const std::uint64_t rank = nearest_rank(p, n);
-  // The first and the last value are known exactly, whatever their buckets' widths.
   if (rank == 1) return lo;
   if (rank == n) return hi;
   std::uint64_t seen = 0;
@@ -136,7 +131,7 @@ std::uint64_t latency_histogram::percentile_ns(double p) const noexcept {
     seen += counts_[i].get();
     if (seen >= rank) return std::clamp(bucket_highest(i), lo, hi);
   }
-  return hi;  // not reached: the buckets add up to the count
+  return hi;  // not reached
 }
 
 json latency_histogram::to_json() const {
@@ -149,8 +144,6 @@ json latency_histogram::to_json() const {
 
 namespace {
 
-// The buckets of the JSON form into `counts`, each entry [index, count] with indices ascending; returns
-// the lowest and highest index holding a value and the counts' total.
 struct bucket_span {
   std::size_t lowest = 0;
   std::size_t highest = 0;
@@ -204,8 +197,7 @@ latency_histogram latency_histogram::from_json(const json& j) {
     if (min || max || sum || clamped) f.fail("count", "is 0 but min_ns, max_ns, sum_ns or clamped is not");
     return h;
   }
-  // Each check below keeps percentile_ns() and merge() meaningful: min and max in the buckets that hold the
-  // lowest and highest values, the sum between count x min and count x max, clamped values above the range.
+  // Each check keeps percentile_ns() and merge() meaningful.
   if (min > max) f.fail("min_ns", "is above max_ns");
   if (bucket_of(min) != span.lowest) f.fail("min_ns", "is not in the lowest bucket holding a value");
   if (bucket_of(max) != span.highest) f.fail("max_ns", "is not in the highest bucket holding a value");

@@ -50,7 +50,7 @@ json rr_json(const rr_figures& rr) {
 rr_figures rr_from(const json& j) {
   fields f(j, "rr");
   rr_figures rr = f.read_described<rr_figures>();
-  f.get<json>("latency");  // the summary, rebuilt from the histogram
+  f.get<json>("latency");  // rebuilt from the histogram
   try {
     rr.latency = latency_histogram::from_json(f.get<json>("histogram"));
   } catch (const std::invalid_argument& e) {
@@ -77,8 +77,6 @@ limit_verdict verdict_from(const json& j) {
   return v;
 }
 
-// TCP: the bytes are the count. Both sides' messages come from them (tcp_messages), so they agree
-// whenever the bytes agree, and the loss is the bytes that did not arrive, as messages and percent.
 void reconcile_tcp(test_result& r) {
   loss_figures& l = r.loss;
   for (flow_figures* f : {&r.sender, &r.receiver}) {
@@ -86,7 +84,7 @@ void reconcile_tcp(test_result& r) {
     f->pps = per_second(f->packets, f->seconds);
   }
   const std::uint64_t sent = r.sender.bytes, got = r.receiver.bytes;
-  l.kernel_drop_buffers = l.receiver_kernel_drops = 0;  // TCP retransmits: a socket drop is not a loss
+  l.kernel_drop_buffers = l.receiver_kernel_drops = 0;  // TCP retransmits what a socket drops
   l.drops_estimated = false;
   if (got > sent) {
     l.packets = l.path = 0;
@@ -116,9 +114,7 @@ target_figures check_target(double requested_pps, std::uint32_t message_size, co
     t.met = std::fabs(t.error_percent) <= target_tolerance_percent;
     return t;
   }
-  // A ceiling is exceeded only beyond the tolerance and the message each stream's pacer lets begin while it
-  // is due (nothing ahead of the schedule but the message in progress): with 1-MiB messages a 1-s run at
-  // 10 Mbit/s is one message, 8 %, ahead at its end, and under the ceiling all the same.
+  // A pacer begins a whole message once due: at a slow rate one message is a large share of a short run.
   const double allowed_bytes =
       t.requested_bits_per_second / 8.0 * sender.seconds * (1 + target_tolerance_percent / 100) +
       static_cast<double>(streams) * message_size;
@@ -186,8 +182,7 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
   }
   l.packets = sent - got;
   l.percent = sent ? 100.0 * static_cast<double>(l.packets) / static_cast<double>(sent) : 0.0;
-  // The socket's drop counter can include datagrams of another test that shared it; never blame more
-  // drops on this test than it lost.
+  // The drop counter may include another test's datagrams on a shared socket.
   l.receiver_kernel_drops = std::min(l.receiver_kernel_drops, l.packets);
   l.path = l.packets - l.receiver_kernel_drops;
   l.reconciles = got + l.packets == sent && l.path + l.receiver_kernel_drops == l.packets;
@@ -195,7 +190,7 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
     l.note = fmt::format(
         "receiver kernel drops estimated: the kernel counted {} dropped GRO buffers of about {:.1f} datagrams",
         drop_buffers, static_cast<double>(got) / static_cast<double>(buffers));
-  if (drops_unknown(r.receiver.batching))  // its 0 drops are no count: say so, as the batching does
+  if (drops_unknown(r.receiver.batching))  // its 0 drops are no count
     l.note = fmt::format(
         "receiver kernel drops unknown: the receiver ({}) reports no count of its socket's drops (a "
         "stock server, or a kernel without SO_MEMINFO, Linux before 4.12), so the loss is not split "
@@ -219,12 +214,10 @@ void reconcile_rr(test_result& r, const side_counts& client, const side_counts& 
     return;
   }
   rr.responses_lost = server.responses - arrived;
-  // Answers without a number (a message under 8 bytes) are matched in order: a late one closes the next
-  // transaction, whose own answer then matches none. Those are late answers too.
+  // Unnumbered answers match in order: a late one closes the next transaction, whose answer matches none.
   const bool numbered = rr.request_size >= 8 && rr.response_size >= 8;
   const std::uint64_t late = client.late_responses + (numbered ? 0 : client.unmatched_responses);
-  // Every request was answered in time or given up; what was given up is what the two sides lost, came
-  // late, or the server could not send (its kernel refused the answer: its errors).
+  // Given up = lost both ways + late + refused by the server's kernel (its errors).
   std::string why;
   if (client.responses + client.timeouts != client.packets)
     why = fmt::format("{} requests sent, but {} answered and {} given up", client.packets, client.responses,
@@ -250,7 +243,6 @@ json to_json(const interval_figures& i) {
 interval_figures interval_from_json(const json& j) { return interval_from(j); }
 
 void escape_peer_text(test_result& r) {
-  // Names are short; a reason may be a sentence or two, and is cut past 1 KiB all the same.
   for (std::string* name :
        {&r.server_version, &r.receiver_counted_by, &r.sender.batching, &r.receiver.batching, &r.receive_engine})
     *name = printable_bounded(*name);
@@ -286,9 +278,9 @@ json to_json(const test_result& r) {
                              : json(nullptr);
   if (r.tcp) j["tcp"] = to_json(*r.tcp);
   else if (r.kind == test_kind::tcp_stream) j["tcp"] = nullptr;
-  if (r.target) j["target"] = write_described(*r.target);  // paced tests only
-  if (r.omit) j["omit"] = write_described(*r.omit);        // with --omit only
-  if (r.rr) j["rr"] = rr_json(*r.rr);                      // request/response tests only
+  if (r.target) j["target"] = write_described(*r.target);
+  if (r.omit) j["omit"] = write_described(*r.omit);
+  if (r.rr) j["rr"] = rr_json(*r.rr);
   j["hosts"] = hosts_json(r.hosts);
   j["verdict"] = r.verdict ? json{{"limit", r.verdict->limit}, {"text", r.verdict->text}} : json(nullptr);
   j["receiver_note"] = r.receiver_note ? json(*r.receiver_note) : json(nullptr);
@@ -317,7 +309,7 @@ test_result result_from_json(const json& j) {
   if (auto v = f.get<json>("jitter_ms"); !v.is_null()) r.jitter_ms = f.get<double>("jitter_ms");
   if (auto v = f.get<json>("out_of_order"); !v.is_null()) r.out_of_order = f.get<std::uint64_t>("out_of_order");
   for (const auto& i : f.get<json>("intervals")) r.intervals.push_back(interval_from(i));
-  // Results written before the receive engine was recorded have neither field.
+  // Older results may lack the fields read with get_or.
   r.receive_engine = f.get_or<std::string>("receive_engine", "");
   r.receiver_counted_by = f.get_or<std::string>("receiver_counted_by", "");
   if (auto g = f.get_or<json>("seq_gaps", nullptr); !g.is_null()) r.seq_gaps = f.get<std::uint64_t>("seq_gaps");
@@ -326,23 +318,18 @@ test_result result_from_json(const json& j) {
     r.socket_received.emplace(sr.get<std::uint64_t>("packets"), sr.get<std::uint64_t>("bytes"));
     sr.done();
   }
-  // TCP results written before TCP_INFO was sampled have none.
   if (auto t = f.get_or<json>("tcp", nullptr); !t.is_null()) r.tcp = tcp_figures_from_json(t);
-  // Only paced tests have a target (and results written before it existed have none); when present it
-  // must be a whole target object, null included.
   if (j.contains("target")) {
     json t = f.get<json>("target");
-    // Results written before TCP rates became ceilings have no "ceiling": every rate was a target then.
+    // Before TCP rates were ceilings every rate was a target.
     if (t.is_object() && !t.contains("ceiling")) t["ceiling"] = false;
     r.target = fields::read_object<target_figures>(t, "target");
   }
   if (j.contains("omit")) r.omit = fields::read_object<omit_figures>(f.get<json>("omit"), "omit");
   if (is_rr(r.kind)) r.rr = rr_from(f.get<json>("rr"));
-  // Results written before hosts and verdict existed have neither.
   if (auto h = f.get_or<json>("hosts", nullptr); !h.is_null()) r.hosts = hosts_from(h);
   if (auto v = f.get_or<json>("verdict", nullptr); !v.is_null()) r.verdict = verdict_from(v);
   if (auto i = f.get_or<json>("interrupted", nullptr); !i.is_null()) r.interrupted = interruption_from(i);
-  // Results written before these were recorded have neither.
   if (auto n = f.get_or<json>("receiver_note", nullptr); !n.is_null())
     r.receiver_note = f.get<std::string>("receiver_note");
   if (auto m = f.get_or<json>("receive", nullptr); !m.is_null())

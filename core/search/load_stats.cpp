@@ -7,8 +7,7 @@ namespace nb::search {
 
 namespace {
 
-// Loss ratios are ratios of integers and durations are what the caller asked for: comparisons with a
-// goal's thresholds must not turn on the last bit of a division.
+// A comparison with a goal's threshold must not turn on the last bit of a division.
 constexpr double ratio_epsilon = 1e-12;
 constexpr double load_epsilon = 1e-9;
 
@@ -46,9 +45,7 @@ duration_sums sums_at(const goal& g, double load, const std::vector<trial_result
   return s;
 }
 
-// Short trials can only push a load towards an upper bound: their high-loss time counts only beyond
-// what their low-loss time balances at the goal exceed ratio (exceed / (1 - exceed) high-loss seconds
-// per low-loss second), and their low-loss time never counts towards a lower bound.
+// Short trials can only push a load towards an upper bound (docs/mlrsearch.md#classifying-a-load).
 load_classification classify_sums(const goal& g, const duration_sums& s) {
   load_classification c;
   const double exceed_coefficient = g.exceed_ratio / (1 - g.exceed_ratio);
@@ -60,8 +57,7 @@ load_classification classify_sums(const goal& g, const duration_sums& s) {
   c.missing_sum = c.effective_whole_sum - c.effective_full_sum;
   c.optimistic_exceed_ratio = c.effective_high_loss_sum / c.effective_whole_sum;
   c.pessimistic_exceed_ratio = (c.effective_high_loss_sum + c.missing_sum) / c.effective_whole_sum;
-  // The RFC compares sums (high-loss sum <= whole sum * exceed ratio); the same comparison in ratios
-  // gets a relative epsilon so that 10 of 20 s at exceed ratio 0.5 is exactly at the limit.
+  // The RFC compares sums; in ratios an epsilon keeps 10 of 20 s at exceed ratio 0.5 at the limit.
   const double limit = g.exceed_ratio + ratio_epsilon;
   if (c.optimistic_exceed_ratio > limit) c.result = load_class::upper_bound;
   else if (c.pessimistic_exceed_ratio <= limit) c.result = load_class::lower_bound;
@@ -78,11 +74,8 @@ std::optional<double> conditional_throughput_at(const goal& g, double load, cons
     }
   if (full.empty()) return std::nullopt;
   std::stable_sort(full.begin(), full.end(), [](auto* a, auto* b) { return a->loss_ratio() < b->loss_ratio(); });
-  // Walk up the loss ratios until the low-loss share (1 - exceed ratio) of the whole sum is covered;
-  // time not measured up to the goal duration sum counts as total loss.
-  // Durations such as 0.1 s are not exact in binary: what is left is compared with the same relative
-  // slack the classification allows, or five 0.1-s trials that make a lower bound would leave 3e-17 s
-  // "missing" and a conditional throughput of 0.
+  // Time not measured counts as total loss. 0.1 s is not exact in binary: what is left gets the same
+  // slack, or five 0.1-s trials would leave a rounding "missing" and a conditional throughput of 0.
   const double whole = std::max(g.duration_sum, full_sum);
   const double slack = whole * load_epsilon;
   double remaining = whole * (1 - g.exceed_ratio);

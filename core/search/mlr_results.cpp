@@ -1,4 +1,3 @@
-// The search's goal results (RFC 9971 section 4.8) and its JSON record.
 #include "core/search/load_stats.hpp"
 #include "core/search/mlr_search.hpp"
 
@@ -11,9 +10,7 @@ namespace nb::search {
 
 namespace {
 
-// Conditions a report must show beside a goal's result, named. Some make the result irregular (a
-// missing bound, bounds wider than the goal width); the others (loss not monotonic in load, trials
-// that failed to run or could not be offered) leave a regular result regular but say what happened.
+// Some make the result irregular; others leave it regular but must be shown beside it.
 std::vector<std::string> irregularities_of(const goal& g, const relevant_bounds& b, const mlr_search& s) {
   std::vector<std::string> out;
   const auto& trials = s.trials();
@@ -59,8 +56,7 @@ std::vector<goal_result> mlr_search::results() const {
     goal_result r;
     r.g = g;
     r.relevant_upper_bound = b.upper;
-    // Without an upper bound there is strictly no relevant lower bound; the RFC recommends reporting the
-    // largest lower bound as an effective one, marked irregular, which this does.
+    // Without an upper bound, the largest lower bound as an effective one, as the RFC recommends.
     r.relevant_lower_bound = b.lower;
     if (b.lower) r.conditional_throughput = conditional_throughput_at(g, *b.lower, trials_);
     r.regular = b.lower && b.upper && within_width(*b.lower, *b.upper, g.width);

@@ -1,27 +1,4 @@
-// How the next trial is chosen (the RFC leaves it to the implementation; this follows FD.io CSIT's
-// selectors in a simpler form):
-//
-// - Stages. Each goal is searched in three stages: two preceding stages and the goal itself. Stage k's
-//   duration sum grows geometrically from the goal initial trial duration to the goal duration sum,
-//   its trial duration is that sum capped at the goal final trial duration, and its width is the goal
-//   width times 2^(stages left). With the defaults (1 s, 1 s, 21 s, 0.005): sums 1, 4.6 and 21 s, widths
-//   0.02, 0.01 and 0.005, 1-s trials throughout: a load costs one trial in stage 0, three in stage 1
-//   and eleven (or more when the results are balanced) in the last. A stage ends when its relevant
-//   bounds are within its width, or when it cannot progress (its lower bound is the max load, its upper
-//   bound the min load); its bounds become the next stage's initial bracket.
-// - Within a stage, in this order: keep measuring the goal's focus load until the stage classifies
-//   it; with both relevant bounds, bisect them (geometric middle, as widths are relative); with
-//   neither, halve the initial bracket if it is wider than the stage width, else re-measure its lower
-//   end (stage 0: the start load, the MRR's forwarding rate); with a lower bound only, re-measure the
-//   initial bracket's upper end if it is above, else search upwards from the lower bound in steps that
-//   start at the stage width and double each time the lower bound moves (external search); with an
-//   upper bound only, the mirror image downwards, the first step going straight to the forwarding rate
-//   measured at the upper bound when that is lower.
-// - Across goals: every trial counts for every goal; of the goals' candidates the smallest load is
-//   measured first (bounds found at small loads are the least likely to be invalidated), at equal loads
-//   the longer trial.
-// - A trial that failed to run is repeated once; two in a row stop the search. A trial the sender
-//   could not offer lowers the max load to what the sender did offer.
+// How next() chooses a trial, and why: docs/mlrsearch.md.
 #include "core/search/mlr_search.hpp"
 
 #include "core/search/load_stats.hpp"
@@ -38,10 +15,9 @@ namespace {
 
 constexpr std::size_t preceding_stages = 2;
 constexpr double widest_stage = 0.5;
-// A recorded load this close to the asked one is the asked one (per-instance rounding).
+// Per-instance rounding.
 constexpr double asked_load_tolerance = 1e-3;
 
-// The stages of one goal, the goal itself last.
 std::vector<goal> stages_of(const goal& g) {
   std::vector<goal> out;
   const double first = std::min(g.initial_trial_duration, g.duration_sum);
@@ -141,11 +117,7 @@ double mlr_search::highest_offered_in_full() const {
 void mlr_search::record(const trial_result& r) {
   for (auto& s : state_)
     if (s.open) s.trial_seconds += r.duration;
-  // The sender did not offer this load: nothing at or above it can be measured. What it did offer is
-  // the new ceiling (a little under the asked load, so the search cannot ask for it again), but not under
-  // a lower load a sender has offered in full: a host that starved its sender for a moment must not cap
-  // the search for good. A sender that falls short at or under such a load is slower now: then the
-  // ceiling goes down to what it offered (else the search would ask for that load again and again).
+  // Not under a load offered in full: a sender starved for a moment must not cap the search for good.
   if (r.ran && r.load_limited && r.duration > 0) {
     const double offered = static_cast<double>(r.sent) / r.duration;
     const double proven = highest_offered_in_full();
@@ -153,9 +125,6 @@ void mlr_search::record(const trial_result& r) {
     const double floor = std::max(min_load_, above_proven ? proven : 0.0);
     max_load_ = std::max(floor, std::min({max_load_, offered, r.intended_load * (1 - 1e-3)}));
   }
-  // A caller that splits the load into per-instance rates and adds them up again records a load a
-  // rounding away from the one asked for; that trial is at the asked load (else the load it was to
-  // classify never would be).
   trial_result t = r;
   const bool asked =
       pending_ && std::abs(t.intended_load - pending_->intended_load) <= asked_load_tolerance * pending_->intended_load;
@@ -196,7 +165,6 @@ bool mlr_search::stage_done(const goal& stage_goal, std::optional<double> lower,
   return false;
 }
 
-// Moves the goal through its stages as far as the trials so far allow, then names its next load.
 std::optional<trial_request> mlr_search::advance(goal_state& s) {
   while (true) {
     const goal& sg = s.stages[s.stage];
@@ -219,8 +187,7 @@ std::optional<trial_request> mlr_search::advance(goal_state& s) {
   }
 }
 
-// The lowest forwarding rate measured at an upper bound, scaled up by the goal loss ratio (a load
-// that loses exactly that much still forwards this): the first guess below an upper bound.
+// A load that loses exactly the goal loss ratio still forwards this: the first guess below an upper bound.
 double mlr_search::forwarding_hint(const goal& g, double upper) const {
   double lowest = upper;
   for (const auto& t : trials_)
@@ -230,8 +197,7 @@ double mlr_search::forwarding_hint(const goal& g, double upper) const {
 
 std::optional<trial_request> mlr_search::candidate(goal_state& s, const goal& sg, std::optional<double> lower,
                                                    std::optional<double> upper) {
-  // Worth measuring: within the load limits and strictly between the stage's relevant bounds, so
-  // it can only create or tighten one of them.
+  // Strictly between the relevant bounds, so it can only create or tighten one.
   const auto worth = [&](double x) {
     return x >= min_load_ * (1 - 1e-9) && x <= max_load_ * (1 + 1e-9) &&
            !(lower && (x <= *lower || same_load(x, *lower))) && !(upper && (x >= *upper || same_load(x, *upper)));
