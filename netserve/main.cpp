@@ -1,4 +1,4 @@
-// netserve: a netserver-like listener that binds many ports in one process.
+// netserve: a netserver-like listener on many ports in one process.
 #include "core/base/cli_help.hpp"
 #include "core/base/port_spec.hpp"
 #include "core/base/version.hpp"
@@ -20,8 +20,7 @@ namespace {
 
 using nb::cli::option;
 
-// What a test and the clients together may take. Every limit is bounded at parse: within the bounds no
-// duration, instant or count overflows (server.hpp), and the budget's arithmetic stays exact.
+// Bounded at parse: no duration, instant or count overflows, and the budget's arithmetic stays exact.
 void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::uint64_t& buffer_mib) {
   using namespace nb::cli;
   const std::string test = "Limits per test", budget = "Budget, whole process (see below)";
@@ -62,7 +61,6 @@ void add_limit_options(CLI::App& app, nb::serve::server_options& options, std::u
       ->check(number_in("--client-share", 0.01, 1.0, ""));
 }
 
-// Receive sockets, drains and timeouts.
 void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsigned& rx_threads) {
   using namespace nb::cli;
   const std::string group = "Receiving";
@@ -93,7 +91,6 @@ void add_socket_options(CLI::App& app, nb::serve::server_options& options, unsig
       ->check(number_in("--drain-max", 0.001, 600.0, "seconds"));
 }
 
-// Where forward UDP is counted: the socket path, or an XDP program at the driver.
 struct engine_choice {
   nb::receive_engine engine = nb::receive_engine::socket;
   nb::serve::xdp_options xdp;
@@ -101,7 +98,7 @@ struct engine_choice {
 
 void add_engine_options(CLI::App& app, engine_choice& e) {
   const std::string group = "Receive engine";
-  // The choices --help shows are what this build has (scripts and the bench read them).
+  // --help shows what this build has: scripts and the bench read it.
   const bool xdp = nb::serve::xdp_engine::built_in();
   // IsMember checks the word before the callback reads it into the type.
   app.add_option_function<std::string>(
@@ -124,7 +121,6 @@ void add_engine_options(CLI::App& app, engine_choice& e) {
       ->check(CLI::IsMember({"auto", "native", "generic"}));
 }
 
-// The options of --engine xdp make sense only with it, and it needs its interface.
 void check_engine(const engine_choice& e) {
   if (e.engine == nb::receive_engine::xdp && e.xdp.interface.empty())
     throw CLI::ValidationError("--engine xdp", "needs --interface DEV");
@@ -148,7 +144,6 @@ constexpr const char* examples =
     "line's \"kernel\" and each result's batching say which. NETBENCH_DISABLE=gso,gro,cbpf,meminfo\n"
     "(any of them) takes those paths on any kernel, for tests.\n\n";
 
-// Where netserve listens, and who may connect.
 void add_listen_options(CLI::App& app, nb::serve::server_options& options, std::vector<std::string>& port_specs,
                         std::string& psk_file) {
   const std::string listen = "Listening";
@@ -159,14 +154,13 @@ void add_listen_options(CLI::App& app, nb::serve::server_options& options, std::
   option(app, "--psk-file", psk_file,
          "Key file (first line, mode 600): every connection must prove it holds the key (netload --psk-file)", "FILE",
          listen);
-  // netserve never daemonizes; -D is accepted so netserver command lines work.
+  // So that netserver command lines work.
   app.add_flag_callback(
          "-D", [] {}, "Stay in the foreground (always; accepted for netserver compatibility)")
       ->group(listen);
 }
 
-// Descriptors per port (TCP acceptor, UDP sockets) plus sessions: 1024 ports need more than the usual
-// soft limit of 1024, so take the hard limit.
+// 1024 ports need more than the usual soft limit of 1024 descriptors.
 void raise_descriptor_limit() {
   if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
     lim.rlim_cur = lim.rlim_max;
@@ -174,7 +168,6 @@ void raise_descriptor_limit() {
   }
 }
 
-// Binds every port, prints the ready line, and serves until SIGINT or SIGTERM.
 void serve(const nb::serve::server_options& options) {
   boost::asio::io_context io;
   nb::serve::server server(io, options);
@@ -208,7 +201,7 @@ int main(int argc, char** argv) {
   add_engine_options(app, engine);
   nb::cli::set_help(app, "netserve", "netserve -p PORTS [OPTIONS]");
   app.set_version_flag("-V,--version", nb::version, "Print the version and exit")->group("Other");
-  // The budget's figures are the defaults: --help exits before the rest is parsed.
+  // The defaults' figures: --help exits before the rest is parsed.
   app.footer(examples + nb::serve::budget_help(options.budget, options.max_tests_per_port));
   try {
     app.parse(argc, argv);
@@ -216,7 +209,7 @@ int main(int argc, char** argv) {
     options.ports = nb::parse_port_specs(port_specs);
   } catch (const CLI::Error& e) {
     return nb::cli::report(app, e, "netserve");
-  } catch (const std::invalid_argument& e) {  // a port list that is no list of ports is a usage error too
+  } catch (const std::invalid_argument& e) {  // a bad port list
     fmt::print(stderr, "netserve: -p: {}\n", e.what());
     return nb::cli::usage_status;
   }

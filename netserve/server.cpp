@@ -23,8 +23,7 @@ server::server(asio::io_context& io, server_options options)
 
 void server::bind_port(served_port& p, std::uint16_t wanted) {
   const server_options& o = shared_->options;
-  // With port 0 the kernel picks the TCP port; the UDP socket must then get the same number, which
-  // another program may hold: try again with a new number a few times.
+  // Port 0: the kernel picks the TCP port, and another program may hold that UDP port.
   for (int attempt = 0; attempt < 50; ++attempt) {
     endpoint local = endpoint::from_numeric(o.bind, wanted);
     auto acceptor = std::make_unique<tcp::acceptor>(io_);
@@ -46,8 +45,7 @@ void server::bind_port(served_port& p, std::uint16_t wanted) {
       p.udp = std::make_shared<udp_port>(std::move(lanes), o.gro);
       return;
     } catch (const std::system_error& e) {
-      // Only a taken number is worth another try; anything else (out of descriptors, a refused
-      // option) would fail again.
+      // Only a taken number is worth another try.
       if (wanted != 0 || e.code() != std::errc::address_in_use)
         throw std::runtime_error(fmt::format("cannot bind UDP port {} on {}: {}", number, o.bind, e.what()));
     }
@@ -59,7 +57,7 @@ void server::bind() {
   for (auto wanted : shared_->options.ports) {
     auto p = std::make_shared<served_port>();
     bind_port(*p, wanted);
-    shared_->own_ports->ports.add(p->number);  // for the process's life
+    shared_->own_ports->ports.add(p->number);
     ports_.push_back(std::move(p));
   }
 }
@@ -67,7 +65,7 @@ void server::bind() {
 std::string server::ready_line() const {
   nlohmann::json ports = nlohmann::json::array();
   for (const auto& p : ports_) ports.push_back(p->number);
-  nlohmann::json kernel = nlohmann::json::object();  // which data path each feature's probe chose
+  nlohmann::json kernel = nlohmann::json::object();
   for (kernel_feature f : all_kernel_features) kernel[std::string(switch_name(f))] = kernel_has(f);
   const xdp_engine* x = shared_->options.xdp.get();
   return nlohmann::json{{"event", "ready"},
@@ -114,25 +112,21 @@ asio::awaitable<void> server::accept_loop(std::shared_ptr<served_port> port) {
     }
     boost::system::error_code peer_ec;
     const auto peer = socket.remote_endpoint(peer_ec);
-    if (peer_ec) continue;  // gone already
+    if (peer_ec) continue;
     const std::string client = client_of(peer.address());
-    // Every connection holds a unit of the budget from here to its session's end: silent ones cost a
-    // descriptor and a coroutine each for up to --first-message-timeout, and control connections
-    // stay open for their whole test.
+    // A unit of the budget, and a place in the first-message window: docs/netserve.md#budget
     std::string why;
     auto held = shared_->process_budget->try_take(client, budget_cost{0, 0, 0, 1}, why);
-    // ... and one of its address's places in the first-message window until its first message is read.
     auto window = shared_->first_message_window->try_take(client);
     if (!held || !window) {
       if (!window)
         why = fmt::format("{} connections from it have not sent their first message yet",
                           shared_->first_message_window->per_client());
       log_refused_connection(client, why);
-      continue;  // the socket closes here
+      continue;
     }
     socket.set_option(tcp::no_delay(true), peer_ec);
-    // As the Asio examples' sessions: the coroutine holds its connection to the end (or until its frame
-    // is destroyed at shutdown). run() logs its own failures; nothing escapes it.
+    // As in the Asio examples, the coroutine holds its connection to the end.
     auto connection =
         std::make_shared<control_connection>(std::move(socket), port, shared_, std::move(*held), std::move(*window));
     asio::co_spawn(
@@ -141,7 +135,6 @@ asio::awaitable<void> server::accept_loop(std::shared_ptr<served_port> port) {
 }
 
 void server::log_refused_connection(const std::string& client, const std::string& why) {
-  // A flood of connections must not become a flood of log lines: one a second, with a count.
   ++refusals_unlogged_;
   const std::int64_t now = mono_ns();
   if (now - refusal_logged_ns_ < 1'000'000'000) return;

@@ -1,5 +1,4 @@
-// What an iperf3 client asks for, checked against what netserve serves and its limits, and made into the
-// served_tests that run it (netserve/iperf3/iperf3_session.hpp).
+// An iperf3 client's parameters, checked and made into the served_tests that run them.
 #include "core/base/limits.hpp"
 #include "netserve/iperf3/iperf3_session.hpp"
 #include "netserve/server/request_checks.hpp"
@@ -11,7 +10,7 @@ namespace nb::serve {
 namespace i3 = iperf3;
 
 namespace {
-constexpr std::uint32_t tcp_default_len = 128u << 10;  // iperf3's defaults when the client gives none
+constexpr std::uint32_t tcp_default_len = 128u << 10;  // iperf3's
 constexpr std::uint32_t udp_default_len = 1460;
 }  // namespace
 
@@ -20,7 +19,7 @@ std::optional<iperf3_session::refusal> iperf3_session::check(const i3::params& p
   using st = i3::state;
   using er = i3::error;
   auto no = [](er code, std::string why) { return refusal{st::server_error, code, std::move(why)}; };
-  const bool sends = p.reverse || p.bidirectional;  // netserve sends data
+  const bool sends = p.reverse || p.bidirectional;
   if (p.sctp || p.tcp == p.udp) return no(er::protocol, "SCTP, or neither TCP nor UDP");
   if (p.mptcp) return no(er::unimplemented, "--mptcp");
   if (!p.authtoken.empty()) return no(er::auth_test, "iperf3 authentication (netserve has --psk-file for netload)");
@@ -32,7 +31,7 @@ std::optional<iperf3_session::refusal> iperf3_session::check(const i3::params& p
   if (sends && (p.flowlabel != 0 || p.repeating_payload))
     return no(er::unimplemented, "--flowlabel / --repeating-payload with the server sending");
   if (sends && (p.tos & 3) != 0) return no(er::unimplemented, "a TOS with ECN bits");
-  // The port's shared socket sends reverse datagrams with the kernel's path-MTU default.
+  // The port's shared socket sends with the kernel's path-MTU default.
   if (sends && p.udp && p.dont_fragment != 0) return no(er::unimplemented, "--dont-fragment with the server sending");
   if (p.parallel < 1 || p.parallel > static_cast<std::int64_t>(o.max_streams))
     return no(er::num_streams, fmt::format("-P {} outside 1..{}", p.parallel, o.max_streams));
@@ -49,7 +48,7 @@ std::optional<iperf3_session::refusal> iperf3_session::check(const i3::params& p
   return std::nullopt;
 }
 
-// One test per direction: the client's sending streams' (netserve receives), then its receiving ones'.
+// The client's sending streams' test first.
 std::optional<iperf3_session::refusal> iperf3_session::plan_tests() {
   const i3::params& p = params_;
   const server_options& o = shared_->options;
@@ -62,12 +61,12 @@ std::optional<iperf3_session::refusal> iperf3_session::plan_tests() {
   base.cpu = static_cast<std::int32_t>(p.server_affinity);
   base.congestion = p.congestion;
   base.client_version = "iperf3 " + p.client_version;
-  if (base.kind == test_kind::udp_stream) base.data_ports.assign(base.streams, 1);  // the hellos give the real ones
+  if (base.kind == test_kind::udp_stream) base.data_ports.assign(base.streams, 1);  // the hellos tell
   if (!p.reverse) requests_.push_back(base);
   if (p.reverse || p.bidirectional) {
     test_request r = base;
     r.reverse = true;
-    // The server paces what it sends: -b is per stream, as iperf3's own sender applies it.
+    // -b is per stream, as iperf3's sender applies it.
     r.pps = p.bandwidth ? static_cast<double>(p.bandwidth) * base.streams / (8.0 * base.message_size) : 0;
     r.dscp = p.tos ? static_cast<std::int32_t>(p.tos >> 2) : -1;
     requests_.push_back(r);

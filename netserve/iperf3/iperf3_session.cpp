@@ -17,8 +17,8 @@ namespace i3 = iperf3;
 
 namespace {
 
-constexpr auto step_timeout = 30s;    // each exchange of the protocol: parameters, streams, results
-constexpr auto test_end_grace = 60s;  // the client's TEST_END this long after the test's end at most
+constexpr auto step_timeout = 30s;    // each exchange: parameters, streams, results
+constexpr auto test_end_grace = 60s;  // for TEST_END after the test's end
 
 double cpu_seconds(bool user) {
   rusage u{};
@@ -27,10 +27,10 @@ double cpu_seconds(bool user) {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
 }
 
-// iperf3 numbers its streams 1, 3, 4, 5 ... (iperf_add_stream), across both directions of --bidir.
+// 1, 3, 4, 5 ... across both directions of --bidir, as iperf_add_stream numbers them.
 std::int64_t stream_id(std::size_t overall) { return overall == 0 ? 1 : static_cast<std::int64_t>(overall) + 2; }
 
-// Clears the session's claim on its client address's hellos, however collect_hellos ends.
+// However collect_hellos ends.
 struct hello_claim {
   udp_port& port;
   const std::string& cookie;
@@ -81,8 +81,7 @@ iperf3_session::iperf3_session(tcp::socket socket, std::string cookie, std::shar
       shared_(std::move(shared)) {
   peer_ = socket_.remote_endpoint().address().to_string();
   client_ = client_of(socket_.remote_endpoint().address());
-  // The cookie is this session's from its first read (serve_iperf3 looked it up just now): a connection
-  // that presents it later is one of its streams, or refused, never a second session.
+  // From its first read: a later connection with it is a stream or refused, never a second session.
   port_->iperf3_sessions.emplace(cookie_, this);
 }
 
@@ -111,7 +110,7 @@ asio::awaitable<void> iperf3_session::refuse(const refusal& r) {
   fmt::print(stderr, "netserve: port {}: iperf3 test from {} refused: {}\n", port_->number, peer_,
              printable_bounded(r.why));
   std::string out(1, static_cast<char>(static_cast<signed char>(r.state)));
-  if (r.state == i3::state::server_error) {  // the code and an errno, both big-endian (0: no errno)
+  if (r.state == i3::state::server_error) {  // the code, then errno 0, big-endian
     const auto code = static_cast<std::uint32_t>(r.code);
     const char bytes[8] = {static_cast<char>(code >> 24),
                            static_cast<char>(code >> 16),
@@ -134,8 +133,7 @@ asio::awaitable<std::string> iperf3_session::read_json(const char* what) {
   co_return body;
 }
 
-// As netload's tests: a slot on the port within the client's share, and the test's whole cost from the
-// budget; a refusal is iperf3's ACCESS_DENIED ("the server is busy running a test").
+// As netload's tests; refused with ACCESS_DENIED, "the server is busy".
 std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
   const server_options& o = shared_->options;
   served_port& p = *port_;
@@ -149,7 +147,7 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
     if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port);
         p.tests_of_client[client_] >= share)
       return busy(fmt::format("port {} already runs {} tests from this client", p.number, share));
-    // What netserve sends must fit the path, as for netload's tests: refused now, where the client hears it.
+    // Refused now, where the client hears it.
     try {
       check_data_peer(r, peer_of_test(r, peer, *shared_->own_ports));
     } catch (const protocol_error& e) {
@@ -161,7 +159,7 @@ std::optional<iperf3_session::refusal> iperf3_session::register_tests() {
     budgets_.push_back(std::move(held));
     r.rcvbuf = std::min(r.rcvbuf, o.max_socket_buffer);
     r.sndbuf = std::min(r.sndbuf, o.max_socket_buffer);
-    // The second direction's key on the port: the cookie with a suffix no iperf3 cookie has.
+    // A suffix no iperf3 cookie has.
     const std::string key = tests_.empty() ? cookie_ : cookie_ + "/reverse";
     auto t = std::make_shared<served_test>(++shared_->tests_registered, key, r, peer, local, p.udp, shared_->own_ports,
                                            o.xdp);
@@ -195,7 +193,7 @@ asio::awaitable<void> iperf3_session::run() {
     const bool ended = co_await await_test_end();
     const double seconds = ns_to_s(mono_ns() - start_mono);
     co_await settle();
-    if (!ended) {  // the client stopped (CLIENT_TERMINATE): what was counted is still logged
+    if (!ended) {  // CLIENT_TERMINATE: what was counted is still logged
       for (std::size_t k = 0; k < tests_.size(); ++k)
         fmt::print(stderr, "{} (ended by the client)\n", result_line(k, seconds));
       co_return;
@@ -215,8 +213,7 @@ asio::awaitable<void> iperf3_session::run() {
   }
 }
 
-// The streams connected (TCP) or announced (UDP), and forward UDP counted by the port; a failure is told to
-// the client as iperf3's server tells it ("unable to accept stream connection"), not left to a timeout.
+// A failure is told as iperf3's server tells it, "unable to accept stream connection", not left to a timeout.
 asio::awaitable<std::optional<iperf3_session::refusal>> iperf3_session::set_up_streams() {
   std::string why;
   try {
@@ -226,9 +223,9 @@ asio::awaitable<std::optional<iperf3_session::refusal>> iperf3_session::set_up_s
     co_return std::nullopt;
   } catch (const protocol_error& e) {
     why = e.what();
-  } catch (const boost::system::system_error&) {  // the client is gone: nobody to tell
+  } catch (const boost::system::system_error&) {  // the client is gone
     throw;
-  } catch (const std::runtime_error& e) {  // the XDP engine cannot count the test's flows
+  } catch (const std::runtime_error& e) {  // XDP cannot count the flows
     why = e.what();
   }
   co_return refusal{i3::state::server_error, i3::error::stream_accept, why};
@@ -255,14 +252,12 @@ asio::awaitable<void> iperf3_session::collect_hellos() {
   std::size_t streams = 0;
   for (const auto& t : tests_) streams += t->request().streams;
   hello_claim claim{*p.udp, cookie_};
-  // One session of a client address at a time collects hellos on a port: a hello says nothing of its test.
-  // Hellos older than the claim are not this client's streams'.
+  // One session per client address at a time: a hello says nothing of its test.
   for (int i = 0; !p.udp->expect_hellos(cookie_, peer, streams, wall_ns()); ++i) {
     if (i == 2000) throw protocol_error("another test of this client kept the port's UDP streams busy for 10 s");
     co_await sleep_for(5ms);
   }
-  // Lanes that were idle start now, behind whatever queued meanwhile: the streams are told to announce
-  // themselves once that is read, so their hellos find room in the queue.
+  // Idle lanes start behind whatever queued meanwhile: announce once there is room for the hellos.
   for (int i = 0; i < 500 && !p.udp->has_room(); ++i) co_await sleep_for(2ms);
   co_await send_state(i3::state::create_streams);
   for (const auto& t : tests_) {
@@ -274,7 +269,7 @@ asio::awaitable<void> iperf3_session::collect_hellos() {
         if (i == 5000) throw protocol_error("an iperf3 UDP stream did not announce itself within 10 s");
         co_await sleep_for(2ms);
       }
-      // Its port is where the answer and a reverse test's datagrams go: never one of netserve's own.
+      // Where the answer and reverse datagrams go.
       test_request one = t->request();
       one.data_ports = {hello->port()};
       check_data_peer(one, to);
@@ -291,7 +286,7 @@ asio::awaitable<void> iperf3_session::collect_hellos() {
   }
 }
 
-// True at the client's TEST_END; false when it ended otherwise (logged).
+// False when the client ended otherwise (logged).
 asio::awaitable<bool> iperf3_session::await_test_end() {
   const double duration = params_.time > 0 ? static_cast<double>(params_.time) : shared_->options.max_duration_s;
   const auto timeout =
@@ -305,8 +300,7 @@ asio::awaitable<bool> iperf3_session::await_test_end() {
   co_return false;
 }
 
-// After TEST_END: what is in flight arrives (forward), our senders end (reverse); then each test's streams
-// are read once, and those figures are what both the client and the log get.
+// In-flight data arrives, senders end; then the streams are read once, for both the client and the log.
 asio::awaitable<void> iperf3_session::settle() {
   const server_options& o = shared_->options;
   const std::int64_t quiet = s_to_ns(o.drain_quiet_s), give_up = mono_ns() + s_to_ns(o.drain_max_s);
@@ -333,7 +327,7 @@ asio::awaitable<void> iperf3_session::settle() {
   }
 }
 
-// Test k's log line, with the counts from the figures the client gets, so that it says exactly those.
+// From the figures the client gets, so it says exactly those.
 std::string iperf3_session::result_line(std::size_t k, double seconds) const {
   const served_test& t = *tests_[k];
   side_counts c = counts_[k];
@@ -347,13 +341,12 @@ std::string iperf3_session::result_line(std::size_t k, double seconds) const {
                           "iperf3 " + params_.client_version);
 }
 
-// The client's results first, then ours (iperf_exchange_results), then DISPLAY_RESULTS; its IPERF_DONE is
-// waited for briefly, as a courtesy: the test is over either way.
+// Theirs, ours, DISPLAY_RESULTS (iperf_exchange_results); IPERF_DONE only briefly, as a courtesy.
 asio::awaitable<void> iperf3_session::exchange_results(double seconds) {
   co_await send_state(i3::state::exchange_results);
   const i3::results theirs = i3::parse_results(co_await read_json("reading iperf3's results"));
   i3::results ours;
-  // As iperf3's cpu_util: the process's CPU time over the test's wall time, in percent.
+  // As iperf3's cpu_util.
   ours.cpu_util_user = 100.0 * cpu_user_s_ / seconds;
   ours.cpu_util_system = 100.0 * cpu_system_s_ / seconds;
   ours.cpu_util_total = ours.cpu_util_user + ours.cpu_util_system;
@@ -378,8 +371,7 @@ asio::awaitable<void> iperf3_session::exchange_results(double seconds) {
         else if (tcp) r.retransmits = 0;
       } else if (!tcp) {
         r.jitter = f.sequenced > 1 ? f.jitter_ns / 1e9 : 0;
-        // Lost: what the client says it sent that did not arrive (iperf3's own server counts only the
-        // gaps in the sequence, not a lost tail).
+        // What the client sent that did not arrive: iperf3's server misses a lost tail.
         for (const i3::stream_result& x : theirs.streams)
           if (x.id == r.id && x.packets > f.packets) r.errors = x.packets - f.packets;
       }
@@ -396,7 +388,7 @@ asio::awaitable<void> iperf3_session::exchange_results(double seconds) {
   signed char done = 0;
   try {
     co_await read_exact(socket_, asio::buffer(&done, 1), 5s, "waiting for iperf3's IPERF_DONE");
-  } catch (const std::exception&) {  // gone without it: nothing is left to tell it
+  } catch (const std::exception&) {  // gone without it
   }
 }
 

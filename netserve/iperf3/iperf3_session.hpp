@@ -1,17 +1,6 @@
 #pragma once
-// A stock iperf3 client's test, served on netserve's own ports with netserve's data plane: iperf3's control
-// protocol (core/wire/iperf3/iperf3_wire.hpp) drives one or two served_tests (two with --bidir: the client's sending
-// streams, then its receiving ones), which count as a netload client's do and are logged with the same
-// line. Several iperf3 clients run at once on one port, each its own test; the port's limits and the
-// process budget apply to them as to netload's.
-//
-// A connection is iperf3's when its first byte is not 0 (netload's frames start with a length of at most
-// 64 KiB): it sends its 37-byte cookie first. A cookie of a session on the port makes it one of that
-// session's TCP data streams, or is refused while the session takes none (a cookie names one session from
-// its first read to its end: a second session under it would take no slot of its own on the port); any
-// other starts a session. UDP streams announce themselves with a 4-byte hello on the port
-// (udp_port::expect_hellos), answered from the port: a session collects its client's hellos while no other
-// session of the same client address on the port collects its own, so each hello has one owner.
+// A stock iperf3 client's test on netserve's ports and data plane: iperf3's control protocol drives one
+// served_test, two with --bidir. docs/serving-stock-clients.md#iperf3
 #include "core/wire/iperf3/iperf3_wire.hpp"
 #include "netserve/server/served_port.hpp"
 #include "netserve/server/served_test.hpp"
@@ -26,9 +15,8 @@
 
 namespace nb::serve {
 
-// Serves an iperf3 connection whose first byte has arrived: reads its cookie, then runs a session or
-// hands the socket to one as a data stream. `window`: the connection's place in its address's
-// first-message window, given back once the cookie is read. Logs its own failures; nothing escapes.
+// Reads the cookie, then runs a session or hands the socket to one as a stream. `window` goes once the
+// cookie is read. Logs its own failures; nothing escapes.
 asio::awaitable<void> serve_iperf3(tcp::socket socket, std::shared_ptr<served_port> port,
                                    std::shared_ptr<server_shared> shared, budget::hold unit,
                                    std::optional<per_client_count::hold> window);
@@ -42,8 +30,7 @@ class iperf3_session {
   iperf3_session& operator=(const iperf3_session&) = delete;
 
   asio::awaitable<void> run();
-  // A TCP data connection presenting this session's cookie: std::nullopt when a test took it, else why it
-  // has no place (then the caller refuses it as iperf3 does, with ACCESS_DENIED).
+  // std::nullopt when a test took it; else the caller refuses it with ACCESS_DENIED, as iperf3 does.
   [[nodiscard]] attach_refusal attach_stream(tcp::socket& socket);
 
  private:
@@ -74,12 +61,12 @@ class iperf3_session {
   std::string peer_ = "?";
   std::string client_;
   iperf3::params params_;
-  std::vector<test_request> requests_;  // the client's sending streams' test first (--bidir: then its receiving ones')
+  std::vector<test_request> requests_;  // the client's sending streams' test first
   std::vector<std::optional<budget::hold>> budgets_;
-  std::vector<std::shared_ptr<served_test>> tests_;  // registered on the port, in requests_' order
-  std::vector<std::vector<flow_totals>> totals_;     // each test's streams at the end
+  std::vector<std::shared_ptr<served_test>> tests_;  // in requests_' order
+  std::vector<std::vector<flow_totals>> totals_;     // at the end
   std::vector<side_counts> counts_;
-  double cpu_user_s_ = 0, cpu_system_s_ = 0;  // this process's, during the test
+  double cpu_user_s_ = 0, cpu_system_s_ = 0;  // the process's, during the test
   bool accepting_streams_ = false;
 };
 

@@ -32,21 +32,20 @@ std::string make_cookie() {
   return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
 }
 
-// Time left until a wall-clock instant, never negative; instants are validated, so no overflow.
+// Never negative; instants are validated, so no overflow.
 std::chrono::nanoseconds until_wall(std::int64_t wall) {
   return std::chrono::nanoseconds(std::max<std::int64_t>(0, wall - wall_ns()));
 }
 
-constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;  // a start instant this far in the past is refused
-constexpr auto end_grace = 60s;  // the client's end must arrive this long after the test's end at most
+constexpr std::int64_t max_start_lag_ns = 60LL * 1'000'000'000;
+constexpr auto end_grace = 60s;  // for the client's end after the test's
 
 }  // namespace
 
 namespace {
 
-// The host from just before the start instant (the client's lead before it is no part of the test) to the end of
-// the data: our senders' end in reverse, the client's end forward. The drain after it is mostly idle
-// time, which would dilute the CPU shares.
+// From just before the start instant to the end of the data: the lead and the drain are idle time,
+// which would dilute the CPU shares.
 asio::awaitable<void> sample_host(const served_test& t, const bool& ended, std::optional<host_delta>& out) {
   const std::int64_t at = t.start_wall_ns() - snapshot_lead_ns;
   while (!ended && wall_ns() < at) co_await sleep_for(std::min<std::chrono::nanoseconds>(until_wall(at), 100ms));
@@ -55,7 +54,7 @@ asio::awaitable<void> sample_host(const served_test& t, const bool& ended, std::
   auto to = take_host_snapshot();
   if (from && to) {
     out = host_delta_between(*from, *to);
-    out->pinned_cpu = t.pinned_cpu();  // the first stream's thread; -1 when not pinned as asked
+    out->pinned_cpu = t.pinned_cpu();
   }
 }
 
@@ -80,16 +79,13 @@ asio::awaitable<void> control_connection::run() {
     peer_ = socket_.remote_endpoint().address().to_string();
     auto timeout =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o.first_message_timeout_s));
-    // A stock iperf3 client speaks first, its cookie; netload's frames start with a 0 byte (anything else
-    // is refused below as an oversized frame). With a key netserve speaks first (its challenge), which no
-    // iperf3 client can answer.
+    // A netload frame, an iperf3 cookie or a netperf request: docs/netserve.md#ports
     if (o.psk.empty()) {
       const unsigned char first = co_await peek_byte(socket_, timeout);
       if (iperf3::is_cookie_char(first)) {
         co_await serve_iperf3(std::move(socket_), port_, shared_, std::move(unit_), std::move(window_));
         co_return;
       }
-      // A stock netperf's request starts with a 0 byte too: its fifth byte tells it from a frame's '{'.
       unsigned char head[5];
       if (first == 0) co_await peek_exact(socket_, asio::buffer(head), timeout, "waiting for a message");
       if (first == 0 && netperf::looks_like_request(head)) {
@@ -115,13 +111,10 @@ asio::awaitable<void> control_connection::run() {
   }
 }
 
-// With a key netserve speaks first, but an iperf3 client does not wait: it sends its cookie as soon as it is
-// connected. A connection is given a moment to show one (netload says nothing before the challenge: it
-// loses that moment, once per connection); an iperf3 client then hears iperf3's own "test authorization
-// failed" and the log says why, rather than reading the challenge as an unknown state. Returns true when it
-// was one.
+// An iperf3 client sends its cookie without waiting for the challenge: it hears iperf3's own "test
+// authorization failed" rather than a challenge it cannot read. netload loses the moment once per connection.
 asio::awaitable<bool> control_connection::refused_iperf3_without_key() {
-  constexpr auto moment = std::chrono::milliseconds(5);  // a cookie on its way over a LAN; loopback: ~0.1 ms
+  constexpr auto moment = std::chrono::milliseconds(5);  // a cookie on its way over a LAN
   unsigned char first = 0;
   try {
     first = co_await peek_byte(socket_, moment);
@@ -141,8 +134,6 @@ asio::awaitable<bool> control_connection::refused_iperf3_without_key() {
   co_return true;
 }
 
-// The parallel waits of a test (intervals, the client's end, the host's sample) fail together when the
-// client goes away: the first failure is the cause, the others its consequences.
 void control_connection::on_failure(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
@@ -159,22 +150,21 @@ void control_connection::on_failure(std::exception_ptr e) {
 }
 
 void control_connection::tell_why(const protocol_error& e) {
-  // The reason may quote what the peer sent (an unknown type, a field name): never raw into our log.
+  // The reason may quote what the peer sent.
   fmt::print(stderr, "netserve: port {}: closing connection from {}: {}\n", port_->number, peer_,
              printable_bounded(e.what()));
-  if (!socket_.is_open()) return;  // a data connection's socket went to its test
-  // Tell the client why, best effort, then close.
+  if (!socket_.is_open()) return;  // a data connection's went to its test
   std::string frame = encode_frame(error_msg{e.what()}, mac_);
   boost::system::error_code ignored;
   socket_.non_blocking(true, ignored);
   socket_.write_some(asio::buffer(frame), ignored);
 }
 
-// A refused data connection keeps its socket, on which the client is told why.
+// A refused data connection keeps its socket, to be told why.
 void control_connection::attach_data(const data_hello& hello) {
   auto it = port_->tests.find(hello.cookie);
   if (it == port_->tests.end()) throw protocol_error("data connection names no test on this port");
-  // The cookie travels in the clear: with a key, only the token of the test's own client admits.
+  // The cookie travels in the clear: with a key, only the test's client's token admits.
   if (const std::string& key = it->second->data_key();
       !key.empty() && !constant_time_equal(hello.token, data_token(key, mac_, hello.cookie, hello.stream)))
     throw protocol_error("data connection without a valid token for its test");
@@ -192,7 +182,7 @@ asio::awaitable<void> control_connection::run_test(test_request request) {
   co_await drain();
   result_msg result{test_->finish(), test_->unattributed_since_start(), std::move(host), test_->congestion(),
                     test_->tcp_end_samples()};
-  // The counts must go out; the samples of many streams beside a many-CPU host's figures may not fit.
+  // The counts must go out; many streams' samples beside a many-CPU host's figures may not fit.
   if (encode_payload(result).size() + frame_mac::tag_size > max_frame_size) result.tcp.clear();
   const message result_m = result;
   co_await write_message(socket_, mac_, result_m);
@@ -203,11 +193,10 @@ void control_connection::register_test(test_request request) {
   const server_options& o = shared_->options;
   validate_request(request, o);
   check_data_peer(request, peer_of_test(request, endpoint::peer_of(socket_.native_handle()), *shared_->own_ports));
-  request.rcvbuf = std::min(request.rcvbuf, o.max_socket_buffer);  // a wish, as setsockopt's is
+  request.rcvbuf = std::min(request.rcvbuf, o.max_socket_buffer);
   request.sndbuf = std::min(request.sndbuf, o.max_socket_buffer);
   client_ = client_of(socket_.remote_endpoint().address());
-  // A port's test slots are shared as the process budget is: two addresses filling 32 slots each would
-  // otherwise close the port to everyone else.
+  // A port's slots are shared as the budget is, or two addresses could close it to everyone else.
   served_port& p = *port_;
   if (p.running() >= o.max_tests_per_port)
     throw protocol_error(fmt::format("rejected: port {} already runs {} tests", p.number, p.running()));
@@ -216,8 +205,7 @@ void control_connection::register_test(test_request request) {
     throw protocol_error(
         fmt::format("rejected: port {} already runs {} tests from this client, one client's share of {}", p.number,
                     share, o.max_tests_per_port));
-  // The test's whole cost is taken now, before its data connections come and whether or not it ever
-  // starts, and given back when this connection ends.
+  // The whole cost, now: docs/netserve.md#budget
   std::string why;
   std::optional<budget::hold> held = shared_->process_budget->try_take(client_, cost_of(request), why);
   if (!held) throw protocol_error("rejected: " + why);
@@ -225,7 +213,7 @@ void control_connection::register_test(test_request request) {
   test_ = std::make_shared<served_test>(++shared_->tests_registered, make_cookie(), std::move(request),
                                         endpoint::peer_of(socket_.native_handle()),
                                         endpoint::local_of(socket_.native_handle()), p.udp, shared_->own_ports, o.xdp);
-  test_->set_data_key(mac_.key());  // with a key, data connections must show a token derived from it
+  test_->set_data_key(mac_.key());
   if (!p.add(test_, client_)) throw protocol_error("rejected: its cookie is another test's on this port");
 }
 
@@ -235,7 +223,7 @@ asio::awaitable<void> control_connection::send_ready() {
   if (is_udp(r.kind) && !r.reverse) {
     try {
       ready.rcvbuf = test_->attach_udp();
-    } catch (const std::runtime_error& e) {  // the XDP engine cannot count the test's flows
+    } catch (const std::runtime_error& e) {  // XDP cannot count the flows
       throw protocol_error(fmt::format("rejected: {}", e.what()));
     }
     ready.batching = test_->receive_batching();
@@ -266,15 +254,12 @@ asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
   const served_test& t = *test_;
   const test_request& r = t.request();
   if (r.interval_s <= 0) co_return;
-  // Interval k ends at start + (k+1) * step, the last one at the end of the test: the client samples its
-  // own counters at the same wall-clock instants, so the two sides' intervals line up.
+  // At start + (k+1) * step, the instants the client samples at, so the two sides' intervals line up.
   const std::int64_t step = s_to_ns(r.interval_s), end = saturating_add(t.start_wall_ns(), s_to_ns(r.duration_s));
   asio::steady_timer timer(co_await asio::this_coro::executor);
   for (std::uint32_t k = 0;; ++k) {
     std::int64_t boundary = std::min(saturating_add(t.start_wall_ns(), saturating_mul(std::int64_t{k} + 1, step)), end);
-    // A client that ended early gets no more samples; one whose end merely beat our timer to the last
-    // boundary still gets every one, so its intervals are complete.
-    // Waits in short slices, so that a client that ended early does not hold its result back.
+    // Short slices, so an early end does not wait; an end that merely beat the last boundary gets it.
     while (!ended && wall_ns() < boundary) {
       timer.expires_after(std::min<std::chrono::nanoseconds>(until_wall(boundary), 100ms));
       co_await timer.async_wait(asio::use_awaitable);
@@ -282,7 +267,7 @@ asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
     if (ended && boundary > wall_ns()) break;
     interval_msg m{k, boundary, 0, 0};
     t.totals(m.packets, m.bytes);
-    m.tcp = t.tcp_samples();  // reverse TCP: this side sends, and its connections know the path
+    m.tcp = t.tcp_samples();
     const message msg = m;
     co_await write_message(socket_, mac_, msg);
     if (boundary >= end) break;
@@ -291,13 +276,13 @@ asio::awaitable<void> control_connection::report_intervals(const bool& ended) {
 
 asio::awaitable<std::int64_t> control_connection::await_end(bool& ended) {
   const test_request& r = test_->request();
-  // From the start instant, or from now when it is past (late senders still send the whole duration).
+  // Late senders still send the whole duration.
   const std::int64_t end_ns = saturating_add(std::max(test_->start_wall_ns(), wall_ns()), s_to_ns(r.duration_s));
   auto timeout = until_wall(end_ns) + end_grace;
-  // Its counts are the client's own, in its result: nothing here uses them, not even the log.
+  // Its counts are the client's: not even the log uses them.
   co_await expect_message<end_msg>(socket_, mac_, timeout);
   ended = true;
-  // In reverse the client's end before ours is its user's stop: our senders stop now, not at the end.
+  // In reverse an end before ours is its user's stop.
   if (r.reverse) test_->stop_sending();
   co_return wall_ns();
 }
@@ -314,8 +299,7 @@ asio::awaitable<void> control_connection::drain() {
   }
 }
 
-// Every figure is netserve's own: forward, the time is from the start to the client's end message on this
-// side's clock, not the sending time the client's message claims.
+// Forward, the time is this side's, to the client's end, not the sending time it claims.
 void control_connection::log_result(const result_msg& result, std::int64_t client_end_wall_ns) const {
   const test_request& r = test_->request();
   const side_counts& c = result.counts;

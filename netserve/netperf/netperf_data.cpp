@@ -19,8 +19,8 @@ namespace nb::serve {
 
 namespace {
 
-constexpr int poll_slice_ms = 100;      // how soon a stop is seen
-constexpr std::size_t recv_batch = 64;  // datagrams per recvmmsg
+constexpr int poll_slice_ms = 100;  // how soon a stop is seen
+constexpr std::size_t recv_batch = 64;
 
 std::string failure(const char* what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 
@@ -60,7 +60,6 @@ bool netperf_data::admit(const void* address) noexcept {
     ++counts_.foreign;
     return false;
   }
-  // The client's address is this host's: a datagram from a port of netserve's is netserve's own.
   if (plan_.peer_local && plan_.own && plan_.own->ports.contains(port_of(sa))) {
     ++counts_.from_own;
     return false;
@@ -93,10 +92,10 @@ void netperf_data::run() noexcept {
       plan_.rr ? udp_rr() : udp_stream();
     } else if (const int fd = accept_client(); fd >= 0) {
       fd_handle connection(fd);
-      socket_.reset();  // one data connection per test, as netserver takes
+      socket_.reset();  // one connection per test, as netserver takes
       plan_.rr ? tcp_rr(fd) : tcp_stream(fd);
     }
-  } catch (const std::exception& e) {  // the buffers' allocation
+  } catch (const std::exception& e) {  // allocation
     counts_.error = e.what();
   }
   counts_.elapsed_ns = mono_ns() - began;
@@ -104,8 +103,7 @@ void netperf_data::run() noexcept {
 }
 
 void netperf_data::udp_stream() {
-  // The one batched receive path of every test (core/data/udp_io.hpp), without GRO: netperf ends its test with
-  // zero-length datagrams, which must be seen one by one.
+  // No GRO: the ending zero-length datagrams must be seen one by one.
   udp_batch_receiver rx(socket_.get(), recv_batch, false);
   bool ended = false;
   while (!ended && wait_for(socket_.get(), POLLIN)) {
@@ -114,7 +112,7 @@ void netperf_data::udp_stream() {
         [&](const received& d) {
           if (ended || !admit(d.source)) return;
           if (d.len == 0) {
-            ended = true;  // netperf's end of the test (it sends three)
+            ended = true;  // netperf sends three
           } else {
             ++counts_.recv_calls;
             counts_.bytes_received += d.len;
@@ -128,14 +126,10 @@ void netperf_data::udp_stream() {
   }
 }
 
-// netserver's rule (recv_data with NETPERF_WAITALL): a request is request_size bytes, gathered from as many
-// datagrams as it takes, each cut to what the request still lacks; each whole request gets one answer of
-// response_size. netperf's client sends whole requests, one datagram each, so it sees no difference; a
-// sender of short datagrams gets no more answer bytes per byte sent than the request asked for, never the
-// answer's size for every datagram.
+// netserver's gathering of requests: docs/serving-stock-clients.md#the-data
 void netperf_data::udp_rr() {
   std::vector<unsigned char> buffer(std::max<std::size_t>({plan_.request_size, plan_.response_size, 1}));
-  std::size_t got = 0;  // of the request being gathered
+  std::size_t got = 0;
   while (wait_for(socket_.get(), POLLIN)) {
     sockaddr_storage from{};
     socklen_t from_len = sizeof(from);
@@ -146,7 +140,7 @@ void netperf_data::udp_rr() {
       counts_.error = failure("recvfrom");
       return;
     }
-    if (!admit(&from)) continue;  // never answered: netserve reflects nothing to a third party or to itself
+    if (!admit(&from)) continue;  // nothing reflected to a third party or to itself
     if (n == 0) return;
     ++counts_.recv_calls;
     counts_.bytes_received += static_cast<std::uint64_t>(n);
@@ -186,9 +180,9 @@ void netperf_data::tcp_stream(int fd) {
   const std::size_t size = plan_.receive_size > 0 ? std::min<std::size_t>(plan_.receive_size, 1 << 20) : 128 << 10;
   std::vector<unsigned char> buffer(size);
   while (wait_for(fd, POLLIN)) {
-    for (;;) {  // what is queued, then back to the wait (which sees a stop or the deadline)
+    for (;;) {  // what is queued, then back to the wait, which sees a stop
       const ssize_t n = ::recv(fd, buffer.data(), buffer.size(), MSG_DONTWAIT);
-      if (n == 0) return;  // the client closed: the end of its test
+      if (n == 0) return;  // the end of the test
       if (n < 0) {
         if (nb::transient_errno(errno)) break;
         counts_.error = failure("recv");
@@ -207,7 +201,7 @@ void netperf_data::tcp_rr(int fd) {
     while (got < plan_.request_size) {
       if (!wait_for(fd, POLLIN)) return;
       const ssize_t n = ::recv(fd, buffer.data() + got, plan_.request_size - got, MSG_DONTWAIT);
-      if (n == 0) return;  // the client closed (between transactions: the end of its test)
+      if (n == 0) return;  // the end of the test
       if (n < 0) {
         if (nb::transient_errno(errno)) continue;
         counts_.error = failure("recv");

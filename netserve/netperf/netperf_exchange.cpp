@@ -41,7 +41,7 @@ netperf_exchange::step netperf_exchange::on_message(const np::block& b, std::int
   const std::int32_t type = np::decode_header(b).type;
   ++messages_;
   if (type == np::type_passphrase) {
-    // netserver started without one ignores it; netperf sends it first or not at all.
+    // Ignored, as by a netserver without one.
     if (messages_ == 1) return {};
     fail("a passphrase (type 6) after the first message: netperf sends it first or not at all");
   }

@@ -62,8 +62,7 @@ netperf_plan data_plan_of(const np::omni_request& r, const endpoint& peer) {
   plan.response_size = static_cast<std::uint32_t>(std::max(r.response_size, 0));
   plan.receive_size = tcp_read_size(r);
   plan.peer = peer;
-  // netserver pads a receiving test's timer: the client's end (its close, or its zero-length datagrams)
-  // comes first, and only a client that vanished runs it out.
+  // Padded as netserver's: only a client that vanished runs it out.
   plan.deadline_mono_ns = mono_ns() + s_to_ns(r.test_length + np::pad_time_s);
   return plan;
 }
@@ -76,7 +75,7 @@ np::omni_setup setup_of(const np::omni_request& r) {
                                                        : tcp_read_size(r);
   setup.send_size = rr ? static_cast<std::uint32_t>(r.response_size) : r.send_size;
   setup.recv_width = setup.send_width = 1;
-  setup.flags = r.flags & np::flag_no_delay;  // no CPU figures: netperf then prints none for this side
+  setup.flags = r.flags & np::flag_no_delay;  // no CPU figures
   setup.test_length = static_cast<std::uint32_t>(r.test_length);
   return setup;
 }

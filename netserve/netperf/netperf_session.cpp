@@ -28,10 +28,10 @@ namespace np = netperf;
 
 namespace {
 
-constexpr const char* client_name = "netperf 2.7";  // the request layout (38, 18, 27 converted words) is 2.7's
-constexpr int kernel_port_tries = 8;                // a data port the kernel chose that a test sends to: another
+constexpr const char* client_name = "netperf 2.7";  // the request layout is 2.7's
+constexpr int kernel_port_tries = 8;                // for a kernel-chosen data port a test sends to
 
-// One more of `client`'s in a count by client, given back when it goes.
+// One of `client`'s, while it lives.
 class client_count {
  public:
   client_count(std::map<std::string, std::uint64_t>& counts, std::string client)
@@ -49,7 +49,6 @@ class client_count {
   std::string client_;
 };
 
-// A test's place on its port, given back when the test ends.
 class port_slot {
  public:
   port_slot(served_port& port, const std::string& client) : port_(port), of_client_(port.tests_of_client, client) {
@@ -64,7 +63,7 @@ class port_slot {
   client_count of_client_;
 };
 
-// A line a peer can cause, through the process's limiter (netserve/server/log_limiter.hpp).
+// Through the process's limiter.
 void log_peer(server_shared& shared, const std::string& line) {
   std::uint64_t left_out = 0;
   if (!shared.peer_log.allow(mono_ns(), left_out)) return;
@@ -102,11 +101,10 @@ class netperf_session {
                                            std::optional<budget::hold>& held);
   fd_handle open_data_socket(const np::omni_request& r, np::omni_setup& setup, port_claim& claim);
   asio::awaitable<void> refuse(std::int32_t type, const netperf_refusal& r);
-  // The test's data thread to its end; the client's close ends it at once. Returns false when the client
-  // sent something meanwhile (the thread is stopped then too).
+  // The client's close ends it at once. False when the client sent something meanwhile.
   asio::awaitable<bool> await_data(netperf_data& data);
   control_state control();
-  // Until the exchange's deadline; throws protocol_error once it has passed.
+  // Throws protocol_error once the deadline has passed.
   std::chrono::nanoseconds time_left() const;
   asio::awaitable<void> send(const np::block& b) {
     co_await write_frame(socket_, std::string(b.begin(), b.end()),
@@ -141,14 +139,14 @@ asio::awaitable<void> netperf_session::run() {
     try {
       co_await read_exact(socket_, asio::buffer(b), wait, waiting.c_str());
     } catch (const boost::system::system_error& e) {
-      if (e.code() == asio::error::eof) co_return;  // netperf's shutdown_control: its tests are over
+      if (e.code() == asio::error::eof) co_return;  // netperf's shutdown_control
       throw;
     }
     const netperf_exchange::step step = exchange_.on_message(b, mono_ns());
     if (step.what == netperf_exchange::verdict::serve) {
       co_await serve_test(step.request);
     } else if (step.what == netperf_exchange::verdict::refuse) {
-      // Named, not a braced temporary in the co_await: GCC 12 destroys such a temporary twice.
+      // Not a braced temporary in the co_await: GCC 12 destroys it twice.
       const netperf_refusal no{step.errno_value, step.why};
       co_await refuse(step.type, no);
     }
@@ -156,7 +154,7 @@ asio::awaitable<void> netperf_session::run() {
 }
 
 asio::awaitable<void> netperf_session::refuse(std::int32_t type, const netperf_refusal& r) {
-  // The connection's first: netperf exits at it; more end the connection, whose closing line says so.
+  // netperf exits at the first; more end the connection, whose closing line says so.
   if (exchange_.refusals() == 1)
     log_peer(*shared_, fmt::format("netserve: port {}: netperf test from {} refused: {}", port_->number, peer_, r.why));
   co_await send(np::encode_error(type, r.errno_value));
@@ -171,7 +169,6 @@ std::optional<netperf_refusal> netperf_session::take_slot(const np::omni_request
   if (const std::uint64_t share = shared_->process_budget->share_of(o.max_tests_per_port);
       p.tests_of_client[client_] >= share)
     return netperf_refusal{EBUSY, fmt::format("port {} already runs {} tests from this client", p.number, share)};
-  // One thread and its buffers: a batch of datagrams, an RR exchange's largest message, or a TCP read.
   const bool udp = r.protocol == np::ipproto_udp, rr = r.direction != np::dir_recv;
   const std::uint64_t bytes = rr    ? static_cast<std::uint64_t>(std::max(r.request_size, r.response_size))
                               : udp ? 128u << 10
@@ -184,10 +181,8 @@ std::optional<netperf_refusal> netperf_session::take_slot(const np::omni_request
   return std::nullopt;
 }
 
-// Bound (and listening, TCP) on the control connection's local address, at the port the client asked for
-// or one the kernel picks, never one of netserve's own or one a test of netserve's sends to (the port joins
-// netserve's own with `claim`); the buffers as asked (-S), within netserve's --max-socket-buffer. Throws
-// std::system_error.
+// On the control connection's local address, never at one of netserve's own ports or targets; the port
+// joins its own with `claim`. Throws std::system_error.
 fd_handle netperf_session::open_data_socket(const np::omni_request& r, np::omni_setup& setup, port_claim& claim) {
   const bool udp = r.protocol == np::ipproto_udp;
   const own_sockets& own = *shared_->own_ports;
@@ -227,7 +222,7 @@ asio::awaitable<void> netperf_session::serve_test(const np::omni_request& r) {
   std::optional<netperf_refusal> no = check_netperf_request(r, shared_->options);
   if (!no) no = take_slot(r, slot, held);
   np::omni_setup setup = setup_of(r);
-  port_claim claim;  // declared before the data thread's socket: released after it closes
+  port_claim claim;  // before the socket: released after it closes
   fd_handle fd;
   if (!no) {
     try {
@@ -251,16 +246,15 @@ asio::awaitable<void> netperf_session::serve_test(const np::omni_request& r) {
   const bool quiet = co_await await_data(*data);
   exchange_.test_ended(mono_ns());
   const netperf_counts& c = data->counts();
-  // Ended by the deadline: the padding was idle time, as netserver subtracts it.
+  // The padding was idle time, as netserver subtracts it.
   const double seconds = std::max(0.0, ns_to_s(c.elapsed_ns) - (c.timed_out ? np::pad_time_s : 0));
-  log_result(id, r, c, seconds);  // first: a client that has gone gets no results, and the log keeps them
+  log_result(id, r, c, seconds);  // first: a client that has gone gets no results
   if (!quiet) exchange_.bytes_during_test();
   co_await send(np::encode_results(omni_results_of(c, setup, seconds)));
 }
 
 asio::awaitable<bool> netperf_session::await_data(netperf_data& data) {
-  // The thread ends by its deadline at the latest; a client that has gone (its control connection closed,
-  // as a killed netperf's is) ends it at once, so it holds no slot, thread or budget for nothing.
+  // A client that has gone (a killed netperf) holds no slot, thread or budget until the deadline.
   bool quiet = true;
   while (!data.done()) {
     co_await sleep_for(10ms);
@@ -295,8 +289,7 @@ void netperf_session::log_result(std::uint64_t id, const np::omni_request& r, co
       c.timed_out ? "deadline" : "client", c.error.empty() ? "" : " error=", printable_bounded(c.error), client_name);
 }
 
-// Past its client's share of netperf control connections on the port: told EBUSY as a refused test is (its
-// first message read, so the answer is not lost to a reset), then closed.
+// EBUSY, after reading its first message so the answer is not lost to a reset.
 void refuse_connection(tcp::socket& socket) {
   boost::system::error_code ignored;
   socket.non_blocking(true, ignored);
@@ -310,12 +303,11 @@ void refuse_connection(tcp::socket& socket) {
 
 asio::awaitable<void> serve_netperf(tcp::socket socket, std::shared_ptr<served_port> port,
                                     std::shared_ptr<server_shared> shared, [[maybe_unused]] budget::hold unit) {
-  // `unit`, the connection's share of the budget, is held to the end.
   const std::string head = fmt::format("netserve: port {}: netperf connection from ", port->number);
   std::string peer = "?";
   try {
     peer = socket.remote_endpoint().address().to_string();
-    // One per test slot the client may hold on the port: a netperf connection runs one test at a time.
+    // A connection runs one test at a time: as many as the client's test slots.
     const std::string client = client_of(socket.remote_endpoint().address());
     const std::uint64_t most = shared->process_budget->share_of(shared->options.max_tests_per_port);
     if (auto it = port->netperf_controls_of_client.find(client);

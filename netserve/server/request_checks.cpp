@@ -8,12 +8,10 @@ namespace nb::serve {
 
 namespace {
 
-// The congestion control a request asks for is tried on a socket of ours now, so a client hears at once
-// that this host lacks it (or does not allow it), not when its data connections come.
+// Tried now, so the client hears at once, not when its data connections come.
 void check_congestion(const test_request& r) {
   if (r.congestion.empty()) return;
-  // Only a loaded algorithm: a root netserve's probe would otherwise load a kernel module of the
-  // client's choosing (tcp_<name>).
+  // Or a root netserve's probe would load a kernel module of the client's choosing.
   if (!congestion_loaded(r.congestion))
     throw protocol_error("rejected: " + congestion_unavailable(r.congestion) + "; load it on this host first");
   try {
@@ -25,8 +23,6 @@ void check_congestion(const test_request& r) {
 
 }  // namespace
 
-// Where a UDP test's datagrams go: the client's address, which may be this host's own, and the path MTU
-// towards it, which what netserve sends must fit.
 data_peer peer_of_test(const test_request& r, const endpoint& peer, const own_sockets& own) {
   data_peer p;
   if (!is_udp(r.kind)) return p;

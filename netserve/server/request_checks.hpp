@@ -7,11 +7,9 @@
 
 namespace nb::serve {
 
-// Throws protocol_error ("rejected: ...") for a request this server will not run: out of the operator's
-// limits, or not meaningful.
+// Throws protocol_error ("rejected: ...").
 void validate_request(const test_request& r, const server_options& o);
-// Where a UDP test's datagrams go (the client's address, whether it is this host's, the path MTU towards
-// it), for check_data_peer (core/policy/request_rules.hpp). Throws protocol_error when there is no path.
+// For check_data_peer. Throws protocol_error when there is no path.
 data_peer peer_of_test(const test_request& r, const endpoint& peer, const own_sockets& own);
 
 }  // namespace nb::serve

@@ -26,7 +26,7 @@ served_test::served_test(std::uint64_t id, std::string cookie, test_request requ
       xdp_(std::move(xdp)),
       streams_(request_.streams, request_.reverse, request_.kind, request_.message_size) {
   unattributed_at_start_ = port_->unattributed();
-  // The request was checked (request_rules.cpp): its mode is one of the three.
+  // Checked (request_rules.cpp): one of the modes.
   if (request_.kind == test_kind::udp_stream && request_.reverse)
     segmentation_ = resolve_segmentation(parse_gso_mode(request_.segmentation).value_or(gso_mode::automatic),
                                          peer_.unmapped(), local_.unmapped(), request_.message_size);
@@ -55,11 +55,10 @@ int served_test::attach_udp() {
     e.set_port(p);
     sources.push_back(e);
   }
-  // The port's sockets are shared: a test may enlarge their buffers, never shrink them under another test.
   int granted = port_->grow_recv_buffer(request_.rcvbuf);
   if (counts_at_driver()) {
     for (const endpoint& e : sources) {
-      xdp_->add_flow(e, local_.port(), request_.message_size);  // throws: flows added so far go with forget_flows
+      xdp_->add_flow(e, local_.port(), request_.message_size);  // throws: forget_flows removes the rest
       xdp_flows_.push_back(e);
     }
   }
@@ -82,11 +81,9 @@ std::string served_test::receive_batching() const {
 }
 
 std::pair<int, int> served_test::data_socket_buffers() const {
-  // Reverse UDP sends on the port's socket, with the buffer it has.
-  if (is_udp(request_.kind)) return {0, send_buffer(port_->fd())};
-  // TCP data connections come after the ready message: a socket of theirs, given the sizes asked for,
-  // shows what they get (an accepted connection starts from the same defaults; netperf too reports
-  // the size set before the connection, not what autotuning makes of it).
+  if (is_udp(request_.kind)) return {0, send_buffer(port_->fd())};  // reverse: the port's socket
+  // TCP connections come after the ready message: a probe shows what they get (netperf too reports the
+  // size set before the connection, not autotuning's).
   fd_handle probe = make_socket(peer_.family(), SOCK_STREAM);
   return {request_.rcvbuf > 0 ? set_recv_buffer(probe.get(), request_.rcvbuf) : recv_buffer(probe.get()),
           request_.sndbuf > 0 ? set_send_buffer(probe.get(), request_.sndbuf) : send_buffer(probe.get())};
@@ -100,7 +97,7 @@ attach_refusal served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
     return "data connection from another address than the control connection";
   if (request_.rcvbuf > 0) set_recv_buffer(fd.get(), request_.rcvbuf);
   if (request_.sndbuf > 0) set_send_buffer(fd.get(), request_.sndbuf);
-  // Both ends, as iperf3 does: the sender's algorithm decides the rate; the receiver's is recorded.
+  // Both ends, as iperf3 does: the sender's decides the rate; the receiver's is recorded.
   if (!request_.congestion.empty()) {
     try {
       set_tcp_congestion(fd.get(), request_.congestion);
@@ -109,8 +106,7 @@ attach_refusal served_test::attach_tcp(std::uint32_t stream, fd_handle fd) {
     }
   }
   streams_[stream].fd = std::move(fd);
-  // The stream's thread and its buffer come with the start instant, not now: a client that connects
-  // its streams and never starts holds descriptors (counted in its budget), no memory.
+  // Thread and buffer at the start: a client that never starts holds descriptors, no memory.
   if (start_wall_ns_ != 0) start_tcp_stream(stream);
   return std::nullopt;
 }
@@ -143,7 +139,7 @@ bool served_test::all_data_attached() const {
 void served_test::start(std::int64_t start_wall_ns) {
   start_wall_ns_ = start_wall_ns;
   began_wall_ns_ = std::max(start_wall_ns, wall_ns());
-  if (is_udp(request_.kind)) {  // forward: the port's lanes receive (and answer UDP_RR)
+  if (is_udp(request_.kind)) {  // forward: the port's lanes receive and answer
     if (request_.kind == test_kind::udp_rr && udp_flows_)
       udp_flows_->answer_between(start_wall_ns - rr_answer_lead_ns,
                                  began_wall_ns_ + s_to_ns(request_.duration_s) + rr_answer_drain_ns);
@@ -163,7 +159,7 @@ void served_test::start(std::int64_t start_wall_ns) {
 }
 
 void served_test::claim_targets() {
-  if (request_.data_ports.empty() || !is_local_address(peer_)) return;  // elsewhere: no socket of ours there
+  if (request_.data_ports.empty() || !is_local_address(peer_)) return;
   targets_ = serve::claim_targets(own_ports_, request_.data_ports);
 }
 
@@ -184,8 +180,8 @@ void served_test::start_sender(std::uint32_t stream) {
     endpoint dest = peer_;
     dest.set_port(request_.data_ports[stream]);
     plan.dest = dest;
-    // The port's socket is shared and bound to the wildcard: the source address and the DSCP go with
-    // each datagram, so the client's connected socket accepts them and no other test is marked.
+    // The port's shared wildcard socket: source and DSCP per datagram, so the client's connected socket
+    // accepts them and no other test is marked.
     plan.source = local_;
     plan.tos = request_.dscp >= 0 ? request_.dscp << 2 : -1;
     plan.payload = payload_;
@@ -204,16 +200,12 @@ stream_set::received_of served_test::received_from_port() const {
   };
 }
 
-// With --xdp-pass the socket path counts again what the driver counted: the driver's count is the
-// received one, the socket lends its jitter (the program keeps no transit times). With drops, a datagram
-// the socket got never crossed the engine's interface (it came by another), so the two counts add up.
+// How the driver's and the socket's counts combine: docs/netserve.md#xdp-engine
 flow_totals served_test::received_at_driver(std::size_t stream, const flow_totals& socket) const {
-  if (stream >= xdp_flows_.size()) return socket;  // flows forgotten (finished) or never all added
+  if (stream >= xdp_flows_.size()) return socket;  // finished, or never all added
   flow_totals t = xdp_->read_flow(xdp_flows_[stream], local_.port());
   if (xdp_->pass()) {
-    // More at the socket than at the driver: the stream (or part of it) came by another interface, or
-    // in a form the program leaves alone (two VLAN tags, IPv6 extension headers). The socket's count is
-    // then the received one; what it missed past the driver is not known.
+    // Came by another interface, or in a form the program leaves alone (two VLAN tags, extension headers).
     if (socket.packets > t.packets) return socket;
     t.jitter_ns = socket.sequenced > 1 ? socket.jitter_ns : -1;
     return t;
@@ -230,9 +222,8 @@ void served_test::totals(std::uint64_t& packets, std::uint64_t& bytes) const {
 bool served_test::finished() const { return (!request_.reverse && is_udp(request_.kind)) || streams_.all_done(); }
 
 bool served_test::drained(std::int64_t quiet_ns) const {
-  // Arrival times are kernel stamps, so "quiet" alone could be fooled by a receiver that is behind:
-  // the lanes' queues must be empty too. Another test still sending on the port keeps a queue busy;
-  // the session's drain bound ends the wait then.
+  // Kernel stamps: "quiet" alone is fooled by a receiver that is behind. Another test on the port may
+  // keep a queue busy; the drain bound ends the wait then.
   std::int64_t last = 0;
   for (const recv_counters& c : udp_flows_->counters) last = std::max(last, c.last_arrival_ns.get());
   if (counts_at_driver())
@@ -275,9 +266,7 @@ side_counts served_test::finish() {
     lanes_used_ = serve::lanes_used(*udp_flows_);
     c.batching = receive_batching();
     if (counts_at_driver()) {
-      // Passing on, the socket drops what the driver already counted: no loss of the test's (what the
-      // socket path missed is received - socket_packets). Dropping, a datagram the socket got came by
-      // another interface, and its drops are the test's.
+      // Passing on, socket drops are of datagrams the driver counted; dropping, the socket's are the test's.
       if (xdp_->pass()) c.kernel_drops = 0;
       c.receive_engine = xdp_->name();
       for (std::size_t s = 0; s < udp_flows_->sources.size(); ++s) {

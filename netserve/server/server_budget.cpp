@@ -19,7 +19,7 @@ budget_cost operator+(const budget_cost& a, const budget_cost& b) noexcept {
           saturating_add<std::uint64_t>(a.connections, b.connections)};
 }
 
-// Never below zero: a release without its take would be a bug, not a reason to wrap.
+// A release without its take would be a bug, not a reason to wrap.
 void subtract(budget_cost& from, const budget_cost& c) noexcept {
   from.tests -= std::min(from.tests, c.tests);
   from.streams -= std::min(from.streams, c.streams);
@@ -31,7 +31,7 @@ bool is_zero(const budget_cost& c) noexcept {
   return c.tests == 0 && c.streams == 0 && c.buffer_bytes == 0 && c.connections == 0;
 }
 
-// Limits are bounded at parse (netserve/main.cpp), so the product is far below 2^53.
+// Limits are bounded at parse: far below 2^53.
 std::uint64_t share(std::uint64_t total, double fraction) noexcept {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::floor(static_cast<double>(total) * fraction)));
 }
@@ -53,11 +53,11 @@ budget_cost cost_of(const test_request& r) {
   if (is_udp(r.kind) && !r.reverse) return {1, 0, 0, 0};  // the port's lanes receive (and answer)
   std::uint64_t size = std::max<std::uint64_t>(r.message_size, 1);
   std::uint64_t per_stream = 0;
-  if (r.kind == test_kind::tcp_rr)  // a read buffer of at least 64 KiB and one answer
+  if (r.kind == test_kind::tcp_rr)  // a read buffer and one answer
     per_stream = std::max<std::uint64_t>(size, 64u << 10) + r.response_size;
   else if (r.kind == test_kind::tcp_stream)
     per_stream = r.reverse ? size : (r.recv_size ? r.recv_size : tcp_max_default_recv_size);
-  else  // the sender's batch of datagrams, with a header, an iovec and ancillary data for each
+  else  // a batch, each with a header, an iovec and ancillary data
     per_stream = saturating_mul<std::uint64_t>(default_batch(r.message_size), saturating_add<std::uint64_t>(size, 256));
   return {1, r.streams, saturating_mul<std::uint64_t>(r.streams, per_stream), 0};
 }

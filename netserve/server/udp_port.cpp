@@ -18,9 +18,8 @@ namespace nb::serve {
 namespace {
 constexpr std::int64_t idle_exit_ns = 2'000'000'000;  // a thread with no test for this long ends
 constexpr std::size_t batch = 64;
-constexpr std::int64_t busy_window_ns = 100'000'000;  // a lane that received within this is busy
-// How often a lane looks at the others: often enough that pinning follows a second stream within a
-// few interval samples, rarely enough that the clock reads and the scan cost nothing per batch.
+constexpr std::int64_t busy_window_ns = 100'000'000;
+// Pinning follows a second stream within a few interval samples; the scan costs nothing per batch.
 constexpr std::int64_t place_every_ns = 10'000'000;
 }  // namespace
 
@@ -50,7 +49,7 @@ void udp_flows::answer(std::size_t request, std::size_t response, const endpoint
 }
 
 void udp_flows::answer_between(std::int64_t from_ns, std::int64_t until_ns) noexcept {
-  // `from` first: a lane that sees the end of the window sees its start too.
+  // `from` first: a lane that sees the end sees the start.
   answer_from_ns_.store(from_ns, std::memory_order_relaxed);
   answer_until_ns_.store(until_ns, std::memory_order_release);
 }
@@ -88,12 +87,8 @@ std::string lanes_used(const udp_flows& flows) {
 
 std::vector<udp_lane> bind_lanes(const endpoint& local, const std::vector<int>& cpus, int rcvbuf) {
   const bool group = cpus.size() > 1;
-  // Without reuseport BPF (before 4.5) the lanes still share the port, by the kernel's hash of each
-  // sender's address and port: a flow stays on one lane, several flows spread over the lanes, but no
-  // lane gets its CPU's datagrams, so none has a CPU of its own to run on.
   const bool steer = group && kernel_has(kernel_feature::reuseport_cbpf);
-  // A plain bind first: it fails if anything holds the port, even another SO_REUSEPORT group of this
-  // user, which the lanes would otherwise join without a word.
+  // Fails if anything holds the port, even a SO_REUSEPORT group of this user the lanes would join silently.
   if (group) bind_udp(local, false);
   std::vector<udp_lane> lanes;
   for (int cpu : cpus) {
@@ -144,17 +139,17 @@ void udp_port::start_lanes() {
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     lane_state& s = *lanes_[l];
     if (s.running) continue;
-    if (s.thread.joinable()) s.thread.join();       // a thread that ended for idleness; it no longer needs mu_
-    s.thread = std::thread([this, l] { run(l); });  // may throw: the lane then stays startable
+    if (s.thread.joinable()) s.thread.join();       // ended for idleness: no longer needs mu_
+    s.thread = std::thread([this, l] { run(l); });  // may throw: the lane stays startable
     s.running = true;
   }
 }
 
 namespace {
-// iperf3's hello, as its client writes it: an unsigned int in the host's byte order.
+// In the client host's byte order, as iperf3 writes it.
 constexpr std::uint32_t iperf3_udp_hello = 0x36373839;
 
-// Same address, whatever the port: a stream's hello comes from its own port.
+// Whatever the port: a stream's hello comes from its own.
 bool same_address(const endpoint& a, const sockaddr* sa) noexcept {
   if (sa->sa_family != a.family()) return false;
   endpoint probe = a;
@@ -182,14 +177,14 @@ void udp_port::stop_expecting(const std::string& cookie) {
   generation_.fetch_add(1, std::memory_order_release);
 }
 
-// True when the hello is a waiting session's (kept now, or its stream's again), false when it is foreign.
+// False when the hello is foreign.
 bool udp_port::keep_hello(const sockaddr* source, std::int64_t arrival_ns) {
   std::lock_guard lock(mu_);
   for (hello_wait& w : hello_waits_) {
     if (!same_address(w.address, source)) continue;
     if (arrival_ns < w.not_before_ns) return false;
     for (const endpoint& k : w.kept)
-      if (k.same(source)) return true;  // a stream that announced itself again: still one stream
+      if (k.same(source)) return true;  // announced again: still one stream
     if (w.kept.size() >= w.streams) return false;
     w.kept.emplace_back(source, source->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
     return true;
@@ -215,7 +210,7 @@ std::uint64_t udp_port::drops_since(const udp_flows& flows, bool& shared) const 
   std::uint64_t drops = 0;
   for (std::size_t l = 0; l < lanes_.size(); ++l) {
     auto now = static_cast<std::uint32_t>(socket_drops(lanes_[l]->lane.fd.get()));
-    drops += static_cast<std::uint32_t>(now - flows.drops_at_attach[l]);  // the kernel counter wraps at 2^32
+    drops += static_cast<std::uint32_t>(now - flows.drops_at_attach[l]);  // wraps at 2^32
   }
   return drops;
 }
@@ -255,17 +250,14 @@ bool udp_port::refresh(std::size_t lane, lane_view& view) {
   return !view.flows.empty() || !view.hello_from.empty();
 }
 
-// A datagram the hint does not match: points the hint at its flow, or returns false when it has none (an
-// iperf3 hello, kept, or a foreign datagram, counted). Consecutive datagrams mostly belong to one flow,
-// so this call is made per flow change, not per datagram.
+// Called per flow change, not per datagram. False for no flow: an iperf3 hello (kept) or a foreign datagram.
 bool udp_port::find_flow(lane_state& self, std::size_t lane, lane_view& view, const received& r) {
   auto find = [&] {
     return std::find_if(view.flows.begin(), view.flows.end(),
                         [&](const local_entry& e) { return e.source.same(r.source); });
   };
   auto it = find();
-  // A test attached while this thread sat in recvmmsg: its first datagrams may be in this very batch, so
-  // a miss looks at the table again before calling a datagram foreign.
+  // A test may have attached while this thread sat in recvmmsg: look again before calling it foreign.
   if (it == view.flows.end() && generation_.load(std::memory_order_acquire) != view.seen) {
     refresh(lane, view);
     it = find();
@@ -277,7 +269,7 @@ bool udp_port::find_flow(lane_state& self, std::size_t lane, lane_view& view, co
   if (!view.hello_from.empty() && r.len == 4 && r.copied == 4) {
     std::uint32_t word;
     std::memcpy(&word, r.data, 4);
-    // Only a waiting session's address takes the lock; a flood from any other is foreign at once.
+    // Only a waiting address takes the lock: a flood from any other is foreign at once.
     auto waited = [&](const endpoint& a) { return same_address(a, r.source); };
     if (word == iperf3_udp_hello && std::any_of(view.hello_from.begin(), view.hello_from.end(), waited) &&
         keep_hello(r.source, r.arrival_ns))
@@ -287,9 +279,8 @@ bool udp_port::find_flow(lane_state& self, std::size_t lane, lane_view& view, co
   return false;
 }
 
-// UDP_RR: at most one answer per request in the buffer. GRO merges consecutive datagrams of one flow, so a
-// buffer of n requests numbered from k carries k .. k + n - 1; only the first one's bytes were copied. A
-// datagram of another size than the test's requests (the last of a GRO buffer may be shorter) is none.
+// A GRO buffer of n requests numbered from k carries k .. k + n - 1; only the first one's bytes were
+// copied. A datagram of another size (a GRO buffer's last may be shorter) is no request.
 void udp_port::answer(int fd, const local_entry& e, const received& r,
                       std::vector<unsigned char>& scratch) const noexcept {
   udp_flows& f = *e.owner;
@@ -316,7 +307,7 @@ void udp_port::answer(int fd, const local_entry& e, const received& r,
   }
   for (std::size_t i = 0; i < requests; ++i) {
     if (numbered) {
-      if (!f.first_time(e.stream, first + i)) {  // answered already: a repeat, or our own answer come back
+      if (!f.first_time(e.stream, first + i)) {  // a repeat, or our own answer come back
         ++unanswered;
         continue;
       }
@@ -349,13 +340,13 @@ void udp_port::place(lane_state& self, const std::vector<int>& home, int asked, 
 
 void udp_port::run(std::size_t lane) {
   lane_state& self = *lanes_[lane];
-  const std::vector<int> home = allowed_cpus();  // inherited from netserve's main thread: where "unpinned" goes back to
+  const std::vector<int> home = allowed_cpus();  // main's, where "unpinned" goes back to
   self.pinned = -1;
   std::int64_t next_place = 0;
   udp_batch_receiver rx(self.lane.fd.get(), batch, gro_);
   lane_view view;
   std::int64_t idle_since = mono_ns();
-  std::vector<unsigned char> scratch(max_udp_message_size);  // UDP_RR: the answer being sent
+  std::vector<unsigned char> scratch(max_udp_message_size);  // UDP_RR answers
   while (!stop_.load(std::memory_order_relaxed)) {
     if (generation_.load(std::memory_order_acquire) != view.seen) {
       if (refresh(lane, view)) idle_since = 0;
@@ -386,7 +377,7 @@ void udp_port::run(std::size_t lane) {
     if (now >= next_place) {
       const int asked = view.asked;
       place(self, home, asked, now);
-      if (asked >= 0 && self.pinned == asked)  // the verdict judges this CPU: only once it is true
+      if (asked >= 0 && self.pinned == asked)  // the verdict judges this CPU: only once true
         for (const auto& e : view.flows)
           if (e.owner->cpu == asked) e.owner->pinned.store(asked, std::memory_order_relaxed);
       next_place = now + place_every_ns;

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-// The generated skeleton embeds the compiled program: netserve needs no file beside it at run time.
+// The skeleton embeds the compiled program: no file beside netserve at run time.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wconversion"
 #pragma GCC diagnostic ignored "-Wpedantic"
@@ -31,11 +31,10 @@
 namespace nb::serve {
 namespace {
 
-constexpr const char* program_name = "nb_count";  // SEC("xdp") int nb_count(...) in count.bpf.c
+constexpr const char* program_name = "nb_count";  // count.bpf.c's
 
-// libbpf's warnings are kept, not printed: a failure's one line then ends with the last of them (the
-// verifier's complaint, the kernel's extended error), and a success prints nothing. Only the engine's
-// set-up calls libbpf, on main's thread.
+// Kept, not printed: a failure's one line ends with the last (the verifier's complaint), a success prints
+// nothing. Only set-up calls libbpf, on main's thread.
 std::string libbpf_said;
 
 int libbpf_log(enum libbpf_print_level level, const char* format, va_list args) {
@@ -68,7 +67,7 @@ nb_flow_key key_of(const endpoint& source, std::uint16_t port) {
     return k;
   }
   const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(source.data())->sin6_addr;
-  if (IN6_IS_ADDR_V4MAPPED(&a)) {  // an IPv4 client of a netserve bound to ::, IPv4 on the wire
+  if (IN6_IS_ADDR_V4MAPPED(&a)) {  // IPv4 on the wire
     k.family = NB_XDP_INET;
     std::memcpy(k.saddr, a.s6_addr + 12, 4);
   } else {
@@ -97,8 +96,8 @@ struct xdp_engine::impl {
   xdp_options options;
   int ifindex = 0;
   nb_xdp_count* skel = nullptr;
-  int link_fd = -1;        // the BPF link; -1 with a netlink attachment (legacy)
-  __u32 legacy_flags = 0;  // the netlink attachment's mode, to detach it
+  int link_fd = -1;        // -1 with a netlink attachment (legacy)
+  __u32 legacy_flags = 0;  // to detach it
   bool legacy = false;
   std::string name;
   int cpus = 1;
@@ -110,10 +109,8 @@ struct xdp_engine::impl {
   ~impl();
 };
 
-// A program of ours still attached is a crashed netserve's netlink attachment, or a link: a running
-// netserve's, or one whose netserve just ended (the kernel frees a link from a work queue, moments after
-// its last descriptor closed). Netlink cannot detach a link (EBUSY): it is waited for, up to a second,
-// then taken for a live netserve's. Anything else on the interface belongs to someone else.
+// A crashed netserve's netlink attachment, or a link: a live netserve's, or one the kernel frees moments
+// after its netserve ended. Netlink cannot detach a link (EBUSY): wait up to a second.
 void xdp_engine::impl::detach_leftover() {
   for (int waited_ms = 0;; waited_ms += 20) {
     if (!detach_ours(waited_ms >= 1000)) return;
@@ -121,8 +118,7 @@ void xdp_engine::impl::detach_leftover() {
   }
 }
 
-// One look: false when nothing of ours is left attached; true when a link of ours is there (last_look:
-// throw instead).
+// True when a link of ours is there (last_look: throws instead).
 bool xdp_engine::impl::detach_ours(bool last_look) {
   bpf_xdp_query_opts q{};
   q.sz = sizeof(q);
@@ -131,7 +127,7 @@ bool xdp_engine::impl::detach_ours(bool last_look) {
   __u32 id = q.prog_id ? q.prog_id : (q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id);
   fd_handle prog(bpf_prog_get_fd_by_id(id));
   if (!prog) {
-    if (errno == ENOENT) return false;  // gone meanwhile
+    if (errno == ENOENT) return false;
     fail(options.interface, fmt::format("cannot inspect the XDP program already attached (id {})", id), errno);
   }
   bpf_prog_info info{};
@@ -144,7 +140,7 @@ bool xdp_engine::impl::detach_ours(bool last_look) {
         "program's (ip link set dev {} xdp off detaches it)",
         options.interface, info.name, id, options.interface));
   __u32 flags = q.attach_mode == XDP_ATTACHED_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE;
-  bpf_xdp_attach_opts ao{};  // only the program looked at: one attached meanwhile stays
+  bpf_xdp_attach_opts ao{};  // only the program looked at
   ao.sz = sizeof(ao);
   ao.old_prog_fd = prog.get();
   if (int d = bpf_xdp_detach(ifindex, flags | XDP_FLAGS_REPLACE, &ao); d < 0) {
@@ -166,7 +162,7 @@ void xdp_engine::impl::attach_mode(__u32 flags) {
   link_fd = bpf_link_create(prog, ifindex, BPF_XDP, &lo);
   if (link_fd >= 0) return;
   int err = errno;
-  if (err != EINVAL || flags == 0) {  // EINVAL with a mode: a kernel before XDP links (5.9) may say so
+  if (err != EINVAL || flags == 0) {  // a kernel before XDP links (5.9) may say EINVAL
     errno = err;
     return;
   }
@@ -200,7 +196,7 @@ void xdp_engine::impl::attach() {
 }
 
 xdp_engine::impl::~impl() {
-  if (link_fd >= 0) ::close(link_fd);  // the kernel detaches with the link's last descriptor
+  if (link_fd >= 0) ::close(link_fd);  // detaches
   if (legacy) bpf_xdp_detach(ifindex, legacy_flags, nullptr);
   if (skel) nb_xdp_count::destroy(skel);
 }
@@ -257,13 +253,13 @@ flow_totals xdp_engine::read_flow(const endpoint& source, std::uint16_t port) co
   nb_flow_key k = key_of(source, port);
   std::vector<nb_flow_count> per_cpu(static_cast<std::size_t>(impl_->cpus));
   flow_totals t;
-  t.jitter_ns = -1;  // unknown: the program keeps no transit times
+  t.jitter_ns = -1;  // unknown
   if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.flows), &k, per_cpu.data()) < 0) return t;
-  // The program stamps CLOCK_MONOTONIC; results carry the wall clock the socket engine's stamps are on.
+  // CLOCK_MONOTONIC to the socket engine's wall clock.
   const std::int64_t to_wall = wall_ns() - mono_ns();
   for (const nb_flow_count& c : per_cpu) {
     flow_totals cpu;
-    cpu.packets = cpu.buffers = c.packets;  // the program counts no buffers of its own
+    cpu.packets = cpu.buffers = c.packets;
     cpu.bytes = c.bytes;
     cpu.sequenced = c.sequenced;
     cpu.out_of_order = c.out_of_order;

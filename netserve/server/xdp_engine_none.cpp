@@ -1,5 +1,4 @@
-// The XDP engine's stand-in where netserve was built without it (netserve/CMakeLists.txt says when): every
-// use is refused in one line naming what the build lacked.
+// Where netserve was built without the XDP engine (netserve/CMakeLists.txt).
 #include "netserve/server/xdp_engine.hpp"
 
 #include <stdexcept>
