@@ -5,20 +5,19 @@
 # streams (--streams / -P), the same congestion control on every socket (-K / -C / -Z), sender and
 # receiver pinned to their CPUs, socket buffers left to autotuning for all. The algorithm is cubic (Linux's
 # default) where the host has it, else the host's default; --tcp-cc chooses. bbr paces inside TCP when the
-# device has no fq qdisc (loopback, veth): a timer per burst, which on this virtual machine caps every tool
-# alike (about 200 Mbit/s on the wire-like path, where each burst is one segment), so a comparison under it
-# measures the timer, not the tools.
+# device has no fq qdisc (loopback, veth): a timer per burst, which can cap every tool alike (bench/README.md,
+# the TCP rows), so a comparison under it measures the timer, not the tools.
 # Each receiver reads with its own default size (netserve 256K under cubic, 64K under bbr; iperf3 the
 # client's -l; iperf2 128K).
 # Each tool sends and receives its own default way: netload sends with sendfile() from a memory file
-# (core/data/tcp_send.hpp) and its receiver lets the kernel discard the bytes (MSG_TRUNC); iperf3 and iperf2
+# (core/data/tcp_send.hpp) and its receiver reads in the mode netload chooses (below); iperf3 and iperf2
 # write() from a buffer and read() into one. Info rows say where a difference comes from: iperf3 -Z (its
 # sendfile(); its receiver still copies) against netload, and netload --send-copy --recv-copy (copies at
 # both ends, as iperf does) against iperf3 and iperf2.
 # netload's receiver reads in the mode it chooses from where the peer is (core/policy/receive_mode.cpp: copy
 # for one stream to this host, discard otherwise); an info row per cell runs the other mode beside it.
-# Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: this machine's TCP figures swing
-# by up to 2x between minutes, so one run per tool would compare the minutes, not the tools. The report
+# Every cell runs TCP_ROUNDS times, the tools interleaved inside a round: TCP figures here swing between
+# minutes more than the tools differ (bench/README.md), so one run per tool would compare the minutes. The report
 # takes each cell's median. `--zerocopy` rows run beside netload's plain ones.
 #
 # Uses bench/run's globals and helpers: RAW LIB NETLOAD NETSERVE DUR SND_CPU RCV_CPU PIDS TCP_ROUNDS say

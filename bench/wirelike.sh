@@ -61,8 +61,8 @@ wl_wait_listen() {  # tcp|udp PORT — ss inside the receiver's namespace
 
 # In a namespace, pinned; the pid recorded in PIDS (ip netns exec and taskset exec, timeout forwards signals).
 # wl_in_rx starts servers, in the background only: a function run with & is a subshell of its own, which
-# exec replaces, so that $! is the server's timeout and stop_pid reaches the server (without exec it only
-# ended the subshell, and every server lived on until its timeout).
+# exec replaces, so that $! is the server's timeout and stop_pid reaches the server (without exec it would
+# end only the subshell, and the server would live on until its timeout).
 wl_in_rx() { exec ip netns exec "$WL_RX_NS" taskset -c "$RCV_CPU" "$@"; }
 wl_in_tx() { ip netns exec "$WL_TX_NS" taskset -c "$SND_CPU" "$@"; }
 
@@ -141,7 +141,7 @@ wirelike_xdp() {
 # netload's own counts (sent vs received), found by tests/lab/wirelike_truth.py's bisection (to 2 %,
 # WL_PDR_SECONDS per trial). It starts from half the unpaced run's received rate and its sent rate (rows
 # wl_netload_mSIZE, run before). The helper prints the kernel's loss for every trial beside netload's.
-# The lead's harness-driven rate search will replace the helper here; the row and its JSON stay the same.
+# The row and its JSON hold the result only, so another search can replace the helper without changing them.
 wirelike_netload_pdr() {  # NAME SIZE
     local name=$1 size=$2 rx tx rates
     rx=$(python3 "$LIB" field "$RAW/wl_netload_m$size.json" receiver.pps 2>/dev/null) || rx=""

@@ -23,11 +23,10 @@ namespace {
 using namespace nb::load;  // exit_code
 
 int run(const nb::load::client_options& o) {
-  // -T: like netperf, the whole program goes where it was asked (its control thread too, which would
-  // otherwise wander onto the other side's CPU); each stream's thread then takes its own CPU.
+  // -T: the control thread too, as netperf, or it would wander onto the other side's CPU.
   if (o.local_cpu >= 0 && !nb::pin_thread_to_cpu(o.local_cpu))
     fmt::print(stderr, "netload: cannot run on CPU {} (-T): not pinned\n", o.local_cpu);
-  boost::asio::io_context io;  // run_test owns the signals: a stop ends the test and keeps its figures
+  boost::asio::io_context io;  // run_test owns the signals
   std::int64_t first_start = 0;
   auto sink = [&](const nb::interval_figures& i) {
     if (!first_start) first_start = i.start_ns;
@@ -60,7 +59,7 @@ int run(const nb::load::client_options& o) {
   return nb::load::exit_status(r);
 }
 
-// `harness check`: the facts first, then the clock service until the harness closes our stdin.
+// `harness check`: the clock service runs until the harness closes our stdin.
 int host_info(const nb::load::client_options& o) {
   fmt::print("{}\n", nb::host_facts(o.mtu_peers).dump());
   std::fflush(stdout);
@@ -68,8 +67,7 @@ int host_info(const nb::load::client_options& o) {
   return ok;
 }
 
-// --iperf3 / --iperf2 ARGS: the runs iperf's command line comes to (iperf2's -r: two, one after the
-// other), after the line saying which netload command line that is. Empty: nothing to run.
+// Empty: nothing to run.
 std::vector<nb::load::client_options> iperf_runs(const std::vector<std::string>& args) {
   auto t = nb::load::translate_iperf(args);
   if (!t) return {};
@@ -104,8 +102,7 @@ int main(int argc, char** argv) {
                     : o.bidir && o.peer == nb::load::peer_kind::netserve ? nb::load::run_bidir(o)
                                                                          : run(o);
       status = worse(status, s);
-      // iperf2 -r: a forward run that failed leaves nothing for the reverse one, and one the user stopped
-      // ends the command: no test starts after a stop.
+      // iperf2 -r: a failed forward run leaves nothing for the reverse; no test starts after a stop.
       if (s == failed || is_interrupted_status(s)) break;
     }
     return status;

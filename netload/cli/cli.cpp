@@ -20,7 +20,7 @@
 namespace nb::load {
 namespace {
 
-// netperf options netload does not take, with what they do, so the error says more than "unknown".
+// With what they do, so the refusal says more than "unknown".
 const std::map<std::string, std::string> unsupported_global = {{"-a", "send/recv buffer alignment"},
                                                                {"-A", "remote buffer alignment"},
                                                                {"-b", "burst size"},
@@ -61,7 +61,7 @@ void reject_unsupported(const std::vector<std::string>& args, const std::map<std
 }
 
 std::pair<std::int32_t, std::int32_t> parse_cpu_pair(const std::string& text) {
-  // netperf -T: "N" (both), "l,r", "l," or ",r"
+  // "N" (both), "l,r", "l," or ",r"
   auto parse = [&](const std::string& s) -> std::int32_t {
     if (s.empty()) return -1;
     if (auto cpu = parse_whole<std::int32_t>(s, 0)) return *cpu;
@@ -86,15 +86,14 @@ struct raw_options {
   std::string peer = "netserve";
   std::string test = "TCP_STREAM", cpus, rate, local_buf, remote_buf, message, recv_size, remote_recv_size, rr_sizes,
               units;
-  std::optional<std::uint32_t> burst, test_burst;  // --burst and -- -b: the same setting, given once
-  std::string recv_mode;                           // --recv-mode, and its two short forms: one setting
+  std::optional<std::uint32_t> burst, test_burst;  // one setting
+  std::string recv_mode;                           // with its two short forms: one setting
   bool recv_copy = false, recv_discard = false;
-  bool gso = false, no_gso = false;  // --gso, --no-gso: one setting
+  bool gso = false, no_gso = false;  // one setting
   int routing = 1;
 };
 
-// Options in the groups --help shows them in; ranges are checked by validators that say what is wrong
-// in words ("-l must be a positive number of seconds"). First the server and the connection to it.
+// Validators say what is wrong in words.
 void add_connection(CLI::App& app, client_options& o, raw_options& raw) {
   using namespace nb::cli;
   const std::string conn = "Server and connection";
@@ -119,7 +118,6 @@ void add_connection(CLI::App& app, client_options& o, raw_options& raw) {
   option(app, "--psk-file", o.psk_file, "Key file (first line) for a netserve started with --psk-file", "FILE", conn);
 }
 
-// What runs: the test, its length, streams, direction and CPUs (help group "Test").
 void add_test_shape(CLI::App& app, client_options& o, raw_options& raw) {
   using namespace nb::cli;
   const std::string test = "Test";
@@ -213,7 +211,6 @@ void add_test(CLI::App& app, raw_options& raw, client_options& o) {
       ->check(whole_in("-R", 0, 1));
 }
 
-// The refused netperf options for the footer: "-a send/recv buffer alignment; -A ...".
 std::string refused_list(const std::map<std::string, std::string>& table) {
   std::string s;
   for (const auto& [flag, what] : table) s += fmt::format("{}{} {}", s.empty() ? "" : "; ", flag, what);
@@ -265,7 +262,7 @@ std::string footer() {
          "takes those paths on any kernel, for tests.";
 }
 
-// -T: a CPU this process may not run on would be a silent no-op (netperf warns and runs anyway).
+// A CPU this process may not run on would be a silent no-op (netperf warns and runs anyway).
 void check_local_cpu(std::int32_t cpu, const std::string& text) {
   if (cpu < 0) return;
   const auto allowed = allowed_cpus();
@@ -274,7 +271,6 @@ void check_local_cpu(std::int32_t cpu, const std::string& text) {
       fmt::format("-T {}: this process may not run on CPU {} (it may run on {})", text, cpu, fmt::join(allowed, ",")));
 }
 
-// --recv-mode and its short forms --recv-copy / --recv-discard: one setting, said once or alike.
 void finish_recv_mode(client_options& o, const raw_options& raw) {
   std::vector<std::pair<std::string, recv_mode>> said;
   if (!raw.recv_mode.empty()) {
@@ -298,7 +294,6 @@ void finish_gso(client_options& o, const raw_options& raw) {
   o.gso = raw.gso ? gso_mode::on : raw.no_gso ? gso_mode::off : gso_mode::automatic;
 }
 
-// The TCP-only test options, once the test is known.
 void finish_tcp(client_options& o, const raw_options& raw) {
   const bool tcp = o.kind == test_kind::tcp_stream;
   if (!o.congestion.empty() && !is_tcp(o.kind)) throw usage_error("-K (congestion control) applies to TCP tests only");
@@ -309,8 +304,7 @@ void finish_tcp(client_options& o, const raw_options& raw) {
   if (o.send_copy && !tcp) throw usage_error("--send-copy applies to TCP_STREAM only");
   finish_recv_mode(o, raw);
   if (o.send_copy && o.zerocopy) throw usage_error("--send-copy and --zerocopy: one way of sending, not both");
-  // netperf's -M (the remote receive size; in TCP_MAERTS, netload's --reverse, the local one) is the
-  // receiver's bytes per recv(): --recv-size under netperf's letter.
+  // netperf's -M is the receiver's bytes per recv().
   const bool by_letter = !raw.remote_recv_size.empty();
   if (by_letter && !raw.recv_size.empty() && raw.remote_recv_size != raw.recv_size)
     throw usage_error("-M and --recv-size are one setting (the receiver's bytes per recv()): give one");
@@ -326,7 +320,7 @@ void finish_tcp(client_options& o, const raw_options& raw) {
   o.recv_size = static_cast<std::uint32_t>(size);
 }
 
-// Request/response: -r REQ,RESP (netperf's; one size gives both), the burst, and what does not apply.
+// -r REQ,RESP as netperf's: one size gives both.
 void finish_rr(client_options& o, const raw_options& raw) {
   if (raw.burst && raw.test_burst) throw usage_error("give --burst or -- -b, not both");
   o.burst = raw.burst ? *raw.burst : raw.test_burst.value_or(0);
@@ -356,8 +350,8 @@ void finish_rr(client_options& o, const raw_options& raw) {
     o.message_size = size(req);
     o.response_size = size(resp);
   }
-  // Under 8 bytes a UDP message has no room for its transaction's number: answers are matched in order,
-  // which stays right only with one transaction in flight (a late answer would shift every later one).
+  // Under 8 bytes there is no room for the transaction's number: matched in order, a late answer would
+  // shift every later one.
   if (o.kind == test_kind::udp_rr && o.burst > 0 && std::min(o.message_size, o.response_size) < 8)
     throw usage_error(
         fmt::format("UDP_RR -r {},{} with a burst: requests and answers need 8 bytes or more, room for "
@@ -365,7 +359,7 @@ void finish_rr(client_options& o, const raw_options& raw) {
                     o.message_size, o.response_size));
 }
 
-// --peer iperf3: what iperf3's protocol can carry. Refused at once, in one line, rather than half-done.
+// Refused at once, in one line, rather than half-done.
 void finish_iperf3_peer(client_options& o) {
   auto no = [](std::string_view what) {
     throw usage_error(fmt::format("--peer iperf3: {} (iperf3's protocol cannot carry it)", what));
@@ -386,13 +380,12 @@ void finish_iperf3_peer(client_options& o) {
 void finish_peer(client_options& o, const raw_options& raw) {
   if (raw.peer == "netserve") o.peer = peer_kind::netserve;
   else if (raw.peer == "iperf3") o.peer = peer_kind::iperf3;
-  else if (raw.peer == "netserver") o.peer = peer_kind::netserver;  // what it cannot run: netserver_peer.cpp
+  else if (raw.peer == "netserver") o.peer = peer_kind::netserver;
   else throw usage_error(fmt::format("--peer '{}': the peers are netserve, iperf3 and netserver", raw.peer));
   if (o.peer == peer_kind::iperf3) finish_iperf3_peer(o);
 }
 
-// --omit: the left-out part ends where both sides sample their counts, at an interval's end; the test runs
-// that much longer, as iperf3's -O does.
+// The left-out part ends at an interval's end, where both sides count; the test runs that much longer.
 void finish_omit(client_options& o) {
   if (o.omit_s == 0) return;
   if (is_rr(o.kind)) throw usage_error("--omit applies to UDP_STREAM and TCP_STREAM");
@@ -439,7 +432,7 @@ void finish(client_options& o, const raw_options& raw) {
     if (m < 1) throw usage_error("-m must be at least 1 byte");
     o.message_size = static_cast<std::uint32_t>(m);
   }
-  // TCP: 1 MiB writes, fewer system calls per byte (measured on loopback: 34 Gbit/s against 18 with 128 KiB).
+  // TCP: 1 MiB writes, fewer system calls per byte (bench/README.md#tcp-message-size).
   if (o.message_size == 0) o.message_size = o.kind == test_kind::udp_stream ? 1472 : 1024 * 1024;
   if (o.kind == test_kind::udp_stream && o.message_size > max_udp_message_size)
     throw usage_error(
@@ -461,12 +454,11 @@ void finish(client_options& o, const raw_options& raw) {
   finish_peer(o, raw);
 }
 
-// A CLI11 error in words. An unknown option that is one of the other list's says on which side of "--" it
-// goes; one that is not is named with the nearest option of its list (--iperf3 and --iperf2 among them).
+// An option of the other list says on which side of "--" it goes; else the nearest is named.
 std::string refusal(const CLI::App& here, const CLI::App& other, bool in_test, const CLI::Error& e) {
   const auto unknown = nb::cli::find_unknown_option(here);
   if (!unknown) return nb::cli::describe(here, e);
-  // "-m64": the option -m with its value
+  // "-m64"
   const std::string name = unknown->name.starts_with("--") ? unknown->name : unknown->name.substr(0, 2);
   if (other.get_option_no_throw(name))
     return in_test ? fmt::format("'{}' is not a test option: give it before --", name)
@@ -494,7 +486,7 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   raw_options raw;
   o.argv = args;
   CLI::App app{"netload: netperf-style UDP_STREAM / TCP_STREAM load generator"};
-  // An option given twice takes its last value, as netperf's getopt loop does ("-l 1 -l 2" runs 2 s).
+  // The last value, as netperf's getopt loop takes it.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_global(app, o, raw);
   add_search_options(app, o.search);
@@ -505,8 +497,8 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   test_app.set_help_flag();
   test_app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   add_test(test_app, raw, o);
-  test_app.footer(footer());  // printed last, after both option lists
-  bool in_test = false;       // which of the two lists CLI11 was reading when it refused
+  test_app.footer(footer());  // after both option lists
+  bool in_test = false;       // which list CLI11 was reading when it refused
   try {
     std::vector<std::string> rev(global.rbegin(), global.rend());
     app.parse(rev);
@@ -524,7 +516,7 @@ std::optional<client_options> parse_command_line(const std::vector<std::string>&
   }
   finish(o, raw);
   finish_search(o, app);
-  if (o.peer == peer_kind::iperf3 && app.get_option("--port")->count() == 0) o.port = 5201;  // iperf3's default
+  if (o.peer == peer_kind::iperf3 && app.get_option("--port")->count() == 0) o.port = 5201;  // iperf3's
   return o;
 }
 

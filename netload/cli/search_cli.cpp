@@ -15,7 +15,6 @@ const char* const search_only_options[] = {"--loss-ratio",   "--exceed-ratio", "
 
 bool option_given(const CLI::App& app, const std::string& name) { return app.get_option(name)->count() > 0; }
 
-// One test's settings that a search sets itself, or that have no place in it, and why.
 void refuse_single_test_options(const client_options& o, const CLI::App& app) {
   auto no = [](const std::string& what) { throw usage_error(fmt::format("--search: {}", what)); };
   if (o.kind != test_kind::udp_stream)

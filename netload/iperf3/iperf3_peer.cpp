@@ -1,4 +1,3 @@
-// The control side of netload --peer iperf3: the handshake, the streams, the end and the results exchange.
 #include "netload/iperf3/iperf3_peer.hpp"
 
 #include "core/base/clock.hpp"
@@ -24,8 +23,7 @@ namespace i3 = iperf3;
 
 namespace {
 
-// From the test's end: our senders' end (iperf3_peer_run.cpp: at most 10 s stuck on a full socket, 3 s for
-// the last bytes) and the server's results, whatever it sends meanwhile.
+// From the test's end to the last state; longer than our senders' own bounds.
 constexpr auto after_test_allowance = 30s;
 
 std::chrono::steady_clock::time_point after(double seconds) {
@@ -88,7 +86,7 @@ i3::params iperf3_client::make_params() const {
   p.parallel = o_.streams;
   p.reverse = o_.reverse;
   p.len = o_.message_size;
-  // Per stream, as iperf3's -b: the server paces by it when it sends; when we send, our pacer does.
+  // Per stream, as iperf3's -b; the server paces by it in reverse.
   if (o_.target_pps() > 0)
     p.bandwidth = static_cast<std::uint64_t>(o_.target_pps() * o_.message_size * 8.0 / o_.streams);
   p.window = o_.remote_buffer;
@@ -97,7 +95,7 @@ i3::params iperf3_client::make_params() const {
   p.server_affinity = o_.remote_cpu;
   if (o_.dscp >= 0) p.tos = o_.dscp << 2;
   p.udp_counters_64bit = o_.kind == test_kind::udp_stream;
-  p.get_server_output = true;  // its JSON output tells its version, for the result's "counted by"
+  p.get_server_output = true;  // tells its version, for the result's "counted by"
   p.client_version = fmt::format("netload {}", version);
   return p;
 }
@@ -122,8 +120,7 @@ asio::awaitable<void> iperf3_client::connect_tcp_stream(std::uint32_t s) {
   streams_[s].fd = std::move(fd);
 }
 
-// A UDP stream announces itself with a 4-byte datagram and waits for the server's answer, one stream after
-// another (iperf3's server takes each hello on its listening socket, then opens the next).
+// One after another: iperf3 takes each hello on its listening socket, then opens the next.
 asio::awaitable<void> iperf3_client::connect_udp_stream(std::uint32_t s) {
   endpoint local = endpoint::local_of(control_.native_handle());
   local.set_port(0);
@@ -176,8 +173,7 @@ asio::awaitable<void> iperf3_client::run() {
   co_await write_frame(control_, cookie_, left());
   const std::string first = "waiting for iperf3's PARAM_EXCHANGE (is an iperf3 -s listening there?)";
   i3::expect_state(co_await read_state(first), i3::state::param_exchange, "first");
-  // The harness's barrier: connected, armed; the test itself is set up once the instant is known (an
-  // iperf3 server sends as soon as its streams are up, in reverse).
+  // Armed before the setup: in reverse iperf3 sends once its streams are up.
   if (o_.start_on_stdin) requested_start_ns_ = (co_await read_start_line(io_, events_.armed)).first;
   else if (o_.start_at) requested_start_ns_ = static_cast<std::int64_t>(*o_.start_at * 1e9);
   if (requested_start_ns_ && requested_start_ns_ < wall_ns())
@@ -213,10 +209,11 @@ asio::awaitable<void> iperf3_client::check_control() {
   boost::system::error_code ec;
   if (control_.available(ec) == 0 || ec) co_return;
   const std::string what = "reading iperf3's state during the test";
-  const signed char s = co_await read_state(what);  // a refusal throws in iperf3's words
+  const signed char s = co_await read_state(what);
   throw protocol_error(fmt::format("iperf3 server sent {} during the test", i3::state_name(s)));
 }
 
+// The server's -J output tells its version and its buffer as granted.
 asio::awaitable<void> iperf3_client::exchange_results() {
   const std::string results_wait =
       fmt::format("waiting for iperf3's EXCHANGE_RESULTS (the server has {} s from the test's end to its last state)",
@@ -236,8 +233,6 @@ asio::awaitable<void> iperf3_client::exchange_results() {
   control_.shutdown(tcp::socket::shutdown_both, ignored);
 }
 
-// The server's own output (-J: its JSON; its text says neither): its version, and its data socket's
-// buffer as the kernel granted it ("start": sndbuf_actual, rcvbuf_actual, since iperf3 3.1).
 test_result run_iperf3_test(asio::io_context& io, const client_options& options, client_events events) {
   const std::function<int()> stop_before = events.stop_before;
   return run_to_end(io, std::make_shared<iperf3_client>(io, options, std::move(events)), options, stop_before);

@@ -1,5 +1,3 @@
-// The running part of netload --peer iperf3: this side's data, TEST_END, and the result from both sides'
-// counts (the iperf3 server's from its results).
 #include "netload/iperf3/iperf3_peer.hpp"
 
 #include "core/base/clock.hpp"
@@ -20,14 +18,13 @@ namespace i3 = iperf3;
 
 namespace {
 
-constexpr std::int64_t quiet_ns = 100'000'000;  // reverse: nothing arrived this long after TEST_END
+constexpr std::int64_t quiet_ns = 100'000'000;  // reverse: drained once quiet this long
 constexpr std::int64_t drain_max_ns = 3'000'000'000;
 constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // our senders end by then
 
-// iperf3 numbers a test's streams 1, 3, 4, 5 ... (iperf_add_stream), in the order they connect.
+// As iperf_add_stream numbers them: 1, 3, 4, 5...
 std::int64_t stream_id(std::size_t s) { return s == 0 ? 1 : static_cast<std::int64_t>(s) + 2; }
 
-// Bytes a TCP socket still holds unacknowledged: 0 once the server's kernel has every byte.
 int unacknowledged(int fd) {
   int n = 0;
   return ::ioctl(fd, SIOCOUTQ, &n) == 0 ? n : 0;
@@ -43,8 +40,7 @@ void iperf3_client::start_threads() {
   }
 }
 
-// This side's counts at each interval boundary; iperf3 sends the client nothing until the end, so an
-// interval has one side's figures (complete = false).
+// iperf3 sends nothing until the end: an interval has this side's figures only.
 void iperf3_client::sample(bool final_sample) {
   if (o_.interval_s <= 0) return;
   const std::int64_t step = s_to_ns(o_.interval_s);
@@ -79,7 +75,7 @@ asio::awaitable<void> iperf3_client::run_data() {
   seconds_ = ns_to_s(std::min(wall_ns(), end_wall_ns_) - start_wall_ns_);
   if (stopping()) seconds_ = std::max(0.0, ns_to_s(stop_wall_ns() - start_wall_ns_));
   co_await send_state(i3::state::test_end);
-  if (o_.reverse) {  // what the server had in flight at TEST_END still arrives and is counted
+  if (o_.reverse) {  // what it had in flight at TEST_END still counts
     const std::int64_t give_up = wall_ns() + drain_max_ns;
     std::uint64_t last_bytes = ~0ULL;
     std::int64_t last_change = wall_ns();
@@ -91,13 +87,12 @@ asio::awaitable<void> iperf3_client::run_data() {
     }
     streams_.request_stop();
   }
-  while (!streams_.all_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
+  while (!streams_.all_done()) co_await sleep_for(5ms);
   own_ = streams_.counts();
   if (step) sample(true);
 }
 
-// Forward: our senders have ended and what they sent has reached the server before TEST_END tells it to
-// stop counting (TCP: every byte acknowledged; UDP: a short wait for the server to read its socket).
+// Forward: what we sent reaches the server before TEST_END stops its counting.
 asio::awaitable<void> iperf3_client::settle() {
   if (o_.reverse) co_return;
   const std::int64_t give_up = end_wall_ns_ + finish_grace_ns;
@@ -130,7 +125,7 @@ i3::results iperf3_client::our_results() const {
     } else {
       const flow_totals f = streams_.stream_received(s);
       x.bytes = f.bytes;
-      if (!tcp) {  // as iperf3's receiver: the highest count seen, and the gaps below it
+      if (!tcp) {  // as iperf3's receiver counts
         x.packets = f.next_seq;
         x.errors = f.next_seq > f.packets ? f.next_seq - f.packets : 0;
         x.jitter = f.sequenced > 1 ? f.jitter_ns / 1e9 : 0;
@@ -151,7 +146,6 @@ test_result iperf3_client::result() const {
   r.path_mtu = path_mtu_;
   r.mss = mss_;
   r.intervals = intervals_;
-  // The server's side, from its results: a receiver's packets are the highest count it saw less its gaps.
   side_counts peer;
   double peer_seconds = 0;
   for (const i3::stream_result& x : theirs_.streams) {
@@ -163,8 +157,7 @@ test_result iperf3_client::result() const {
   const side_counts& rcv = o_.reverse ? own_ : peer;
   const double secs = o_.reverse ? (peer_seconds > 0 ? peer_seconds : seconds_) : ns_to_s(own_.elapsed_ns);
   r.actual_start = static_cast<double>(o_.reverse ? start_wall_ns_ : own_.start_wall_ns) / 1e9;
-  // A stock server reports no count of its UDP socket's drops: the batching says so, for the verdict,
-  // the table and the JSON (as --peer netserver's). Its buffer: 0 when its output did not say.
+  // The batching says a stock server counts no socket drops.
   r.sender = sender_figures(snd, secs, o_.reverse ? start_wall_ns_ : own_.start_wall_ns,
                             o_.reverse ? peer_buffer_ : local_buffer_granted_, o_.reverse ? "iperf3" : own_.batching);
   r.receiver = receiver_figures(rcv, secs, o_.reverse ? local_buffer_granted_ : peer_buffer_,
@@ -194,7 +187,7 @@ test_result iperf3_client::result() const {
   r.verdict = judge_limit(r);
   r.receiver_note = figure_meaning(r);
   r.receive = receive_;
-  r.segmentation = segmentation_;  // forward UDP only: how iperf3 sends is its own
+  r.segmentation = segmentation_;
   if (r.segmentation) settle_segmentation(*r.segmentation, r.sender.batching);
   if (stopping()) r.interrupted = interruption{stop_signal(), seconds_, o_.duration_s};
   return r;

@@ -13,21 +13,19 @@
 namespace nb::load {
 namespace {
 
-// What each tool does when its command line leaves something out, from its sources: iperf3 src/iperf.h
-// (PORT, DURATION, UDP_RATE), src/iperf_api.h (DEFAULT_TCP_BLKSIZE, DEFAULT_UDP_BLKSIZE), src/iperf_api.c
-// (stats_interval = 1); iperf2 src/Settings.cpp (Settings_Initialize, Settings_ModalOptions, kDefault_*).
+// Each tool's defaults, from its sources: iperf3 src/iperf.h, src/iperf_api.h, src/iperf_api.c; iperf2
+// src/Settings.cpp (Settings_Initialize, Settings_ModalOptions, kDefault_*).
 struct tool_defaults {
-  std::uint16_t port;          // iperf3 5201, iperf2 5001
-  double duration_s;           // 10 s both (iperf2: mAmount 1000 in 10 ms units)
-  double interval_s;           // iperf3 reports every second; iperf2 not at all
-  std::uint64_t tcp_length;    // 128 KiB both
-  std::uint64_t udp_length;    // iperf3 1460 (below); iperf2 1470, 1450 with -V / -6
-  double udp_rate_per_stream;  // 1024 * 1024 bit/s both, "1 Mbit/sec" in their help; TCP unlimited
+  std::uint16_t port;
+  double duration_s;  // iperf2: mAmount 1000 in 10-ms units
+  double interval_s;  // 0: iperf2 reports only at the end
+  std::uint64_t tcp_length;
+  std::uint64_t udp_length;    // iperf2: 1450 with -V / -6
+  double udp_rate_per_stream;  // "1 Mbit/sec" in their help, a binary mega; TCP unlimited
 };
 
-// iperf3 (3.1 and later) takes a UDP length it was not given from the control connection's TCP MSS
-// once connected (1448 on a 1500-byte Ethernet path with timestamps), else DEFAULT_UDP_BLKSIZE, 1460.
-// A translation made before any connection cannot know that MSS: it takes the 1460. Give -l to be exact.
+// iperf3 3.1+ takes an unset UDP length from the control connection's MSS, unknown before connecting:
+// this takes DEFAULT_UDP_BLKSIZE (1460). Give -l to be exact.
 constexpr tool_defaults iperf3_defaults{5201, 10, 1, 128 * 1024, 1460, 1024 * 1024};
 constexpr tool_defaults iperf2_defaults{5001, 10, 0, 128 * 1024, 1470, 1024 * 1024};
 
@@ -35,11 +33,10 @@ constexpr std::array<const char*, 4> flags = {"--iperf3", "--iperf2", "--iperf3-
 
 bool is_flag(const std::string& a) { return std::find(flags.begin(), flags.end(), a) != flags.end(); }
 
-// The shortest text a parser reads back as exactly v: "120", "0.5".
+// The shortest text read back as exactly v.
 std::string number_text(double v) { return fmt::format("{}", v); }
 
-// A bit rate as --rate reads it back exactly: "100M" when a whole multiple (decimal, as --rate reads
-// suffixes), digits otherwise ("48318382080").
+// As --rate reads it back exactly: "100M" (decimal suffixes) or digits.
 std::string rate_text(double bps) {
   if (bps != std::floor(bps) || bps >= 1e18) return number_text(bps);
   const auto n = static_cast<std::uint64_t>(bps);
@@ -49,15 +46,13 @@ std::string rate_text(double bps) {
   return fmt::format("{}", n);
 }
 
-// The test options (after "--").
 void add_test_options(std::vector<std::string>& g, const iperf::request& r, iperf_flavour f, bool reverse_half) {
   const bool v3 = f == iperf_flavour::iperf3;
   const tool_defaults& d = v3 ? iperf3_defaults : iperf2_defaults;
   const std::uint64_t udp_length = !v3 && r.family == 6 ? 1450 : d.udp_length;
   g.insert(g.end(), {"--", "-m", format_size(r.length.value_or(r.udp ? udp_length : d.tcp_length))});
   if (r.window) {
-    // iperf3 sends -w to the server, which sets it too. iperf2's client sets its own socket only; in the
-    // reverse half of -r, and with -d, the server's sender takes the client's -w (its header's mWinBand).
+    // iperf3's server takes -w too; iperf2's for its sender only (-r, -d: mWinBand).
     const std::string w = format_size(*r.window);
     g.insert(g.end(), {"-s", w});
     if (v3 || reverse_half || r.bidir) g.insert(g.end(), {"-S", w});
@@ -66,7 +61,7 @@ void add_test_options(std::vector<std::string>& g, const iperf::request& r, iper
   if (!r.congestion.empty()) g.insert(g.end(), {"-K", r.congestion});
 }
 
-// The netload command line (without "netload") for the request; reverse_half: iperf2 -r's second run.
+// reverse_half: iperf2 -r's second run.
 std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, bool reverse_half) {
   const tool_defaults& d = f == iperf_flavour::iperf3 ? iperf3_defaults : iperf2_defaults;
   const double duration = r.duration_s.value_or(d.duration_s);
@@ -78,18 +73,17 @@ std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, 
   if (!r.bind.empty()) g.insert(g.end(), {"-L", r.bind});
   if (r.streams > 1) g.insert(g.end(), {"--streams", std::to_string(r.streams)});
   if (r.reverse || reverse_half) g.push_back("--reverse");
-  // iperf's -b is per stream (iperf3's man page; each iperf2 thread paces itself); netload's --rate and
-  // --pps are for all streams together. A TCP rate is a ceiling in iperf and in netload alike.
+  // iperf's -b is per stream; netload's --rate and --pps for all streams together.
   const double per_stream = r.rate.value_or(r.udp ? d.udp_rate_per_stream : 0);
   if (per_stream > 0 && r.rate_in_pps) g.insert(g.end(), {"--pps", number_text(per_stream * r.streams)});
   if (per_stream > 0 && !r.rate_in_pps) g.insert(g.end(), {"--rate", rate_text(per_stream * r.streams)});
-  // netload takes no interval longer than the test; iperf's one report then covers the test, as this does.
+  // netload takes no interval longer than the test.
   const double interval = std::min(r.interval_s.value_or(d.interval_s), duration);
   if (interval > 0) g.insert(g.end(), {"--interval", number_text(interval)});
-  // iperf3 -A n sets this host's CPU only: netload's -T "n," (a bare "n" would pin the server too).
+  // iperf3 -A n pins this host only: "n," (a bare "n" would pin the server too).
   if (!r.affinity.empty())
     g.insert(g.end(), {"-T", r.affinity.find(',') == std::string::npos ? r.affinity + "," : r.affinity});
-  if (r.json_stream) g.push_back("--json-stream");  // iperf3's --json-stream implies -J
+  if (r.json_stream) g.push_back("--json-stream");  // implies -J in iperf3
   else if (r.json) g.push_back("--json");
   if (r.dscp) g.insert(g.end(), {"--dscp", std::to_string(*r.dscp)});
   if (r.format) g.insert(g.end(), {"-f", std::string(1, r.format)});
@@ -98,7 +92,6 @@ std::vector<std::string> netload_argv(const iperf::request& r, iperf_flavour f, 
   return g;
 }
 
-// What iperf itself refuses, and what no single netload run can be.
 void check(const iperf::request& r, iperf_flavour f) {
   const char* tool = iperf::name(f);
   if (r.host.empty())
@@ -108,7 +101,7 @@ void check(const iperf::request& r, iperf_flavour f) {
   if (f == iperf_flavour::iperf2 && r.reverse + r.bidir + r.tradeoff > 1)
     throw usage_error("iperf2 takes one of -d, -r and -R");
   if (r.rate_in_pps && !r.udp) throw usage_error("iperf2 -b in pps: packets per second are for UDP (-u) only");
-  // iperf2 (Settings_ModalOptions) refuses a TCP rate under one write of -l per second.
+  // As iperf2's Settings_ModalOptions.
   const std::uint64_t length = r.length.value_or(iperf2_defaults.tcp_length);
   if (f == iperf_flavour::iperf2 && !r.udp && r.rate && !r.rate_in_pps && *r.rate > 0 &&
       *r.rate / 8 < static_cast<double>(length))
@@ -199,7 +192,6 @@ std::optional<iperf_translation> translate_iperf(const std::vector<std::string>&
       throw usage_error(fmt::format("{} (the translation of {} {}: netload {})", e.what(), iperf::name(t.flavour),
                                     quote_argv(t.iperf_args), quote_argv(argv)));
     }
-    // Set here rather than parsed: --bidir belongs to the bidirectional test's own change to the parser.
     if (r.bidir) {
       o->bidir = true;
       argv.insert(std::find(argv.begin(), argv.end(), "--"), "--bidir");

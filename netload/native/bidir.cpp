@@ -23,19 +23,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The longest a test waits at the barrier for the other: its handshake (connect 5 s, ready 10 s by
-// default) and a start instant on stdin (25 s) fit in it; a test that fails wakes the other at once.
+// Holds the other's default handshake and a start instant on stdin.
 constexpr auto barrier_limit = 60s;
 
-// Where the two tests meet after their handshakes. The forward one then chooses the instant as a single
-// test would (stdin read once, --start-at, or just after the slower handshake); the reverse one takes it.
+// The forward test chooses the instant as a single test would; the reverse takes it.
 class start_barrier {
  public:
   explicit start_barrier(asio::io_context& io) : wake_(io, std::chrono::steady_clock::now() + barrier_limit) {}
 
   asio::awaitable<std::optional<start_instant>> arrive(bool chooser) {
     ++arrived_;
-    wake_.cancel();  // the other may be waiting for this one
+    wake_.cancel();
     while (!failed_ && (arrived_ < 2 || (!chooser && !chosen_))) {
       if (std::chrono::steady_clock::now() >= wake_.expiry())
         throw std::runtime_error("--bidir: the other direction was not ready to start within 60 s");
@@ -55,14 +53,14 @@ class start_barrier {
   const std::optional<start_instant>& instant() const { return chosen_; }
 
  private:
-  asio::steady_timer wake_;  // cancelled when something changed; expires at the limit
+  asio::steady_timer wake_;  // cancelled on any change
   int arrived_ = 0;
   bool failed_ = false;
   std::optional<start_instant> chosen_;
 };
 
 struct direction {
-  const char* name;  // "forward" (netload sends) or "reverse" (netserve sends)
+  const char* name;
   client_options options;
   std::shared_ptr<client_test> test;
   bool completed = false;
@@ -73,11 +71,10 @@ test_result result_of(const direction& d, const user_stop& stop) {
   test_result r = !d.completed        ? stop.abandoned_result(d.options)
                   : d.failure.empty() ? d.test->result()
                                       : failed_result(d.options, d.failure);
-  escape_peer_text(r);  // netserve's names and reasons are in it
+  escape_peer_text(r);
   return r;
 }
 
-// Both tests on one io_context, until both ended (or a signal stopped it).
 void run_both(asio::io_context& io, std::array<direction, 2>& dirs, start_barrier& barrier,
               const std::array<client_events, 2>& events) {
   int done = 0;
@@ -100,7 +97,6 @@ void run_both(asio::io_context& io, std::array<direction, 2>& dirs, start_barrie
   io.run();
 }
 
-// The two directions together: what went each way, and the total.
 std::string sum_line(const test_result& f, const test_result& r, char units) {
   const rate_units u{units ? units : 'm'};
   auto mbit = [&](double bps) { return u.of(bps); };
@@ -140,7 +136,7 @@ void print_results(const client_options& o, const std::array<test_result, 2>& re
 }  // namespace
 
 int run_bidir(const client_options& o) {
-  // -T l,r: netload's threads (both directions') on l and up, netserve's on r and up, as for one test.
+  // -T l,r: both directions' threads on l and up, netserve's on r and up, as for one test.
   if (o.local_cpu >= 0 && !pin_thread_to_cpu(o.local_cpu))
     fmt::print(stderr, "netload: cannot run on CPU {} (-T): not pinned\n", o.local_cpu);
   asio::io_context io;
@@ -162,13 +158,13 @@ int run_bidir(const client_options& o) {
       }
       std::fflush(stdout);
     };
-  events[0].armed = [&] {  // once: the forward test reads the instant for both
+  events[0].armed = [&] {  // the forward test reads the instant for both
     if (o.json_stream) fmt::print("{{\"type\":\"armed\"}}\n");
     else fmt::print(stderr, "netload: both directions connected; waiting for the start instant on standard input\n");
     std::fflush(stdout);
   };
   start_barrier barrier(io);
-  // Both directions stop together; one whose traffic has not begun abandons both (none has then).
+  // One direction whose traffic has not begun abandons both (neither has then).
   user_stop stop(io, [&](const std::string& signal) {
     bool graceful = true;
     for (direction& d : dirs) graceful = (d.test && !d.completed ? d.test->interrupt(signal) : true) && graceful;

@@ -30,8 +30,7 @@ std::chrono::nanoseconds seconds(double s) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
 }
 
-// Before 1.0 the control protocol changes with the minor version (0.2 added the hosts' figures to the
-// result), so a netserve of another major.minor would fail later with a field-level complaint.
+// Before 1.0 the protocol changes with the minor version.
 void check_server_version(const std::string& server) {
   auto major_minor = [](const std::string& v) { return v.substr(0, v.find('.', v.find('.') + 1)); };
   if (major_minor(server) != major_minor(version))
@@ -43,7 +42,6 @@ void check_server_version(const std::string& server) {
 
 }  // namespace
 
-// Connects within the timeout; the error names what failed ("connection refused", "timed out").
 asio::awaitable<void> connect_within(tcp::socket& s, const tcp::endpoint& to, double timeout_s) {
   asio::steady_timer timer(co_await asio::this_coro::executor, seconds(timeout_s));
   auto r = co_await (s.async_connect(to, asio::as_tuple(asio::use_awaitable)) || timer.async_wait(asio::use_awaitable));
@@ -94,14 +92,13 @@ asio::awaitable<frame_mac> client_test::authenticate(tcp::socket& s) {
 }
 
 void client_test::open_udp_sockets() {
-  // Data leaves from the control connection's local address, so the server can attribute it.
+  // From the control connection's address, so the server can attribute the data.
   endpoint local = endpoint::local_of(control_.native_handle());
   local.set_port(0);
   for (std::uint32_t s = 0; s < o_.streams; ++s) {
     local_buffer_granted_ = open_udp_data_socket(o_, server_, local, streams_[s]);
     const int fd = streams_[s].fd.get();
-    // The kernel forgets a socket's route whenever routes or links change anywhere on the host; then the
-    // MTU is unknown (0), and a datagram that does not fit still fails at the first send (DF is set).
+    // 0 after any route change; DF still fails an oversized send.
     path_mtu_ = path_mtu(fd, server_.family());
     int room = max_udp_payload(path_mtu_, server_.family());
     if (path_mtu_ > 0 && static_cast<int>(o_.message_size) > room)
@@ -124,7 +121,7 @@ test_request client_test::make_request() const {
   r.cpu = o_.remote_cpu;
   r.dscp = o_.dscp;
   r.mss = o_.mss;
-  r.segmentation = std::string(to_string(o_.gso));  // reverse: netserve chooses for its route to us
+  r.segmentation = std::string(to_string(o_.gso));
   r.interval_s = o_.interval_s;
   r.recv_size = o_.reverse ? 0 : o_.recv_size;
   r.congestion = o_.congestion;
@@ -142,7 +139,7 @@ asio::awaitable<void> client_test::open_tcp_streams() {
   for (std::uint32_t s = 0; s < o_.streams; ++s) {
     tcp::socket sock(io_);
     bind_local(sock, to);
-    // Buffers and MSS before connect: the window scale and the SYN's MSS are fixed at the handshake.
+    // Before connect: the window scale and the SYN's MSS are fixed at the handshake.
     if (o_.mss) set_tcp_mss(sock.native_handle(), static_cast<int>(o_.mss));
     if (!o_.congestion.empty()) set_tcp_congestion(sock.native_handle(), o_.congestion);
     if (o_.local_buffer > 0) {
@@ -152,10 +149,8 @@ asio::awaitable<void> client_test::open_tcp_streams() {
     co_await connect_within(sock, to, o_.connect_timeout_s);
     frame_mac mac = co_await authenticate(sock);
     if (o_.dscp >= 0) set_dscp(sock.native_handle(), server_.family(), o_.dscp);
-    // TCP_RR: a request goes when written, as latency-minded applications send them (netserve sets it on
-    // every connection): Nagle would hold a request while an earlier one waits for its acknowledgement.
+    // TCP_RR: Nagle would hold a request while an earlier one waits for its acknowledgement.
     if (o_.kind == test_kind::tcp_rr) sock.set_option(tcp::no_delay(true));
-    // With a key, the token shows the server this connection comes from the test's own client.
     std::string token = mac.keyed() ? data_token(control_mac_.key(), mac, ready_.cookie, s) : std::string();
     const message hello = data_hello{ready_.cookie, s, std::move(token)};
     co_await write_message(sock, mac, hello);
@@ -216,15 +211,13 @@ int open_udp_data_socket(const client_options& o, const endpoint& server, const 
   return granted;
 }
 
-// The harness's barrier: every instance connects and says so, then all get one instant, chosen once the
-// slowest is ready. netserve waits 30 s for the start message, so the wait here ends before that.
+// 25 s: under netserve's 30-s wait for the start message.
 asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_context& io,
                                                                        const std::function<void()>& armed) {
   if (armed) armed();
   asio::posix::stream_descriptor in(io);
   boost::system::error_code ec;
-  // Asio makes the descriptor non-blocking, and a dup shares that flag with stdin: put it back after, so
-  // a terminal netload was started from is left as it was.
+  // Asio sets O_NONBLOCK, which the dup shares with stdin: restored, so a terminal is left as it was.
   const int flags = ::fcntl(STDIN_FILENO, F_GETFL);
   struct restore {
     int flags;
@@ -247,8 +240,7 @@ asio::awaitable<std::pair<std::int64_t, std::int64_t>> read_start_line(asio::io_
 }
 
 std::pair<std::int64_t, std::int64_t> parse_start_line(std::string_view line) {
-  // "T" or "T S": S is the same instant on the server's clock, from a harness that measured the two hosts'
-  // clocks apart (harness run --allow-offset); the server is told S, and starts and samples by it.
+  // S: from a harness that knows the clocks' offset (--allow-offset).
   const char* p = line.data();
   const char* end = line.data() + line.size();
   double at[2] = {0, 0};
@@ -284,7 +276,7 @@ asio::awaitable<void> client_test::run() {
   try {
     ready_ = co_await expect_message<ready_msg>(control_, control_mac_, handshake_left());
   } catch (const protocol_error&) {
-    if (handshake_left() == std::chrono::steady_clock::duration::zero())  // the deadline, not a bad message
+    if (handshake_left() == std::chrono::steady_clock::duration::zero())  // not a bad message
       throw std::runtime_error(
           fmt::format("{} port {} accepted the connection but did not answer within --connect-timeout {:g} s: "
                       "is a netserve listening there?",
@@ -303,9 +295,8 @@ asio::awaitable<void> client_test::run() {
   else if (o_.start_at) requested_start_ns_ = static_cast<std::int64_t>(*o_.start_at * 1e9);
   start_wall_ns_ = shared ? shared->wall_ns : requested_start_ns_ ? requested_start_ns_ : wall_ns() + 10'000'000;
   if (!shared && events_.chosen) events_.chosen({requested_start_ns_, start_wall_ns_, server_start_ns_});
-  // An instant already past cannot be kept: the senders would start at once, out of step with the other
-  // instances, and the intervals (aligned on the instant) would show nothing, then a backlog. No tolerance
-  // is needed: a thread that wakes a little after a future instant paces from its own wake-up.
+  // A past instant would start out of step with the other instances. No tolerance: a thread waking
+  // late paces from its wake-up.
   if (std::int64_t late = wall_ns() - start_wall_ns_; requested_start_ns_ && late > 0)
     throw std::runtime_error(
         fmt::format("start instant {:.3f} s in the past ({:.6f}): refused; give an instant in the future",
@@ -314,8 +305,7 @@ asio::awaitable<void> client_test::run() {
   co_await write_message(control_, control_mac_, start);
   start_threads();
   traffic_started(start_wall_ns_ + s_to_ns(o_.duration_s));
-  // The server's side first: when both fail, `&&` reports the first operand's exception, and a server
-  // that went away is the cause, the local side's cancellation only its consequence.
+  // The server first: when both fail `&&` reports the first, and a server gone is the cause.
   auto result = co_await (read_server() && local_side());
   server_final_ = std::move(result);
   emit_intervals(true);

@@ -1,4 +1,3 @@
-// The running part of a client test: sampling, draining, the end exchange and the result.
 #include "netload/native/client.hpp"
 #include "netload/native/user_stop.hpp"
 
@@ -21,18 +20,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::int64_t drain_quiet_ns = 100'000'000;  // reverse UDP: quiet this long after the end
+constexpr std::int64_t drain_quiet_ns = 100'000'000;  // reverse UDP: drained once quiet this long
 constexpr std::int64_t drain_max_ns = 2'000'000'000;
-constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // senders or TCP receivers must end by then
+constexpr std::int64_t finish_grace_ns = 10'000'000'000;  // after the end
 
-// What every result says, whether the test ran or failed: the test that was asked for.
 test_result asked(const client_options& o) {
   test_result r;
   name_test(r, o);
   r.host = o.host;
   r.port = o.port;
   r.client_version = version;
-  if (is_rr(o.kind)) {  // a failed test's result still says which transaction it was
+  if (is_rr(o.kind)) {  // a failed test's result still says which transaction
     r.rr.emplace();
     r.rr->request_size = o.message_size;
     r.rr->response_size = o.response_size;
@@ -45,12 +43,10 @@ test_result asked(const client_options& o) {
 
 bool load_test::interrupt(std::string signal) {
   if (traffic_end_wall_ns_ == 0) return false;
-  // Past the end the traffic is complete: the drain and the end exchange finish as usual.
   if (stopping() || wall_ns() >= traffic_end_wall_ns_) return true;
   stop_signal_ = std::move(signal);
   stop_wall_ns_ = wall_ns();
-  // Our senders stop now. In reverse ours are receivers: they keep counting what the server sends until
-  // it has been told to stop (client_test::wait_local_done) and the last of it has arrived.
+  // In reverse our receivers count on until the server has drained (wait_local_done).
   if (!o_.reverse) streams_.request_stop();
   return true;
 }
@@ -69,12 +65,10 @@ asio::awaitable<void> client_test::send_end(side_counts counts) {
 
 asio::awaitable<void> client_test::local_side() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
-  // This host from just before the start instant on: the lead before it is no part of the test.
   co_await sleep_until_wall(start_wall_ns_ - snapshot_lead_ns);
   host_start_ = take_host_snapshot();
   co_await sleep_until_wall(start_wall_ns_);
-  // Samples at the same wall-clock boundaries as the server; stops early if every stream has ended or
-  // the user stopped the test (the interval under way then has no sample of its own).
+  // At the server's wall-clock boundaries; after a stop the interval under way has no sample.
   if (o_.interval_s > 0) {
     const std::int64_t step = s_to_ns(o_.interval_s);
     for (std::uint32_t k = 0;; ++k) {
@@ -82,13 +76,11 @@ asio::awaitable<void> client_test::local_side() {
       while (!stopping() && wall_ns() < boundary && !(streams_.all_done() && !o_.reverse))
         co_await sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(boundary - wall_ns(), 50'000'000)));
       if (wall_ns() < boundary) break;
-      // The senders started when their threads woke, a little after the instant, and end as late: the
-      // last sample waits for them, so the intervals add up to everything that was sent.
+      // Senders end as late as they woke: the last sample waits, so the intervals add up.
       if (boundary >= end && !o_.reverse) co_await wait_local_done();
       std::pair<std::uint64_t, std::uint64_t> sample;
       streams_.totals(sample.first, sample.second);
       own_samples_.push_back(sample);
-      // At the same instant as the counts; the sender threads keep running meanwhile.
       if (sends_tcp()) own_tcp_.push_back(streams_.tcp_samples());
       if (is_rr(o_.kind)) sample_latency();
       emit_intervals(false);
@@ -102,24 +94,22 @@ asio::awaitable<void> client_test::local_side() {
 
 asio::awaitable<void> client_test::wait_local_done() {
   const std::int64_t end = start_wall_ns_ + s_to_ns(o_.duration_s);
-  if (!o_.reverse) {  // senders stop by themselves at the end
+  if (!o_.reverse) {
     while (!streams_.all_done() && wall_ns() < end + finish_grace_ns) co_await sleep_for(5ms);
     sample_host_end();
-    // One still running past the grace (a request/response client waiting for answers a stalled server
-    // never sends) is stopped, so the counts and the round trips are read once it no longer writes them.
+    // Past the grace (an RR client and a stalled server): stopped, so its counts are final.
     streams_.request_stop();
     while (!streams_.all_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
     co_return;
   }
   co_await sleep_until_wall(end);
   sample_host_end();  // before the drain: its quiet wait would dilute the CPU shares
-  // Stopped early: the server stops sending when our end arrives (its counts here are provisional; the
-  // result takes ours after the drain below), and what it had in flight is still counted.
+  // Stopped early: the end stops the server; the result takes the counts after the drain.
   if (stopping()) co_await send_end(streams_.counts());
   std::int64_t give_up = wall_ns() + (o_.kind == test_kind::udp_stream ? drain_max_ns : finish_grace_ns);
   for (;;) {
     if (o_.kind == test_kind::tcp_stream) {
-      if (streams_.all_done() || wall_ns() >= give_up) break;  // EOF on every stream: every byte is in
+      if (streams_.all_done() || wall_ns() >= give_up) break;
     } else {
       std::int64_t last = 0;
       int queued = 0;
@@ -132,13 +122,12 @@ asio::awaitable<void> client_test::wait_local_done() {
     co_await sleep_for(5ms);
   }
   streams_.request_stop();
-  while (!streams_.all_done()) co_await sleep_for(5ms);  // bounded: every loop polls its stop token
+  while (!streams_.all_done()) co_await sleep_for(5ms);
 }
 
 void client_test::sample_latency() {
   latency_histogram now = streams_.latency();
-  // The summary people read, and the buckets: the harness merges intervals exactly (a steady-state window,
-  // a latency probe's idle and loaded parts).
+  // The buckets too: the harness merges intervals exactly.
   const latency_histogram interval = now.since(latency_at_last_sample_);
   nlohmann::json l = interval.summary_json();
   l["histogram"] = interval.to_json();
@@ -151,8 +140,7 @@ void client_test::sample_host_end() {
 }
 
 asio::awaitable<result_msg> client_test::read_server() {
-  // One deadline for the whole test and its result, however the server spaces its messages; and no more
-  // interval reports kept than the test has intervals (one to spare), however many it sends.
+  // Bounded in time and count, however the server spaces or multiplies its messages.
   const auto give_up = std::chrono::steady_clock::now() +
                        std::chrono::nanoseconds(std::max<std::int64_t>(0, start_wall_ns_ - wall_ns())) +
                        std::chrono::nanoseconds(s_to_ns(o_.duration_s)) + 60s;
@@ -177,7 +165,7 @@ asio::awaitable<result_msg> client_test::read_server() {
 }
 
 void client_test::emit_intervals(bool final) {
-  // Interval k is ready when both sides sampled it; at the end, the rest go out with what is known.
+  // When both sides sampled interval k, or at the end with what is known.
   const std::int64_t step = s_to_ns(o_.interval_s), end = start_wall_ns_ + s_to_ns(o_.duration_s);
   while (intervals_.size() < own_samples_.size()) {
     auto k = static_cast<std::uint32_t>(intervals_.size());
@@ -217,7 +205,6 @@ const std::vector<tcp_sample>& client_test::tcp_at(std::uint32_t k) const {
 
 std::optional<tcp_figures> client_test::tcp_interval(std::uint32_t k) const {
   if (o_.kind != test_kind::tcp_stream || tcp_at(k).empty()) return std::nullopt;
-  // The retransmits within the interval: since the previous sample, or since the start for the first.
   return summarize(tcp_at(k), k ? tcp_at(k - 1) : std::vector<tcp_sample>{});
 }
 
@@ -269,8 +256,8 @@ test_result client_test::result() const {
     r.rr->transactions_per_second = per_second(local_final_.responses, secs);
     reconcile_rr(r, local_final_, server_final_.counts);
   }
-  if (o_.omit_s > 0) leave_out_start(r);  // after the reconciliation, which counts the whole run
-  // After reconcile (TCP messages); TCP's rate is a ceiling, as iperf's -b is for TCP.
+  if (o_.omit_s > 0) leave_out_start(r);  // the reconciliation counts the whole run
+  // After reconcile (TCP messages).
   if (o_.target_pps() > 0)
     r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream, o_.streams);
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
@@ -283,7 +270,7 @@ test_result client_test::result() const {
   std::optional<host_delta> local;
   if (host_start_ && host_end_) {
     local = host_delta_between(*host_start_, *host_end_);
-    local->pinned_cpu = o_.local_cpu;  // the first stream's thread; -1 when not pinned
+    local->pinned_cpu = o_.local_cpu;
   }
   (o_.reverse ? r.hosts.receiver : r.hosts.sender) = std::move(local);
   (o_.reverse ? r.hosts.sender : r.hosts.receiver) = server_final_.host;
@@ -298,7 +285,7 @@ test_result client_test::result() const {
 
 void client_test::note_interruption(test_result& r) const {
   r.interrupted = interruption{stop_signal(), std::max(0.0, ns_to_s(stop_wall_ns() - start_wall_ns_)), o_.duration_s};
-  if (stop_wall_ns() <= start_wall_ns_) {  // the senders never began: no figures, and nothing to judge
+  if (stop_wall_ns() <= start_wall_ns_) {  // nothing sent: no figures to judge
     r.ok = false;
     r.error = fmt::format("interrupted by {} before the start instant: nothing was sent", stop_signal());
     r.verdict.reset();
@@ -307,10 +294,10 @@ void client_test::note_interruption(test_result& r) const {
 }
 
 void client_test::leave_out_start(test_result& r) const {
-  // Both sides' cumulative counts at the end of the left-out part (an interval boundary, cli.cpp).
+  // The left-out part ends at an interval boundary (cli.cpp).
   const auto k = static_cast<std::uint32_t>(std::lround(o_.omit_s / o_.interval_s)) - 1;
   const auto server = server_samples_.find(k);
-  if (k >= own_samples_.size() || server == server_samples_.end()) return;  // ended before it: whole-run figures
+  if (k >= own_samples_.size() || server == server_samples_.end()) return;  // ended before it
   const std::pair<std::uint64_t, std::uint64_t> own = own_samples_[k],
                                                 srv{server->second.packets, server->second.bytes};
   const auto& sent_at = o_.reverse ? srv : own;
@@ -318,7 +305,7 @@ void client_test::leave_out_start(test_result& r) const {
   r.omit = omit_figures{o_.omit_s, r.sender.packets, r.sender.bytes, r.receiver.packets, r.receiver.bytes};
   auto window = [&](flow_figures& f, std::pair<std::uint64_t, std::uint64_t> at) {
     f.bytes -= std::min(at.second, f.bytes);
-    // TCP counts messages as bytes / message size (reconcile), UDP datagrams as sent.
+    // TCP's messages are bytes / message size (reconcile).
     f.packets =
         o_.kind == test_kind::tcp_stream ? f.bytes / o_.message_size : f.packets - std::min(at.first, f.packets);
     f.seconds = std::max(0.0, f.seconds - o_.omit_s);
@@ -328,7 +315,6 @@ void client_test::leave_out_start(test_result& r) const {
   window(r.receiver, received_at);
 }
 
-// One line for a failure; when both halves of a parallel wait failed, the first one is the cause.
 std::string describe_failure(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);

@@ -47,7 +47,7 @@ std::string interrupted_line(const test_result& r) {
 }
 
 int worse(int a, int b) {
-  // A stop outranks every other outcome: the user must see that the figures are partial.
+  // A stop first: the user must see that the figures are partial.
   auto rank = [](int s) {
     return is_interrupted_status(s) ? 5
            : s == failed            ? 4

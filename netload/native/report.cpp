@@ -21,7 +21,6 @@ std::string header(const test_result& r) {
                      r.sender.batching, r.receiver.batching);
 }
 
-// --omit: which figures leave out the start, and which count the whole run.
 std::string omit_line(const test_result& r) {
   if (!r.omit) return {};
   return fmt::format(
@@ -51,13 +50,12 @@ std::string loss_line(const test_result& r) {
   return s + "\n";
 }
 
-// A paced test against its target; nothing for an unpaced one.
 std::string target_line(const test_result& r, char units) {
   if (!r.target) return {};
   const target_figures& t = *r.target;
   const char* unit = is_rr(r.kind) ? "transactions/s" : r.kind == test_kind::tcp_stream ? "messages/s" : "pps";
   const char* sender = r.reverse ? "the sender (netserve)" : "the sender";
-  if (t.ceiling) {  // TCP: a cap, as iperf's TCP -b; under it is TCP's own rate, no miss
+  if (t.ceiling) {  // TCP, as iperf's -b: under it is TCP's own rate, no miss
     std::string verdict = !t.met ? fmt::format("CEILING EXCEEDED by {}", sender)
                           : t.error_percent < -target_tolerance_percent
                               ? std::string("under the ceiling (TCP's own rate)")
@@ -74,10 +72,8 @@ std::string target_line(const test_result& r, char units) {
                      rate_text(t.achieved_bits_per_second, units), t.error_percent, verdict);
 }
 
-// A receiver that counted at its driver (netserve --engine xdp): the received figures are the driver's,
-// and its socket path's own count is beside them.
+// netserve --engine xdp counts at the driver; its socket path's count goes beside.
 std::string engine_line(const test_result& r) {
-  // A stock server's own count (netload --peer iperf3) is not netserve's: the table says whose it is.
   if (!r.receiver_counted_by.empty()) return fmt::format("Receiver    counted by: {}\n", r.receiver_counted_by);
   if (!r.socket_received) return {};
   std::string gaps =
@@ -86,12 +82,11 @@ std::string engine_line(const test_result& r) {
                      r.receive_engine, r.socket_received->first, r.socket_received->second, gaps);
 }
 
-// The test's header, then a table's column heads, the last line ending in the rate's unit.
 std::string with_heads(const test_result& r, std::string_view heads, const rate_units& u) {
   return fmt::format("{}{}{}\n\n", header(r), heads, u.column());
 }
 
-// A socket buffer a stock server did not report is "-" in the table, and said so beneath it, never 0.
+// A buffer a stock server did not report is "-", never 0.
 std::string buffer_cell(std::int32_t bytes) { return bytes > 0 ? std::to_string(bytes) : "-"; }
 
 std::string unreported_buffers_line(const test_result& r) {
@@ -117,24 +112,22 @@ std::string udp_table(const test_result& r, char units) {
                    r.receiver.seconds, r.receiver.packets, "", u.of(r.receiver.bits_per_second));
   s += unreported_buffers_line(r);
   s += fmt::format("Packets/s   sender {:.1f}   receiver {:.1f}\n", r.sender.pps, r.receiver.pps);
-  // Beside the figure: an overdriven receiver's count is not a speed to quote (core/policy/verdict.hpp).
+  // An overdriven receiver's count is not a speed to quote (core/policy/verdict.hpp).
   if (r.receiver_note) s += fmt::format("Meaning     {}\n", *r.receiver_note);
   if (r.segmentation) s += fmt::format("Sent        {}\n", segmentation_words(*r.segmentation));
   s += target_line(r, units);
   s += omit_line(r);
   s += loss_line(r);
   s += engine_line(r);
-  if (r.jitter_ms || r.out_of_order)  // the XDP engine counts order but keeps no transit times
+  if (r.jitter_ms || r.out_of_order)  // the XDP engine keeps no transit times
     s += fmt::format("Jitter      {}   out of order {}\n",
                      r.jitter_ms ? fmt::format("{:.4f} ms", *r.jitter_ms) : "unknown", r.out_of_order.value_or(0));
   s += fmt::format("Path MTU    {}\n", r.path_mtu);
   return s;
 }
 
-// What the sending streams' connections said at their end (TCP_INFO); the figures the kernel did not
-// give are left out.
 std::string tcp_info_line(const test_result& r, char units) {
-  // Without -f, each rate in the units that suit it (TCP_INFO's pacing can be far from the delivery).
+  // Without -f, units per rate: TCP_INFO's pacing can be far from the delivery.
   auto rate = [&](double bps) { return units ? rate_text(bps, units) : format_si(bps) + "bit/s"; };
   if (!r.tcp) return r.ok ? "TCP info    not sampled\n" : "";
   const tcp_figures& t = *r.tcp;
@@ -179,14 +172,13 @@ std::string tcp_table(const test_result& r, char units) {
   s +=
       fmt::format("Bytes       sent {}   received {}{}\n", r.omit ? r.omit->sent_bytes : r.sender.bytes,
                   r.omit ? r.omit->received_bytes : r.receiver.bytes, r.loss.reconciles ? "" : "   DOES NOT RECONCILE");
-  // One MSS: the sending side's at the end (TCP_INFO) when sampled, else this socket's at connect.
   if (!r.tcp || !r.tcp->snd_mss) s += fmt::format("MSS         {} (at connect)   path MTU {}\n", r.mss, r.path_mtu);
   s += tcp_info_line(r, units);
   if (!r.receiver_counted_by.empty()) s += engine_line(r);
   return s;
 }
 
-// A latency summary (latency_histogram::summary_json) in one line, microseconds.
+// latency_histogram::summary_json, microseconds.
 std::string latency_words(const nlohmann::json& l) {
   if (l.value("count", 0) == 0) return "no transaction answered";
   return fmt::format("min {:.1f}  mean {:.1f}  p50 {:.1f}  p90 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}",
@@ -216,7 +208,7 @@ std::string rr_table(const test_result& r) {
   return s;
 }
 
-// netperf's service demand: microseconds of busy CPU (all CPUs) per KB (1024 bytes) of payload.
+// netperf's: microseconds of busy CPU (all CPUs) per 1024 bytes of payload.
 double service_demand_us_per_kb(const host_delta& h, std::uint64_t bytes) {
   const double busy = std::max(0.0, 100.0 - h.all.idle_pct - h.all.steal_pct) / 100.0;
   return busy * h.cpus * h.window_s * 1e6 / (static_cast<double>(bytes) / 1024.0);
@@ -234,7 +226,6 @@ std::string cpu_lines(const char* label, const char* role, const std::optional<h
   return s;
 }
 
-// -c / -C: each host's CPU; always: the verdict.
 std::string host_lines(const test_result& r, bool local_cpu, bool remote_cpu) {
   std::string s;
   const auto& local = r.reverse ? r.hosts.receiver : r.hosts.sender;
@@ -262,11 +253,11 @@ std::string format_table(const test_result& r, bool local_cpu, bool remote_cpu, 
 
 std::string format_interval_line(const interval_figures& i, std::int64_t test_start_ns, char units, double omit_s) {
   double secs = ns_to_s(i.end_ns - i.start_ns), from = ns_to_s(i.start_ns - test_start_ns);
-  std::string tcp;  // TCP: the interval's retransmits and the connections at its end, as iperf3 shows them
+  std::string tcp;
   if (i.tcp && i.tcp->retransmits) tcp += fmt::format("  retr {}", *i.tcp->retransmits);
   if (i.tcp && i.tcp->cwnd_bytes) tcp += fmt::format("  cwnd {}B", format_si(static_cast<double>(*i.tcp->cwnd_bytes)));
   if (i.tcp && i.tcp->rtt_us) tcp += fmt::format("  rtt {:.0f} µs", *i.tcp->rtt_us);
-  if (i.latency) {  // request/response: the interval's transactions and their round trips
+  if (i.latency) {
     const nlohmann::json& l = *i.latency;
     return fmt::format(
         "[{:>3}] {:>6.2f}-{:<6.2f} s  {:>10.1f} trans/s  latency µs p50 {:.1f}  p99 {:.1f}  max {:.1f}{}\n", i.index,

@@ -20,16 +20,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The end exchange after a stop: netserve drains (at most 2 s by default) and answers. Shorter than the
-// harness's 5 s between its stop and SIGKILL, so a stopped instance's figures reach the harness.
+// Under the harness's 5 s from its stop to SIGKILL, so the figures reach it.
 constexpr auto stop_grace = 3s;
 
 std::string signal_name(int sig) {
   return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : fmt::format("signal {}", sig);
 }
 
-// The result of a test abandoned before it completed: failed, and marked interrupted when a signal did it
-// (nothing was sent after the signal; what was sent before is not known to this side).
+// What was sent before the signal is not known to this side.
 test_result abandoned(const client_options& o, int signal, bool before_start) {
   if (!signal) return failed_result(o, "the test did not complete");
   test_result r = failed_result(
@@ -51,7 +49,7 @@ user_stop::user_stop(asio::io_context& io, std::function<bool(const std::string&
 void user_stop::wait() {
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
-    if (signal_) {  // the second: no more waiting
+    if (signal_) {  // the second
       fmt::print(stderr, "netload: {} again: abandoning the test\n", signal_name(sig));
       io_.stop();
       return;
@@ -83,8 +81,7 @@ polled_stop::polled_stop() : deadline_mono_ns_(std::numeric_limits<std::int64_t>
   sigemptyset(&stops);
   sigaddset(&stops, SIGINT);
   sigaddset(&stops, SIGTERM);
-  // Blocked, a signal waits for the signalfd even where the shell started us with it ignored (a
-  // background job's SIGINT), as asio's handler takes it in the other clients.
+  // Blocked, it reaches the signalfd even where ignored (a background job's SIGINT).
   if (const int e = ::pthread_sigmask(SIG_BLOCK, &stops, &old_mask_))
     throw std::system_error(e, std::generic_category(), "blocking SIGINT");
   fd_ = ::signalfd(-1, &stops, SFD_NONBLOCK | SFD_CLOEXEC);

@@ -41,21 +41,18 @@ void check_options(const client_options& o) {
   if (!o.psk_file.empty()) no("netserver has no key (--psk-file)");
   if (o.omit_s > 0) no("netserver reports its counts once, at the end: no --omit");
   if (o.remote_cpu >= 0 || o.remote_cpu_util) no("netserver's CPU (-T ,N, -C) is not asked for");
-  // netserver reads its own way (it copies); an override it would not honour is refused, not ignored.
+  // Refused, not ignored: netserver would not honour it.
   if (o.receive != recv_mode::automatic)
     no("netserver reads its own way: no --recv-mode, --recv-copy or --recv-discard");
 }
 
-// A bound for one whole step of the exchange (connecting, a request, an answer): however netserver trickles
-// its bytes, the step ends by then.
+// For a whole step, however netserver trickles its bytes.
 struct step_deadline {
   std::chrono::milliseconds span;
   std::int64_t give_up = mono_ns() + span.count() * 1'000'000;
 };
 
-// Waits for `events` on `fd` until the step's deadline, or the user's stop's grace; throws
-// std::runtime_error naming `what` when the deadline passes. A signal meanwhile is taken (stop.take() may
-// throw).
+// Also ends at the stop's grace; a signal meanwhile is taken (stop.take() may throw).
 void wait_for(int fd, short events, const step_deadline& d, const char* what, polled_stop& stop) {
   for (;;) {
     const std::int64_t now = mono_ns();
@@ -114,15 +111,12 @@ np::block recv_block(int fd, std::chrono::milliseconds timeout, const char* what
   return b;
 }
 
-// A response carrying an errno is netserver's refusal; netperf prints it as "netperf: remote error N".
 void check_errno(const np::block& b, const char* what) {
   if (const std::int32_t e = np::decode_header(b).value; e != 0)
     throw std::runtime_error(fmt::format("netserver refused {}: remote error {} ({})", what, e, std::strerror(e)));
 }
 
-// What netperf's UDP_STREAM / TCP_STREAM ask for: netserver receives, with -S's buffer, -M's reads.
-// `wait_s`: until the start instant. netserver's timer runs from its answer, for the test's length plus
-// its padding; it ends the test only when netperf's end was lost, and must not end it before.
+// `wait_s`: to the start instant. netserver's timer runs from its answer and must not end the test early.
 np::omni_request make_request(const client_options& o, std::uint16_t local_port, int family, double wait_s) {
   np::omni_request r;
   const bool udp = o.kind == test_kind::udp_stream;
@@ -130,7 +124,7 @@ np::omni_request make_request(const client_options& o, std::uint16_t local_port,
   r.send_buf_size = -1;
   r.receive_size = o.recv_size ? o.recv_size : 0xffffffffU;  // -1: netserver's choice
   r.send_size = 0xffffffffU;
-  r.send_alignment = r.recv_alignment = 8;  // netperf's defaults; netserver aligns its buffers by them
+  r.send_alignment = r.recv_alignment = 8;  // netperf's defaults
   r.test_length =
       static_cast<std::int32_t>(std::min(std::ceil(o.duration_s + wait_s), double{INT32_MAX - np::pad_time_s}));
   r.ipfamily = family == AF_INET6 ? np::nf_inet6 : np::nf_inet;
@@ -153,8 +147,7 @@ fd_handle data_socket(const client_options& o, const endpoint& server) {
   return fd;
 }
 
-// netserver's figures as netload's receiver: 64-bit bytes; its datagram count is a 32-bit field, so the
-// count is taken from the bytes when they say the same modulo 2^32 (every datagram of one size).
+// netserver's datagram count is 32-bit: bytes / message size when that agrees modulo 2^32.
 flow_figures receiver_of(const np::omni_results& res, const client_options& o, double seconds) {
   flow_figures f;
   f.bytes = res.bytes_received;
@@ -164,12 +157,11 @@ flow_figures receiver_of(const np::omni_results& res, const client_options& o, d
     f.packets = res.bytes_received / o.message_size;
   f.seconds = seconds;
   f.socket_buffer = res.recv_buf_size;
-  f.batching = fmt::format("netserver, {}", no_drop_count);  // what the verdict and the table know of drops
+  f.batching = fmt::format("netserver, {}", no_drop_count);
   return f;
 }
 
-// This side's counts at each --interval boundary. netserver reports once, at the end, so an interval has
-// the sender's figures only (complete = false), as against iperf3.
+// netserver reports once, at the end: an interval has the sender's figures only.
 struct sender_intervals {
   const client_events& events;
   std::int64_t start_ns = 0, end_ns = 0, step = 0;
@@ -177,7 +169,7 @@ struct sender_intervals {
   std::uint64_t packets = 0, bytes = 0;  // at the last boundary
 
   std::int64_t next() const { return start_ns + static_cast<std::int64_t>(taken.size() + 1) * step; }
-  // At a boundary passed (not the end's: the last interval is taken once the sending has ended).
+  // Not at the end's boundary: the last interval is taken once the sending has ended.
   void poll(const stream_set& streams) {
     if (step && next() < end_ns && wall_ns() >= next()) take(streams, next());
   }
@@ -196,8 +188,6 @@ struct sender_intervals {
   }
 };
 
-// netload's own sender on the connected data socket, from `start_wall_ns` for the test's length or until
-// the user's stop, which ends it at once: its counts.
 side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns, polled_stop& stop,
                      sender_intervals& samples) {
   stream_set streams(1, true, o.kind, o.message_size);
@@ -214,15 +204,15 @@ side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns
   samples.start_ns = start_wall_ns;
   samples.end_ns = start_wall_ns + plan.duration_ns;
   samples.step = o.interval_s > 0 ? s_to_ns(o.interval_s) : 0;
-  streams.start(0, plan);  // its thread waits for the instant
-  // Until the instant a stop sends nothing at all: take() throws, and the thread is stopped unstarted.
+  streams.start(0, plan);
+  // Before the instant a stop sends nothing: take() throws.
   while (wall_ns() < start_wall_ns) {
     pollfd p{stop.fd(), POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(std::clamp<std::int64_t>((start_wall_ns - wall_ns()) / 1'000'000, 0, 10))) > 0)
       stop.take();
   }
   stop.begin();
-  // The sender stops by itself at the duration; the bound is for one stuck on a full socket.
+  // For a sender stuck on a full socket.
   const std::int64_t give_up =
       mono_ns() + std::max<std::int64_t>(0, start_wall_ns - wall_ns()) + plan.duration_ns + s_to_ns(10);
   while (!streams.all_done() && mono_ns() < give_up) {
@@ -230,13 +220,12 @@ side_counts send_for(const client_options& o, int fd, std::int64_t start_wall_ns
     if (::poll(&p, 1, 10) > 0 && stop.take()) break;
     samples.poll(streams);
   }
-  streams.stop();  // at once after a stop: every sender's loop polls its stop token
+  streams.stop();
   if (samples.step) samples.take(streams, stop.stopped() ? stop.stop_wall_ns() : wall_ns());
   return streams.counts();
 }
 
-// --start-on-stdin: says "armed", then reads the start instant within 25 s (netload's usual barrier),
-// watching for the user's stop meanwhile.
+// As read_start_line (client.hpp), watching for the user's stop.
 std::int64_t read_start_instant(const client_events& events, polled_stop& stop) {
   if (events.armed) events.armed();
   std::string line;
@@ -257,9 +246,7 @@ std::int64_t read_start_instant(const client_events& events, polled_stop& stop) 
   return parse_start_line(std::string_view(line).substr(0, line.find('\n'))).first;
 }
 
-// netperf's end of a test, also when its timer fires early: three zero-length datagrams (UDP; netserver
-// counts none of them), or the close after the sender's shutdown (TCP). netserver then answers with its
-// results, which `stop`'s grace bounds after a stop.
+// As netperf ends a test: three empty datagrams (not counted) or the close.
 np::omni_results end_test(const client_options& o, fd_handle& data, int control, polled_stop& stop) {
   if (o.kind == test_kind::udp_stream)
     for (int i = 0; i < 3; ++i) ::send(data.get(), "", 0, MSG_DONTWAIT);
@@ -267,11 +254,11 @@ np::omni_results end_test(const client_options& o, fd_handle& data, int control,
   const auto results_wait = std::chrono::milliseconds(s_to_ns(np::pad_time_s + 30) / 1'000'000);
   const np::block end = recv_block(control, results_wait, "waiting for its results", stop);
   check_errno(end, "its results");
-  ::shutdown(control, SHUT_WR);  // netperf's shutdown_control; netserver closes its side then
+  ::shutdown(control, SHUT_WR);  // as netperf's shutdown_control
   return np::decode_results(end);
 }
 
-// The harness's barrier: connected, armed; the test is asked for once the instant is known (0: now).
+// Read before the request, whose test_length counts the wait. 0: now.
 std::int64_t requested_start_ns(const client_options& o, const client_events& events, polled_stop& stop) {
   const std::int64_t requested = o.start_on_stdin ? read_start_instant(events, stop)
                                  : o.start_at     ? static_cast<std::int64_t>(*o.start_at * 1e9)
@@ -286,10 +273,10 @@ std::int64_t requested_start_ns(const client_options& o, const client_events& ev
 
 test_result run_netserver_test(const client_options& o, const client_events& events) {
   check_options(o);
-  test_result r = failed_result(o, "");  // what was asked, figures to come
+  test_result r = failed_result(o, "");
   r.server_version = netserver_peer_name;
-  r.receiver_counted_by = netserver_peer_name;  // the table's "Receiver    counted by:" line and the JSON's
-  polled_stop stop;                             // before the data thread starts: it inherits the blocked signals
+  r.receiver_counted_by = netserver_peer_name;
+  polled_stop stop;  // before the data thread starts: it inherits the blocked signals
   try {
     const endpoint server = endpoint::resolve(o.host, o.port, o.family);
     const auto connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.connect_timeout_s * 1000));
@@ -302,7 +289,6 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     send_block(control.get(),
                np::encode_request(make_request(o, endpoint::local_of(data.get()).port(), server.family(), wait_s)),
                stop);
-    // netserver answers once its data socket is ready: within --connect-timeout, as netserve's handshake.
     const np::block answer =
         recv_block(control.get(), connect_timeout,
                    "waiting for its answer to the request (is a netserver listening there?)", stop);
@@ -318,7 +304,7 @@ test_result run_netserver_test(const client_options& o, const client_events& eve
     if (o.kind == test_kind::udp_stream) r.segmentation = resolve_gso(sending, to, endpoint::local_of(data.get()));
     sender_intervals samples{events};
     const side_counts sent = send_for(sending, data.get(), std::max(requested, wall_ns() + 1'000'000), stop, samples);
-    const bool interrupted = stop.stopped();  // a stop after the sending ended changes no figure
+    const bool interrupted = stop.stopped();  // a later stop changes no figure
     const np::omni_results res = end_test(o, data, control.get(), stop);
 
     const double secs = ns_to_s(sent.elapsed_ns);
