@@ -55,7 +55,7 @@ class deployer {
  public:
   deployer(asio::io_context& io, const plan& p, std::string source)
       : io_(io), plan_(p), source_(std::move(source)), group_(io) {
-    char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
+    char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // ssh control socket paths are limited to ~100 bytes
     if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
     control_dir_ = tmpl;
   }
@@ -66,9 +66,9 @@ class deployer {
   deployer(const deployer&) = delete;
   deployer& operator=(const deployer&) = delete;
 
-  // The number of hosts that failed.
+  // Returns the number of hosts that failed.
   asio::awaitable<int> run_all(std::vector<std::string> hosts);
-  // The first call stops every command (SIGTERM; SIGKILL 5 s later), a second one kills them.
+  // A second call kills what the first stopped.
   void cancel() {
     cancelled_ ? group_.kill() : group_.stop();
     cancelled_ = true;
@@ -88,7 +88,7 @@ class deployer {
   asio::io_context& io_;
   const plan& plan_;
   std::string source_, control_dir_;
-  std::map<std::string, std::string> content_, digest_;  // program -> its bytes, their SHA-256
+  std::map<std::string, std::string> content_, digest_;  // program -> bytes, SHA-256
   process_group group_;
   bool cancelled_ = false;
 };
@@ -101,7 +101,7 @@ asio::awaitable<nb::process_outcome> deployer::run(const std::vector<std::string
   co_return o;
 }
 
-// The files to copy, read once (what is hashed is what is sent), and their version, which must be ours.
+// Read once: what is hashed is what is sent.
 asio::awaitable<void> deployer::check_local() {
   for (const char* name : programs) {
     const std::string path = local_program(source_, name);
@@ -138,7 +138,7 @@ asio::awaitable<int> deployer::run_all(std::vector<std::string> hosts) {
     if (!checked) co_await check_local();  // only when there is somewhere to copy to
     checked = true;
     ++pending;
-    // The hosts in parallel: each has its own connection, and a slow one holds up no other.
+    // In parallel: a slow host holds up no other.
     asio::co_spawn(io_, deploy_host(h), [&, hp = &h](std::exception_ptr e, std::string line) {
       host_done(*hp, e, line, failures);
       if (--pending == 0) all_done.cancel();
@@ -154,7 +154,7 @@ void deployer::host_done(const host& h, std::exception_ptr e, const std::string&
     return;
   }
   ++failures;
-  if (cancelled_) return;  // said once for all: interrupted
+  if (cancelled_) return;  // said once for all
   try {
     std::rethrow_exception(e);
   } catch (const std::exception& x) {
@@ -174,14 +174,13 @@ asio::awaitable<std::string> deployer::deploy_host(const host& h) {
   } catch (...) {
     failure = std::current_exception();
   }
-  // Also after an error or a signal (perhaps just as the connection came up): a master connection left
-  // behind would live on for its ControlPersist. Where there is none, this fails at once.
+  // Also after an error or a signal: a master left behind lives on for its ControlPersist.
   co_await nb::run_command(s.close, 10s);
   if (failure) std::rethrow_exception(failure);
   co_return line;
 }
 
-// The SHA-256 the hash script printed, one per file; "missing" for a file not there.
+// "missing" for a file not there.
 std::vector<std::string> digests_of(const nb::process_outcome& o, std::size_t count, const std::string& what) {
   if (o.exit_code != 0) throw std::runtime_error(failed(what, o));
   std::vector<std::string> out;
@@ -191,7 +190,6 @@ std::vector<std::string> digests_of(const nb::process_outcome& o, std::size_t co
   return out;
 }
 
-// Copies what differs; returns what was done, in words.
 asio::awaitable<std::string> deployer::update(const host_steps& s) {
   auto listed = co_await run(s.list, 20s);
   const auto there = digests_of(listed, s.files.size(), "listing the sha256 there");
@@ -206,7 +204,7 @@ asio::awaitable<std::string> deployer::update(const host_steps& s) {
     bytes += content_.at(f->name).size();
     names += (names.empty() ? "" : ", ") + f->name;
   }
-  // Named: GCC 12 mis-destroys non-trivial temporaries that live across a co_await.
+  // Named: GCC 12 mis-destroys non-trivial temporaries living across a co_await.
   const auto verify = s.verify(changed), install = s.install(changed);
   auto verified = co_await run(verify, 20s);
   const auto copies = digests_of(verified, changed.size(), "the sha256 of the copies");
@@ -214,8 +212,7 @@ asio::awaitable<std::string> deployer::update(const host_steps& s) {
     if (copies[i] != digest_.at(changed[i]->name))
       throw std::runtime_error(fmt::format("the copy {} has sha256 {}, not {} as {} here", changed[i]->staged,
                                            copies[i], digest_.at(changed[i]->name), changed[i]->local));
-  // Renamed only once every copy is there and checked, all in one command: a failed copy leaves the old
-  // programs in place, both of them.
+  // One rename once every copy is checked: a failed copy leaves both old programs in place.
   auto moved = co_await run(install, 20s);
   if (moved.exit_code != 0) throw std::runtime_error(failed("mv into place", moved));
   co_await check_versions(s);
@@ -224,14 +221,13 @@ asio::awaitable<std::string> deployer::update(const host_steps& s) {
 
 asio::awaitable<void> deployer::copy_one(const file_steps& f) {
   const std::string& data = content_.at(f.name);
-  // However slow the path, at least 128 kB/s, and 30 s to spare.
+  // A path no slower than 128 kB/s, and 30 s to spare.
   const auto limit = 30s + std::chrono::milliseconds(data.size() / 128);
   auto copied = co_await run(f.copy, limit, &data);
   if (copied.exit_code != 0)
     throw std::runtime_error(failed(fmt::format("copying {} to {}", f.name, f.staged), copied));
 }
 
-// The programs there must run there, and be the harness's version.
 asio::awaitable<void> deployer::check_versions(const host_steps& s) {
   const auto versions = s.versions();
   auto o = co_await run(versions, 20s);
@@ -262,7 +258,6 @@ int deploy(const deploy_request& req) {
   }
   asio::io_context io;
   deployer d(io, p, source);
-  // As for `harness run`: Ctrl-C, SIGTERM and a lost terminal stop every command; a second one kills them.
   stop_signals signals(io, "command", [&d](int) { d.cancel(); });
   int failures = 0;
   try {

@@ -18,12 +18,8 @@ namespace fs = std::filesystem;
 namespace deploying {
 namespace {
 
-// Each remote command is a fixed script run as `sh -c SCRIPT sh ARG...`: paths are arguments, never part
-// of a script. Every command is a round trip (and, with a login shell that reads its profile, more), so
-// what goes together goes in one: a copy makes the folder, writes and sets the mode; one command checks
-// every copy, one renames them all, one asks every program its version.
-// The hash script prints one line per file, its SHA-256 or "missing"; sha256sum reads stdin, so no file
-// name comes back to be parsed.
+// Fixed scripts run as `sh -c SCRIPT sh ARG...`: paths are arguments, never script. Each command is a
+// round trip (more with a login profile), so what goes together goes in one.
 constexpr const char* hash_script =
     "command -v sha256sum >/dev/null || { echo \"no sha256sum on this host\" >&2; exit 127; }; "
     "for f; do h=$(sha256sum 2>/dev/null < \"$f\") || h=missing; echo \"${h%% *}\"; done";

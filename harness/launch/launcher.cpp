@@ -25,7 +25,7 @@ class local_launcher final : public launcher {
 class netns_launcher final : public launcher {
  public:
   netns_launcher(host h, std::string bin) : launcher(std::move(h), std::move(bin)) {}
-  // `ip netns exec` execs the program itself, so its pid and signals are the program's.
+  // `ip netns exec` execs the program itself: its pid and signals are the program's.
   std::vector<std::string> wrap(const std::vector<std::string>& command) const override {
     std::vector<std::string> argv{"ip", "netns", "exec", host_.netns};
     argv.insert(argv.end(), command.begin(), command.end());
@@ -42,11 +42,11 @@ class ssh_launcher final : public launcher {
   ssh_launcher(host h, std::string control_dir) : launcher(std::move(h), ""), control_dir_(std::move(control_dir)) {}
 
   std::vector<std::string> wrap(const std::vector<std::string>& command) const override {
-    return remote(command, false);  // the remote program reads nothing from us
+    return remote(command, false);  // reads nothing from us
   }
   bool stops_remotely() const override { return true; }
   std::vector<std::string> wrap_announcing_pid(const std::vector<std::string>& command) const override {
-    // A fixed script; the command stays separate words ("$@"), quoted like any other argv.
+    // A fixed script; the command stays separate words ("$@").
     std::vector<std::string> argv{"sh", "-c", fmt::format("echo {}$$; exec \"$@\"", remote_pid_prefix), "sh"};
     argv.insert(argv.end(), command.begin(), command.end());
     return remote(argv, true);
@@ -54,8 +54,7 @@ class ssh_launcher final : public launcher {
   std::vector<std::string> wrap_with_stdin(const std::vector<std::string>& command) const override {
     return remote(command, true);
   }
-  // One master connection per host, started up front in the background (-f -N) with its output on
-  // /dev/null, so later commands multiplex over it and no background ssh holds our pipes.
+  // One master per host, started up front (-f -N) with output on /dev/null so no background ssh holds our pipes.
   std::vector<std::string> open_argv() const override {
     auto argv = base("yes");
     for (const char* a : {"-o", "ControlPersist=120", "-f", "-N", "--"}) argv.push_back(a);
@@ -103,7 +102,7 @@ class ssh_launcher final : public launcher {
 std::string launcher::program(const std::string& name) const {
   const std::string& dir = host_.bin_dir.empty() ? default_bin_dir_ : host_.bin_dir;
   if (dir.empty()) return name;
-  // The build tree keeps each program in its own folder; an install keeps them side by side.
+  // The build tree keeps each program in its own folder.
   if (host_.bin_dir.empty() && fs::exists(fs::path(dir) / name / name)) return (fs::path(dir) / name / name).string();
   return (fs::path(dir) / name).string();
 }
@@ -132,7 +131,7 @@ std::unique_ptr<launcher> make_launcher(const host& h, const std::string& local_
 
 std::optional<int> remote_pid_of(std::string_view line) {
   if (!line.starts_with(remote_pid_prefix)) return std::nullopt;
-  // Not 0 or below: `kill` there would signal a whole process group.
+  // `kill` of 0 or below would signal a whole process group.
   return nb::parse_whole<int>(line.substr(remote_pid_prefix.size()), 1);
 }
 

@@ -22,7 +22,7 @@ process_group::membership::~membership() {
 
 void process_group::leave(nb::child_process& p) {
   members_.erase(&p);
-  if (stopping_ && members_.empty()) escalate_.cancel();  // all ended: nothing left to kill
+  if (stopping_ && members_.empty()) escalate_.cancel();  // nothing left to kill
 }
 
 asio::awaitable<nb::process_outcome> process_group::run(const std::vector<std::string>& argv,
@@ -40,7 +40,7 @@ void process_group::stop(const std::function<bool(nb::child_process*)>& spare) {
   for (nb::child_process* c : members_)
     if (!spare || !spare(c)) c->request_stop();
   if (members_.empty()) return;
-  // A stopped (SIGSTOP) or wedged process ignores SIGTERM: it must not hold the command for its deadline.
+  // A stopped or wedged process ignores SIGTERM: it must not hold the command for its deadline.
   escalate_.expires_after(kill_after_);
   escalate_.async_wait([this](boost::system::error_code ec) {
     if (!ec) kill();

@@ -22,7 +22,7 @@ void stop_signals::close() {
 
 void stop_signals::arm() {
   set_.async_wait([this](boost::system::error_code ec, int sig) {
-    if (ec) return;  // closed
+    if (ec) return;
     if (sig == SIGHUP) quiet_lost_terminal();
     if (!what_.empty())
       fmt::print(stderr, "harness: signal {} ({}): {}\n", sig, strsignal(sig),

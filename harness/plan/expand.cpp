@@ -28,7 +28,6 @@ void add_fan(run_spec& r, const test_spec& t) {
     return;
   }
   r.role = fmt::format("{} as client", t.client);
-  // One netserve per server host, holding every port the run needs on it.
   for (std::size_t i = 0; i < t.instances.size(); ++i) {
     std::size_t s = 0;
     while (s < r.servers.size() && r.servers[s].host != t.instances[i]) ++s;
@@ -39,9 +38,8 @@ void add_fan(run_spec& r, const test_spec& t) {
   }
 }
 
-// bidirectional: each instance's reverse joins the same run, so the start barrier gives both one T0. It
-// shares its partner's port (netserve serves concurrent tests on a port) and is named for where its data
-// goes: "a-to-b" is joined by "b-to-a", "01-c1" by "01-c1-reverse".
+// A reverse joins the same run, so the barrier gives both one T0, on its partner's port; "a-to-b" is
+// joined by "b-to-a", "01-c1" by "01-c1-reverse".
 void add_reverse(run_spec& r, const test_spec& t) {
   if (!t.bidirectional) return;
   r.bidirectional = true;
@@ -54,7 +52,7 @@ void add_reverse(run_spec& r, const test_spec& t) {
   }
 }
 
-// The latency probe goes last, on the first instance's path and port (netserve serves both tests there).
+// On the first instance's path and port (netserve serves both tests there).
 void add_probe(run_spec& r, const test_spec& t) {
   if (!t.probe || r.instances.empty()) return;
   instance_spec probe = r.instances.front();
@@ -90,7 +88,7 @@ std::vector<run_spec> expand(const plan& p) {
             runs.push_back(base);
             continue;
           }
-          // Each pair is its own run, as in the tutorial: one client, one server, at a time.
+          // Each pair its own run, as in the tutorial.
           for (const pair_spec& ps : t.pairs)
             for (int dir = 0; dir < (t.both_directions ? 2 : 1); ++dir) {
               run_spec r = base;
@@ -126,7 +124,6 @@ std::string source_address(const host& h) { return h.launcher == launcher_kind::
 
 namespace {
 
-// netload's first words: the server's port, the test and its seconds.
 std::vector<std::string> netload_head(const std::string& program, const host& server, std::uint16_t port,
                                       std::string test, double seconds) {
   return {program,
@@ -140,12 +137,10 @@ std::vector<std::string> netload_head(const std::string& program, const host& se
           fmt::format("{:g}", seconds)};
 }
 
-// The latency probe: UDP_RR at a low rate, numbered requests, from the idle lead to the load's end.
 std::vector<std::string> probe_command(const std::string& program, const run_spec& r, const host& server,
                                        std::uint16_t port, const host& client) {
   const probe_spec& p = *r.spec->probe;
-  // A second's transactions in flight: the probe keeps its rate while a queue holds its round trips up to
-  // a second (with one in flight, a 26-ms queue would cut 100 per second to 38).
+  // A second's transactions in flight, so a queue holding round trips up to a second does not cut the rate.
   const auto burst = static_cast<std::uint32_t>(std::clamp(std::ceil(p.pps) - 1, 0.0, double{nb::max_rr_burst}));
   auto argv = netload_head(program, server, port, "UDP_RR", p.idle + r.duration);
   argv.insert(argv.end(), {"--pps", fmt::format("{:g}", p.pps), "--burst", std::to_string(burst)});
@@ -160,7 +155,7 @@ std::vector<std::string> probe_command(const std::string& program, const run_spe
 
 std::vector<std::string> netload_command(const std::string& program, const run_spec& r, const host& server,
                                          std::uint16_t port, const host& client, bool reverse, bool probe) {
-  if (probe) {  // a request/response probe: netload refuses it with a stock peer, in its own words
+  if (probe) {  // netload refuses it with a stock peer, in its own words
     std::vector<std::string> argv = probe_command(program, r, server, port, client);
     if (server.stock_peer()) argv.insert(argv.begin() + 1, {"--peer", server.peer});
     return argv;
@@ -233,7 +228,7 @@ run_spec trial_of(const run_spec& r, const std::string& id, double offered_pps, 
   t.interval = std::min(r.interval, duration);  // netload wants at least one interval per test
   t.warmup = std::min(r.warmup, duration / 2);
   t.load = {};
-  if (!with_probe && t.probe()) t.instances.pop_back();  // the probe is no part of the load
+  if (!with_probe && t.probe()) t.instances.pop_back();
   const std::size_t load_instances = t.instances.size() - (t.probe() ? 1 : 0);
   if (offered_pps > 0) t.load.pps = offered_pps / static_cast<double>(load_instances);
   t.search_trial = std::move(tag);

@@ -29,7 +29,7 @@ std::vector<std::string> split_names(const std::vector<std::string>& given) {
   return out;
 }
 
-// "300 s" or "60, 300 s": the distinct values the tests had.
+// "60, 300 s": the distinct values the tests had.
 std::string values_of(const std::vector<test_spec>& tests, double test_spec::*field) {
   std::set<double> v;
   for (const auto& t : tests) v.insert(t.*field);
@@ -53,7 +53,7 @@ void keep_only(plan& p, const std::vector<std::string>& only, std::vector<std::s
   if (!left_out.empty()) changes.push_back(fmt::format("tests left out (--only): {}", fmt::join(left_out, ", ")));
 }
 
-// The older form's duration sum is its final trial; a goal's own keeps its sum unless d exceeds it.
+// The older form's sum is its final trial; a goal keeps its own sum unless d exceeds it.
 double searched_sum(const search_spec& s, const nb::search::goal& g, double d) {
   return s.older_form ? d : std::max(g.duration_sum, d);
 }
@@ -67,13 +67,11 @@ void set_duration(plan& p, double d, std::vector<std::string>& changes) {
   bool warmup_changed = false;
   for (auto& t : p.tests) {
     t.duration = d;
-    // A warmup of a long test would leave nothing of a short one: at most half of it, as a search
-    // trial's.
+    // A long test's warmup would leave nothing of a short one.
     warmup_changed = warmup_changed || t.warmup > d / 2;
     t.warmup = std::min(t.warmup, d / 2);
     if (!t.search) continue;
-    // A search's trials: its goals' final trials last d, no first trial is longer, and a duration sum
-    // holds at least one final trial (as the older form's final trial was its duration sum).
+    // No first trial longer than the finals; a duration sum holds at least one final trial.
     for (auto& g : t.search->goals) {
       changes.push_back(
           fmt::format("test {}: search goal {}: final_trial_duration {:g} s -> {:g} s, initial_trial_duration "

@@ -33,7 +33,7 @@ std::optional<E> value_of(names<E> table, std::string_view name) {
   return std::nullopt;
 }
 
-bool is_c1(std::string_view s, std::size_t i) {  // U+0080..U+009F in UTF-8: 0xc2 0x80..0x9f
+bool is_c1(std::string_view s, std::size_t i) {  // U+0080..U+009F: 0xc2 0x80..0x9f
   return static_cast<unsigned char>(s[i]) == 0xc2 && i + 1 < s.size() &&
          (static_cast<unsigned char>(s[i + 1]) & 0xe0) == 0x80;
 }
@@ -65,7 +65,7 @@ void check_name(const toml::source_region& at, const std::string& context, std::
 }
 
 std::vector<std::uint16_t> parse_ports(const toml_reader& r, const toml::node& n) {
-  if (n.is_string()) {  // "11256-11263": what netserve's -p takes
+  if (n.is_string()) {  // "11256-11263", as netserve's -p takes
     const std::string s = n.as_string()->get();
     try {
       return nb::parse_port_spec(s);
@@ -107,8 +107,7 @@ launcher_kind parse_launcher(const toml_reader& r, const toml::node& n) {
   fail_at(n.source(), fmt::format("{}: launcher '{}' is not one of local, ssh, netns", r.context(), s));
 }
 
-// Keys that only make sense for one launcher are an error elsewhere: a plan that says
-// identity = ... on a local host is probably not doing what its author thinks.
+// A key for another launcher (identity on a local host) is probably not what the author thinks.
 void only_for(toml_reader& r, const host& h, launcher_kind k, std::initializer_list<const char*> keys) {
   if (h.launcher == k) return;
   for (const char* key : keys)
@@ -116,12 +115,12 @@ void only_for(toml_reader& r, const host& h, launcher_kind k, std::initializer_l
       fail_at(n->source(), fmt::format("{}: '{}' only applies to launcher '{}'", r.context(), key, to_string(k)));
 }
 
-// A Linux interface name: 1-15 characters, none of them '/', ':' or white space (dev_valid_name).
+// As the kernel's dev_valid_name.
 bool interface_name(const std::string& s) {
   return !s.empty() && s.size() <= 15 && s != "." && s != ".." && s.find_first_of("/: \t\n'\"") == std::string::npos;
 }
 
-// engine = "xdp" with its interface; the XDP keys without it are an error, as netserve's options are.
+// The XDP keys without engine = "xdp" are an error, as netserve's options are.
 void parse_engine(toml_reader& r, host& h) {
   if (const toml::node* n = r.find("engine")) {
     const std::string name = r.string(*n, "engine");
@@ -147,7 +146,7 @@ void parse_engine(toml_reader& r, host& h) {
   }
 }
 
-// peer = "iperf3": a stock server the harness does not start; netserve's own keys do not apply to it.
+// A stock server is not started: netserve's keys do not apply.
 void parse_peer(toml_reader& r, host& h) {
   const toml::node* n = r.find("peer");
   if (!n) return;
@@ -239,7 +238,7 @@ plan parse_plan(const std::string& text, const std::string& source_path) {
     }
   }
   parse_tests(p, r.need("tests"));
-  p.has_lab = r.find("lab") != nullptr;  // the emulated circuit: checked by `harness lab`, counted by runs
+  p.has_lab = r.find("lab") != nullptr;  // checked by `harness lab`, counted by runs
   r.done();
   return p;
 }

@@ -1,7 +1,5 @@
-// The plan's text with the command line's overrides written in: each value replaced where the file
-// gives it (toml++ knows where every value is), a key the file leaves to its default added, the tests left
-// out commented out. Comments and layout stay. The result is parsed back and must give the plan that
-// runs; any layout this does not know gives nullopt, and the caller says so instead.
+// The plan's text with overrides written where toml++ says each value is; comments and layout stay. The
+// result must parse back to the plan that runs, or nullopt.
 #include "harness/plan/overrides.hpp"
 #include "harness/toml/toml_bounds.hpp"
 
@@ -14,11 +12,11 @@ namespace harness {
 
 namespace {
 
-// Shortest text that reads back as the same double: "5", "2.5".
+// Shortest text reading back as the same double.
 std::string num(double v) { return fmt::format("{}", v); }
 
 struct edit {
-  std::size_t at, end;  // bytes [at, end) of the text replaced by `text`
+  std::size_t at, end;  // bytes [at, end) replaced by `text`
   std::string text;
 };
 
@@ -83,11 +81,11 @@ class rewriter {
 
  private:
   const std::string& text_;
-  std::vector<std::size_t> starts_;  // byte offset of each line's start
+  std::vector<std::size_t> starts_;
   std::vector<edit> edits_;
 };
 
-// The line of every table header ("[defaults]", "[[tests]]"): a test's block ends before the next one.
+// A test's block ends before the next header.
 void header_lines(const toml::node& n, std::set<toml::source_index>& out) {
   if (const toml::table* t = n.as_table()) {
     if (!t->is_inline()) out.insert(t->source().begin.line);
@@ -105,7 +103,6 @@ bool same_goals(const std::vector<nb::search::goal>& a, const std::vector<nb::se
   });
 }
 
-// A goal as an inline table, every parameter given.
 std::string goal_text(const nb::search::goal& g) {
   return fmt::format(
       "{{ name = \"{}\", loss_ratio = {}, exceed_ratio = {}, final_trial_duration = {}, duration_sum = {}, "
@@ -114,8 +111,7 @@ std::string goal_text(const nb::search::goal& g) {
       num(g.initial_trial_duration));
 }
 
-// The search's trial durations as --duration made them: the older form's keys, each goal table's, or,
-// for a search that left its goals to the defaults, the goals written out.
+// The older form's keys, each goal table's, or default goals written out.
 void rewrite_search(rewriter& w, const toml::table& t, const search_spec& want) {
   const toml::table* s = t["search"].as_table();
   if (!s) throw plan_error("search is not a table");

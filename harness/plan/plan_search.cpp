@@ -1,5 +1,4 @@
-// A test's `search`: MLRsearch's goals by RFC 9971's parameter names, or the older form (loss targets in
-// percent, trial, final, precision) mapped onto goals.
+// A test's `search`: RFC 9971's goal parameters, or the older form mapped onto goals.
 #include "harness/plan/plan.hpp"
 #include "harness/plan/plan_toml.hpp"
 
@@ -11,15 +10,14 @@ namespace {
 
 using nb::search::goal;
 
-// CSIT's names for its two goals; any other loss ratio is named by itself.
+// CSIT's names; other loss ratios are named by themselves.
 std::string goal_name_for(double loss_ratio) {
   if (loss_ratio == 0) return "NDR";
   if (loss_ratio == 0.005) return "PDR";
   return fmt::format("loss ratio {:g}", loss_ratio);
 }
 
-// { name = "PDR", loss_ratio = 0.005, exceed_ratio = 0.5, final_trial_duration = 1, duration_sum = 21,
-//   width = 0.005, initial_trial_duration = 1 }: every key but loss_ratio has CSIT's value by default.
+// Every key but loss_ratio defaults to CSIT's value.
 goal parse_goal(const toml::node& n, toml_reader& sr, std::size_t index) {
   toml_reader gr(sr.table(n, "goals"), fmt::format("{} goals[{}]", sr.context(), index));
   goal g;
@@ -28,8 +26,7 @@ goal parse_goal(const toml::node& n, toml_reader& sr, std::size_t index) {
   if (g.name.empty()) fail_at(gr.need("name").source(), fmt::format("{}: 'name' is empty", gr.context()));
   if (const toml::node* name = gr.find("name"))
     check_name(name->source(), gr.context(), "name", g.name, name_use::text);
-  // RFC 9971 section 4.6: the exceed ratio is a share below one; the duration sum is at least one final
-  // trial; the initial trial duration at most the final one.
+  // RFC 9971 section 4.6.
   g.exceed_ratio = gr.number_or("exceed_ratio", g.exceed_ratio, 0, 0.99);
   g.final_trial_duration = gr.number_or("final_trial_duration", g.final_trial_duration, 0.2, 86400);
   g.duration_sum = gr.number_or("duration_sum", std::max(g.duration_sum, g.final_trial_duration), 0.2, 864000);
@@ -60,11 +57,8 @@ std::vector<goal> parse_goals(const toml::node& n, toml_reader& sr) {
   return goals;
 }
 
-// The older form: loss targets in percent, search trials of `trial` seconds, a final trial of `final`
-// seconds that had to meet its target, a bracket `precision` percent wide. As goals: loss_ratio = loss /
-// 100, initial_trial_duration = trial, final_trial_duration = final, width = precision / 100, and the old
-// rule for a rate found, one full-length trial at it and no trial there over the target: duration_sum =
-// final, exceed_ratio = 0.
+// The older form as goals: loss / 100, its trial and final durations, width precision / 100; duration_sum =
+// final and exceed_ratio 0 keep its rule of one full trial at the rate, none over the target.
 std::vector<goal> parse_older_form(toml_reader& sr) {
   std::vector<double> loss_pct{0.0, 0.5};
   if (const toml::node* loss = sr.find("loss")) {
@@ -77,7 +71,7 @@ std::vector<goal> parse_older_form(toml_reader& sr) {
   const double trial = sr.number_or("trial", 2, 0.2, 3600);
   const double final_s = sr.number_or("final", 30, 0.2, 86400);
   const double precision = sr.number_or("precision", 1, 0.1, 50);
-  sr.integer_or("max_finals", 3, 1, 10);  // accepted: the goals' duration sums decide how much is tried at a rate
+  sr.integer_or("max_finals", 3, 1, 10);  // accepted and ignored: the duration sums decide
   std::vector<goal> goals;
   for (double pct : loss_pct) {
     goal g;
@@ -97,8 +91,7 @@ std::vector<goal> parse_older_form(toml_reader& sr) {
 
 std::vector<goal> search_spec::default_search_goals() { return {nb::search::ndr_goal(), nb::search::pdr_goal()}; }
 
-// search = { goals = [ { name = "NDR", loss_ratio = 0.0 }, ... ], max_trials = 200 } (or [[tests.search.goals]]
-// tables), or the older search = { loss = [0.0, 0.5], trial = 2, final = 30, precision = 1, max_trials = 30 }.
+// `goals` (or [[tests.search.goals]]), or the older loss/trial/final/precision keys.
 void parse_search(test_spec& t, toml_reader& r) {
   const toml::node* n = r.find("search");
   if (!n) return;

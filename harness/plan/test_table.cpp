@@ -1,5 +1,4 @@
-// The [[tests]] part of a plan: kinds, sizes, rates, topology, and the checks that need the whole test
-// (port clashes, sizes that cannot be sent).
+// The [[tests]] part of a plan and the checks needing the whole test (port clashes, unsendable sizes).
 #include "core/base/limits.hpp"
 #include "core/base/units.hpp"
 #include "core/policy/receive_mode.hpp"
@@ -26,8 +25,7 @@ std::vector<std::string> host_list(const plan& p, const toml_reader& r, const to
   return out;
 }
 
-// Request/response: response_size and burst beside message_size (the request's size, netperf's -r 1,1 by
-// default); a stream test has neither.
+// message_size is the request's (netperf's -r 1,1 by default); a stream test has neither key.
 void parse_rr(test_spec& t, toml_reader& r) {
   const std::int64_t hi = nb::is_udp(t.kind) ? nb::max_udp_message_size : nb::max_tcp_message_size;
   if (!nb::is_rr(t.kind)) {
@@ -45,16 +43,14 @@ void parse_rr(test_spec& t, toml_reader& r) {
     fail_at(r.need("reverse").source(), fmt::format("{}: a request/response test has no reverse", r.context()));
   const std::uint32_t smallest =
       std::min(*std::min_element(t.message_sizes.begin(), t.message_sizes.end()), t.response_size);
-  if (t.kind == nb::test_kind::udp_rr && t.burst > 0 && smallest < 8)  // as netload refuses it (netload/cli/cli.cpp)
+  if (t.kind == nb::test_kind::udp_rr && t.burst > 0 && smallest < 8)  // as netload refuses it
     fail_at(r.need("burst").source(), fmt::format("{}: a UDP_RR burst needs requests and answers of 8 bytes or more "
                                                   "(room for the transaction's number)",
                                                   r.context()));
 }
 
-// latency_probe = true, or { pps = 100, size = 64, idle = 2 }: a UDP_RR probe beside a stream test's load.
-// Its intervals are counted from its own start, idle seconds before T0: idle must be whole intervals so
-// that one of them ends at T0 (the idle figure is the intervals before it). Its messages carry their
-// transaction's number (8 bytes or more), so a late answer is never taken for another's.
+// A UDP_RR probe beside a stream's load: idle is whole intervals so one ends at T0; its messages carry a
+// transaction number (8 bytes), so a late answer is never taken for another's.
 void parse_probe(test_spec& t, toml_reader& r, double interval) {
   const toml::node* n = r.find("latency_probe");
   if (!n) return;
@@ -80,7 +76,7 @@ void parse_probe(test_spec& t, toml_reader& r, double interval) {
 }
 
 void parse_sizes(test_spec& t, toml_reader& r) {
-  if (nb::is_rr(t.kind) && !r.find("message_size")) return;  // parse_rr: netperf's 1 byte
+  if (nb::is_rr(t.kind) && !r.find("message_size")) return;  // netperf's 1 byte
   const toml::node& n = r.need("message_size");
   const std::int64_t hi = nb::is_udp(t.kind) ? nb::max_udp_message_size : nb::max_tcp_message_size;
   auto one = [&](const toml::node& e) {
@@ -97,7 +93,7 @@ void parse_sizes(test_spec& t, toml_reader& r) {
   }
 }
 
-// `pps` or `rate`, one value or a list (the OCI tutorial's UDP sweep "10m" ... "100000m").
+// One value or a list.
 void parse_loads(test_spec& t, toml_reader& r) {
   const toml::node* pps = r.find("pps");
   const toml::node* rate = r.find("rate");
@@ -125,7 +121,7 @@ void parse_loads(test_spec& t, toml_reader& r) {
   if (t.loads.empty()) fail_at(n->source(), fmt::format("{}: '{}' is empty", r.context(), pps ? "pps" : "rate"));
 }
 
-// netperf's -T l,r: "1,0", or "1" for netload alone.
+// "1,0", or "1" for netload alone.
 std::string parse_affinity(toml_reader& r) {
   const toml::node* n = r.find("affinity");
   if (!n) return {};
@@ -185,8 +181,7 @@ void parse_topology(const plan& p, test_spec& t, toml_reader& r) {
   }
 }
 
-// bidirectional = true: every instance runs twice at one T0, forward and in reverse (netload --bidir's
-// shape, iperf3 --bidir); one after the other is both_directions, so the two exclude each other.
+// Excludes both_directions (one after the other).
 void parse_bidirectional(test_spec& t, toml_reader& r) {
   const toml::node* n = r.find("bidirectional");
   if (!n) return;
@@ -200,8 +195,6 @@ void parse_bidirectional(test_spec& t, toml_reader& r) {
   if (t.search) refuse("a rate 'search' finds one direction's rate: leave 'bidirectional' out");
 }
 
-// Every instance needs a port of its own on its server host; two instances asking for the same fixed
-// port on one host would fight over it.
 void check_ports(const test_spec& t, const toml_reader& r, const std::string& loc) {
   auto fail = [&](const std::string& m) { throw plan_error(fmt::format("{}: {}: {}", loc, r.context(), m)); };
   const std::size_t need = t.topo == topology::pairs ? 1 : t.instances.size();
@@ -217,11 +210,7 @@ void check_ports(const test_spec& t, const toml_reader& r, const std::string& lo
   }
 }
 
-// A netserve with a key (its host's psk_file) refuses a netload without one: every client host of a
-// keyed server must have a key file too, and that is known before anything runs.
-// The TCP socket options, refused on a UDP test where they are given.
-// recv_mode = "auto" | "copy" | "discard"; the older key recv_copy = true is "copy", false "discard" (what
-// it meant when discarding was the default). Both given: they must agree.
+// The older recv_copy = true is "copy", false "discard"; with recv_mode given, they must agree.
 void parse_recv_mode_key(test_spec& t, toml_reader& r) {
   if (const toml::node* n = r.find("recv_mode")) {
     t.recv_mode = r.string(*n, "recv_mode");
@@ -337,7 +326,7 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
   t.ports = p.ports;
   const toml::node* ports = r.find("ports");
   if (ports) t.ports = parse_ports(r, *ports);
-  // A clash is reported where the ports were given: in the test, or in [defaults].
+  // Reported where the ports were given: the test or [defaults].
   check_ports(t, r, ports ? where(ports->source()) : !p.ports_where.empty() ? p.ports_where : where(tt.source()));
   check_keys(p, t, r, tt);
   r.done();
@@ -347,7 +336,7 @@ test_spec parse_test(const plan& p, const toml::table& tt, std::size_t index) {
 }  // namespace
 
 void parse_tests(plan& p, const toml::node& n) {
-  const toml::table none;  // the reader only type-checks here; the keys belong to the root table
+  const toml::table none;  // type checks only; the keys belong to the root table
   toml_reader r(none, "plan");
   const toml::array& a = r.array(n, "tests");
   if (a.empty()) fail_at(n.source(), "plan: 'tests' is empty");

@@ -12,7 +12,7 @@
 #include <boost/asio/writable_pipe.hpp>
 #include <boost/asio/write.hpp>
 
-// Boost 1.81's Process v2 with BOOST_PROCESS_USE_STD_FS forgets these includes: they come before it.
+// Boost 1.81's Process v2 with BOOST_PROCESS_USE_STD_FS needs these first.
 #include <boost/optional.hpp>
 #include <boost/type_traits/remove_pointer.hpp>
 #include <memory>
@@ -60,11 +60,8 @@ std::string resolve(const std::string& program) {
   return path.string();
 }
 
-// asio::connect_pipe's pipes are inherited by every later child, and Boost 1.81's Process v2 does not
-// close them in the child as it means to (close_all skips the fds between 2 and its own error pipe): a
-// child holding the write end of its own stdin never sees end of file (nft -f -, cat, netload
-// --start-on-stdin), and a sibling holding another's stdout keeps that read from ending. Close-on-exec
-// from the start: the child's ends reach it through dup2 onto 0, 1 and 2, which clears the flag.
+// Boost 1.81's Process v2 leaves inherited pipe ends open in later children (a stdin never reaching end of
+// file): close-on-exec from the start; dup2 onto 0, 1 and 2 clears the flag for the child's own ends.
 void cloexec_pipe(asio::readable_pipe& r, asio::writable_pipe& w) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw fmt::system_error(errno, "pipe2");
@@ -72,32 +69,27 @@ void cloexec_pipe(asio::readable_pipe& r, asio::writable_pipe& w) {
   w.assign(fds[1]);
 }
 
-// As a shell reports it: the exit status, or 128+N for a death by signal N. (Boost.Process's own code
-// says N, which cannot be told from an exit status N: netload's 4 and SIGILL would read alike.)
+// 128+N for signal N, as a shell says: Boost's bare N cannot be told from an exit status N.
 int shell_status(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
   return -1;
 }
 
-// ESRCH is expected: running() reaps a child that has exited, and a gone child is what was asked for.
-// Our own child's signal is never EPERM: any other failure is a bug, thrown.
+// ESRCH: already reaped, as asked; EPERM never happens to our own child.
 void signal_child(int pid, int sig) {
   if (::kill(pid, sig) != 0 && errno != ESRCH) throw fmt::system_error(errno, "kill({}, {})", pid, sig);
 }
 
-// Every child in a process group of its own, ending with its parent. A terminal's Ctrl-C (and `timeout`,
-// and a hang-up) signals the whole foreground process group: sharing it, every netload and netserve would
-// get the signal at the instant the harness does, and a netserve gone before its netloads' end exchange
-// loses their figures. The parent stops its children, in order. PR_SET_PDEATHSIG: a parent killed
-// outright (SIGKILL) still stops them (SIGTERM, which netload takes as a stop that keeps its figures).
+// A group of its own, so a terminal's Ctrl-C does not stop netserve before its netloads' end exchange (the
+// parent stops children in order); PDEATHSIG stops them if the parent is SIGKILLed.
 struct own_group {
   pid_t parent;
   template <class Launcher>
   boost::system::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) const {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before the line above: no orphan
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl: no orphan
     return {};
   }
 };
@@ -120,7 +112,6 @@ child_process::child_process(asio::any_io_executor ex, const std::vector<std::st
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("cannot start '{}': {}", argv[0], e.what()));
   }
-  // Our copies of the write ends close here, so the reads see end of file when the child exits.
 }
 
 child_process::~child_process() {
@@ -140,14 +131,13 @@ bool child_process::running() {
 bool child_process::write_stdin(const std::string& line) {
   if (!s_->in.is_open()) return false;
   boost::system::error_code ec;
-  asio::write(s_->in, asio::buffer(line), ec);  // a dead reader is EPIPE here: SIGPIPE is ignored in main
+  asio::write(s_->in, asio::buffer(line), ec);  // EPIPE, not SIGPIPE (ignored in main)
   return !ec;
 }
 
 asio::awaitable<void> child_process::feed_stdin(std::string text) {
   auto s = s_;
-  // A child that exits without reading must be an error code here, not a SIGPIPE that kills us.
-  std::signal(SIGPIPE, SIG_IGN);  // fails only for a signal number that does not exist
+  std::signal(SIGPIPE, SIG_IGN);  // a child exiting unread must be EPIPE, not our death
   auto [ec, n] = co_await asio::async_write(s->in, asio::buffer(text), asio::as_tuple(use_awaitable));
   (void)ec;
   (void)n;
@@ -155,7 +145,7 @@ asio::awaitable<void> child_process::feed_stdin(std::string text) {
 }
 
 const std::string& child_process::stderr_so_far() {
-  // Asio's pipes have no non-blocking mode of their own: read only what poll says is there.
+  // Asio's pipes have no non-blocking mode: read only what poll says is there.
   char buf[65536];
   boost::system::error_code ec;
   while (!ec && s_->err.is_open()) {
@@ -180,7 +170,6 @@ void child_process::kill() {
   if (s_->proc && !s_->exited) signal_child(s_->proc->id(), SIGKILL);
 }
 
-// The deadline kills the process; the pipes then reach end of file, so every pending read completes.
 void child_process::arm_deadline(std::chrono::steady_clock::time_point deadline) {
   s_->deadline.expires_at(deadline);
   s_->deadline.async_wait([w = std::weak_ptr<state>(s_)](boost::system::error_code ec) {
@@ -208,7 +197,7 @@ asio::awaitable<process_outcome> child_process::finish(std::chrono::steady_clock
   auto s = s_;
   auto read_out = [](std::shared_ptr<state> st,
                      const std::function<void(const std::string&)>* cb) -> asio::awaitable<void> {
-    if (!cb) {  // keep it all in out_buf
+    if (!cb) {
       auto [ec, n] =
           co_await asio::async_read(st->out, asio::dynamic_buffer(st->out_buf), asio::as_tuple(use_awaitable));
       (void)ec;

@@ -15,11 +15,11 @@ using nlohmann::json;
 std::optional<clock_offset> estimate_offset(const std::vector<clock_reading>& readings) {
   const clock_reading* best = nullptr;
   for (const auto& r : readings) {
-    if (r.answered_ns < r.asked_ns) return std::nullopt;  // our own clock stepped back meanwhile
+    if (r.answered_ns < r.asked_ns) return std::nullopt;  // our own clock stepped back
     if (!best || r.answered_ns - r.asked_ns < best->answered_ns - best->asked_ns) best = &r;
   }
   if (!best) return std::nullopt;
-  // Halves in integers first: epoch nanoseconds in a double keep only ~0.2 us.
+  // Halve in integers: epoch nanoseconds in a double keep only ~0.2 us.
   const std::int64_t mid = best->asked_ns + (best->answered_ns - best->asked_ns) / 2;
   return clock_offset{static_cast<double>(best->host_ns - mid) / 1e6,
                       static_cast<double>(best->answered_ns - best->asked_ns) / 2e6, static_cast<int>(readings.size())};
@@ -48,8 +48,7 @@ std::optional<std::string> facts_problem(const json& f) {
 
 namespace {
 
-// facts[key] when it is an object, else an empty one (a named object: iterating `value(...)`'s temporary
-// trips GCC 12's maybe-uninitialized).
+// A named object: iterating `value(...)`'s temporary trips GCC 12's maybe-uninitialized.
 const json& member(const json& facts, const char* key) {
   static const json none = json::object();
   if (!facts.is_object()) return none;
@@ -58,15 +57,14 @@ const json& member(const json& facts, const char* key) {
 }
 
 void judge_clock(host_check& c, double skew_bound_ms, bool allow_offset) {
-  if (!c.clock) {  // after a failed netload --host-info, its own error says it all
+  if (!c.clock) {  // netload --host-info's own error says it
     if (c.facts.is_object())
       c.errors.push_back("its clock could not be read (netload --host-info gave no clock answer)");
     return;
   }
   const clock_offset& k = *c.clock;
   const std::string said = fmt::format("clock {:+.1f} ms (+- {:.1f} ms) from the harness's", k.offset_ms, k.bound_ms);
-  // Off for certain when even the nearest value the bound allows is beyond the skew bound; and when the
-  // bound cannot tell, the bound is too wide (a note below).
+  // Off for certain when even the nearest value within the bound exceeds the skew bound.
   if (std::abs(k.offset_ms) - k.bound_ms > skew_bound_ms) {
     if (allow_offset) c.notes.push_back(fmt::format("{}; --allow-offset: its start instant is corrected by it", said));
     else
@@ -94,9 +92,9 @@ void judge_facts(host_check& c) {
                       "which data path)",
                       name));
   for (const auto& [peer, m] : member(c.facts, "mtu").items()) {
-    if (m.contains("error"))  // the host may reach it by another name (an ssh alias): said, not fatal
+    if (m.contains("error"))  // may be an ssh alias the host reaches by another name
       c.notes.push_back(fmt::format("no MTU to peer {}: {}", peer, m["error"].get<std::string>()));
-    else if (m.value("mtu", 0) < 1500)  // headers: IPv4 20 + UDP 8, IPv6 40 + 8
+    else if (m.value("mtu", 0) < 1500)  // IPv4 20 + UDP 8, IPv6 40 + 8
       c.notes.push_back(fmt::format("path MTU to {} is {} (via {}): datagrams above {} bytes are fragmented or refused",
                                     peer, m.value("mtu", 0), m.value("dev", "?"),
                                     m.value("mtu", 0) - (peer.find(':') == std::string::npos ? 28 : 48)));
@@ -106,7 +104,7 @@ void judge_facts(host_check& c) {
 }  // namespace
 
 void judge(host_check& c, double skew_bound_ms, bool allow_offset) {
-  if (!c.reachable) return;  // its error says why; nothing else is known
+  if (!c.reachable) return;  // its error says why
   for (const auto& [prog, v] : {std::pair{"netload", c.netload_version}, std::pair{"netserve", c.netserve_version}})
     if (!v.empty() && v != nb::version)
       c.errors.push_back(fmt::format("{} is version {}, the harness {}: run `harness deploy`", prog, v, nb::version));
@@ -123,7 +121,7 @@ std::string features_text(const json& facts) {
   return out.empty() ? "?" : out;
 }
 
-// Each distinct "MTU/device" once: eight peers behind one interface are one entry.
+// Eight peers behind one interface are one entry.
 std::string mtu_text(const json& facts) {
   std::set<std::string> seen;
   std::string out;
@@ -167,11 +165,9 @@ json to_json(const host_check& c) {
 host_check host_check_from_json(const json& j, const std::string& context) {
   using fields = nb::json_fields<std::runtime_error>;
   fields f(j, context);
-  // Who was checked, with which programs, and what it found, each field required; the facts are netload
-  // --host-info's line as it came, judged by facts_problem, not here.
   host_check c = f.read_described<host_check>();
-  c.warnings = f.get_or<std::vector<std::string>>("warnings", {});            // checks written before the MTU warnings
-  if (const json clock = f.get_or<json>("clock", nullptr); !clock.is_null())  // none when it was not read
+  c.warnings = f.get_or<std::vector<std::string>>("warnings", {});  // older checks lack them
+  if (const json clock = f.get_or<json>("clock", nullptr); !clock.is_null())
     c.clock = fields::read_object<clock_offset>(clock, context + ": clock");
   f.done();
   return c;
@@ -221,7 +217,7 @@ std::map<std::string, std::set<std::string>> peers_per_host(const plan& p, const
   std::map<std::string, std::set<std::string>> out;
   for (const auto& r : runs)
     for (const auto& i : r.instances) {
-      out[i.server];  // every host has an entry, a server with no peer of its own too
+      out[i.server];  // a server with no peer of its own too
       out[i.client].insert(p.hosts.at(i.server).address);
       if (i.reverse) out[i.server].insert(p.hosts.at(i.client).address);
     }

@@ -31,15 +31,15 @@ difference welch_difference(const spread& a, const spread& b) {
   difference d;
   d.diff = b.mean - a.mean;
   d.low = d.high = d.diff;
-  if (!a.has_interval() || !b.has_interval()) return d;  // one number on a side: no spread to judge by
+  if (!a.has_interval() || !b.has_interval()) return d;  // one number on a side: no spread
   d.has_interval = true;
   const double va = a.sd * a.sd / a.n, vb = b.sd * b.sd / b.n, se = std::sqrt(va + vb);
   if (se == 0) {
-    // Both sides repeated the very same figure: the difference is exact.
+    // The very same figure repeated on both sides: the difference is exact.
     d.dof = a.n + b.n - 2;
   } else {
     d.dof = (va + vb) * (va + vb) / (va * va / (a.n - 1) + vb * vb / (b.n - 1));
-    // Rounded down: fewer degrees of freedom, a wider interval, never a claim the data cannot carry.
+    // Rounded down: a wider interval, never a claim the data cannot carry.
     const double half = student_t95(std::max(1, static_cast<int>(std::floor(d.dof + 1e-9)))) * se;
     d.low = d.diff - half;
     d.high = d.diff + half;
@@ -70,8 +70,7 @@ compare_row row_of(const repeat_group& a, const repeat_group& b) {
     r.judged = verdict::mixed;
     r.verdict_text = fmt::format("pps: {}; Mbit/s: {}", to_string(r.pps.judged), to_string(r.bps.judged));
   }
-  // A side with no ok run at all has nothing to compare: no difference either (NaN: null in JSON),
-  // never one against a mean of zero.
+  // No ok run: no difference (NaN, null in JSON), never one against a zero mean.
   if (a.ok_runs() == 0 || b.ok_runs() == 0) {
     for (difference* d : {&r.pps, &r.bps}) {
       d->diff = d->low = d->high = std::numeric_limits<double>::quiet_NaN();
@@ -125,7 +124,7 @@ std::vector<comparison> compare_folders(const std::vector<fs::path>& dirs) {
 
 namespace {
 
-// "1 234 567 ± 12 345": the mean, and the half-width of its 95 % interval when there is one.
+// "1 234 567 ± 12 345"
 std::string change_cell(double pct) { return std::isnan(pct) ? "n/a" : fmt::format("{:+.2f} %", pct); }
 
 std::string mbps(double bps) { return fmt_mbps(bps); }

@@ -23,7 +23,7 @@ std::string text_table::text() const {
     std::string out;
     for (std::size_t c = 0; c < w.size(); ++c) {
       const std::string cell = c < row.size() ? row[c] : "";
-      // Text left, figures right, as a reader scans them.
+      // Text left, figures right.
       const bool left = c == 0 || cell.empty() ||
                         !(std::isdigit(static_cast<unsigned char>(cell[0])) || cell[0] == '-' || cell[0] == '+');
       out += left ? fmt::format("{:<{}}", cell, w[c]) : fmt::format("{:>{}}", cell, w[c]);
@@ -63,7 +63,7 @@ std::string fmt_thousands(double value, int decimals, std::string_view separator
     out += whole[i];
   }
   if (point != std::string::npos) out += text.substr(point);
-  // "-0" is not a figure: the sign only when something non-zero is shown.
+  // "-0" is no figure.
   return (value < 0 && text.find_first_not_of("0.") != std::string::npos ? "-" : "") + out;
 }
 
@@ -74,7 +74,7 @@ std::string fmt_mean_interval(const spread& s, std::string (*format)(double), st
   return fmt::format("{}{}{}", format(s.mean), between, format((s.ci_high - s.ci_low) / 2));
 }
 
-// Grouped as the repeats' and compare's figures are, so one table never shows "99991" beside "99 994".
+// Grouped as repeats and compare are: never "99991" beside "99 994".
 std::string fmt_pps(double pps) { return fmt_thousands(pps); }
 std::string fmt_mbps(double bps) { return fmt::format("{:.2f}", bps / 1e6); }
 
@@ -91,7 +91,7 @@ namespace {
 
 std::string opt_text(const auto& v) { return v ? fmt::format("{}", *v) : "n/a"; }
 
-// The instance's end figures when it counts: none for a failed one or a result without samples.
+// None for a failed instance or a result without samples.
 const nb::tcp_figures* tcp_of(const instance_record& i) {
   return i.problems.empty() && i.result && i.result->tcp ? &*i.result->tcp : nullptr;
 }
@@ -259,8 +259,7 @@ std::string circuit_words(const run_summary& s) {
       "Circuit (emulated): its packet-rate limit dropped {} packets and its bit-rate shaper {}; "
       "the receiving hosts' kernels delivered {} UDP datagrams.",
       c->limit_dropped, c->shaper_dropped, c->udp_delivered);
-  // Only a whole run's sums compare with the circuit's counts over the whole run; the limit says the
-  // same (circuit_holds_loss decides both).
+  // Only a whole run's sums compare with the circuit's whole-run counts.
   if (!s.ok || s.sender.packets < s.receiver.packets) return out;
   const std::uint64_t lost = s.sender.packets - s.receiver.packets;
   if (circuit_holds_loss(s))
@@ -296,7 +295,7 @@ std::string console_summary(const std::vector<run_summary>& given, const std::ve
                        "steady recv Mbit/s", "loss %", "skew ms", "state"});
   for (const auto& s : runs) {
     if (is_search_trial(s.run)) continue;
-    if (s.run.interrupted && s.measured) {  // what was measured until the stop: the state says so
+    if (s.run.interrupted && s.measured) {  // the state says so
       const measured_part& m = *s.measured;
       overview.add({s.run.id, s.run.role, std::to_string(s.run.message_size), fmt_pps(m.sender.pps),
                     fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a", "n/a",
@@ -358,8 +357,7 @@ std::string summary_csv(const std::vector<run_summary>& runs, const std::vector<
                          s.steady->sender.packets, s.steady->receiver.packets, s.steady->sender.pps,
                          s.steady->receiver.pps, s.steady->sender.bps, s.steady->receiver.bps);
   }
-  // Only the run's name is known: no test, role or figure, and never a zero. The figure columns (all
-  // after "ok", the 11th) left empty, as many as the header has.
+  // Only the name is known: every figure column empty, never a zero.
   const auto columns = std::count(out.begin(), out.begin() + static_cast<long>(out.find('\n')), ',') + 1;
   for (const auto& u : not_run)
     out += fmt::format("{},,,,,,{},,,,false{}\n", csv_quote(u.id), csv_quote("NOT RUN: " + u.why),

@@ -1,5 +1,4 @@
-// report.md: an overview with PPS and BPS side by side per role, then per run the instance rows with
-// the sum and steady-state aggregates, and for `pairs` the tutorial's from -> to -> bandwidth -> category.
+// report.md; `pairs` as the tutorial's from -> to -> bandwidth -> category.
 #include "harness/records/host_check.hpp"
 #include "harness/report/model/skew.hpp"
 #include "harness/report/report.hpp"
@@ -19,7 +18,7 @@ std::string overview(const std::vector<run_summary>& runs) {
                 "limit"});
   for (const auto& s : runs) {
     if (s.run.topo == topology::pairs || is_search_trial(s.run)) continue;
-    if (s.run.interrupted && s.measured) {  // the figures until the stop, marked as such
+    if (s.run.interrupted && s.measured) {  // marked as such
       const measured_part& m = *s.measured;
       t.add({s.run.role, s.run.test, std::string(nb::to_string(s.run.kind)), std::to_string(s.run.message_size),
              fmt_pps(m.sender.pps), fmt_pps(m.receiver.pps), fmt_mbps(m.sender.bps), fmt_mbps(m.receiver.bps), "n/a",
@@ -41,7 +40,7 @@ std::string overview(const std::vector<run_summary>& runs) {
   return t.empty() ? "" : "## Every run\n\n" + t.markdown() + "\n";
 }
 
-// One row per role, one column per message size: the PPS test and the BPS test of a role side by side.
+// The PPS and BPS tests of a role side by side, one column per message size.
 std::string by_role(const std::vector<run_summary>& runs) {
   std::vector<std::string> roles;
   std::vector<std::uint32_t> sizes;
@@ -82,8 +81,7 @@ std::string by_role(const std::vector<run_summary>& runs) {
 }
 
 std::string pairs_table(const std::vector<run_summary>& runs) {
-  // TCP pairs also say what their connections saw: retransmits, RTT, and the MSS and path MTU (the MTU
-  // step of the seed procedure), only when there are TCP pairs.
+  // TCP pairs: retransmits, RTT, MSS and path MTU (the seed procedure's MTU step).
   const bool tcp = std::any_of(runs.begin(), runs.end(),
                                [](const run_summary& s) { return s.run.topo == topology::pairs && is_tcp(s); });
   std::vector<std::string> headers{"from",        "to",    "bandwidth (Mbit/s received)", "category", "test",
@@ -114,7 +112,7 @@ std::string pairs_table(const std::vector<run_summary>& runs) {
   return t.empty() ? "" : "## Pairs: from -> to -> bandwidth -> category\n\n" + t.markdown() + "\n";
 }
 
-// Receivers that counted at their driver (netserve --engine xdp): say so, and what their socket paths got.
+// Receivers counting at their driver (netserve --engine xdp), and what their sockets got.
 std::string engine_note(const run_summary& s) {
   std::vector<std::string> at_driver;
   std::uint64_t socket = 0;
@@ -130,7 +128,6 @@ std::string engine_note(const run_summary& s) {
       fmt::join(at_driver, ", "), socket);
 }
 
-// A request/response run's round trips, and a latency probe's idle and under the load.
 std::string latency_notes(const run_summary& s) {
   std::string out;
   if (s.rr)
@@ -165,7 +162,7 @@ std::string run_section(const run_summary& s) {
   for (const auto& f : s.failures) out += fmt::format("- failure: {}\n", f);
   if (s.skewed()) out += fmt::format("- **SKEWED**: {}; its figures count, and are summed\n", late_words(s));
   for (const auto& m : s.target_misses) out += fmt::format("- **TARGET MISSED** {}\n", m);
-  for (const auto& i : s.run.instances)  // netload's own caveats (estimated drops, shared sockets, ...)
+  for (const auto& i : s.run.instances)  // netload's own caveats
     if (i.result && !i.result->loss.note.empty()) out += fmt::format("- {}: {}\n", i.name, i.result->loss.note);
   out += engine_note(s);
   out += latency_notes(s);
@@ -192,7 +189,6 @@ std::string run_section(const run_summary& s) {
   return out + "\n";
 }
 
-// The planned runs a stop prevented, as the page lists them.
 std::string not_run_markdown(const std::vector<unrun>& not_run) {
   if (not_run.empty()) return "";
   std::string out = "## Not run\n\n";
@@ -200,7 +196,7 @@ std::string not_run_markdown(const std::vector<unrun>& not_run) {
   return out + "\n";
 }
 
-// The host check before the runs (environment.json), as `harness check` printed it.
+// As `harness check` printed it.
 std::string hosts_markdown(const std::filesystem::path& dir) {
   const auto env = read_environment(dir);  // a file from disk: anything may be in it
   if (!env.contains("hosts") || !env["hosts"].is_object()) return "";

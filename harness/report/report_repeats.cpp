@@ -1,5 +1,4 @@
-// The repeats of each measurement in the reports: report.md's "Repeats" section, a short console table,
-// and summary.csv's MEAN / SD / MIN / MAX / CI95 rows. The figures are stats.cpp's; only text here.
+// The figures are stats.cpp's; only text here.
 #include "harness/report/model/stats.hpp"
 #include "harness/report/report.hpp"
 
@@ -16,7 +15,7 @@ bool any_repeated(const std::vector<repeat_group>& groups) {
   return std::any_of(groups.begin(), groups.end(), is_repeated);
 }
 
-// "12 ± 2" in report.md; `plus_minus` is "+-" on a console, where a two-byte sign would skew the columns.
+// `plus_minus` is "+-" on a console, where a two-byte sign would skew the columns.
 std::string mean_sd(const spread& s, std::string (*f)(double), const char* plus_minus) {
   if (s.n == 0) return "n/a";
   return s.has_interval() ? fmt::format("{} {} {}", f(s.mean), plus_minus, f(s.sd)) : f(s.mean);
@@ -77,7 +76,7 @@ std::string repeats_console(const std::vector<run_summary>& runs) {
 std::string repeats_csv(const std::vector<run_summary>& runs) {
   std::string out;
   for (const auto& g : group_repeats(runs)) {
-    if (g.ok_runs() < 2) continue;  // one number has no spread: its run's rows say it all
+    if (g.ok_runs() < 2) continue;  // one number has no spread
     const auto& first = runs[g.runs.front()].run;
     const bool pair = g.topo == topology::pairs && !first.instances.empty();
     const std::string head = fmt::format("{},{},{},{},{},{}", csv_quote(g.key), csv_quote(g.test), csv_quote(g.role),

@@ -29,7 +29,7 @@ using nlohmann::json;
 fs::path make_results_dir(const fs::path& root, const std::string& plan_name) {
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
   fs::path dir = root / fmt::format("{}-{:%Y%m%dT%H%M%SZ}", plan_name, now);
-  // Two runs within one second (tests do this) get a suffix rather than mixing their files.
+  // Two runs within one second (tests do) get a suffix rather than mixing files.
   for (int n = 2; fs::exists(dir); ++n) dir = root / fmt::format("{}-{:%Y%m%dT%H%M%SZ}-{}", plan_name, now, n);
   fs::create_directories(dir / "raw");
   return dir;
@@ -37,13 +37,12 @@ fs::path make_results_dir(const fs::path& root, const std::string& plan_name) {
 
 void write_file(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
-  // POSIX calls rather than a stream: the first failure's errno is the reason (ENOSPC, EFBIG), and
-  // close() is checked too, where some file systems report a full disk.
+  // POSIX calls: the first errno is the reason, and close() is checked too (some file systems report ENOSPC there).
   auto fail = [&](const char* what, int err) {
     ::unlink(tmp.c_str());
     throw write_error(fmt::format("cannot write {}: {}: {}", path.string(), what, std::strerror(err)));
   };
-  // A folder from elsewhere may hold PATH.tmp as a symlink: removed, and never written through.
+  // A foreign PATH.tmp may be a symlink: removed, never written through.
   ::unlink(tmp.c_str());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw write_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
@@ -64,8 +63,7 @@ void write_json(const fs::path& path, const json& j) { write_file(path, j.dump(2
 
 namespace {
 
-// Every error while reading a results file names that file: "raw/x/run.json: 'order' ...", never a
-// bare type error from the JSON library.
+// Errors name the file, never a bare JSON type error.
 template <class F>
 auto in_file(const fs::path& path, F&& f) {
   try {
@@ -75,8 +73,7 @@ auto in_file(const fs::path& path, F&& f) {
   }
 }
 
-// A run's or a search's place in the plan ("order"): a whole number an int holds (a file from elsewhere
-// may say 1e300), 0 when an older search has none.
+// A whole number an int holds (a foreign file may say 1e300); 0 when an older search has none.
 int order_of(const json& j, bool required) {
   const auto it = j.is_object() ? j.find("order") : j.end();
   if (it == j.end() && !required) return 0;
@@ -127,9 +124,7 @@ instance_record not_written(const json& planned, const run_record& r) {
   return i;
 }
 
-// A bidirectional run started both directions' instances at one T0. Each direction is reported as a run of
-// its own, "<id>-forward" and "<id>-reverse", with its own sums that reconcile; the role says they ran
-// together and run.json's "together_with" names the other.
+// Both directions started at one T0; each is reported as "<id>-forward" / "<id>-reverse".
 std::vector<run_record> by_direction(run_record r) {
   if (!r.spec.value("bidirectional", false)) return {std::move(r)};
   const json& planned = r.spec.at("instances");
@@ -154,12 +149,12 @@ std::vector<run_record> by_direction(run_record r) {
 
 namespace {
 
-// The run raw/<run>/ of results folder `dir` (`run` relative to it): every file read beneath `dir`.
+// Every file read beneath `dir`.
 run_record load_run_in(const fs::path& dir, const fs::path& run) {
   const fs::path spec_file = dir / run / "run.json";
   const json spec = read_results_json(dir, run / "run.json");
   run_record r = in_file(spec_file, [&] { return run_from_json(spec); });
-  // An instance's record, or nullopt when it was never written (the run was interrupted or failed first).
+  // nullopt when never written (interrupted or failed first).
   auto record_of = [&](const json& planned) -> std::optional<instance_record> {
     const auto name = in_file(spec_file, [&] { return planned.at("name").get<std::string>(); });
     const fs::path file = run / (name + ".json");
@@ -172,7 +167,7 @@ run_record load_run_in(const fs::path& dir, const fs::path& run) {
     auto i = record_of(planned);
     r.instances.push_back(i ? std::move(*i) : in_file(spec_file, [&] { return not_written(planned, r); }));
   }
-  // The latency probe beside the load (runs written before it existed have no "probe").
+  // Older runs have no "probe".
   if (const json probe = spec.value("probe", json()); probe.is_object()) {
     const json planned = in_file(spec_file, [&] { return probe.at("instance"); });
     auto i = record_of(planned);
@@ -217,7 +212,7 @@ std::vector<run_record> load_raw(const fs::path& dir) {
 }
 
 namespace {
-// environment.json's "interrupted": the harness writes {"signal": N, "at_utc": T}; true is accepted as well.
+// {"signal": N, "at_utc": T}; true is accepted as well.
 const json* env_interruption(const json& env) {
   if (!env.is_object()) return nullptr;
   const auto it = env.find("interrupted");
@@ -231,7 +226,7 @@ json read_env(const fs::path& dir) {
 bool env_interrupted(const fs::path& dir) { return env_interruption(read_env(dir)) != nullptr; }
 
 std::string stop_words(const json& interruption) {
-  // A whole number a signal can be; anything else in a file from elsewhere is no signal named.
+  // Anything but a whole number a signal can be names no signal.
   const json n = interruption.is_object() ? interruption.value("signal", json()) : json();
   const int sig = n.is_number_unsigned() && n.get<std::uint64_t>() < 256 ? n.get<int>() : 0;
   const char* abbrev = sig > 0 ? sigabbrev_np(sig) : nullptr;
@@ -280,7 +275,7 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
   std::vector<run_summary> summaries;
   for (auto& r : load_raw(dir)) summaries.push_back(summarize(std::move(r)));
   const auto searches = load_searches(dir);
-  // A search is a run of its own in the summary: its MRR, results and trials under "search".
+  // A search is a run of its own in the summary.
   json all = {{"schema", "harness.summary/1"}, {"runs", json::array()}};
   for (const auto& s : summaries) all["runs"].push_back(to_json(s));
   for (const auto& s : searches)
@@ -291,11 +286,11 @@ std::vector<run_summary> write_reports(const fs::path& dir) {
                            {"kind", s.at("kind")},
                            {"message_size", s.at("message_size")},
                            {"search", s.at("search")}});
-  // Measurements run more than once: their spread. A single run's figures are in "runs" already.
+  // A single run's figures are in "runs" already.
   all["repeats"] = json::array();
   for (const auto& g : group_repeats(summaries))
     if (is_repeated(g)) all["repeats"].push_back(to_json(g));
-  // The planned runs a stop prevented (or that are missing): listed, as the page lists them.
+  // The runs a stop prevented (or that are missing).
   const auto unrun = runs_not_run(dir, true);
   all["not_run"] = json::array();
   for (const auto& u : unrun) all["not_run"].push_back({{"run", u.id}, {"why", u.why}});

@@ -20,11 +20,10 @@
 namespace harness {
 namespace {
 
-using lines = std::map<std::string, std::vector<std::string>>;  // host -> what it runs, in order
-using needs = std::map<std::string, std::set<std::string>>;     // host -> programs it runs
+using lines = std::map<std::string, std::vector<std::string>>;
+using needs = std::map<std::string, std::set<std::string>>;
 
-// What netperf cannot say on its command line, said beside it: it runs one stream per process, paces
-// nothing, and sets no MSS.
+// What netperf cannot say: one stream per process, no pacing, no MSS.
 std::string netperf_notes(const run_spec& r) {
   const test_spec& t = *r.spec;
   std::vector<std::string> notes;
@@ -41,7 +40,7 @@ std::string netperf_notes(const run_spec& r) {
 
 std::string netperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool probe) {
   const test_spec& t = *r.spec;
-  if (probe)  // netperf paces no transactions: its demo mode is the nearest
+  if (probe)  // netperf paces no transactions: demo mode is nearest
     return fmt::format("netperf -H {} -p {} -t UDP_RR -l {:g} -D 1 -- -r {},{}  (unpaced: netperf cannot pace it)",
                        address, port, t.probe->idle + r.duration, t.probe->size, t.probe->size);
   if (nb::is_rr(r.kind)) {
@@ -54,13 +53,12 @@ std::string netperf_equivalent(const run_spec& r, const std::string& address, st
                                 r.duration, r.message_size);
   if (!t.send_buffer.empty()) cmd += " -s " + t.send_buffer;
   if (!t.recv_buffer.empty()) cmd += " -S " + t.recv_buffer;
-  if (!t.recv_size.empty()) cmd += " -M " + t.recv_size;  // netperf's -M: the receiver's bytes per recv()
+  if (!t.recv_size.empty()) cmd += " -M " + t.recv_size;  // recv() size
   if (!t.congestion.empty()) cmd += " -K " + t.congestion;
   return cmd + netperf_notes(r);
 }
 
-// A per-stream bit rate as iperf2 reads -b back exactly: upper-case K M G are powers of 1024, lower-case
-// k m g of 1000 (its man page, NOTES); "9G" is 9 x 2^30 bit/s.
+// As iperf2 reads -b back exactly: upper-case K M G are powers of 1024, lower-case of 1000 (its man page).
 std::string iperf2_rate(double bps) {
   if (bps != std::floor(bps) || bps >= 1e18) return fmt::format("{:.0f}", bps);
   const auto n = static_cast<std::uint64_t>(bps);
@@ -71,7 +69,7 @@ std::string iperf2_rate(double bps) {
   return fmt::format("{}", n);
 }
 
-// The same for iperf3, whose -b suffixes are powers of 1000 in either case (src/units.c).
+// iperf3's -b suffixes are powers of 1000 in either case (src/units.c).
 std::string iperf3_rate(double bps) {
   if (bps != std::floor(bps) || bps >= 1e18) return fmt::format("{:.0f}", bps);
   const auto n = static_cast<std::uint64_t>(bps);
@@ -81,8 +79,8 @@ std::string iperf3_rate(double bps) {
   return fmt::format("{}", n);
 }
 
-// A bidirectional run's forward instance stands for iperf3 --bidir / iperf -d, both directions at once.
-// iperf's -b is per stream, netload's --rate and --pps for all streams together; for TCP both are ceilings.
+// The forward instance stands for iperf3 --bidir / iperf -d. iperf's -b is per stream, netload's
+// --rate for all streams; for TCP both are ceilings.
 std::string iperf_equivalent(const run_spec& r, const std::string& address, std::uint16_t port, bool reverse,
                              bool probe) {
   const test_spec& t = *r.spec;
@@ -92,7 +90,7 @@ std::string iperf_equivalent(const run_spec& r, const std::string& address, std:
   const double total = load.rate ? nb::parse_rate(*load.rate) : load.pps ? *load.pps * r.message_size * 8 : 0;
   const double per_stream = total / t.streams;
   const std::string streams = t.streams > 1 ? fmt::format(" -P {}", t.streams) : "";
-  if (r.kind == nb::test_kind::udp_stream)  // 16 bytes is iperf3's smallest UDP payload; -b 0 is unlimited
+  if (r.kind == nb::test_kind::udp_stream)  // iperf3's smallest UDP payload is 16 bytes; -b 0 is unlimited
     return fmt::format("iperf3 -u -l {} -b {} -t {:g} -c {} -i 1 -p {}{}{}",
                        std::max<std::uint32_t>(16, r.message_size), iperf3_rate(per_stream), r.duration, address, port,
                        streams,
@@ -133,11 +131,11 @@ void add_run(lines& out, needs& progs, const plan& p, const run_spec& r,
     const std::string& address = p.hosts.at(i.server).address;
     auto argv = l.wrap_announcing_pid(
         netload_command(l.program("netload"), r, p.hosts.at(i.server), port, p.hosts.at(i.client), i.reverse, i.probe));
-    if (port == 0)  // any free port: the real one comes from netserve's ready line at run time
+    if (port == 0)
       for (std::size_t k = 0; k + 1 < argv.size(); ++k)
         if (argv[k] == "-p" && argv[k + 1] == "0") argv[k + 1] = "PORT_FROM_READY_LINE";
     out[i.client].push_back(fmt::format("[{}] {}", r.id, nb::quote_argv(argv)));
-    if (r.bidirectional && i.reverse) {  // the iperf lines of its forward partner cover both directions
+    if (r.bidirectional && i.reverse) {  // its forward partner's lines cover both
       out[i.client].push_back("    both ways at once: the reverse half of the iperf3 --bidir / iperf -d line above");
       continue;
     }
@@ -159,8 +157,7 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
   auto peers = peers_per_host(p, runs);
   for (const auto& r : runs) {
     const auto& s = r.spec->search;
-    // A search runs trials, not the run's own length: its commands are shown as the first trial runs them
-    // (unpaced, the trial's length); the trials' rates are found at run time.
+    // As the first trial runs it (unpaced, the trial's length); trial rates are found at run time.
     double first = 0;
     if (s)
       for (const auto& g : s->goals) first = std::max(first, g.initial_trial_duration);
@@ -188,8 +185,7 @@ std::string dry_run(const plan& p, const std::string& local_bin_dir) {
     const launcher& l = *ls.at(name);
     out += fmt::format("\n## host {} ({}, launcher {})\n", name, l.target().address, to_string(l.target().launcher));
     if (auto open = l.open_argv(); !open.empty()) out += "  connect: " + nb::quote_argv(open) + "\n";
-    // The host check (harness/records/host_check.hpp): netserve's version where it serves, then netload's facts
-    // and clock over one connection.
+    // The host check: netserve's version, then netload's facts and clock.
     if (progs[name].count("netserve"))
       out += "  check:   " + nb::quote_argv(l.wrap({l.program("netserve"), "--version"})) + "\n";
     std::vector<std::string> info{l.program("netload"), "--host-info"};

@@ -1,6 +1,5 @@
 #pragma once
-// `harness run PLAN --dry-run`: per host, the exact commands the run would execute there, and the
-// netperf / iperf3 commands of the hand procedure they replace. Builds strings only: no process, no socket.
+// `harness run PLAN --dry-run`: each host's commands, and the netperf / iperf3 commands they replace.
 #include "harness/plan/plan.hpp"
 
 #include <string>

@@ -33,8 +33,7 @@ void plan_progress::start_run(std::size_t index, double now) {
 }
 
 void plan_progress::part_done(double duration, double now, bool measured) {
-  // A sample may come out a little negative (a run cut short by its deadline): an overhead is never
-  // less than nothing.
+  // Never negative, even for a run cut short by its deadline.
   if (measured) {
     overhead_sum_ += std::max(0.0, now - mark_ - duration);
     ++samples_;
@@ -66,9 +65,8 @@ std::string plan_line(const std::string& plan, std::size_t index, std::size_t co
                       double elapsed_s, const plan_eta& eta, double now_epoch_s, long utc_offset_s) {
   const std::string head = fmt::format("plan {}: run {} of {} ({}), {} elapsed, ", nb::printable(plan), index + 1,
                                        count, nb::printable(id), format_duration(elapsed_s));
-  // A countdown: 00:00 only once nothing is left (elapsed time counts whole seconds done instead).
+  // 00:00 only once nothing is left.
   const double left = std::ceil(eta.seconds);
-  // A rate search runs as many trials as its measurements ask for: no end time is claimed for it.
   if (eta.search_ahead) return head + fmt::format("ETA {} + a rate search of unknown length", format_duration(left));
   return head +
          fmt::format("ETA {} (ends ~{})", format_duration(left), format_time_of_day(now_epoch_s + left, utc_offset_s));
@@ -77,7 +75,7 @@ std::string plan_line(const std::string& plan, std::size_t index, std::size_t co
 live_totals live_aggregate(const std::vector<instance_progress>& instances) {
   live_totals t;
   t.instances = static_cast<int>(instances.size());
-  std::size_t latest = 0;  // of every running instance; with none running, of any
+  std::size_t latest = 0;  // of every running instance; with none, of any
   bool any_running = false;
   for (const auto& i : instances) {
     const std::size_t n = i.intervals ? i.intervals->size() : 0;
@@ -111,7 +109,6 @@ std::string aggregate_line(const std::string& id, double elapsed_s, double durat
                        ? fmt::format("nothing new: interval {} not reported yet by {} of {} running instance(s)",
                                      t.interval + 1, t.behind, t.running)
                        : fmt::format("nothing new since interval {}", t.interval));
-  // Unknown rates are a dash (—): a 0 would say that nothing was sent.
   auto pps = [&](double v) { return t.known ? nb::format_si(v) : std::string("—"); };
   auto mbit = [&](double v) { return t.known ? fmt::format("{:.2f}", v / 1e6) : std::string("—"); };
   return head + (t.known && t.interval > 0 ? fmt::format("interval {}: ", t.interval) : std::string()) +

@@ -1,5 +1,3 @@
-// The runner's plan, run after run (runner.hpp lists which file holds which of its roles): its runs in
-// order, the user's stop, and what each run records (commands, environment, failed and interrupted runs).
 #include "harness/run/runner.hpp"
 
 #include "core/base/clock.hpp"
@@ -30,11 +28,9 @@ using asio::use_awaitable;
 
 namespace {
 
-// From the first Ctrl-C to SIGKILL for whatever still runs: a stopped netload ends its test and
-// exchanges its figures with netserve within its own 3-s grace (netload/native/user_stop.cpp).
+// A stopped netload keeps its figures within its own 3-s grace (netload/native/user_stop.cpp).
 constexpr auto kill_after = 5s;
-// What a run costs beyond its duration before one has been measured: the lead, the settle pause, and a
-// guess at starting the servers and the instances and writing the reports.
+// A run's overhead before one is measured (docs/runner.md#the-live-view).
 constexpr double startup_guess_s = 1.0;
 
 unsigned stderr_columns() {
@@ -52,12 +48,11 @@ long utc_offset_s(double epoch_s) {
 
 runner::runner(asio::io_context& io, const plan& p, run_options o)
     : io_(io), plan_(p), opt_(std::move(o)), group_(io, kill_after, [this] { before_kill(); }), pause_(io) {
-  char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // short: ssh control socket paths are limited to ~100 bytes
+  char tmpl[] = "/tmp/harness-ssh-XXXXXX";  // ssh control socket paths are limited to ~100 bytes
   if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary folder for ssh control sockets");
   control_dir_ = tmpl;
   for (const auto& [name, h] : plan_.hosts) launchers_.emplace(name, make_launcher(h, opt_.bin_dir, control_dir_));
-  // The live view is written to stderr (stdout carries the results), so stderr is what must be a
-  // terminal for the in-place redraw: `harness run | tee` still gets it, `2> log` gets plain lines.
+  // stdout carries results.
   const char* term = std::getenv("TERM");
   terminal_ = opt_.live && ::isatty(STDERR_FILENO) == 1 && !(term && std::string_view(term) == "dumb");
 }
@@ -68,20 +63,17 @@ runner::~runner() {
 }
 
 void runner::cancel(int sig) {
-  if (cancelled_) {  // the second Ctrl-C: no more waiting
+  if (cancelled_) {
     group_.kill();
     return;
   }
   cancelled_ = true;
   stop_signal_ = sig;
   stop_wall_s_ = nb::ns_to_s(nb::wall_ns());
-  pause_.cancel();  // a pause between runs ends now, and no run starts after it
-  // The signal's message went below the live block: the block stays above it as it is, never redrawn.
+  pause_.cancel();
+  // The signal's message went below the block: leave it.
   block_.forget();
-  // A signal to a local ssh client does not reach the remote program, and would end the client (status
-  // 255) before the program: the program is signalled there, and its ssh client ends with it.
-  // The servers stay until their instances have ended (run_one stops them then): a stopped netload
-  // exchanges its figures with its netserve.
+  // Spared here: remote programs are signalled there, servers after their instances (docs/runner.md#stopping).
   group_.stop([this](nb::child_process* c) { return remote_.count(c) || servers_.count(c); });
   for (const auto& [proc, where] : remote_)
     if (!servers_.count(proc)) remote_signal_detached(where.first, where.second, "TERM");
@@ -89,7 +81,7 @@ void runner::cancel(int sig) {
 
 void runner::before_kill() {
   fmt::print(stderr, "harness: killing every process (SIGKILL)\n");
-  // Remote first: killing a local ssh client drops it from remote_ (and the remote program may live on).
+  // Remote first: killing a local ssh client drops it from remote_.
   for (const auto& [proc, where] : remote_) remote_signal_detached(where.first, where.second, "KILL");
 }
 
@@ -107,7 +99,7 @@ asio::awaitable<bool> runner::remote_signal(std::string host, int pid, const cha
   const auto argv = l.wrap(kill_cmd);
   record_command(host, argv);
   const auto o = co_await nb::run_command(argv, 10s);
-  if (o.exit_code != 0 && std::string_view(sig) != "KILL")  // KILL may come after it ended: no news
+  if (o.exit_code != 0 && std::string_view(sig) != "KILL")  // KILL may come after it ended
     fmt::print(stderr, "harness: '{}' failed: {}\n", nb::printable(nb::quote_argv(argv)),
                nb::printable_bounded(nb::first_line(o.stderr_text)));
   co_return o.exit_code == 0;
@@ -126,15 +118,13 @@ void runner::record_command(const std::string& host, const std::vector<std::stri
 }
 
 void runner::write_environment() {
-  // The command line's overrides of the plan: plan.toml in the folder is the plan as it ran, and says so.
   if (!plan_.overrides.empty())
     environment_["overrides"] = {{"options", plan_.override_options}, {"changes", plan_.overrides}};
   write_json(dir_ / "environment.json", environment_);
 }
 
 asio::awaitable<void> runner::close_launchers() {
-  // A `kill` still on its way goes over the master connection: closing it first would lose the kill
-  // (each has a 10 s limit of its own).
+  // A `kill` on its way goes over the master: close it last.
   asio::steady_timer poll(io_);
   for (int i = 0; remote_signals_pending_ > 0 && i < 240; ++i) {
     poll.expires_after(50ms);
@@ -147,8 +137,7 @@ asio::awaitable<void> runner::close_launchers() {
 
 namespace {
 
-// Cleanup after a failure may fail too (on a full disk every write does): the first error is the one
-// reported, a later one is only mentioned.
+// On a full disk every write fails: report the first.
 template <class F>
 void keep_first(std::exception_ptr& failure, F&& f) {
   try {
@@ -161,8 +150,6 @@ void keep_first(std::exception_ptr& failure, F&& f) {
 
 }  // namespace
 
-// The results folder, once the host check passed: a plan refused (or stopped) before its first run
-// leaves no folder behind.
 void runner::open_results_dir() {
   dir_ = make_results_dir(opt_.results_root, plan_.name);
   fmt::print(stderr, "harness: results in {}\n", dir_.string());
@@ -179,7 +166,7 @@ asio::awaitable<fs::path> runner::run_all() {
   std::exception_ptr failure;
   try {
     const auto runs = expand(plan_);
-    // What `harness report` checks raw/ against: a run of the plan with no folder there is missing.
+    // What `harness report` checks raw/ against.
     for (const auto& r : runs) environment_["planned_runs"].push_back(r.id);
     std::vector<planned_run> planned;
     for (const auto& r : runs) planned.push_back({r.duration, r.spec && r.spec->search.has_value()});
@@ -189,7 +176,7 @@ asio::awaitable<fs::path> runner::run_all() {
     if (!cancelled_) open_results_dir();
     for (std::size_t i = 0; i < runs.size() && !cancelled_; ++i) {
       if (i > 0) co_await settle_pause();
-      if (cancelled_) break;  // a stop during the pause: the next run never starts
+      if (cancelled_) break;
       progress_->start_run(i, nb::ns_to_s(nb::wall_ns()));
       if (runs[i].spec->search) co_await run_search(runs[i]);
       else co_await run_one(runs[i]);
@@ -197,8 +184,6 @@ asio::awaitable<fs::path> runner::run_all() {
   } catch (...) {
     failure = std::current_exception();
   }
-  // A stop is no failure of the plan: what was measured until then is reported (the preflight's own
-  // "interrupted" is its consequence). Results that could not be written still are.
   if (cancelled_ && failure) {
     try {
       std::rethrow_exception(failure);
@@ -211,16 +196,15 @@ asio::awaitable<fs::path> runner::run_all() {
     if (cancelled_)
       environment_["interrupted"] = {{"signal", stop_signal_}, {"at_utc", fmt::format("{:.3f}", stop_wall_s_)}};
     keep_first(failure, [&] { write_environment(); });
-    // The reports written after the last run did not know of the stop: the banner, and the runs it prevented.
+    // The last reports did not know of the stop.
     if (cancelled_) keep_first(failure, [&] { write_reports(dir_); });
   }
   co_await close_launchers();
   group_.close();
   if (failure) std::rethrow_exception(dir_.empty() ? nothing_written(failure) : failure);
-  co_return dir_;  // empty: stopped before the first run, nothing written
+  co_return dir_;
 }
 
-// An error before the results folder was made: it says that nothing was written, and where.
 std::exception_ptr runner::nothing_written(std::exception_ptr failure) const {
   try {
     std::rethrow_exception(failure);
@@ -232,19 +216,18 @@ std::exception_ptr runner::nothing_written(std::exception_ptr failure) const {
   }
 }
 
-// A pause between runs, so that one run's tail does not hit the next.
 asio::awaitable<void> runner::settle_pause() {
   if (plan_.settle <= 0 || cancelled_) co_return;
   pause_.expires_after(std::chrono::milliseconds(static_cast<long>(plan_.settle * 1e3)));
-  co_await pause_.async_wait(asio::as_tuple(use_awaitable));  // cancel() ends it early
+  co_await pause_.async_wait(asio::as_tuple(use_awaitable));
 }
 
 asio::awaitable<void> runner::run_one(const run_spec& r) {
-  if (cancelled_) co_return;  // after a stop nothing starts
+  if (cancelled_) co_return;
   const fs::path run_dir = dir_ / "raw" / r.id;
   fs::create_directories(run_dir);
   const std::string of_n = progress_ ? fmt::format("{} of {}: ", progress_->index() + 1, progress_->count()) : "";
-  // Names from the plan (checked when it was read) and messages from the programs: escaped on the console.
+  // Plan names and program messages are escaped on the console.
   fmt::print(stderr, "harness: run {}{} ({}, {} -m {}, {} instance(s), {} s)\n", of_n, nb::printable(r.id),
              nb::printable(r.role), nb::to_string(r.kind), r.message_size, r.instances.size(), r.duration);
   std::vector<running_server> servers;
@@ -254,8 +237,8 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   try {
     co_await start_servers(r, servers);
     const auto before = circuit_counters();
-    co_await run_instances(r, servers, spec, run_dir);  // writes run.json once T0 is chosen
-    if (lab_) {  // what the emulated circuit itself counted during the run, for the report
+    co_await run_instances(r, servers, spec, run_dir);
+    if (lab_) {
       spec["circuit"] = circuit_delta(before, circuit_counters());
       write_json(run_dir / "run.json", spec);
     }
@@ -263,9 +246,8 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
     failure = std::current_exception();
   }
   end_live();
-  co_await stop_servers(servers);  // also after an error or a signal
-  // Stopped before its end: what its instances measured until then is in raw/ already; the run says so.
-  // A stop after the end (while its servers stopped) leaves a complete run.
+  co_await stop_servers(servers);
+  // Stopped before its end: its measurements are in raw/ already.
   if (cancelled_ && !(spec.contains("t0") && stop_wall_s_ >= spec["t0"].get<double>() + r.duration)) {
     record_interrupted_run(run_dir, std::move(spec), r.duration);
     write_environment();
@@ -275,8 +257,6 @@ asio::awaitable<void> runner::run_one(const run_spec& r) {
   const bool measured = !failure;
   keep_first(failure, [&] { write_environment(); });
   if (failure && !cancelled_) {
-    // A run that failed is one result of the plan, not the end of it: it is recorded with its reason
-    // and the next run goes on. Only results that cannot be written end the plan.
     try {
       std::rethrow_exception(failure);
     } catch (const write_error&) {
@@ -343,7 +323,7 @@ void runner::print_live(const run_spec& r, const std::vector<live_instance>& liv
   fmt::print(stderr, "{}", block_.draw({head, last_live_}, stderr_columns()));
 }
 
-// On a terminal the scrollback keeps one plain line per run: its last aggregate, where the block was.
+// The scrollback keeps one plain line per run: its last aggregate.
 void runner::end_live() {
   if (!block_.shown()) return;
   fmt::print(stderr, "{}{}\n", block_.clear(), last_live_);

@@ -1,5 +1,3 @@
-// The runner's check of every host before a run (and all of `harness check`): host_check.hpp says what
-// and why; this is the asking.
 #include "core/json/json_text.hpp"
 #include "harness/records/host_check.hpp"
 #include "harness/run/runner.hpp"
@@ -23,11 +21,9 @@ namespace {
 
 constexpr int clock_exchanges = 8;
 
-// The hosts a plan's runs use, and which of our programs each needs.
 std::map<std::string, std::set<std::string>> programs_per_host(const plan& plan, const std::vector<run_spec>& runs) {
   std::map<std::string, std::set<std::string>> out;
   for (const auto& r : runs) {
-    // A stock peer's host runs no netserve; its check says what is expected there instead.
     for (const auto& s : r.servers)
       out[s.host].insert(plan.hosts.at(s.host).stock_peer() ? "stock " + plan.hosts.at(s.host).peer : "netserve");
     for (const auto& i : r.instances) out[i.client].insert("netload");
@@ -37,9 +33,7 @@ std::map<std::string, std::set<std::string>> programs_per_host(const plan& plan,
 
 }  // namespace
 
-// netload --host-info on the host: its facts, then clock_exchanges clock readings over the same channel.
-// Over ssh the remote netload announces its pid: a cancel, or a netload that hangs past the deadline, is
-// ended there (killing the local ssh client leaves the master holding the session open).
+// Over ssh the remote netload announces its pid, so a cancel or a hang is ended there.
 asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string>& peers) {
   const launcher& l = on(c.host);
   std::vector<std::string> cmd{l.program("netload"), "--host-info"};
@@ -51,8 +45,7 @@ asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string
   process_group::membership member(group_, p, [this, &p] { remote_.erase(&p); });
   const auto limit = std::chrono::seconds(l.target().ssh.connect_timeout + 15);
   const auto deadline = std::chrono::steady_clock::now() + limit;
-  // Past the deadline the local ssh client is killed, but its master still holds the session, and our
-  // pipes, open: only ending the program there ends a read here.
+  // The master still holds our pipes: only ending the program there ends a read here.
   asio::steady_timer watchdog(io_);
   std::optional<std::string> line = co_await p.read_line(deadline);
   if (line && l.stops_remotely()) {
@@ -79,13 +72,12 @@ asio::awaitable<void> runner::ask_host(host_check& c, const std::set<std::string
   c.errors.push_back(o.timed_out ? fmt::format("netload --host-info gave no answer within {} s", limit.count())
                                  : fmt::format("'{}' failed ({}): {}", nb::quote_argv(argv), o.exit_code,
                                                nb::first_line(o.stderr_text.empty() ? o.stdout_text : o.stderr_text)));
-  // An older netload has no --host-info: say which version it is (not after a hang: it would hang again).
+  // No --host-info in an older netload: say its version (not after a hang: it would hang again).
   if (!o.timed_out) co_await say_version(c, "netload");
 }
 
-// clock_exchanges readings, each timed on the monotonic clock: only the host's answer is a wall clock
-// reading, and the harness's wall instant is taken once, so a step of our own clock meanwhile cannot pass
-// for the host's offset.
+// Timed on the monotonic clock, with our wall instant taken once: our own clock stepping cannot pass for
+// the host's offset.
 asio::awaitable<std::optional<clock_offset>> runner::read_clock(nb::child_process& p,
                                                                 std::chrono::steady_clock::time_point deadline) {
   const std::int64_t wall0 = nb::wall_ns(), mono0 = nb::mono_ns();
@@ -102,7 +94,6 @@ asio::awaitable<std::optional<clock_offset>> runner::read_clock(nb::child_proces
   co_return estimate_offset(readings);
 }
 
-// After a failed program: its --version, and if that is not the harness's, the error says so.
 asio::awaitable<void> runner::say_version(host_check& c, const std::string& program) {
   const launcher& l = on(c.host);
   const std::vector<std::string> cmd{l.program(program), "--version"};
@@ -150,8 +141,7 @@ asio::awaitable<host_check> runner::check_host(const std::string& name, const st
           fmt::format("peer = \"{}\": the harness starts no netserve here; a stock {} must be listening on "
                       "each test's port",
                       peer, std::string_view(peer) == "iperf3" ? "iperf3 -s" : "netserver"));
-  // Every host, a server too, answers through netload: its clock matters wherever a start instant is read
-  // (a netserve starts and samples by the instant on its own clock).
+  // A server host too: a netserve starts and samples by the instant on its own clock.
   co_await ask_host(c, peers);
   co_return c;
 }
@@ -161,7 +151,6 @@ asio::awaitable<void> runner::check_into(host_check& out, std::string name, std:
   out = co_await check_host(name, programs, peers);
 }
 
-// Every host at once: over ssh each costs a few round trips and process starts, which add up over nine.
 asio::awaitable<std::vector<host_check>> runner::check_all() {
   const auto runs = expand(plan_);
   const auto peers = peers_per_host(plan_, runs);
@@ -169,7 +158,7 @@ asio::awaitable<std::vector<host_check>> runner::check_all() {
   std::vector<host_check> checks(programs.size());
   std::size_t pending = programs.size(), k = 0;
   std::exception_ptr failure;
-  asio::steady_timer all_done(io_, std::chrono::steady_clock::time_point::max());  // each check has its deadlines
+  asio::steady_timer all_done(io_, std::chrono::steady_clock::time_point::max());
   for (const auto& [name, progs] : programs)
     asio::co_spawn(io_, check_into(checks[k++], name, progs, peers.at(name)), [&](std::exception_ptr e) {
       if (e && !failure) failure = e;
@@ -208,7 +197,6 @@ asio::awaitable<void> runner::preflight() {
     throw std::runtime_error(fmt::format("the host check found {} error(s) (above); no test was started", errors));
 }
 
-// A local host's address must be one this machine can use (127.0.0.x always is).
 void runner::check_local_address(host_check& c) {
   asio::ip::udp::socket probe(io_);
   boost::system::error_code ec;
@@ -226,7 +214,7 @@ asio::awaitable<std::vector<host_check>> runner::check_only() {
   } catch (...) {
     failure = std::current_exception();
   }
-  co_await close_launchers();  // no ssh master left for ControlPersist's two minutes
+  co_await close_launchers();  // no ssh master left for ControlPersist
   group_.close();
   if (failure) std::rethrow_exception(failure);
   co_return checks;

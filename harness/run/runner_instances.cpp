@@ -1,5 +1,3 @@
-// The moving parts of one run: netserve processes up and ready, netload instances started together and
-// followed live, raw files written as each instance ends, servers stopped.
 #include "core/base/clock.hpp"
 #include "core/base/text.hpp"
 #include "core/base/units.hpp"
@@ -25,11 +23,10 @@ using nlohmann::json;
 namespace {
 
 constexpr auto ready_timeout = 15s;
-// netload gives up connecting after 5 s and on the server's ready after 10 s, so it arms or fails by
-// then; netserve waits 30 s for the start.
+// netload gives up connecting after 5 s and on the server's ready after 10 s; netserve waits 30 s for the start.
 constexpr auto arm_timeout = 20s;
 
-// The ready line: {"event":"ready","ports":[...],"pid":N,...}; anything else is a failed start.
+// {"event":"ready","ports":[...],"pid":N,...}; anything else is a failed start.
 void take_ready_line(running_server& s, const std::string& line, std::size_t want) {
   const json j = nb::parse_json_bounded(line);
   if (j.is_discarded() || !j.is_object() || j.value("event", "") != "ready" || !j.contains("ports"))
@@ -40,7 +37,6 @@ void take_ready_line(running_server& s, const std::string& line, std::size_t wan
     throw std::runtime_error(fmt::format("ready with {} ports, {} asked for", s.ports.size(), want));
 }
 
-// An instance's record before it runs: who it is, between which hosts and addresses.
 instance_record new_instance_record(const instance_spec& spec, const launcher& client, const host& server) {
   instance_record rec;
   rec.name = spec.name;
@@ -52,7 +48,6 @@ instance_record new_instance_record(const instance_spec& spec, const launcher& c
   return rec;
 }
 
-// How netload ended: its exit, its stderr, and its result line, or why there is none.
 void record_outcome(instance_record& rec, nb::process_outcome o, const std::optional<json>& result_line) {
   rec.exit_code = o.exit_code;
   rec.timed_out = o.timed_out;
@@ -61,7 +56,6 @@ void record_outcome(instance_record& rec, nb::process_outcome o, const std::opti
   else rec.error = fmt::format("no result line (exit status {}): {}", o.exit_code, rec.stderr_text.substr(0, 300));
 }
 
-// The rates of one of netload's interval lines, for the live view.
 interval_rates live_rates_of(const json& interval) {
   const double secs = static_cast<double>(interval.value("end_ns", 0LL) - interval.value("start_ns", 0LL)) / 1e9;
   return {nb::per_second(interval.value("sent_packets", 0ULL), secs),
@@ -75,7 +69,7 @@ interval_rates live_rates_of(const json& interval) {
 asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<running_server>& servers) {
   for (const server_spec& spec : r.servers) {
     const host& h = plan_.hosts.at(spec.host);
-    if (h.stock_peer()) {  // a stock server is running there already, on the plan's ports: nothing to start
+    if (h.stock_peer()) {
       if (std::find(spec.ports.begin(), spec.ports.end(), 0) != spec.ports.end())
         throw std::runtime_error(
             fmt::format("host '{}' has peer = \"{}\": its ports must be given (0 asks netserve for "
@@ -92,15 +86,13 @@ asio::awaitable<void> runner::start_servers(const run_spec& r, std::vector<runni
     group_.join(*servers.back().proc);
     servers_.insert(servers.back().proc.get());
   }
-  // All of them start at once; then each must say it is ready within the timeout.
   for (running_server& s : servers) {
-    if (!s.proc) continue;  // a stock peer's
+    if (!s.proc) continue;
     const std::size_t want = r.servers[static_cast<std::size_t>(&s - servers.data())].ports.size();
     auto line = co_await s.proc->read_line(std::chrono::steady_clock::now() + ready_timeout);
     try {
       if (!line) throw std::runtime_error("exited or timed out before its ready line");
       take_ready_line(s, *line, want);
-      // Over ssh, stopping it means signalling it there (cancel() and stop_servers do).
       if (on(s.host).stops_remotely() && s.remote_pid > 0) remote_[s.proc.get()] = {s.host, s.remote_pid};
     } catch (const std::exception& e) {
       s.error = e.what();
@@ -122,8 +114,7 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
   for (running_server& s : servers) {
     if (s.finished) continue;
     const auto remote = remote_.find(s.proc.get());
-    // The remote netserve gets the signal; its ssh client then ends with it. A signal to the client
-    // would end the client first, with status 255, and could leave the server running.
+    // Signalled there, not through its ssh client (docs/runner.md#stopping).
     if (remote != remote_.end()) s.stop_asked = co_await remote_signal(s.host, s.remote_pid, "TERM");
     if (!s.stop_asked) {
       s.proc->request_stop();
@@ -137,9 +128,7 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
     group_.leave(*s.proc);
     servers_.erase(s.proc.get());
     if (o.timed_out && was_remote && !group_.killed()) co_await remote_signal(s.host, s.remote_pid, "KILL");
-    // A status our own stop caused is no failure: SIGTERM's, ssh's 255 for a remote program ended by a
-    // signal, SIGKILL after a second Ctrl-C. Anything else (it died before we asked, it ignored the
-    // stop) is reported.
+    // A status our own stop caused is no failure; dying before we asked, or ignoring the stop, is.
     const bool ours =
         !o.timed_out && s.stop_asked && (o.exit_code == 0 || o.exit_code == 143 || (was_remote && o.exit_code == 255));
     if (!ours && !group_.killed())
@@ -150,12 +139,12 @@ asio::awaitable<void> runner::stop_servers(std::vector<running_server>& servers)
 
 asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector<running_server>& servers, json& spec,
                                             const fs::path& run_dir) {
-  if (cancelled_) co_return;  // stopped while its servers started: no instance is launched
+  if (cancelled_) co_return;
   std::vector<live_instance> live(r.instances.size());
   std::size_t pending = r.instances.size();
   std::exception_ptr failure;
   asio::steady_timer tick(io_);
-  asio::steady_timer wake(io_);  // an instance armed or ended: the barrier looks again
+  asio::steady_timer wake(io_);  // armed or ended: look again
   for (std::size_t i = 0; i < r.instances.size(); ++i) {
     const running_server& server = servers.at(r.instances[i].server_index);
     asio::co_spawn(io_, run_instance(r, i, server, run_dir, live[i], wake), [&](std::exception_ptr e) {
@@ -165,13 +154,10 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
   }
   const double t0 = co_await start_together(r, live, wake);
   spec["t0"] = t0;
-  // The offsets each host's start instant was corrected by: the reports put those hosts' instants back
-  // on the harness's clock (aggregate.cpp).
+  // The reports put those hosts' instants back on the harness's clock (aggregate.cpp).
   if (opt_.allow_offset) spec["clock_offsets_ms"] = clock_offset_ms_;
   write_json(run_dir / "run.json", spec);
-  // The run coroutine itself is the live display: wake once per interval (every second at most often),
-  // or when the last instance ends; a little after each interval's end, counted from T0, so that the
-  // interval just ended has mostly been reported.
+  // A little after each interval's end from T0, when it is mostly reported.
   const auto every = std::max<std::chrono::milliseconds>(1s, std::chrono::milliseconds(std::lround(r.interval * 1e3)));
   const auto to_t0 = std::chrono::milliseconds(std::lround(std::max(0.0, t0 - nb::ns_to_s(nb::wall_ns())) * 1e3));
   live_shown_ = 0;
@@ -185,9 +171,7 @@ asio::awaitable<void> runner::run_instances(const run_spec& r, const std::vector
   if (failure) std::rethrow_exception(failure);
 }
 
-// The start barrier: T0 is chosen only once every instance is connected and waiting, so a slow launch
-// (ssh, a loaded host, a lost SYN) delays the run instead of making an instance miss a fixed instant.
-// When one fails or never arms, the others' stdin closes and they end without sending.
+// The start barrier (docs/runner.md#the-start-barrier).
 asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<live_instance>& live,
                                                asio::steady_timer& wake) {
   const std::size_t n = live.size();
@@ -198,17 +182,14 @@ asio::awaitable<double> runner::start_together(const run_spec& r, std::vector<li
     co_await wake.async_wait(asio::as_tuple(use_awaitable));
   }
   const double now = nb::ns_to_s(nb::wall_ns());
-  // After a stop no instant is given: the armed instances see end of file and end without sending.
+  // After a stop the armed see end of file and end without sending.
   if (!cancelled_ && std::all_of(live.begin(), live.end(), [](const live_instance& l) { return l.armed; })) {
-    // A latency probe starts first, by its idle lead: T0, the load's start, is that much later.
     const double t0 = now + plan_.lead + r.probe_lead();
     for (std::size_t i = 0; i < n; ++i)
       if (live[i].proc)
         live[i].proc->write_stdin(start_line(r.instances[i].probe ? t0 - r.probe_lead() : t0, r.instances[i]));
     co_return t0;
   }
-  // The armed ones see end of file and end without sending; one still trying to connect (a wedged ssh)
-  // is stopped rather than left to its deadline.
   for (std::size_t i = 0; i < n; ++i) {
     if (!live[i].proc) continue;
     live[i].proc->close_stdin();
@@ -232,7 +213,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       netload_command(l.program("netload"), r, srv, port, plan_.hosts.at(spec.client), spec.reverse, spec.probe));
   record_command(spec.client, argv);
   std::optional<json> result_line;
-  json samples = json::array();  // every per-second sample as it came, live
+  json samples = json::array();
   nb::child_process* self = nullptr;
   const std::function<void(const std::string&)> on_line = [&](const std::string& line) {
     if (const auto pid = remote_pid_of(line)) {
@@ -252,7 +233,6 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
       result_line = std::move(j);
     }
   };
-  // Hard deadline: the barrier, the lead, the test, and a generous allowance for drain and the final report.
   const auto deadline = std::chrono::steady_clock::now() + arm_timeout +
                         std::chrono::milliseconds(static_cast<long>((plan_.lead + r.probe_lead() + r.duration) * 1e3)) +
                         30s;
@@ -269,8 +249,7 @@ asio::awaitable<void> runner::run_instance(const run_spec& r, std::size_t index,
   } catch (const std::exception& e) {
     rec.error = e.what();
   }
-  // An instance that died (or failed with its server) leaves a result with fewer samples than were
-  // shown live, or none: what was measured until then is kept beside it.
+  // What was shown live is kept beside a result with fewer samples, or none.
   if (!rec.result || !rec.result->ok || rec.result->intervals.size() < samples.size()) rec.samples = std::move(samples);
   live.running = false;
   wake.cancel();

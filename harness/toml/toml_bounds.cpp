@@ -6,8 +6,7 @@
 namespace harness {
 namespace {
 
-// Walks the text once, knowing only what TOML's lexical structure needs to tell keys, values, strings
-// and comments apart. It does not validate: toml++ does that afterwards, on text known to be shallow.
+// Only as much lexing as tells keys, values, strings and comments apart; toml++ validates afterwards.
 class bounds_scanner {
  public:
   bounds_scanner(std::string_view text, int max_depth) : t_(text), max_depth_(max_depth) {}
@@ -42,7 +41,7 @@ class bounds_scanner {
     ++i_;
     ++line_;
     line_start_ = i_;
-    if (open_.empty()) start_key();  // a new line outside brackets starts a key, a header, or nothing
+    if (open_.empty()) start_key();  // outside brackets: a key, a header, or nothing
   }
 
   void start_key() {
@@ -61,9 +60,9 @@ class bounds_scanner {
       check(table_parts_ + open_depth_ + key_parts_, "keys");
     } else if (c == '=') {
       in_key_ = false;
-      pending_parts_ = key_parts_;  // a table or array that is this key's value sits below its parts
+      pending_parts_ = key_parts_;  // its value sits below its parts
     } else if (c == '}' || c == ']' || c == '{' || c == '[') {
-      value_char(c);  // an empty inline table, or a malformed key: brackets count either way
+      value_char(c);  // brackets count even here
       return;
     } else {
       begin_key_part();
@@ -73,7 +72,7 @@ class bounds_scanner {
 
   void value_char(char c) {
     if (c == '[' || c == '{') {
-      // "x.y = [": the array is y, as deep as the key's parts; an array's element is one level below it.
+      // "x.y = [": the array is as deep as the key's parts; its elements one level below.
       const int share = std::max(1, pending_parts_);
       open_.push_back({c, share});
       open_depth_ += share;
@@ -91,7 +90,7 @@ class bounds_scanner {
     ++i_;
   }
 
-  // "[a.b.c]" or "[[a.b.c]]": its parts are the depth of every key below it, up to the next header.
+  // A header's parts are the depth of every key below it.
   void table_header() {
     ++i_;
     if (i_ < t_.size() && t_[i_] == '[') ++i_;
@@ -105,7 +104,7 @@ class bounds_scanner {
       if (c == '.') check(++table_parts_, "table names");
       ++i_;
     }
-    in_key_ = false;  // the rest of the line holds "]", "]]" and perhaps a comment
+    in_key_ = false;  // the rest is "]", "]]" and perhaps a comment
   }
 
   void skip_string(char quote) {
@@ -122,7 +121,7 @@ class bounds_scanner {
         ++i_;
         return;
       } else if (c == quote && i_ + 2 < t_.size() && t_[i_ + 1] == quote && t_[i_ + 2] == quote) {
-        // A multi-line string may end in one or two quotes of its own: """a""""" is the text a"".
+        // """a""""" is the text a"".
         i_ += 3;
         for (int extra = 0; extra < 2 && i_ < t_.size() && t_[i_] == quote; ++extra) ++i_;
         return;
@@ -146,24 +145,22 @@ class bounds_scanner {
 
   struct open_bracket {
     char bracket;
-    int share;  // the parts of the key whose value it is, or 1 for an array's element
+    int share;  // the parts of the key whose value it is, or 1 for an array element
   };
 
   std::string_view t_;
   int max_depth_;
   std::size_t i_ = 0, line_ = 1, line_start_ = 0;
   std::vector<open_bracket> open_;
-  int open_depth_ = 0;     // the shares of open_, added up
-  int table_parts_ = 0;    // parts of the last table header
-  int key_parts_ = 0;      // parts of the key being read
-  int pending_parts_ = 0;  // parts of the key just before '=', until its value starts
+  int open_depth_ = 0;  // the shares of open_
+  int table_parts_ = 0;
+  int key_parts_ = 0;
+  int pending_parts_ = 0;  // until its value starts
   bool in_key_ = true;
   std::optional<toml_bounds_violation> violation_;
 };
 
-// A second bound that does not depend on the scan reading strings as toml++ does: a key, a table name
-// and an inline table each sit on one line, so a line with this many dots or opening brackets, inside
-// strings or not, is refused. Deep enough to hurt takes thousands; no plan writes a line like that.
+// A bound independent of how the scan reads strings: keys, table names and inline tables sit on one line.
 constexpr std::size_t max_line_nesting_chars = 256;
 
 std::optional<toml_bounds_violation> find_crowded_line(std::string_view text) {

@@ -1,8 +1,6 @@
 #pragma once
-// Strict, typed reading of one TOML table: each key is read once with its type, and done() rejects keys
-// nobody read. Every error carries file:line:col of the offending node, so a plan error reads like a
-// compiler error. Part of the small harness_toml library with toml_bounds: the plan parser and the lab
-// both read TOML with it, and it knows neither (the plan's own part is harness/plan/plan_toml.hpp).
+// Strict, typed reading of one TOML table: each key once with its type, done() rejects keys nobody read,
+// errors at file:line:col of the node. Knows neither plans nor labs (plan's part: plan/plan_toml.hpp).
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -16,7 +14,7 @@
 
 namespace harness {
 
-// Levenshtein distance, for "did you mean": a key one or two edits from a known one is a typo of it.
+// A key one or two edits from a known one is its typo ("did you mean").
 inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -54,7 +52,7 @@ inline const char* type_name(const toml::node& n) {
   }
 }
 
-// Error is the exception a mistake throws: plan_error for plans, lab::lab_error for the [lab] table.
+// Error is plan_error or lab::lab_error.
 template <class Error>
 class basic_toml_reader {
  public:
@@ -67,8 +65,7 @@ class basic_toml_reader {
   const toml::node& need(const char* key) {
     const toml::node* n = find(key);
     if (n) return *n;
-    // "missing key 'message_size'" would send the reader looking for a line that is not there: the
-    // mistake is the misspelt key, so that is what is named, where it is.
+    // A misspelt key is the mistake to name, where it is, rather than "missing key".
     for (const auto& [k, v] : t_)
       if (!seen_.count(std::string(k.str())) && is_typo_of(k.str(), key))
         fail(k.source(), fmt::format("{}: unknown key '{}' (did you mean '{}'?)", context_, k.str(), key));
@@ -107,7 +104,6 @@ class basic_toml_reader {
     return *n.as_table();
   }
 
-  // Optional keys: the value when present, the fallback otherwise.
   std::string string_or(const char* key, std::string fallback) {
     const toml::node* n = find(key);
     return n ? string(*n, key) : fallback;
@@ -130,7 +126,7 @@ class basic_toml_reader {
       if (seen_.count(std::string(key.str()))) continue;
       std::string hint;
       std::size_t best = std::string::npos;
-      for (const auto& known : seen_)  // every key this table was asked for: the closest is the hint
+      for (const auto& known : seen_)  // the closest key asked for is the hint
         if (is_typo_of(key.str(), known) && edit_distance(key.str(), known) < best) {
           best = edit_distance(key.str(), known);
           hint = fmt::format(" (did you mean '{}'?)", known);

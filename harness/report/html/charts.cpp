@@ -21,9 +21,8 @@ constexpr const char* palette[] = {"#1a73e8", "#e8710a", "#188038", "#d93025",
 
 std::string color(std::size_t i) { return fmt::format("lc rgb '{}'", palette[i % std::size(palette)]); }
 std::string num(double v) { return fmt::format("{:.6g}", v); }
-// A label cell of a datablock: gnuplot reads a double-quoted cell as one column, spaces and all. A
-// newline would end the datablock and make the rest of a name (from a plan, or a raw/ file from
-// elsewhere) gnuplot commands: control characters become spaces.
+// gnuplot reads a double-quoted cell as one column; a newline would end the datablock and make the rest
+// of a name gnuplot commands: control characters become spaces.
 std::string label_cell(std::string text) {
   for (char& c : text)
     if (c == '"') c = '\'';
@@ -42,16 +41,13 @@ chart draw(std::string name, std::string caption, const std::string& script, int
   return c;
 }
 
-// Log scale where the figures span more than a decade and a half, as pps over message sizes do;
-// tics with a unit prefix (12.5 M) for rates, plain for Mbit/s.
+// Log scale where the figures span more than a decade and a half; tics with a unit prefix for rates.
 bool spans_decades(double lo, double hi) { return lo > 0 && hi / lo > 30; }
 
-// What a reader of a log axis must be told, in the caption.
 std::string log_note(double lo, double hi, std::string_view where = "") {
   return spans_decades(lo, hi) ? fmt::format(" Log scale{}: the figures span {:.0f} to 1.", where, hi / lo) : "";
 }
 
-// The smallest positive and the largest of the figures a chart plots.
 struct extent {
   double lo = 0, hi = 0;
   void add(double v) {
@@ -71,10 +67,8 @@ std::string y_scale(double lo, double hi, bool prefixed = true) {
 const char* common =
     "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nset key outside top center horizontal\n";
 
-// A sweep chart's curves: a title, and its groups by message size. One line per role (and kind and
-// offered load where they vary), one point per message size: the procedure's PPS test (-m 1) and BPS test
-// (-m 1400) of a role are one curve. Two tests of a role at the same size are not: that role's lines are
-// then drawn per test.
+// One line per role (and kind and load where they vary): its PPS test (-m 1) and BPS test (-m 1400) are one
+// curve, unless two of its tests share a size.
 using sweep_curve = std::pair<std::string, std::map<std::uint32_t, const repeat_group*>>;
 std::vector<sweep_curve> sweep_curves(const std::vector<repeat_group>& groups) {
   std::set<std::string> kinds;
@@ -134,8 +128,7 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
   }
   std::string tics;
   for (auto m : sizes) tics += fmt::format("{}'{}' {}", tics.empty() ? "" : ", ", m, m);
-  // The axis ends a little beyond the smallest and largest size, not at the next power of ten; sizes such
-  // as 1024 and 1400 sit close on it: slanted labels do not run into each other.
+  // Slanted labels: sizes such as 1024 and 1400 sit close.
   script += fmt::format("set xrange [{}:{}]\n", num(*sizes.begin() / 1.4), num(*sizes.rbegin() * 1.4));
   script += fmt::format(
       "set logscale x 10\nset xtics ({}) rotate by -40\nset xlabel 'message size (bytes)'\nset ylabel {}\n{}plot {}\n",
@@ -148,7 +141,7 @@ std::optional<chart> sweep_chart(const std::vector<repeat_group>& groups, sweep_
 }
 
 namespace {
-// The steady-state window, shaded behind the timeline ("" without one).
+// "" without a steady window.
 std::string steady_shade(const run_summary& s) {
   if (!s.steady) return "";
   const double from = static_cast<double>(s.steady->start_ns) / 1e9 - s.run.t0;
@@ -163,7 +156,7 @@ std::string steady_shade(const run_summary& s) {
 std::optional<chart> timeline_chart(const run_summary& s, const std::string& id) {
   const auto& r = s.run;
   const bool tcp = r.kind == nb::test_kind::tcp_stream;
-  // UDP in packets per second; TCP, whose messages are only its bytes cut up, in Mbit/s.
+  // TCP's messages are only its bytes cut up: Mbit/s.
   auto rate = [&](std::uint64_t packets, std::uint64_t bytes, double secs) {
     return tcp ? static_cast<double>(bytes) * 8 / secs / 1e6 : static_cast<double>(packets) / secs;
   };
@@ -172,7 +165,7 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
   int drawn = 0;
   extent span;
   for (const auto& i : r.instances) {
-    // An instance stopped early (an interrupted run) has the samples the harness received live.
+    // An interrupted instance has the samples received live.
     const auto intervals = intervals_of(i);
     data_rows data;
     for (const auto& iv : intervals) {
@@ -193,7 +186,7 @@ std::optional<chart> timeline_chart(const run_summary& s, const std::string& id)
                         drawn ? "notitle" : "title 'each instance, received'");
     ++drawn;
   }
-  if (sum.empty()) return std::nullopt;  // no instance had an interval of any length
+  if (sum.empty()) return std::nullopt;
   data_rows total;
   for (const auto& [k, v] : sum) {
     total.push_back({num(v[0]), num(v[1]), num(v[2])});
@@ -273,7 +266,7 @@ std::optional<chart> instance_chart(const run_summary& s, const std::string& id)
 }
 
 std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
-  // A host's figures come with every instance it took part in; the first one tells its CPU split.
+  // A host's figures come with each of its instances; the first tells its CPU split.
   std::vector<std::pair<std::string, nb::cpu_share>> hosts;
   auto add = [&](const std::string& name, const std::optional<nb::host_delta>& d) {
     if (!d || std::any_of(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == name; })) return;
@@ -303,12 +296,11 @@ std::optional<chart> cpu_chart(const run_summary& s, const std::string& id) {
               script, 900, 300, id);
 }
 
-// The change of each measurement's received pps against the baseline, in %, with the interval of the
-// difference of the means (as a share of the baseline's mean) where both sides have repeats.
+// %, the interval as a share of the baseline's mean.
 std::optional<chart> change_chart(const std::vector<comparison>& all, const std::string& id) {
   std::string script = common;
   std::string plot;
-  // One position per measurement (its group key, unique in a folder), in the order first met.
+  // One position per group key, in the order first met.
   std::vector<std::string> keys;
   auto position = [&](const compare_row& r) {
     auto it = std::find(keys.begin(), keys.end(), r.a.key);

@@ -1,5 +1,3 @@
-// A rate search's chart: every trial as a point of its intended load (aggregate) against its loss ratio,
-// each goal's loss ratio as a horizontal line and its relevant lower and upper bounds as vertical ones.
 #include "harness/report/html/charts.hpp"
 #include "harness/report/html/gnuplot.hpp"
 #include "harness/report/search_view.hpp"
@@ -27,8 +25,7 @@ struct search_points {
   }
 };
 
-// Trials shorter than the goals' longest final trial drawn open, the others filled; a load-limited trial
-// as a cross (it does not count); the unpaced trial at what it offered.
+// Open: shorter than the longest final trial; a cross: load-limited (it does not count).
 search_points points_of(const json& sr) {
   search_points p;
   double final_s = 0;

@@ -11,12 +11,10 @@ namespace {
 using data_rows = std::vector<std::vector<std::string>>;
 
 std::string precise_num(double v) { return fmt::format("{:.9g}", v); }
-// Seconds since the epoch to the millisecond: ten digits before the point, more than {:.9g} keeps.
+// To the millisecond: ten digits before the point, more than {:.9g} keeps.
 std::string when(double epoch_s) { return fmt::format("{:.3f}", epoch_s); }
 
-// One marker per point, in exactly one of the plots (the render test counts them): the current run
-// ringed, a regression red, the others blue; each with its interval as an error bar (zero-length for a
-// folder of one run).
+// One marker per point, in exactly one plot (the render test counts them).
 struct panel_data {
   data_rows plain, regressed, current, means;
 };
@@ -44,7 +42,6 @@ std::string panel(const trend& t, bool mbps, const std::string& suffix) {
   };
   add("P", d.plain, "pt 7 ps 0.8 lw 1.2 lc rgb '#1a73e8'");
   add("R", d.regressed, "pt 7 ps 1.0 lw 1.5 lc rgb '#d93025'");
-  // The current run ringed, in red when it is itself a regression.
   const bool current_regressed =
       std::any_of(t.points.begin(), t.points.end(), [](const trend_point& p) { return p.current && p.regression; });
   add("C", d.current, fmt::format("pt 6 ps 1.6 lw 2 lc rgb '{}'", current_regressed ? "#d93025" : "#202124"));
@@ -55,7 +52,6 @@ std::string panel(const trend& t, bool mbps, const std::string& suffix) {
   return script + fmt::format("set ylabel {}\nplot {}\n", gp_quote(mbps ? "received Mbit/s" : "received pps"), plot);
 }
 
-// Dashed lines where a shift began, labelled with its size.
 std::string shift_marks(const trend& t) {
   std::string out;
   int k = 0;
@@ -76,8 +72,7 @@ std::string shift_marks(const trend& t) {
 std::optional<chart> trend_chart(const trend& t, bool with_mbps, const std::string& id) {
   if (t.points.empty()) return std::nullopt;
   const double first = t.points.front().started_utc, last = t.points.back().started_utc;
-  // Runs of one day by the second, of two months by the minute, longer spans by the day; a margin so no
-  // point sits on the frame (at least 5 s: a narrower axis gets sub-second tics, printed alike).
+  // Tics by the second, minute or day with the span; a margin of at least 5 s, or sub-second tics print alike.
   const double margin = last > first ? std::max(5.0, (last - first) * 0.05) : 30.0;
   std::string script = fmt::format(
       "set grid ytics lc rgb '#dddddd'\nset border 3\nset tics nomirror\nunset key\nset xdata time\nset timefmt '%s'\n"

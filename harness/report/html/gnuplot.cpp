@@ -14,8 +14,7 @@ std::string gp_quote(std::string_view text) {
   std::string out = "'";
   for (char c : text) {
     if (c == '\'') out += '\'';
-    // A newline would end the command mid-string, and what followed would be gnuplot commands (`system`
-    // among them): a label never needs a control character.
+    // A newline would end the command mid-string and make the rest gnuplot commands (`system` among them).
     out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
   }
   return out + "'";
@@ -34,9 +33,8 @@ std::string inline_svg(std::string svg, std::string_view id) {
   const auto start = svg.find("<svg");
   if (start == std::string::npos) throw chart_error("gnuplot printed no SVG");
   svg.erase(0, start);
-  // Every chart has gnuplot's point shapes defined as gpPt0, gpPt1 ... and used by reference: with many
-  // charts in one page, each chart's must be its own. The plot groups' ids repeat within a multiplot,
-  // and nothing refers to them: they become a class, which the render test also looks for.
+  // Point shapes gpPt0... must be each chart's own in a page of many; group ids repeat and become a class,
+  // which the render test looks for.
   svg = std::regex_replace(svg, std::regex(R"((id=|href=)(['"])(#?)(gp[A-Za-z0-9]+))"), fmt::format("$1$2$3{}-$4", id));
   svg = std::regex_replace(svg, std::regex(R"(id="gnuplot_plot_[0-9]+[a-z]*")"), R"(class="gnuplot-plot")");
   svg = std::regex_replace(svg, std::regex(R"(id="gnuplot_canvas")"), R"(class="gnuplot-canvas")");

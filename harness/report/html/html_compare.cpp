@@ -1,6 +1,3 @@
-// compare.html: `harness compare` as a page: per later folder, the table of received pps and Mbit/s
-// against the baseline with the verdicts, and one chart of the change in received pps with its 95 %
-// interval per measurement.
 #include "harness/report/html/html.hpp"
 
 #include <fmt/format.h>
@@ -15,7 +12,7 @@ namespace {
 
 namespace h = html;
 
-// Changes of a few tenths of a percent must be visible: whole figures here, not three significant digits.
+// Changes of a few tenths of a percent must show: whole figures, not three significant digits.
 std::string exact_pps(double v) { return h::grouped(v) + "\u00a0pps"; }
 std::string exact_mbps(double bps) { return h::grouped(bps / 1e6, 2) + "\u00a0Mbit/s"; }
 

@@ -1,4 +1,3 @@
-// The page's building blocks: escaping, figure formats, tables, chart figures and the page itself.
 #include "harness/report/html/html.hpp"
 #include "harness/report/report.hpp"
 
@@ -11,10 +10,10 @@
 namespace harness::html {
 namespace {
 
-constexpr const char* narrow_space = "\u202f";  // between digit groups: never breaks a figure
+constexpr const char* narrow_space = "\u202f";  // never breaks a figure
 constexpr const char* unit_space = "\u00a0";    // between a figure and its unit
 
-// A page read on paper or a projector as much as on a screen: plain, dense, figures in tabular digits.
+// For paper and projectors as much as screens: plain, dense, tabular digits.
 constexpr const char* style = R"(
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #202124;
        max-width: 1180px; margin: 2em auto; padding: 0 1.5em; }
@@ -73,7 +72,7 @@ std::string folder_name(const std::filesystem::path& dir) {
 std::string grouped(double value, int decimals) { return fmt_thousands(value, decimals, narrow_space); }
 
 namespace {
-// Three significant digits, as a reader compares rates: 1.23, 12.3, 123 (9.996 is 10.0, not 10.00).
+// Three significant digits, as a reader compares rates (9.996 is 10.0).
 std::string three_digits(double v) {
   const double a = std::fabs(v);
   return grouped(v, a < 9.995 ? 2 : a < 99.95 ? 1 : 0);
@@ -83,7 +82,7 @@ std::string three_digits(double v) {
 std::string pps(double value) {
   if (!std::isfinite(value)) return "n/a";
   const double a = std::fabs(value);
-  // The prefix of the figure as shown: 999 600 is "1.00 M", not "1 000 k".
+  // 999 600 is "1.00 M", not "1 000 k".
   double scale = 1;
   const char* prefix = "";
   for (const auto& [s, name] : {std::pair{1e3, "k"}, std::pair{1e6, "M"}, std::pair{1e9, "G"}})
@@ -108,8 +107,7 @@ std::string with_interval(const spread& s, std::string (*format)(double)) {
 }
 
 namespace {
-// A column of figures is set right, a column of words left: by what its cells start with (markup such as
-// a FAILED mark and empty cells say nothing either way).
+// Figures right, words left, by what the cells start with.
 std::vector<bool> figure_columns(std::size_t n, const std::vector<std::vector<std::string>>& rows) {
   std::vector<bool> figures(n, true);
   for (const auto& row : rows)

@@ -1,6 +1,5 @@
-// report.html: what report.md says, for a person to hand on: the PPS-vs-BPS curves and the repeats'
-// intervals first, then the rate searches, pairs, every run with its charts, and the hosts, the
-// environment and the plan at the end.
+// report.html: the curves and repeats first, then searches, pairs, each run with its charts, hosts, the
+// environment and the plan.
 #include "harness/records/host_check.hpp"
 #include "harness/report/html/html.hpp"
 #include "harness/report/model/skew.hpp"
@@ -18,8 +17,7 @@ namespace {
 using nlohmann::json;
 namespace h = html;
 
-// Charts get ids c1, c2, ... in page order (each inline SVG's own ids are prefixed with its chart's);
-// the ones gnuplot could not draw are told to the caller too, not only in the page.
+// Ids c1, c2, ... in page order prefix each SVG's own ids.
 struct chart_ids {
   int next = 0;
   std::vector<std::string> errors;
@@ -33,7 +31,6 @@ struct chart_ids {
 std::string percent(double v) { return fmt::format("{:.3f}{}%", v, "\u00a0"); }
 std::string count(std::uint64_t v) { return h::grouped(static_cast<double>(v)); }
 
-// "1 run", "2 runs": a count says what it counts.
 std::string counted(std::size_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
@@ -77,7 +74,7 @@ std::string page_header(const std::vector<run_summary>& runs, std::size_t search
          "± the half-width of its 95 % confidence interval (Student's t).</p>\n";
 }
 
-// The group's runs that did not count: "1 failed", "1 interrupted", "2 failed, 1 interrupted".
+// "1 failed", "2 failed, 1 interrupted".
 std::string not_ok(const repeat_group& g) {
   const int failed = g.failed - g.interrupted;
   if (!g.interrupted) return fmt::format("{} failed", failed);
@@ -183,7 +180,7 @@ std::string search_section(const std::vector<json>& searches, chart_ids& ids) {
   return out;
 }
 
-// Per route run more than once: its mean and interval, as the sweep table gives them for the other topologies.
+// Per route repeated: mean and interval, as the sweep table gives them.
 std::string pairs_repeats(const std::vector<repeat_group>& groups) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& g : groups) {
@@ -210,7 +207,7 @@ std::vector<std::string> tcp_html_headers() { return {"retransmits", "RTT (µs)"
 
 std::string pairs_section(const std::vector<run_summary>& runs, const std::vector<repeat_group>& groups) {
   std::vector<std::vector<std::string>> rows;
-  // TCP pairs also say what their connections saw (report_md.cpp's pairs table).
+  // As report_md.cpp's pairs table.
   const bool tcp = std::any_of(runs.begin(), runs.end(), [](const run_summary& s) {
     return s.run.topo == topology::pairs && !is_search_trial(s.run) && is_tcp(s);
   });
@@ -236,7 +233,7 @@ std::string pairs_section(const std::vector<run_summary>& runs, const std::vecto
   return "<h2>Pairs: from → to → bandwidth → category</h2>\n" + h::table(headers, rows) + pairs_repeats(groups);
 }
 
-// A run table's row: its name, route and four rates, then `rest` (loss, path loss, kernel drops, start).
+// `rest`: loss, path loss, kernel drops, start.
 std::vector<std::string> rates_row(std::string name, std::string route, double sent_pps, double received_pps,
                                    double sent_bps, double received_bps, const std::vector<std::string>& rest) {
   std::vector<std::string> row{std::move(name), std::move(route), h::pps(sent_pps), h::pps(received_pps)};
@@ -245,7 +242,7 @@ std::vector<std::string> rates_row(std::string name, std::string route, double s
   return row;
 }
 
-// An instance's row without figures: what became of it, and its first problem in the last cell.
+// Its first problem in the last cell.
 std::vector<std::string> state_row(const instance_record& i, const std::string& route, const char* state) {
   std::vector<std::string> row(10);
   row.front() = h::escape(i.name);
@@ -257,7 +254,7 @@ std::vector<std::string> state_row(const instance_record& i, const std::string& 
 
 std::vector<std::string> instance_row(const instance_record& i, double t0) {
   const std::string route = h::escape(i.client + " → " + i.server);
-  if (i.interrupted && (!i.problems.empty() || !i.result)) {  // what it counted until the stop, if anything
+  if (i.interrupted && (!i.problems.empty() || !i.result)) {  // what it counted until the stop
     const auto m = measured_until_stop(i);
     if (!m) return state_row(i, route, "interrupted");
     return rates_row(h::escape(i.name), route, m->sender.pps, m->receiver.pps, m->sender.bps, m->receiver.bps,
@@ -273,7 +270,6 @@ std::vector<std::string> instance_row(const instance_record& i, double t0) {
        known ? count(t.loss.receiver_kernel_drops) : "unknown", fmt::format("{:.3f}", (t.actual_start - t0) * 1e3)});
 }
 
-// The run's table: a row per instance, then the sums, the steady window and what was counted until a stop.
 std::vector<std::vector<std::string>> run_rows(const run_summary& s, bool tcp) {
   const auto& r = s.run;
   std::vector<std::vector<std::string>> rows;
@@ -310,11 +306,11 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
                              : "";
   if (const std::string state = run_state(s); !state.empty())
     figures += fmt::format("{}<span class=\"bad\">{}</span>", figures.empty() ? "" : " ", h::escape(state));
-  // Open on the page and on paper: a section a click away is one a reader of the printed page never sees.
+  // Open: a reader of the printed page never clicks.
   std::string out =
       fmt::format("<section class=\"run\" id=\"run-{}\">\n<h3>{} — {}, {} -m {}: {}</h3>\n", h::escape(r.id),
                   h::escape(r.id), h::escape(r.role), nb::to_string(r.kind), r.message_size, figures);
-  const bool tcp = is_tcp(s);  // TCP runs: the connections' retransmits, RTT, MSS and path MTU too
+  const bool tcp = is_tcp(s);  // connections' retransmits, RTT, MSS, path MTU
   const auto rows = run_rows(s, tcp);
   std::vector<std::string> headers{"instance", "client → server", "sent pps",     "received pps", "sent", "received",
                                    "loss",     "path loss",       "kernel drops", "start +ms"};
@@ -352,7 +348,7 @@ std::string run_section(const run_summary& s, chart_ids& ids) {
   return out + "</section>\n";
 }
 
-// Each measurement of the run over the last runs of its plan in the store, small: a drop shows at a glance.
+// Small: a drop shows at a glance.
 std::string history_section(const run_history* history, chart_ids& ids) {
   std::string out = "<h2>Over the last runs</h2>\n";
   if (!history)

@@ -1,7 +1,6 @@
 #pragma once
-// A measurement over the results folders that measured it, as plain figures: what `harness history
-// --html` draws for every measurement in the store, and report.html for the run's own ones. The store
-// (harness/store) fills these in; the report layer draws them and knows nothing of the store.
+// A measurement over the folders that measured it: filled by the store, drawn by the report, which knows
+// nothing of the store.
 #include "harness/report/html/charts.hpp"
 #include "harness/report/model/stats.hpp"
 
@@ -14,30 +13,29 @@ namespace harness {
 struct trend_point {
   std::string folder;
   double started_utc = 0;
-  spread received_pps, received_bps;  // over the folder's ok runs (the interval where it had repeats)
+  spread received_pps, received_bps;  // over the folder's ok runs
   bool current = false;               // the run a report.html is of
-  bool regression = false;            // below its baseline (harness/store/trend/regress.hpp)
-  bool change_begins = false;         // a level shift began at this point (the change-point method)
-  double change_percent = 0;          // that shift's size, where change_begins
+  bool regression = false;            // below its baseline (store/trend/regress.hpp)
+  bool change_begins = false;         // a level shift began here
+  double change_percent = 0;          // its size, where change_begins
 };
 
 struct trend {
-  std::string name;                 // for the page and its test: "history-<measurement>-<role>"
+  std::string name;                 // "history-<measurement>-<role>"
   std::string title;                // "pps-m64, fan-in, 64 B"
   std::vector<trend_point> points;  // oldest first; only points with figures
 };
 
-// report.html's history section: the run's measurements over the store's last runs, or why there is none.
+// report.html's history section.
 struct run_history {
   bool recorded = false;
-  std::string note;  // when not recorded, or every measurement has fewer than two points
+  std::string note;  // why not recorded, or too few points
   int last_n = 0;
   std::vector<trend> trends;
 };
 
-// Received pps (and, with `with_mbps`, Mbit/s in a second panel) per folder over time: error bars the
-// 95 % interval where the folder had repeats, regressions in red, the current run ringed, a dashed line
-// where a level shift began. nullopt for a trend without points.
+// Received pps (and Mbit/s `with_mbps`) per folder: regressions red, the current run ringed, a dashed
+// line where a shift began. nullopt without points.
 std::optional<chart> trend_chart(const trend& t, bool with_mbps, const std::string& id);
 
 }  // namespace harness

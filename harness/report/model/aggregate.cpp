@@ -30,7 +30,7 @@ void check(instance_record& i) {
   const nb::test_result& t = *i.result;
   if (!t.ok) i.problems.push_back(fmt::format("netload failed: {}", t.error));
   else if (!t.loss.reconciles) i.problems.push_back(fmt::format("counts do not reconcile: {}", t.loss.note));
-  // 4: ran, target missed (said apart); 128 + a signal: the user's stop, which the run itself says.
+  // 4: target missed (said apart); 128 + a signal: the user's stop, which the run says.
   else if (i.exit_code != 0 && !(i.exit_code == 4 && t.target && !t.target->met) &&
            !(t.interrupted && i.exit_code > 128))
     i.problems.push_back(fmt::format("netload exit status {}", i.exit_code));
@@ -38,33 +38,27 @@ void check(instance_record& i) {
 
 namespace {
 
-// An instance that started past the skew bound was not sending through the samples its lateness covers,
-// and its sender ran as long past the end, counted in its last sample and in none of the receiver's: the
-// window leaves both out. The latest such start in seconds after T0, 0 when none.
+// A late sender was not sending through the slots its lateness covers and ran on past the end: the window
+// leaves both out. Seconds after T0, 0 when none.
 double latest_late_start_s(const run_record& r) {
   double late_s = 0;
   for (const auto& l : late_starts(r)) late_s = std::max(late_s, l.offset_ms / 1e3);
   return late_s;
 }
 
-// Per-second samples aligned on wall clock: slot k is [T0 + k*interval, T0 + (k+1)*interval) for every
-// instance (they all started at T0). A slot counts when every instance has it, complete, after the warm-up.
-// The window of whole, complete, wall-clock-aligned samples after the warm-up: [first, last) sample
-// indexes, or nothing with `note` saying why.
+// docs/reports.md#from-instances-to-a-run: [first, last) sample indexes, or nothing with `note` saying why.
 std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_record& r, std::string& note) {
   std::size_t slots = std::numeric_limits<std::size_t>::max();
   for (const auto& i : r.instances) slots = std::min(slots, i.result->intervals.size());
   const double late_s = latest_late_start_s(r);
   const auto first = static_cast<std::size_t>(std::ceil(std::max(r.warmup, late_s) / r.interval - 1e-9));
-  // A last sample cut short by the end of the test (shorter than the interval) is not steady state.
   std::size_t last = late_s > 0 && slots > 0 ? slots - 1 : slots;
   const auto full_ns = static_cast<std::int64_t>(r.interval * 0.9e9);
   for (const auto& i : r.instances)
     if (last > first + 1 && last == slots &&
         i.result->intervals[last - 1].end_ns - i.result->intervals[last - 1].start_ns < full_ns)
       --last;
-  // A slot in which one side's sample never arrived holds a zero that is not a measurement: such slots
-  // are trimmed off the end, and a hole inside the window leaves no steady state at all.
+  // A missing sample is a zero that is no measurement: trimmed off the end, fatal inside the window.
   const auto complete = [&](std::size_t k) {
     return std::all_of(r.instances.begin(), r.instances.end(),
                        [&](const auto& i) { return i.result->intervals[k].complete; });
@@ -84,8 +78,7 @@ std::optional<std::pair<std::size_t, std::size_t>> steady_window(const run_recor
       note = fmt::format("sample {} is missing one side's count", k);
       return std::nullopt;
     }
-  // Same index must mean same wall-clock second on every instance (they share T0); if not, the
-  // samples cannot be added up as one window.
+  // One index must be one wall-clock second on every instance.
   const auto bound_ns = static_cast<std::int64_t>(r.skew_bound_ms * 1e6);
   for (std::size_t k = first; k < last; ++k) {
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
@@ -144,16 +137,14 @@ void add(rates& sum, const nb::flow_figures& f) {
   sum.bps += f.bits_per_second;
 }
 
-// A paced instance whose sender missed its rate by more than 1 % did not offer what the plan says: the
-// figures are still true, but the run measured less load than asked, and that must never pass silently.
+// Missed by more than 1 %: the figures are true but the run offered less than asked, never silently.
 void check_targets(run_summary& s) {
   const auto want = requested_pps(s.run);
   if (!want || *want <= 0) return;
   for (const auto& i : s.run.instances) {
     if (!i.result || !i.result->ok) continue;
     const double got = i.result->sender.pps, error = (got - *want) / *want * 100;
-    // TCP's rate is a ceiling (netload's target says so, and judges it: under it is TCP's own rate, and
-    // the message in progress at the end is no excess).
+    // TCP's rate is a ceiling, judged by netload.
     const bool ceiling = i.result->target && i.result->target->ceiling;
     if (ceiling ? !i.result->target->met : std::abs(error) > 1.0)
       s.target_misses.push_back(
@@ -161,7 +152,7 @@ void check_targets(run_summary& s) {
   }
 }
 
-// The run's limit: the verdict most of its instances gave (ties: the first instance's), with how many.
+// Ties: the first instance's.
 void judge_run(run_summary& s) {
   std::map<std::string, int> votes;
   const nb::limit_verdict* first = nullptr;
@@ -201,10 +192,8 @@ bool is_search_trial(const run_record& r) {
 
 namespace {
 
-// run --allow-offset: a host whose clock was off by a measured offset started at T0 + offset by its own
-// clock. Its program's instants are put on the harness's clock before anything compares them with T0 or
-// with another host's: netload's (the start it was given, its intervals) by the client's offset, each
-// side's first and last datagram by the offset of the host that side ran on.
+// With --allow-offset, each host's instants back on the harness's clock: netload's by the client's offset,
+// each side's datagrams by its own host's.
 void to_harness_clock(nb::test_result& t, std::int64_t client_ns, std::int64_t server_ns) {
   const std::int64_t sender_ns = t.reverse ? server_ns : client_ns, receiver_ns = t.reverse ? client_ns : server_ns;
   auto shift = [](std::int64_t& instant, std::int64_t by) {
@@ -244,7 +233,7 @@ run_summary summarize(run_record r) {
   if (!r.error.empty()) s.failures.push_back(fmt::format("run: {}", r.error));
   for (auto& i : r.instances) {
     check(i);
-    // A start so late that the others were half done is no skew to flag: its figures hardly overlap theirs.
+    // Half the test late: its figures hardly overlap the others'.
     if (const double late_ms = i.result ? (i.result->actual_start - r.t0) * 1e3 : 0;
         i.problems.empty() && r.duration > 0 && late_ms > r.duration * 500)
       i.problems.push_back(fmt::format(
@@ -286,7 +275,7 @@ run_summary summarize(run_record r) {
 
 namespace {
 
-// The text members of a record, by the JSON key each is stored under: written and read from one list.
+// Written and read from one list.
 template <class R>
 using text_fields = std::pair<const char*, std::string R::*>;
 
@@ -315,8 +304,7 @@ json to_json(const instance_record& i) {
 
 namespace {
 
-// The harness's own records read as the wire formats are: each field with its type, a missing one an
-// error naming it, and a field no reader knows refused (the caller's error names the file).
+// Read as the wire formats are: typed fields, unknown ones refused.
 using record_fields = nb::json_fields<std::runtime_error>;
 
 template <class R, std::size_t N>
@@ -324,7 +312,7 @@ void read_texts(record_fields& f, R& r, const text_fields<R> (&fields)[N]) {
   for (const auto& [key, member] : fields) r.*member = f.get<std::string>(key);
 }
 
-// kind and topology: what the harness wrote with to_string, read back; anything else is not our file.
+// Anything but what to_string wrote is not our file.
 template <class E>
 E named(record_fields& f, const std::string& id, const char* key, std::optional<E> (*parse)(std::string_view)) {
   const auto text = f.get<std::string>(key);
@@ -346,9 +334,9 @@ instance_record instance_from_json(const json& j) {
   i.exit_code = f.get<int>("exit_code");
   i.timed_out = f.get<bool>("timed_out");
   if (const json result = f.get<json>("result"); !result.is_null()) read_result(i, result);
-  i.samples = f.get_or<json>("samples", json::array());  // records written before the live samples were kept
+  i.samples = f.get_or<json>("samples", json::array());  // older records lack it
   if (!i.samples.is_array()) f.fail("samples", "must be an array");
-  for (const json& s : i.samples) sample_interval(s);  // each read as the report will, so a bad one names this file
+  for (const json& s : i.samples) sample_interval(s);  // read as the report will, so a bad one names this file
   f.done();
   return i;
 }
@@ -366,18 +354,17 @@ run_record run_from_json(const json& spec) {
   r.topo = named<topology>(f, r.id, "topology", topology_named);
   r.kind = named<nb::test_kind>(f, r.id, "kind", nb::parse_test_kind);
   r.message_size = f.get<std::uint32_t>("message_size");
-  // Written only when they happened: a failed run's error, a stop's interruption and what it measured.
+  // Written only when they happened.
   r.error = f.get_or<std::string>("error", "");
   r.interrupted = f.get_or<bool>("interrupted", false);
   r.measured_s = f.get_or<double>("measured_s", 0.0);
   r.duration = f.get<double>("duration");
-  // A run that failed before its start instant has no T0.
+  // No T0 when it failed before its start instant.
   r.t0 = r.error.empty() || spec.contains("t0") ? f.get<double>("t0") : 0.0;
   r.warmup = f.get<double>("warmup");
   r.interval = f.get<double>("interval");
   r.skew_bound_ms = f.get<double>("skew_bound_ms");
-  // The rest stays in r.spec for the readers that need it (load_run, the reports); fields added since
-  // the first runs (requested_rate, probe, ...) are absent from older folders.
+  // The rest stays in r.spec; newer fields (requested_rate, probe, ...) are absent from older folders.
   f.known({"order", "repeat", "instances", "requested_pps", "requested_rate", "search_trial", "bidirectional", "probe",
            "clock_offsets_ms", "circuit", "direction", "together_with"});
   f.done();
@@ -392,7 +379,6 @@ json until_stop_json(const measured_part& m) {
   return {{"seconds", m.seconds}, {"sender", rates_json(m.sender)}, {"receiver", rates_json(m.receiver)}};
 }
 
-// One instance's line in the summary: its figures, or what it measured until a stop.
 json instance_json(const instance_record& i, const run_record& r) {
   const double t0 = r.t0;
   json row = {{"instance", i.name},     {"client", i.client},       {"server", i.server},
@@ -417,7 +403,6 @@ json instance_json(const instance_record& i, const run_record& r) {
   return row;
 }
 
-// The sums over the instances, and what was steady in them.
 void add_sums(json& j, const run_summary& s) {
   j["sum"] = {{"sender", rates_json(s.sender)},
               {"receiver", rates_json(s.receiver)},
@@ -450,11 +435,11 @@ json to_json(const run_summary& s) {
             {"failures", s.failures},
             {"t0", s.run.t0},
             {"instances", json::array()}};
-  if (s.run.spec.contains("together_with"))  // a bidirectional run's direction, and the run at its T0
+  if (s.run.spec.contains("together_with"))  // the direction, and the run at its T0
     j["both_ways"] = {{"direction", s.run.spec.at("direction")}, {"together_with", s.run.spec.at("together_with")}};
   if (!s.run.error.empty()) j["error"] = s.run.error;
   for (const auto& i : s.run.instances) j["instances"].push_back(instance_json(i, s.run));
-  if (s.run.interrupted) {  // never "ok": what was counted until the stop, marked as such
+  if (s.run.interrupted) {  // never "ok"
     j["interrupted"] = true;
     j["measured_s"] = s.run.measured_s;
     j["until_stop"] = s.measured ? until_stop_json(*s.measured) : json();

@@ -1,5 +1,3 @@
-// An interrupted run (run.json "interrupted", or a netload result that says so): what its instances had
-// counted until the stop, from their partial results or the per-second samples the harness received live.
 #include "harness/report/model/aggregate.hpp"
 
 #include "core/base/clock.hpp"
@@ -14,7 +12,7 @@ namespace harness {
 using nlohmann::json;
 
 nb::interval_figures sample_interval(const json& sample) {
-  // netload's interval line as it came: the interval's fields and "type": "interval".
+  // netload's interval line: its fields and "type": "interval".
   if (!sample.is_object() || !sample.contains("type") || sample.at("type") != "interval")
     throw std::runtime_error("sample: not a netload interval line (\"type\": \"interval\")");
   json figures = sample;

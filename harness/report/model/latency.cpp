@@ -9,13 +9,13 @@ namespace {
 
 using nlohmann::json;
 
-// An interval's round trips, from the buckets netload put beside its summary; nothing when it has none.
+// Nothing when the interval has no buckets.
 std::optional<nb::latency_histogram> interval_latency(const nb::interval_figures& i) {
   if (!i.latency || !i.latency->contains("histogram")) return std::nullopt;
   try {
     return nb::latency_histogram::from_json(i.latency->at("histogram"));
   } catch (const std::exception&) {
-    return std::nullopt;  // a malformed interval is left out; the result's own histogram was checked on read
+    return std::nullopt;  // the result's own histogram was checked on read
   }
 }
 
@@ -50,8 +50,7 @@ std::optional<probe_summary> summarize_probe(const run_record& r) {
   const auto t0_ns = static_cast<std::int64_t>(r.t0 * 1e9);
   const auto steady_from = t0_ns + static_cast<std::int64_t>(r.warmup * 1e9);
   const auto load_end = t0_ns + static_cast<std::int64_t>(duration * 1e9);
-  // Instants travel as epoch seconds in doubles (about 0.2 us apart at today's epoch): an interval
-  // boundary that falls on T0 may be a fraction of a microsecond either side of it.
+  // Epoch seconds in doubles: a boundary on T0 may be a fraction of a microsecond either side.
   constexpr std::int64_t slack_ns = 1'000'000;
   for (const nb::interval_figures& iv : t.intervals) {
     auto h = interval_latency(iv);

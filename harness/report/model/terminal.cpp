@@ -33,7 +33,7 @@ run_summary for_terminal(run_summary s) {
 }
 
 nlohmann::json for_terminal(nlohmann::json j) {
-  // Iterative, not recursive: a record's depth is bounded where it is read, and this need not rely on it.
+  // Iterative: this need not rely on the depth bound applied on read.
   std::vector<nlohmann::json*> todo{&j};
   while (!todo.empty()) {
     nlohmann::json* v = todo.back();
