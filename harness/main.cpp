@@ -1,15 +1,15 @@
 // harness: runs a TOML plan of netserve / netload instances across hosts and writes the results folder.
 #include "core/base/cli_help.hpp"
 #include "core/base/text.hpp"
+#include "core/base/units.hpp"
 #include "core/base/version.hpp"
-#include "harness/app.hpp"
+#include "harness/app/app.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/launch/deploy.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/store/trend/commands.hpp"
-#include "harness/watch.hpp"
-#include "harness/watch/duration.hpp"
 #include "harness/watch/metrics_server.hpp"
+#include "harness/watch/watch.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -91,7 +91,7 @@ void add_run_options(CLI::App& cmd, harness::run_request& req) {
 const CLI::Validator period_check(
     [](std::string& v) {
       try {
-        v = std::to_string(harness::watch::parse_period(v).count());
+        v = std::to_string(nb::parse_period(v).count());
         return std::string();
       } catch (const std::invalid_argument& e) {
         return std::string(e.what());

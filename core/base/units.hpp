@@ -1,5 +1,6 @@
 #pragma once
 // Network units: rates with k/M/G suffixes (decimal, as iperf and netperf read them), sizes, durations.
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +15,11 @@ std::uint64_t parse_size(std::string_view text);
 std::string format_size(std::uint64_t bytes);
 // 1234567.0 -> "1.23 M"; for console figures.
 std::string format_si(double value, int precision = 2);
+// "30s", "15m", "1h", "2h30m", "1h30m15s": h, m, s in that order, each at most once, whole numbers; at
+// least 1 s, at most 31 days (a longer wait is a cron job's). Throws std::invalid_argument.
+std::chrono::seconds parse_period(std::string_view text);
+// 9000 s -> "2h30m", 45 s -> "45s": the shortest form parse_period reads back.
+std::string format_period(std::chrono::seconds s);
 
 // The units of printed rates, by -f's letter, on which netperf, iperf2 and iperf3 agree: k m g are
 // 10^3, 10^6, 10^9 bits per second; K M G are 2^10, 2^20, 2^30 bytes per second.

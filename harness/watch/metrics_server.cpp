@@ -1,28 +1,98 @@
 #include "harness/watch/metrics_server.hpp"
 
-#include "harness/watch/http_request.hpp"
-
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/src.hpp>  // Boost.URL header-only: its compiled part, in this one file
 
 #include <algorithm>
-#include <array>
 #include <charconv>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
-#include <variant>
 
 namespace harness::watch {
 
 namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace urls = boost::urls;
+using request = http::request<http::empty_body>;
+using response = http::response<http::string_body>;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr const char* openmetrics_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+// The path of a target in origin form ("/metrics?x") or in absolute form ("http://host:port/metrics",
+// which a server must accept, RFC 9112 3.2.2); none for another form or a malformed one.
+std::optional<std::string> target_path(std::string_view target) {
+  if (const auto origin = urls::parse_origin_form(target)) return std::string(origin->encoded_path());
+  const auto absolute = urls::parse_absolute_uri(target);
+  if (!absolute || absolute->encoded_host().empty() ||
+      (absolute->scheme_id() != urls::scheme::http && absolute->scheme_id() != urls::scheme::https))
+    return std::nullopt;
+  return absolute->encoded_path().empty() ? std::string("/") : std::string(absolute->encoded_path());
 }
+
+// What a head read with `ec` gets: 200 for GET or HEAD of /metrics, 404 for another path, 405 for another
+// method, 400 or 431 for a head Beast refused; none when the peer closed, reset or timed out first.
+std::optional<http::status> status_of(boost::system::error_code ec, const request& req) {
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
+  if (ec && ec.category() != http::make_error_code(http::error::bad_method).category())
+    return std::nullopt;  // a reset, the deadline, stop()
+  if (ec == http::error::header_limit) return http::status::request_header_fields_too_large;
+  if (ec) return http::status::bad_request;
+  if (static_cast<std::size_t>(std::distance(req.begin(), req.end())) > metrics_server::max_header_fields)
+    return http::status::request_header_fields_too_large;
+  const auto path = target_path(req.target());
+  if (!path) return http::status::bad_request;
+  if (req.method() != http::verb::get && req.method() != http::verb::head) return http::status::method_not_allowed;
+  return *path == "/metrics" ? http::status::ok : http::status::not_found;
+}
+
+// One request per connection: every answer says Connection: close. HEAD gets GET's headers, its
+// Content-Length included, without the body (RFC 9110 9.3.2).
+response make_answer(http::status status, bool head_only, const std::function<std::string()>& render) {
+  response r{status, 11};
+  const bool metrics = status == http::status::ok;
+  r.set(http::field::content_type, metrics ? openmetrics_type : "text/plain; charset=utf-8");
+  r.body() = metrics ? render()
+                     : fmt::format("{}{}\n", std::string_view(http::obsolete_reason(status)),
+                                   status == http::status::not_found ? ": the metrics are at /metrics" : "");
+  r.content_length(r.body().size());
+  if (status == http::status::method_not_allowed) r.set(http::field::allow, "GET, HEAD");
+  r.keep_alive(false);
+  if (head_only) r.body().clear();
+  return r;
+}
+
+// The head within head_timeout of the accept: an idle connection is closed long before it could keep a
+// scraper out. The whole exchange within request_timeout: a client that never reads holds it no longer.
+asio::awaitable<void> answer_request(beast::tcp_stream& stream, const std::function<std::string()>& render) {
+  const auto accepted = std::chrono::steady_clock::now();
+  stream.expires_after(metrics_server::head_timeout);
+  beast::flat_buffer buffer;
+  http::request_parser<http::empty_body> parser;
+  parser.header_limit(metrics_server::max_request_head);
+  // The head only: no answer needs a body, and the connection closes after the answer.
+  const auto [ec, read] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+  const auto status = status_of(ec, parser.get());
+  if (!status) co_return;
+  stream.expires_at(accepted + metrics_server::request_timeout);
+  const response answer = make_answer(*status, !ec && parser.get().method() == http::verb::head, render);
+  const auto [write_ec, written] = co_await http::async_write(stream, answer, use_tuple);
+  boost::system::error_code ignored;
+  if (!write_ec) stream.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace
 
 asio::ip::tcp::endpoint parse_listen(const std::string& text) {
   const auto colon = text.rfind(':');
@@ -96,52 +166,17 @@ asio::awaitable<void> metrics_server::accept_loop() {
 }
 
 asio::awaitable<void> metrics_server::serve(asio::ip::tcp::socket s, asio::ip::address source) {
-  using namespace asio::experimental::awaitable_operators;
-  open_.insert(&s);
-  boost::system::error_code ignored;
-  if (stopped_) s.close(ignored);  // accepted just before stop(): nothing to serve
-  // The head within head_timeout: an idle connection is closed long before it could keep a scraper
-  // out. The whole exchange within request_timeout: a client that never reads the answer holds its
-  // connection no longer.
-  const auto accepted = std::chrono::steady_clock::now();
-  asio::steady_timer deadline(io_, head_timeout);
+  beast::tcp_stream stream(std::move(s));
+  open_.insert(&stream.socket());
+  if (stopped_) stream.close();  // accepted just before stop(): nothing to serve
   try {
-    auto head = co_await (read_head(s) || deadline.async_wait(asio::use_awaitable));
-    if (head.index() == 0 && std::get<0>(head)) {
-      deadline.expires_at(accepted + request_timeout);
-      co_await (write_answer(s, *std::get<0>(head)) || deadline.async_wait(asio::use_awaitable));
-    }
+    co_await answer_request(stream, render_);
   } catch (const std::exception&) {
-    // a reset connection or the deadline's cancellation: nothing to answer to
+    // the metrics could not be rendered: the connection closes unanswered
   }
-  open_.erase(&s);
+  open_.erase(&stream.socket());
   --open_count_;
   if (--per_source_[source] == 0) per_source_.erase(source);
-}
-
-asio::awaitable<std::optional<parsed_head>> metrics_server::read_head(asio::ip::tcp::socket& s) {
-  std::string buf;
-  std::array<char, 2048> chunk;
-  std::size_t end;
-  parsed_head p;
-  // Read until the head ends, or a bare LF already makes it bad (answered at once, not at the deadline),
-  // or it holds one byte more than the limit without its blank line: too large.
-  while ((end = request_head_end(buf)) == std::string::npos && buf.size() <= max_request_head) {
-    const auto room = std::min(chunk.size(), max_request_head + 1 - buf.size());
-    auto [ec, n] = co_await s.async_read_some(asio::buffer(chunk.data(), room), use_tuple);
-    if (ec) co_return std::nullopt;  // closed before a whole head came
-    buf.append(chunk.data(), n);
-  }
-  if (end == std::string::npos) p.status = head_status::too_large;
-  else p = parse_request_head(std::string_view(buf).substr(0, end));
-  co_return p;
-}
-
-asio::awaitable<void> metrics_server::write_answer(asio::ip::tcp::socket& s, const parsed_head& p) {
-  const std::string out = serialize(answer(p, render_));
-  co_await asio::async_write(s, asio::buffer(out), use_tuple);
-  boost::system::error_code ignored;
-  s.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
 }
 
 }  // namespace harness::watch

@@ -1,11 +1,8 @@
 #pragma once
-// `harness watch --listen ADDR:PORT`: a small HTTP/1.1 server in the watch's own io_context, answering
-// GET /metrics with the OpenMetrics text of the last completed run (404 for another path, 405 for another
-// method). One request per connection (Connection: close); every connection bounded in time and size, and
-// in number, in all and per source address, since anyone who can reach the port can talk to it: a few
-// addresses holding idle connections cannot take the scraper's.
-#include "harness/watch/http_request.hpp"
-
+// `harness watch --listen ADDR:PORT`: GET /metrics over HTTP/1.1 (Boost.Beast) in the watch's io_context.
+// One request per connection, bounded in time, size and number (in all and per source address), since
+// anyone who can reach the port can talk to it: a few addresses holding idle connections cannot take the
+// scraper's.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,7 +10,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 
@@ -38,6 +34,9 @@ class metrics_server {
   // whole exchange, the answer written included, ends by request_timeout.
   static constexpr std::chrono::seconds head_timeout{2};
   static constexpr std::chrono::seconds request_timeout{5};
+  // A longer head, or one of more fields, is answered 431.
+  static constexpr std::size_t max_request_head = 8192;
+  static constexpr std::size_t max_header_fields = 64;
   // Open connections in all, and from one source (an IPv4 address; an IPv6 /64, what one host is
   // usually given); a connection beyond either is closed as it is accepted, unread.
   static constexpr std::size_t max_connections = 64;
@@ -49,8 +48,6 @@ class metrics_server {
  private:
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> serve(asio::ip::tcp::socket s, asio::ip::address source);
-  asio::awaitable<std::optional<parsed_head>> read_head(asio::ip::tcp::socket& s);  // none: closed first
-  asio::awaitable<void> write_answer(asio::ip::tcp::socket& s, const parsed_head& p);
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;

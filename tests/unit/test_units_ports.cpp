@@ -46,6 +46,29 @@ TEST_CASE("sizes read K/M binary suffixes as netperf's -s/-S", "[units]") {
   CHECK_THROWS_AS(parse_size("12Q"), std::invalid_argument);
 }
 
+TEST_CASE("periods in h, m and s, as harness watch --every reads them", "[units]") {
+  CHECK(parse_period("30s") == std::chrono::seconds(30));
+  CHECK(parse_period("15m") == std::chrono::seconds(900));
+  CHECK(parse_period("1h") == std::chrono::seconds(3600));
+  CHECK(parse_period("2h30m") == std::chrono::seconds(9000));
+  CHECK(parse_period("1h30m15s") == std::chrono::seconds(5415));
+  CHECK(parse_period("90s") == std::chrono::seconds(90));
+  CHECK(parse_period("744h") == std::chrono::seconds(744 * 3600));
+  for (const char* bad :
+       {"", "15", "m", "15x", "1m1h", "1h1h", "0s", "-5s", "1.5h", "5 s", "s5", "745h", "999999999h", "1h "})
+    CHECK_THROWS_AS(parse_period(bad), std::invalid_argument);
+  try {
+    parse_period("15x");
+  } catch (const std::invalid_argument& e) {
+    CHECK(
+        std::string(e.what()) ==
+        "'15x' is not a period: 'x' is not a unit (a whole number and a unit, h, m or s, in that order: 30s, 15m, 1h, 2h30m)");
+  }
+  CHECK(format_period(std::chrono::seconds(9000)) == "2h30m");
+  CHECK(format_period(std::chrono::seconds(2)) == "2s");
+  CHECK(format_period(std::chrono::seconds(3601)) == "1h1s");
+}
+
 TEST_CASE("port specs: ranges - lists - repeats - any-port", "[ports]") {
   CHECK(parse_port_specs({"11256-11263"}).size() == 8);
   CHECK(parse_port_specs({"11256,11300"}) == std::vector<std::uint16_t>{11256, 11300});

@@ -1,7 +1,7 @@
 #pragma once
 // What `harness run` and `harness watch` share: the plan loaded for a run, and a finished run's reports,
 // console summary, exit status and record in the results database.
-#include "harness/app.hpp"
+#include "harness/app/app.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/model/aggregate.hpp"
 #include "harness/run/runner.hpp"

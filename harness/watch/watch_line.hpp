@@ -2,7 +2,7 @@
 // The line `harness watch` prints for each run: when it started (and why then), the results folder, its
 // verdict against the baseline with the figures behind it. One line each: the names and errors in it are
 // shown with their control characters escaped (\n, \x1b).
-#include "harness/app_run.hpp"
+#include "harness/app/app_run.hpp"
 
 #include <chrono>
 #include <string>

@@ -1,4 +1,4 @@
-#include "harness/watch_line.hpp"
+#include "harness/watch/watch_line.hpp"
 
 #include "core/base/text.hpp"
 #include "harness/report/model/skew.hpp"

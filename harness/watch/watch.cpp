@@ -1,15 +1,15 @@
-#include "harness/watch.hpp"
+#include "harness/watch/watch.hpp"
 
 #include "core/base/clock.hpp"
 #include "core/base/text.hpp"
-#include "harness/app_run.hpp"
+#include "core/base/units.hpp"
+#include "harness/app/app_run.hpp"
 #include "harness/launch/launcher.hpp"
 #include "harness/launch/stop_signals.hpp"
 #include "harness/process/process.hpp"
-#include "harness/watch/duration.hpp"
 #include "harness/watch/metrics.hpp"
 #include "harness/watch/metrics_server.hpp"
-#include "harness/watch_line.hpp"
+#include "harness/watch/watch_line.hpp"
 
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
@@ -105,7 +105,7 @@ asio::awaitable<void> watcher::loop() {
 // that comes every interval.
 asio::awaitable<void> watcher::linger() {
   fmt::print(stderr, "harness: the last run's figures stay served for {} (--linger), then the watch ends\n",
-             period_text(w_.linger));
+             nb::format_period(w_.linger));
   lingering_ = true;
   wait_.expires_after(w_.linger);
   co_await wait_.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -169,7 +169,7 @@ int watch_plan(const watch_request& w) {
                at.port());
     server->start();
   }
-  fmt::print(stderr, "harness: watching {} every {}{}\n", nb::printable(p.name), period_text(w.every),
+  fmt::print(stderr, "harness: watching {} every {}{}\n", nb::printable(p.name), nb::format_period(w.every),
              w.count ? fmt::format(", {} run(s)", w.count) : std::string(", until stopped (Ctrl-C)"));
   // Each signal's line is the watcher's: it says whether a run or only the wait was stopped.
   stop_signals signals(io, "", [&watch](int sig) { watch.on_signal(sig); });

@@ -1,8 +1,8 @@
-#include "harness/app.hpp"
-#include "harness/app_run.hpp"
+#include "harness/app/app.hpp"
+#include "harness/app/app_run.hpp"
 
 #include "core/base/text.hpp"
-#include "harness/default_plan.hpp"
+#include "harness/app/default_plan.hpp"
 #include "harness/lab/lab.hpp"
 #include "harness/launch/launcher.hpp"
 #include "harness/launch/stop_signals.hpp"

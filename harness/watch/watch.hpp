@@ -2,7 +2,7 @@
 // `harness watch PLAN --every 15m`: the plan run again and again, never two runs at once, each recorded
 // in the results database and said in one line on stdout with its verdict against the baseline;
 // optionally the last run's figures served as OpenMetrics on --listen for Prometheus.
-#include "harness/app.hpp"
+#include "harness/app/app.hpp"
 
 #include <chrono>
 #include <string>
