@@ -32,7 +32,7 @@ namespace harness {
 
 namespace {
 
-// The plan with the command line's overrides applied, each said on stderr (stdout may be a dry run's).
+// Overrides said on stderr: stdout may be a dry run's.
 plan load(const run_request& req) {
   plan p = req.plan_path.empty() ? parse_plan(default_plan_text, "configs/loopback.toml (embedded)")
                                  : load_plan(req.plan_path);
@@ -40,8 +40,7 @@ plan load(const run_request& req) {
   return p;
 }
 
-// `ip netns exec` without the right to enter a namespace fails once per command, host after host: one line
-// instead, before anything starts.
+// One line before anything starts, not one failed `ip netns exec` per host.
 void require_netns_rights(const plan& p) {
   std::vector<std::string> in_netns;
   for (const auto& [name, h] : p.hosts)
@@ -54,8 +53,7 @@ void require_netns_rights(const plan& p) {
       in_netns.front(), more, more.empty() ? "s" : ""));
 }
 
-// A plan with a [lab] table runs in the lab's namespaces: before `harness lab up` every host would fail
-// its check, one error each, after a results folder was made. One line instead, before anything starts.
+// One line before anything starts, not one failed check per host after a results folder was made.
 void require_lab_up(const plan& p) {
   if (!p.has_lab) return;
   const lab::lab_spec s = lab::load_lab(p.source_path);
@@ -70,10 +68,8 @@ void require_lab_up(const plan& p) {
       missing.front(), missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "", p.source_path));
 }
 
-// 0 when every run of the plan is there and ok; 3, with what is wrong on stderr, when one failed or is
-// missing, or there is none; else 5 when a run is skewed (each said on stderr, its figures kept).
-// `said_while_running`: after `harness run`, whose runner said each run that failed to run (its run.json
-// has the error) as it failed; the stdout summary says it again, stderr not.
+// 0: every run there and ok; 3: one failed or missing, or none; else 5: a run skewed (each said on stderr).
+// said_while_running: the runner already said the runs that failed on stderr.
 int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& runs, bool said_while_running = false) {
   const auto problems = folder_problems(dir, runs);
   for (const auto& p : problems) {
@@ -87,7 +83,7 @@ int status_of(const std::filesystem::path& dir, const std::vector<run_summary>& 
   return !problems.empty() ? 3 : skews.empty() ? 0 : skewed_status;
 }
 
-// report.html last: a chart gnuplot could not draw is said once here, and in its place in the page.
+// A chart gnuplot could not draw: said once here, and in its place in the page.
 void write_html(const std::filesystem::path& dir, const std::vector<run_summary>& runs,
                 const std::vector<nlohmann::json>& searches, const run_history* history = nullptr) {
   const auto errors = write_html_report(dir, runs, searches, history);
@@ -110,7 +106,7 @@ plan load_for_run(const run_request& req) {
 }
 
 finished_run finish_run(const run_request& req, const runner& r, const std::filesystem::path& dir, std::FILE* out) {
-  if (dir.empty()) {  // stopped before its first run: no folder was made
+  if (dir.empty()) {  // stopped before its first run
     const int sig = r.stop_signal();
     fmt::print(
         stderr,
@@ -124,15 +120,13 @@ finished_run finish_run(const run_request& req, const runner& r, const std::file
              (dir / "report.html").string());
   int status = 0;
   if (const int sig = f.signal) {
-    // What was measured until the stop is in the reports; the status says the plan did not run its course.
     fmt::print(stderr, "harness: interrupted by {}: no run started after it; what was measured is in {}\n",
                signal_name(sig), dir.string());
     status = 128 + sig;
   } else {
     status = status_of(dir, f.runs, true);
   }
-  // After the run's files: the store indexes them, and cannot lose them. report.html last, with the
-  // store's history of the run's measurements (a signal meanwhile waits in the caller's stop_signals).
+  // The store only indexes the run's files; report.html last, with its history (a signal waits meanwhile).
   const store::store_options o{
       req.db, req.record, req.fail_on_regression, {req.baseline_runs, req.min_change_percent}, out};
   const auto rec = store::record_run(o, req.results_root, dir, f.runs, f.searches, status, &f.verdict);

@@ -1,6 +1,5 @@
 #pragma once
-// What `harness run` and `harness watch` share: the plan loaded for a run, and a finished run's reports,
-// console summary, exit status and record in the results database.
+// What `harness run` and `harness watch` share.
 #include "harness/app/app.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/model/aggregate.hpp"
@@ -16,22 +15,20 @@
 
 namespace harness {
 
-// The request's plan with its overrides applied (each said on stderr); a plan whose lab is not up is
-// refused here, before anything starts.
+// Overrides applied (each said on stderr); a plan whose lab is not up refused before anything starts.
 plan load_for_run(const run_request& req);
 
 struct finished_run {
   std::filesystem::path dir;
   std::vector<run_summary> runs;  // as summary.json has them
   std::vector<nlohmann::json> searches;
-  int status = 0;                           // the exit status `harness run` gives
-  int signal = 0;                           // the signal that stopped it, 0 when none did
-  std::optional<store::judgement> verdict;  // the store's, none when nothing was recorded
+  int status = 0;                           // the exit status
+  int signal = 0;                           // the one that stopped it, or 0
+  std::optional<store::judgement> verdict;  // none when nothing was recorded
 };
 
-// After runner::run_all returned `dir`: report.html written, the console summary (and the store's
-// lines) on `out`, the status computed, the folder recorded in the store and judged. An empty `dir` (a
-// stop before the first run): said on stderr, status 128 + the signal, nothing else.
+// Reports, the console summary on `out`, the status, the store's record. An empty `dir` (a stop before the
+// first run): said on stderr, status 128 + the signal.
 finished_run finish_run(const run_request& req, const runner& r, const std::filesystem::path& dir, std::FILE* out);
 
 }  // namespace harness

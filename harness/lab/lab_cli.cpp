@@ -1,4 +1,4 @@
-// lab_cli: the lab commands on their own, the same lab_main `harness lab` forwards to; the lab tests drive it.
+// `harness lab` on its own, for the lab tests.
 #include "harness/lab/lab.hpp"
 
 int main(int argc, char** argv) { return lab::lab_main(std::vector<std::string>(argv + 1, argv + argc)); }

@@ -12,7 +12,7 @@ nb::process_outcome try_run(const argv_t& argv, const std::string& input) {
   try {
     return nb::run_blocking(argv, command_limit, input);
   } catch (const std::runtime_error& e) {
-    throw lab_error(e.what());  // it could not start: "cannot start 'ip': ..."
+    throw lab_error(e.what());
   }
 }
 

@@ -1,4 +1,3 @@
-// `lab up FILE | down FILE | status [FILE] | counters FILE`: the entry point `harness lab` forwards to.
 #include "harness/lab/lab.hpp"
 
 #include <fmt/format.h>

@@ -1,6 +1,5 @@
 #pragma once
-// Names derived from the lab name, so two labs coexist and every interface name stays under the
-// kernel's 15 characters ("<name>-v64" is 12 at most).
+// Derived from the lab name: labs coexist, and "<name>-v64" stays under the kernel's 15 characters.
 #include "harness/lab/lab.hpp"
 
 #include <fmt/format.h>

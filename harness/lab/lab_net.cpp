@@ -1,6 +1,4 @@
-// Building and removing the lab with ip, tc and nft. up() only creates what is missing and re-applies
-// every setting with replace semantics, so it is idempotent; down() deletes the namespaces, which takes
-// every veth, the bridge, the qdiscs and the nft tables with them (nothing of the lab lives outside them).
+// The lab built and removed with ip, tc and nft; nothing of it lives outside its namespaces.
 #include "harness/lab/lab.hpp"
 #include "harness/lab/lab_exec.hpp"
 #include "harness/lab/lab_names.hpp"
@@ -28,8 +26,7 @@ bool link_exists(const std::string& ns, const std::string& dev) {
 
 std::string cidr(std::uint32_t a, int prefix) { return fmt::format("{}/{}", format_ipv4(a), prefix); }
 
-// Probed once per `up`, in the circuit namespace, so a missing kernel feature is named plainly instead
-// of surfacing as an obscure failure halfway through.
+// A missing kernel feature named plainly, not an obscure failure halfway through `up`.
 void probe_features(const lab_spec& s) {
   const std::string& c = s.circuit_netns;
   if (s.circuit.rate_bps) {
@@ -51,8 +48,7 @@ void probe_features(const lab_spec& s) {
                     r.stderr_text));
 }
 
-// IPv6 off: the lab is IPv4 (198.18.0.0/15), and router solicitations or MLD reports would only add
-// packets to the counters the tests compare.
+// IPv6 off: router solicitations and MLD reports would add packets to the counters tests compare.
 void ensure_netns(const std::string& ns, const std::set<std::string>& have) {
   if (!have.count(ns)) must_run({"ip", "netns", "add", ns});
   must_run({"ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
@@ -60,10 +56,8 @@ void ensure_netns(const std::string& ns, const std::set<std::string>& have) {
   must_run({"ip", "-n", ns, "link", "set", "lo", "up"});
 }
 
-// A veth pair from the circuit namespace into a host namespace, made in place: neither end ever
-// appears in the host's own namespace. gso_max_segs 1 makes the kernel cut UDP GSO / TSO batches into
-// wire-sized packets before the veth, as a real NIC puts them on the wire: otherwise one 64 KB super-
-// packet would cross the circuit as "one packet" past the packet-rate limit and the nft counters.
+// Made in place: neither end appears in the machine's own namespace. gso_max_segs 1: GSO / TSO batches
+// cut to wire-sized packets, as a NIC would, so the packet-rate limit and the counters see each one.
 void ensure_veth(const lab_spec& s, const std::string& circuit_end, const lab_host& h, int mtu) {
   const std::string& c = s.circuit_netns;
   if (!link_exists(c, circuit_end))
@@ -77,11 +71,8 @@ void address_host(const lab_spec& s, const lab_host& h, const ipv4_net& side) {
   must_run({"ip", "-n", h.netns, "route", "replace", "default", "via", format_ipv4(side.address), "dev", host_if(s)});
 }
 
-// Bit rate: tbf on both of the circuit's egress interfaces (to the device, and into the VPC bridge),
-// so each direction is shaped once. The bucket holds 4 ms at the rate (at least 4 frames), the queue 20 ms
-// (at least 2 frames); what overflows is dropped and counted by tc. The queue is given as `limit` bytes:
-// tbf's `latency 20ms` sizes it rate x 20 ms + the bucket (tc-tbf(8)), and under load, with the bucket
-// empty, a packet then waited 25.8 ms at 50 Mbit/s, not the 20 ms the lab says.
+// On both circuit egresses, each direction shaped once: a 4-ms bucket, a 20-ms queue as `limit` bytes, as
+// `latency` would add the bucket (bench/README.md#lab-tbf-queue).
 void apply_tbf(const lab_spec& s) {
   const std::string& c = s.circuit_netns;
   for (const std::string& dev : {onprem_if(s), bridge_if(s)}) {
@@ -97,11 +88,8 @@ void apply_tbf(const lab_spec& s) {
   }
 }
 
-// Packet rate: one limit per direction in the forward hook (what the circuit router forwards); packets
-// over the limit are dropped and counted, the rest counted too, so a report can say where the sender's
-// surplus went. The bucket holds 10 ms of packets: senders write in sendmmsg batches, and nft's
-// default of 5 would drop parts of batches even below the rate. ICMP the router itself sends (frag-needed) is output,
-// not forward: never limited.
+// Both the dropped and the forwarded counted: a report says where a sender's surplus went. A burst of 10 ms:
+// nft's 5 packets would cut sendmmsg batches below the rate. The router's own ICMP is output: never limited.
 std::string circuit_ruleset(const lab_spec& s) {
   std::ostringstream o;
   const std::string t = nft_table(s);
@@ -120,7 +108,7 @@ std::string circuit_ruleset(const lab_spec& s) {
   return o.str();
 }
 
-// In each host: the kernel's own count of UDP datagrams delivered to it, to check netserve's count.
+// The kernel's count of UDP datagrams delivered, to check netserve's.
 std::string host_ruleset(const lab_spec& s) {
   const std::string t = nft_table(s);
   return fmt::format(
@@ -134,8 +122,7 @@ void nft_load(const std::string& ns, const std::string& ruleset) {
   must_run({"ip", "netns", "exec", ns, "nft", "-f", "-"}, ruleset);
 }
 
-// Processes left in a namespace (a netserve from a failed run) keep it alive after its name is gone;
-// down ends them so that nothing of the lab survives.
+// A process left inside (a failed run's netserve) keeps a namespace alive after its name is gone.
 void end_processes(const std::string& ns) {
   for (int sig : {SIGTERM, SIGKILL}) {
     std::istringstream pids(try_run({"ip", "netns", "pids", ns}).stdout_text);
@@ -183,7 +170,6 @@ void lab_up(const lab_spec& s) {
   try {
     build(s);
   } catch (const lab_error& e) {
-    // A half-made lab is harmless (all of it inside its namespaces) but should not be left behind.
     throw lab_error(fmt::format("{} (`lab down {}` removes what was made)", e.what(), s.source));
   }
 }

@@ -1,5 +1,3 @@
-// Parsing the [lab] table: strict (unknown keys and wrong types are errors naming file:line:col) and
-// safe (every address inside 198.18.0.0/15, every name short enough to derive interface names from).
 #include "harness/lab/lab.hpp"
 
 #include "core/base/units.hpp"
@@ -32,7 +30,6 @@ std::uint32_t parse_ipv4(const reader& r, const toml::node& n, const std::string
   if (inet_pton(AF_INET, text.c_str(), &a) != 1)
     fail_at(n, fmt::format("{}: '{}' = '{}' is not an IPv4 address", r.context(), key, text));
   const std::uint32_t v = ntohl(a.s_addr);
-  // The lab must never be able to reach a real network: benchmarking space only (RFC 2544).
   if ((v & bench_mask) != bench_net)
     fail_at(n, fmt::format("{}: '{}' = '{}' is outside 198.18.0.0/15, the only range a lab may use", r.context(), key,
                            text));
@@ -41,7 +38,7 @@ std::uint32_t parse_ipv4(const reader& r, const toml::node& n, const std::string
 
 std::uint32_t mask_of(int prefix) { return prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - prefix); }
 
-// "198.18.0.1/24": the circuit's own address on one side, and that side's subnet.
+// "198.18.0.1/24": the circuit's address on one side, and that side's subnet.
 ipv4_net parse_gateway(reader& r, const char* key) {
   const toml::node& n = r.need(key);
   const std::string s = r.string(n, key);
@@ -124,7 +121,7 @@ lab_spec parse_lab(const toml::table& t, const std::string& file) {
   s.source = file;
   const toml::node& name = r.need("name");
   s.name = r.string(name, "name");
-  // Interface names are "<name>-v64" at most: 8 + 4 characters, under the kernel's 15.
+  // "<name>-v64" stays under the kernel's 15 characters.
   static const std::regex ok("[a-z][a-z0-9]{0,7}");
   if (!std::regex_match(s.name, ok))
     fail_at(name, fmt::format("lab: name '{}' must be 1-8 of a-z 0-9, starting with a letter", s.name));

@@ -1,5 +1,3 @@
-// What a lab looks like right now: for people (status) and for tests (counters, as JSON read from
-// `nft -j` and `tc -j`, so tests compare netserve's counts with the kernel's own).
 #include "harness/lab/lab.hpp"
 #include "harness/lab/lab_exec.hpp"
 #include "harness/lab/lab_names.hpp"
@@ -29,7 +27,7 @@ std::set<std::string> existing_netns() {
 
 namespace {
 
-// Named counters of the lab's table in one namespace: name -> {packets, bytes}.
+// name -> {packets, bytes} of the lab's table in one namespace.
 nlohmann::json nft_counters(const lab_spec& s, const std::string& ns) {
   nlohmann::json out = nlohmann::json::object();
   const auto r = try_run({"ip", "netns", "exec", ns, "nft", "-j", "list", "table", "inet", nft_table(s)});
@@ -84,7 +82,6 @@ std::string status_of(const lab_spec& s) {
   return out;
 }
 
-// Without a file: every namespace holding an nb_lab_* table, grouped by lab.
 std::string status_all() {
   std::map<std::string, std::vector<std::string>> labs;
   for (const auto& ns : existing_netns()) {
@@ -105,8 +102,6 @@ std::string lab_status(const lab_spec* spec) {
   return spec ? status_of(*spec) : status_all();
 }
 
-// The figures tests compare: UDP datagrams delivered to each host, what the circuit forwarded and
-// dropped per direction, and what each tbf sent and dropped (bytes as tbf counts them).
 std::string lab_counters(const lab_spec& s) {
   require_root();
   nlohmann::json j{{"lab", s.name}};

@@ -11,11 +11,9 @@ namespace harness::store {
 
 namespace {
 
-// A residual beyond this many standard deviations says no more than this one does: one wild point (a
-// run that failed halfway yet counted) moves the sums by a bounded step, and the quantile stays finite.
+// One wild point moves the sums by a bounded step, and the quantile stays finite.
 constexpr double residual_cap = 8;
 
-// Sums of x[0..i) for every i: a segment's mean in O(1), so a long series is scanned in linear time.
 struct prefix_sums {
   std::vector<double> sum;
   explicit prefix_sums(const std::vector<double>& x) : sum(x.size() + 1, 0.0) {
@@ -26,8 +24,7 @@ struct prefix_sums {
   }
 };
 
-// The running mean and sum of squared deviations (Welford) of a segment's points so far: each residual
-// costs O(1) instead of a pass over the segment.
+// Welford: a residual in O(1).
 struct running {
   double count = 0, mean = 0, ss = 0;
   void add(double v) {
@@ -38,29 +35,24 @@ struct running {
   }
 };
 
-// Point n (0-based, n >= 2 points before it since the segment's start, summed in `before`) against them, as N(0, 1).
+// Point n against the segment's points before it, as N(0, 1).
 double residual(const std::vector<double>& x, const running& before, std::size_t n) {
-  const double m = before.count;  // points before it
+  const double m = before.count;
   const double mean = before.mean;
   const double ss = before.ss;
-  // Figures that have not varied at all so far (a rate paced exactly) give no scale: a floor of 0.1 % of
-  // the level, below what a rate measurement resolves, stands in, so the next figure's wobble is not
-  // taken for an infinite shift (the t of two points is heavy-tailed enough to keep it modest).
+  // A paced rate may never vary: 0.1 % of the level, below a rate's resolution, is the scale.
   const double sd = std::max(std::sqrt(ss / (m - 1)), 1e-3 * std::fabs(mean));
   const double d = x[n] - mean;
   if (sd == 0) return 0;
   const double t = d / sd * std::sqrt(m / (m + 1));
   const boost::math::students_t dist(m - 1);
-  // The tail that is small, for precision: the quantile of the lower tail of -|t|, sign restored.
+  // The small tail, for precision.
   const double tail = boost::math::cdf(dist, -std::fabs(t));
   const double u = tail <= 0 ? residual_cap : -boost::math::quantile(boost::math::normal(), tail);
   return std::copysign(std::min(u, residual_cap), t);
 }
 
-// Where in from..last (inclusive) the level most likely changed: the split that leaves the least squared
-// error about the two means (the least-squares estimate of one change point), the first point after the
-// segment's start at the earliest. The CUSUM's own estimate (after its last zero) drifts early when a
-// few residuals before the shift happened to lean its way.
+// The least-squares split of from..last: the CUSUM's own estimate (its last zero) drifts early.
 std::size_t split_of(const prefix_sums& x, std::size_t from, std::size_t last) {
   std::size_t best = last;
   double best_gain = -1;
@@ -81,11 +73,11 @@ std::vector<change_point> find_change_points(const std::vector<double>& x, const
   std::vector<change_point> out;
   if (x.size() < o.min_points) return out;
   const prefix_sums sums(x);
-  std::size_t from = 0;  // the current segment's first point
+  std::size_t from = 0;
   double up = 0, down = 0;
   running before;
   for (std::size_t n = from + o.warmup; n < x.size(); ++n) {
-    if (n == from + o.warmup) {  // a segment's first residual: the sums start afresh
+    if (n == from + o.warmup) {
       up = down = 0;
       before = {};
       for (std::size_t i = from; i < n; ++i) before.add(x[i]);
@@ -97,10 +89,9 @@ std::vector<change_point> find_change_points(const std::vector<double>& x, const
     if (up <= o.h && down <= o.h) continue;
     const std::size_t begins = split_of(sums, from, n);
     out.push_back({begins, n, sums.mean(from, begins), sums.mean(begins, n + 1)});
-    // The new segment starts where the shift began: its points since are the new level's reference
-    // (starting at the alarm instead would put a shift that closely follows into the new reference).
+    // From where the shift began, not the alarm: a shift soon after would join the new reference.
     from = begins;
-    n = from + o.warmup - 1;  // the loop's ++n: the new segment's first residual
+    n = from + o.warmup - 1;  // ++n: the new segment's first residual
   }
   return out;
 }

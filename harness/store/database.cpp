@@ -12,8 +12,7 @@ namespace harness::store {
 
 namespace {
 
-// Long enough for another harness's transaction (one results folder, milliseconds) and for a checkpoint:
-// a writer waits its turn instead of failing with "database is locked".
+// Outlasts another harness's transaction and a checkpoint: no "database is locked".
 constexpr int busy_timeout_ms = 30000;
 
 std::string open_path(const fs::path& path) {
@@ -51,12 +50,11 @@ store_error database::translate(const SQLite::Exception& e) const {
 
 database::database(const fs::path& path) : path_(path), db_(open(path)) {
   guarded([&] {
-    // The file may come from elsewhere: a function in its schema runs only if SQLite deems it harmless,
-    // a damaged page is found before it is read, and its schema is checked before anything else.
+    // A file from elsewhere: only harmless functions in its schema, damaged pages found before use.
     db_.exec("PRAGMA trusted_schema = OFF");
     db_.exec("PRAGMA cell_size_check = ON");
     check_schema();
-    // WAL: readers never block the writer, and a writer that dies mid-transaction leaves the file whole.
+    // WAL: readers never block the writer; a writer that dies leaves the file whole.
     db_.exec("PRAGMA journal_mode = WAL");
     db_.exec("PRAGMA synchronous = NORMAL");
     db_.exec("PRAGMA foreign_keys = ON");
@@ -65,9 +63,9 @@ database::database(const fs::path& path) : path_(path), db_(open(path)) {
 }
 
 void database::check_schema() {
-  SQLite::Transaction t(db_);  // one snapshot for the version and the schema, whatever another harness writes
+  SQLite::Transaction t(db_);  // one snapshot for the version and the schema
   const int v = db_.execAndGet("PRAGMA user_version").getInt();
-  if (v > schema_version) return;  // refused by migrate(), in its own words
+  if (v > schema_version) return;  // refused by migrate()
   if (const std::string found = schema_difference(db_, v); !found.empty())
     throw store_error(
         fmt::format("results database {} is not the store's own (schema version {}): it holds {}: "
@@ -82,8 +80,7 @@ int database::version() {
 
 void database::migrate() {
   if (db_.execAndGet("PRAGMA user_version").getInt() == schema_version) return;
-  // A migration may rebuild a table that others reference (version 3): with foreign keys on, dropping
-  // the old table would delete their rows. The setting cannot change inside a transaction.
+  // Off: dropping a rebuilt table would delete its referrers. Not settable inside a transaction.
   db_.exec("PRAGMA foreign_keys = OFF");
   try {
     migrate_steps();
@@ -95,8 +92,7 @@ void database::migrate() {
 }
 
 void database::migrate_steps() {
-  // IMMEDIATE: two harnesses opening a new file at once must not both create the tables; the second
-  // waits for the first and then sees its version.
+  // IMMEDIATE: of two harnesses creating one file, the second waits and sees the first's version.
   SQLite::Transaction t(db_, SQLite::TransactionBehavior::IMMEDIATE);
   int v = db_.execAndGet("PRAGMA user_version").getInt();
   if (v > schema_version)
@@ -108,7 +104,6 @@ void database::migrate_steps() {
     for (const char* statement : migration_to(v + 1)) db_.exec(statement);
     db_.exec(fmt::format("PRAGMA user_version = {}", v + 1));
   }
-  // A rebuilt table must leave every row's reference whole.
   if (SQLite::Statement check(db_, "PRAGMA foreign_key_check"); check.executeStep())
     throw store_error(fmt::format("results database {}: the schema migration left a dangling row in {}: {}",
                                   path_.string(), check.getColumn(0).getString(), repair_hint(path_)));

@@ -1,7 +1,6 @@
 #pragma once
-// The results store: one SQLite file (WAL, a busy timeout, one transaction per results folder) that
-// several harnesses may write at once. The results folders stay the source of truth: the store is an
-// index of their figures, rebuilt from them by `harness db import`.
+// The results store: one SQLite file several harnesses may write at once, an index of the results
+// folders (`harness db import` rebuilds it).
 #include <SQLiteCpp/Database.h>
 
 #include <filesystem>
@@ -10,27 +9,21 @@
 
 namespace harness::store {
 
-// The store cannot be opened or written: the message names the file, and for a damaged one how to
-// rebuild it from the results folders.
+// Names the file, and for a damaged one the repair.
 struct store_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The schema version this harness writes (PRAGMA user_version).
 constexpr int schema_version = 4;
 
 class database {
  public:
-  // Opens (creating it and its folder when missing) and migrates to schema_version. A file that is not
-  // a database, or is damaged, is a store_error naming it and `harness db import` as the repair; a file
-  // from a newer harness is refused rather than written with an older schema; so is a file whose schema
-  // is not exactly the store's at its version (a view, a trigger, a changed table), before anything in
-  // it runs. trusted_schema is off and cell_size_check on for whatever reads it.
+  // Creates and migrates; a damaged or newer file, or a foreign schema, is refused before anything in it runs.
   explicit database(const std::filesystem::path& path);
   SQLite::Database& sql() { return db_; }
   const std::filesystem::path& path() const { return path_; }
   int version();
-  // Runs `fn` (any SQLite error inside it) and turns a damaged file into the repair message.
+  // fn, a damaged file's error turned into the repair message.
   template <typename Fn>
   auto guarded(Fn&& fn) -> decltype(fn()) {
     try {
@@ -49,7 +42,6 @@ class database {
   SQLite::Database db_;
 };
 
-// The repair hint that every corrupt-store message carries.
 std::string repair_hint(const std::filesystem::path& path);
 
 }  // namespace harness::store

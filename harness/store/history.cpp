@@ -25,7 +25,7 @@ namespace {
 
 using series_key = std::tuple<std::string, std::string, std::string, std::string, std::int64_t, std::string>;
 
-// Compares folder ids, counting the comparisons (history_cost).
+// Counts for history_cost.
 struct counting_less {
   std::size_t* count;
   bool operator()(std::int64_t a, std::int64_t b) const {
@@ -37,10 +37,9 @@ struct counting_less {
 struct builder {
   history_cost cost;
   std::map<series_key, series> all;
-  // Per series, each folder's point (by folder id: two folders may share a name): a row finds its point
-  // in O(log n) instead of by a scan of every point read before it.
+  // Per series, folder id (names may repeat) -> its point: found in O(log n).
   std::map<series_key, std::map<std::int64_t, std::size_t, counting_less>> index;
-  // The point of folder `folder_id` in series `k`, made from `st`'s columns 0..3 (the folder) if new.
+  // A new point is made from st's columns 0..3.
   history_point& point(const series_key& k, std::int64_t folder_id, SQLite::Statement& st) {
     ++cost.rows;
     auto& s = all[k];
@@ -65,7 +64,6 @@ void bind_filter(SQLite::Statement& st, const history_filter& f) {
   st.bind(3, f.since_utc.value_or(0.0));
 }
 
-// A run's first failure from its stored list (JSON); none when the store's row holds anything else.
 std::string first_failure(const std::string& failures) {
   const json j = nb::parse_json_bounded(failures);
   return j.is_array() && !j.empty() && j.front().is_string() ? j.front().get<std::string>() : std::string();
@@ -138,8 +136,7 @@ void describe_point(history_point& p) {
   p.loss_percent = describe(loss);
 }
 
-// A text field as RFC 4180 wants it: quoted when it holds a comma, a quote or a line break, plain
-// otherwise (the plain rows stay easy to grep).
+// RFC 4180, quoted only where needed: plain rows stay easy to grep.
 std::string csv_field(const std::string& text) {
   return text.find_first_of(",\"\r\n") == std::string::npos ? text : csv_quote(text);
 }
@@ -234,7 +231,7 @@ std::string history_text(const std::vector<series>& all) {
   if (all.empty()) return "no runs in the store match\n";
   std::string out;
   for (const auto& s : all) {
-    // Names from results folders: escaped, so that none can move the cursor or forge a line.
+    // Folder names escaped: none moves the cursor or forges a line.
     using nb::printable;
     out += fmt::format("plan {}, {}: test {}, {}, {} B{}: {} point(s)\n", printable(s.plan), printable(s.measurement),
                        printable(s.test), printable(s.role), s.message_size,
@@ -250,7 +247,7 @@ std::string history_text(const std::vector<series>& all) {
              c ? fmt::format("began here: {:+.1f} %", c->change_percent()) : "-"});
     }
     out += t.text();
-    for (const auto& p : s.points)  // which instance started late, and by how much
+    for (const auto& p : s.points)
       for (const auto& r : p.runs)
         if (!r.skew.empty()) out += fmt::format("  {} {} skewed: {}\n", p.folder, r.run, r.skew);
     out += "\n";
@@ -277,7 +274,6 @@ json stored_run_json(const stored_run& r) {
   return j;
 }
 
-// The series' point i: its folder, its runs, their figures, and the level shift detected there.
 json point_json(const series& s, std::size_t i) {
   const history_point& p = s.points[i];
   json j = nb::write_described(p);

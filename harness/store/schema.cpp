@@ -14,9 +14,7 @@ namespace harness::store {
 
 namespace {
 
-// Version 1. A results folder, its hosts, its runs (one row per run_summary: figures NULL, never 0, when
-// the run failed) with their instances, and its rate searches. Figures are the reports' own: the run's
-// plain sums (summary.json "sum"), steady state, loss split, verdicts, latency percentiles.
+// A failed run's figures are NULL, never 0.
 const std::vector<const char*> v1 = {
     R"(CREATE TABLE folders (
          id INTEGER PRIMARY KEY,
@@ -68,8 +66,7 @@ const std::vector<const char*> v1 = {
          PRIMARY KEY (folder_id, run, loss_target_pct)))",  "CREATE INDEX runs_by_test ON runs (test, role, message_size)",
 };
 
-// Version 2: a folder marked as its plan's baseline (`harness db baseline`), judged against instead of
-// the last runs.
+// A plan's marked baseline (`harness db baseline`).
 const std::vector<const char*> v2 = {
     R"(CREATE TABLE baselines (
          plan TEXT PRIMARY KEY,
@@ -77,11 +74,7 @@ const std::vector<const char*> v2 = {
          marked_utc REAL NOT NULL))",
 };
 
-// Version 3: a folder is its absolute path, no longer its name (two results roots may each hold a folder
-// of one name, recorded into one store at once): the folders table rebuilt without UNIQUE (name), with
-// UNIQUE (path), its ids kept so that the hosts, runs and searches still point at their folder (the
-// migration runs with foreign keys off: dropping the old table must not delete them); a marked baseline
-// by path.
+// A folder is its path (two results roots may share names); ids kept, foreign keys off: rows keep their folder.
 const std::vector<const char*> v3 = {
     R"(CREATE TABLE folders_v3 (
          id INTEGER PRIMARY KEY,
@@ -105,14 +98,12 @@ const std::vector<const char*> v3 = {
     "UPDATE baselines SET folder = COALESCE((SELECT path FROM folders f WHERE f.name = baselines.folder), folder)",
 };
 
-// Version 4: a run whose instances all ran but one or more started after T0 + the start-skew bound keeps
-// its figures and is marked: `skew` says which instance started how late (NULL for a run that did not
-// skew); such a folder's status is "skewed".
+// Which instances started late, by how much (NULL: none).
 const std::vector<const char*> v4 = {
     "ALTER TABLE runs ADD COLUMN skew TEXT",
 };
 
-// (type, name) -> its SQL, for every object of a schema but SQLite's statistics (ANALYZE's tables).
+// (type, name) -> SQL; ANALYZE's tables left out.
 using schema_objects = std::map<std::pair<std::string, std::string>, std::string>;
 
 schema_objects objects_of(SQLite::Database& db) {
@@ -125,7 +116,6 @@ schema_objects objects_of(SQLite::Database& db) {
   return out;
 }
 
-// The schema the migration steps make at `version`, made in memory by them.
 schema_objects objects_at(int version) {
   SQLite::Database mem(":memory:", SQLite::OPEN_READWRITE);
   for (int v = 1; v <= version; ++v)
@@ -133,7 +123,7 @@ schema_objects objects_at(int version) {
   return objects_of(mem);
 }
 
-// Triggers and views first: they are what runs on its own.
+// Triggers and views first: they run on their own.
 int rank(const std::string& type) { return type == "trigger" ? 0 : type == "view" ? 1 : 2; }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #pragma once
-// Rows as (column, value) lists: an insert names its columns beside their values, so a table of thirty
-// figures cannot have a value bound to the wrong column by position.
+// Rows as (column, value) lists: no value bound to the wrong column by position.
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
@@ -23,9 +22,8 @@ inline void append(values& to, values more) {
 inline value optional(const std::optional<double>& x) { return x ? value(*x) : value(nullptr); }
 
 void bind(SQLite::Statement& st, int index, const value& v);
-// INSERT INTO table (columns...) VALUES (...); the new row's rowid.
+// The new row's rowid.
 std::int64_t insert(SQLite::Database& db, const std::string& table, const values& row);
-// A column as an optional double (NULL: none).
 std::optional<double> column_double(SQLite::Statement& st, int index);
 
 }  // namespace harness::store

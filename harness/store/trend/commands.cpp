@@ -14,7 +14,7 @@ namespace harness::store {
 
 namespace {
 
-// Reading commands never make a database: a mistyped --db is said, not answered with an empty history.
+// A mistyped --db is said, not answered with an empty history.
 database open_existing(const fs::path& db) {
   if (!fs::exists(db))
     throw store_error(
@@ -53,7 +53,7 @@ recorded record_run(const store_options& o, const fs::path& results_root, const 
     const int judged_status = judge(db, o, dir, f.name, status, verdict, plan_history);
     return {judged_status, history_of_run(db, f.name, o.regress, &plan_history)};
   } catch (const std::exception& e) {
-    // The run's files are written and complete: the store is an index of them, repaired by an import.
+    // The run's files are whole: an import repairs the store.
     fmt::print(stderr, "harness: run not recorded in the results database: {}\n", nb::printable(e.what()));
     return {status, {false, fmt::format("not recorded in the results database: {}", e.what()), 0, {}}};
   }
@@ -72,9 +72,8 @@ int db_import(const fs::path& path, const std::vector<fs::path>& dirs) {
                  : f.skews.empty()     ? "ok"
                                        : "skewed");
     } catch (const store_error&) {
-      throw;  // the database itself: the next folder would fail the same way
+      throw;  // the next folder would fail alike
     } catch (const std::exception& e) {
-      // One line naming the folder, whatever its files hold: the names in it escaped, as on every line here.
       fmt::print(stderr, "harness: {}: not imported: {}\n", nb::printable(dir.string()), nb::printable(e.what()));
       status = 1;
     }

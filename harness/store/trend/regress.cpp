@@ -23,7 +23,6 @@ std::vector<double> received(const history_point& p) {
   return v;
 }
 
-// Point `at` against the points `base` (indexes into the series).
 judged judge_against(const series& s, std::size_t at, const std::vector<std::size_t>& base) {
   judged j{s.measurement, s.test,       s.role, s.route, s.message_size, s.points[at].received_pps, {}, {}, 0,
            false,         std::nullopt, ""};
@@ -53,7 +52,6 @@ std::optional<judged> judge_series(const series& s, const std::string& folder, c
     without.push_back(fmt::format("{} ({})", s.measurement, s.role));
     return j;
   }
-  // The series up to this folder only: a verdict does not change when later folders come.
   if (const auto shifts = level_shifts(s.points, at + 1); !shifts.empty()) {
     j->shift = shifts.back();
     j->shift_begins = s.points[shifts.back().begins].folder;
@@ -75,7 +73,7 @@ std::optional<std::size_t> marked_index(const series& s, const std::string& mark
   if (marked.empty()) return std::nullopt;
   for (std::size_t i = 0; i < s.points.size(); ++i)
     if (s.points[i].path == marked) return i;
-  return s.points.size();  // marked, but not in this series: no baseline
+  return s.points.size();  // not in this series: no baseline
 }
 
 }  // namespace
@@ -85,10 +83,8 @@ std::vector<std::optional<judged>> judge_points(const series& s, std::size_t fir
   end = std::min(end, s.points.size());
   const auto m = marked_index(s, marked);
   std::vector<std::optional<judged>> out;
-  // The rolling baseline: the last N earlier folders that completed and were not themselves judged
-  // regressions, so that a drop that persists stays flagged until the user marks a new baseline. A
-  // point's verdict depends on those before it: the whole series up to `end` is judged, in order, with
-  // the eligible points kept as they come (O(N) a point).
+  // Rolling baseline: the last N earlier ok folders not themselves regressions, so a lasting drop stays
+  // flagged until a new mark. Each verdict depends on those before: all judged in order.
   std::vector<std::size_t> eligible;
   for (std::size_t i = 0; i < end; ++i) {
     const history_point& p = s.points[i];
@@ -106,8 +102,7 @@ std::vector<std::optional<judged>> judge_points(const series& s, std::size_t fir
         j = judge_against(s, i, base);
         decide(*j, o);
       }
-      // Under a mark only the marked folder itself is judged against the rolling baseline; a folder
-      // judged against the mark is never a rolling regression.
+      // A verdict against the mark never keeps a folder out of the rolling baseline.
       const bool rolling_regression = against_mark ? false : j && j->regression;
       if (p.status == "ok" && !rolling_regression) eligible.push_back(i);
     }
@@ -147,8 +142,6 @@ judgement judge_folder(database& db, const std::string& folder, const regression
 std::string mark_baseline(database& db, const std::string& folder) {
   return db.guarded([&] {
     const stored_folder f = find_folder(db, folder);
-    // Nothing would be judged against a folder whose runs did not all complete, or not all start on time:
-    // refused, not marked.
     if (f.status != "ok")
       throw store_error(
           fmt::format("results folder {} is {} ({}): it cannot be the baseline; mark a folder whose runs all "
@@ -164,7 +157,7 @@ std::string mark_baseline(database& db, const std::string& folder) {
 }
 
 std::string judgement_text(const judgement& j) {
-  using nb::printable;  // names from results folders: no raw control byte reaches the terminal
+  using nb::printable;  // no raw control byte from a folder reaches the terminal
   std::string out;
   for (const auto& m : j.measurements) {
     const std::string interval = m.baseline.has_interval()

@@ -13,7 +13,7 @@ namespace harness::store {
 
 namespace {
 
-// A chart's name in the page (and for its test): letters, digits and - . _ only.
+// Letters, digits and - . _ only.
 std::string chart_name(const series& s) {
   std::string out = "history-" + s.plan + "-" + s.measurement + (s.role.empty() ? "" : "-" + s.role);
   for (char& c : out)
@@ -59,7 +59,6 @@ std::string plan_section(database& db, const std::string& plan, const std::vecto
 trend trend_of(const series& s, const std::string& marked, const regression_options& o, const std::string& current,
                int last_n) {
   trend t{chart_name(s), title_of(s), {}};
-  // The points drawn: those with figures up to `current`, the last `last_n` of them; only they are judged.
   std::size_t end = s.points.size();
   if (!current.empty())
     for (std::size_t i = 0; i < s.points.size(); ++i)
