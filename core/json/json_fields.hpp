@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace nb {
 
@@ -21,7 +22,15 @@ inline constexpr bool is_std_optional = false;
 template <class T>
 inline constexpr bool is_std_optional<std::optional<T>> = true;
 
-template <class Error>
+// How a field's value becomes its member: typed_values takes JSON's own types exactly (netbench's messages).
+// Another program's JSON may need a looser reading: a Values type reads itself the types T whose
+// reads<T> is true, with read<T>(value, fields, name) (iperf3's cJSON numbers, core/wire/iperf3_wire.cpp).
+struct typed_values {
+  template <class T>
+  static constexpr bool reads = false;
+};
+
+template <class Error, class Values = typed_values>
 class json_fields {
  public:
   json_fields(const nlohmann::json& j, std::string context) : j_(j), context_(std::move(context)) {
@@ -49,16 +58,27 @@ class json_fields {
   }
 
   void done() const {
+    if (const auto rest = unread(); !rest.empty()) fail(rest.front().c_str(), "is not a known field");
+  }
+
+  // The fields nobody read, in the object's order: what done() refuses, or what a reader of another
+  // program's messages lists.
+  std::vector<std::string> unread() const {
+    std::vector<std::string> out;
     for (const auto& [key, value] : j_.items())
-      if (!seen_.count(key)) fail(key.c_str(), "is not a known field");
+      if (!seen_.count(key)) out.push_back(key);
+    return out;
   }
 
   template <class S>
   void read_described(S& s) {
-    boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>([&](auto m) {
-      using T = std::remove_cvref_t<decltype(s.*m.pointer)>;
-      s.*m.pointer = get<T>(m.name);
-    });
+    read_members(s, false);
+  }
+
+  // The same for a message whose fields are all optional: a member whose field is absent keeps its value.
+  template <class S>
+  void read_present(S& s) {
+    read_members(s, true);
   }
 
   template <class S>
@@ -84,9 +104,19 @@ class json_fields {
   }
 
  private:
+  template <class S>
+  void read_members(S& s, bool only_present) {
+    boost::mp11::mp_for_each<boost::describe::describe_members<S, boost::describe::mod_public>>([&](auto m) {
+      using T = std::remove_cvref_t<decltype(s.*m.pointer)>;
+      if (!only_present || j_.contains(m.name)) s.*m.pointer = get<T>(m.name);
+    });
+  }
+
   template <class T>
   T convert(const nlohmann::json& v, const char* name) const {
-    if constexpr (std::is_same_v<T, nlohmann::json>) {
+    if constexpr (Values::template reads<T>) {
+      return Values::template read<T>(v, *this, name);
+    } else if constexpr (std::is_same_v<T, nlohmann::json>) {
       return v;
     } else if constexpr (is_std_optional<T>) {  // null: absent
       if (v.is_null()) return std::nullopt;

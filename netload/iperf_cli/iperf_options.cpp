@@ -5,6 +5,7 @@
 #include "core/base/whole_number.hpp"
 
 #include <fmt/format.h>
+#include <getopt.h>
 
 #include <algorithm>
 #include <cctype>
@@ -314,55 +315,53 @@ const std::vector<option_spec>& iperf2_options() {
                   spelled, near ? fmt::format("did you mean {}? ", *near) : "", tool));
 }
 
-// --name=value or --name value; returns the index of the last argument used.
-std::size_t read_long(const std::vector<option_spec>& table, const char* tool, const std::vector<std::string>& args,
-                      std::size_t i, request& r) {
-  std::string name = args[i].substr(2), value;
-  const auto eq = name.find('=');
-  if (eq != std::string::npos) {
-    value = name.substr(eq + 1);
-    name.resize(eq);
+// getopt_long's val for a long name: long_base + its index in the table (a short option's val is its letter).
+constexpr int long_base = 256;
+
+// The table as getopt_long reads it. "+": the first operand ends the options (it is refused, never moved
+// to the end); ":": a missing value is ':', apart from an unknown option's '?'.
+struct getopt_tables {
+  std::string shorts = "+:h";
+  std::vector<::option> longs;
+};
+
+getopt_tables getopt_tables_of(const std::vector<option_spec>& table) {
+  getopt_tables g;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const option_spec& s = table[i];
+    const int has_arg = s.takes_value ? required_argument : no_argument;
+    if (s.short_name) g.shorts += s.takes_value ? std::string{s.short_name, ':'} : std::string{s.short_name};
+    if (s.long_name) g.longs.push_back({s.long_name, has_arg, nullptr, long_base + static_cast<int>(i)});
   }
-  const std::string spelled = "--" + name;
-  const option_spec* o = nullptr;
-  for (const auto& s : table)
-    if (s.long_name && name == s.long_name) o = &s;
-  if (!o) unknown(table, tool, spelled);
-  if (!o->apply) refuse(*o, tool, spelled);
-  if (o->takes_value && eq == std::string::npos) {
-    if (i + 1 >= args.size()) throw usage_error(fmt::format("{} option {} needs a value", tool, spelled));
-    value = args[++i];
-  }
-  if (!o->takes_value && eq != std::string::npos)
-    throw usage_error(fmt::format("{} option {} takes no value", tool, spelled));
-  o->apply(r, arg{tool, spelled, value});
-  return i;
+  g.longs.push_back({"help", no_argument, nullptr, long_base + static_cast<int>(table.size())});
+  g.longs.push_back({nullptr, 0, nullptr, 0});
+  return g;
 }
 
-// -u, -uP5, -l16, -l 16; returns the index of the last argument used.
-std::size_t read_short(const std::vector<option_spec>& table, const char* tool, const std::vector<std::string>& args,
-                       std::size_t i, request& r) {
-  const std::string& a = args[i];
-  for (std::size_t j = 1; j < a.size(); ++j) {
-    const std::string spelled = std::string("-") + a[j];
-    const option_spec* o = nullptr;
-    for (const auto& s : table)
-      if (s.short_name == a[j]) o = &s;
-    if (!o) unknown(table, tool, spelled);
-    if (!o->apply) refuse(*o, tool, spelled);
-    if (!o->takes_value) {
-      o->apply(r, arg{tool, spelled, ""});
-      continue;
-    }
-    std::string value = a.substr(j + 1);
-    if (value.empty()) {
-      if (i + 1 >= args.size()) throw usage_error(fmt::format("{} option {} needs a value", tool, spelled));
-      value = args[++i];
-    }
-    o->apply(r, arg{tool, spelled, value});
-    break;
-  }
-  return i;
+const option_spec* spec_of(const std::vector<option_spec>& table, int val) {
+  if (val >= long_base) return val - long_base < static_cast<int>(table.size()) ? &table[val - long_base] : nullptr;
+  const auto it = std::find_if(table.begin(), table.end(), [&](const option_spec& s) { return s.short_name == val; });
+  return val != 0 && it != table.end() ? &*it : nullptr;
+}
+
+// What getopt_long returned: an option's val, '?' (unknown, or a value given to a flag) or ':' (no value),
+// from the argument `element`. Long names are taken whole only: iperf's table has names ours lacks, so an
+// abbreviation unique here may be another option, or ambiguous, there. Returns false for help.
+bool take(const std::vector<option_spec>& table, const char* tool, int c, std::string_view element, request& r) {
+  const bool failed = c == '?' || c == ':';
+  const int val = failed ? optopt : c;
+  const bool is_long = val == 0 || val >= long_base;
+  const std::string spelled =
+      is_long ? std::string(element.substr(0, element.find('='))) : fmt::format("-{}", static_cast<char>(val));
+  const option_spec* o = spec_of(table, val);
+  const bool help = spelled == "-h" || spelled == "--help";
+  if (!help && (!o || (is_long && spelled != fmt::format("--{}", o->long_name)))) unknown(table, tool, spelled);
+  if (!help && !o->apply) refuse(*o, tool, spelled);
+  if (c == ':') throw usage_error(fmt::format("{} option {} needs a value", tool, spelled));
+  if (c == '?') throw usage_error(fmt::format("{} option {} takes no value", tool, spelled));
+  if (help) return false;
+  o->apply(r, arg{tool, spelled, optarg ? optarg : ""});
+  return true;
 }
 
 }  // namespace
@@ -371,18 +370,30 @@ const char* name(iperf_flavour f) { return f == iperf_flavour::iperf3 ? "iperf3"
 
 bool read_command_line(iperf_flavour f, const std::vector<std::string>& args, request& r) {
   const auto& table = f == iperf_flavour::iperf3 ? iperf3_options() : iperf2_options();
+  const getopt_tables g = getopt_tables_of(table);
   const char* tool = name(f);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
+  std::vector<std::string> copy{tool};
+  copy.insert(copy.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int argc = static_cast<int>(copy.size());
+  optind = 0;  // glibc: start over, its state from an earlier command line forgotten
+  opterr = 0;
+  for (;;) {
+    const int at = std::max(optind, 1);  // the argument getopt_long reads from (a bundle stays at one)
+    const int c = getopt_long(argc, argv.data(), g.shorts.c_str(), g.longs.data(), nullptr);
+    if (c == -1) {
+      // An operand, or "--": the server is -c's value, and nothing else is an operand.
+      if (at < argc)
+        throw usage_error(fmt::format("{}: unexpected argument '{}' (the server is given as -c HOST)", tool, copy[at]));
+      return true;
+    }
+    if (!take(table, tool, c, copy[at], r)) {
       fmt::print("{}", help_text(f));
       return false;
     }
-    if (a.size() > 2 && a.starts_with("--")) i = read_long(table, tool, args, i, r);
-    else if (a.size() > 1 && a[0] == '-' && a != "--") i = read_short(table, tool, args, i, r);
-    else throw usage_error(fmt::format("{}: unexpected argument '{}' (the server is given as -c HOST)", tool, a));
   }
-  return true;
 }
 
 }  // namespace nb::load::iperf

@@ -39,10 +39,10 @@ struct request {
 // "iperf3" or "iperf2".
 const char* name(iperf_flavour f);
 
-// Reads iperf's command line (without the --iperfN flag) as iperf's getopt_long does: bundled short
-// options (-uP5), a value attached (-l16) or following (-l 16), --long=value or --long value. Throws
-// usage_error for an option with no netload equivalent or an unknown one, naming it. Returns false
-// after printing help (-h / --help).
+// Reads iperf's command line (without the --iperfN flag) with getopt_long, as iperf does: bundled short
+// options (-uP5), a value attached (-l16) or following (-l 16), --long=value or --long value (long names
+// whole, not abbreviated). Throws usage_error for an option with no netload equivalent or an unknown one,
+// naming it. Returns false after printing help (-h / --help). One thread at a time (getopt's state is global).
 bool read_command_line(iperf_flavour f, const std::vector<std::string>& args, request& r);
 
 // The help the translation prints for -h / --help.

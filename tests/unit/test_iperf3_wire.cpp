@@ -49,6 +49,14 @@ TEST_CASE("iperf3: 3.12's parameters parse, flags as present keys", "[iperf3]") 
   CHECK(again.parallel == 2);
   CHECK(again.udp_counters_64bit);
   CHECK(again.bandwidth == p.bandwidth);
+  // As iperf3's cJSON reads them: a number is a double (a whole one fills an integer), a flag is its key.
+  const auto loose = i3::parse_params(R"({"tcp":1,"reverse":false,"MSS":1400.0,"TOS":1e2,"time":1})");
+  CHECK(loose.tcp);
+  CHECK(loose.reverse);
+  CHECK(loose.mss == 1400);
+  CHECK(loose.tos == 100);
+  CHECK(loose.omit == 0);  // absent: the default
+  CHECK_THROWS_WITH(i3::parse_params(R"({"MSS":"1400"})"), Catch::Contains("'MSS' must be a number"));
 }
 
 TEST_CASE("iperf3: malformed parameters are refused naming the field, unknown ones are listed", "[iperf3]") {

@@ -8,16 +8,14 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 namespace nb::iperf3 {
 
 namespace {
 
 using json = nlohmann::json;
-
-[[noreturn]] void fail(std::string_view what, std::string_view field, std::string_view why) {
-  throw protocol_error(fmt::format("iperf3 {}: '{}' {}", what, field, why));
-}
 
 json parse_object(std::string_view text, std::string_view what) {
   if (text.size() > max_json_size)
@@ -30,106 +28,74 @@ json parse_object(std::string_view text, std::string_view what) {
   return j;
 }
 
-// cJSON numbers are doubles: an integer field must hold a whole number within its range.
-template <class T>
-T whole(const json& v, std::string_view what, std::string_view field) {
-  if (!v.is_number()) fail(what, field, "must be a number");
-  if (v.is_number_integer()) {
+// cJSON's values, as iperf3 writes and reads them: every number a double, so an integer field holds a
+// whole one within its range; a flag is a present key whatever its value (cJSON_AddTrueToObject, or 1).
+struct cjson_values {
+  template <class T>
+  static constexpr bool reads = std::is_arithmetic_v<T>;
+
+  template <class T, class Fields>
+  static T read(const json& v, const Fields& f, const char* name) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return true;
+    } else {
+      if (!v.is_number()) f.fail(name, "must be a number");
+      if constexpr (std::is_floating_point_v<T>) {
+        const double d = v.get<double>();
+        if (!std::isfinite(d)) f.fail(name, "must be finite");
+        return static_cast<T>(d);
+      } else {
+        return whole<T>(v, f, name);
+      }
+    }
+  }
+
+  template <class T, class Fields>
+  static T whole(const json& v, const Fields& f, const char* name) {
+    using limits = std::numeric_limits<T>;
     if (v.is_number_unsigned()) {
       const auto u = v.get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) fail(what, field, "is out of range");
+      if (u > static_cast<std::uint64_t>(limits::max())) f.fail(name, "is out of range");
       return static_cast<T>(u);
     }
-    const auto i = v.get<std::int64_t>();
-    if (i < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-        (i > 0 && static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
-      fail(what, field, "is out of range");
-    return static_cast<T>(i);
+    if (v.is_number_integer()) {
+      const auto i = v.get<std::int64_t>();
+      if (i < static_cast<std::int64_t>(limits::min()) ||
+          (i > 0 && static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(limits::max())))
+        f.fail(name, "is out of range");
+      return static_cast<T>(i);
+    }
+    const double d = v.get<double>();
+    // 2^63 and 2^64 are exact doubles: the bounds below hold for the conversion.
+    if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(limits::min()) ||
+        d >= std::ldexp(1.0, limits::digits))
+      f.fail(name, "must be a whole number in range");
+    return static_cast<T>(d);
   }
-  const double d = v.get<double>();
-  // 2^63 and 2^64 are exact doubles: the bounds below hold for the conversion.
-  if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(std::numeric_limits<T>::min()) ||
-      d >= std::ldexp(1.0, std::numeric_limits<T>::digits))
-    fail(what, field, "must be a whole number in range");
-  return static_cast<T>(d);
-}
+};
 
-double real(const json& v, std::string_view what, std::string_view field) {
-  if (!v.is_number()) fail(what, field, "must be a number");
-  const double d = v.get<double>();
-  if (!std::isfinite(d)) fail(what, field, "must be finite");
-  return d;
-}
-
-std::string text(const json& v, std::string_view what, std::string_view field) {
-  if (!v.is_string()) fail(what, field, "must be a string");
-  return v.get<std::string>();
-}
+using cjson_fields = json_fields<protocol_error, cjson_values>;
 
 // A count where -1 means unknown: iperf3's cJSON prints integers unsigned, so -1 arrives as 2^64 - 1.
-std::int64_t count_or_unknown(const json& v, std::string_view what, std::string_view field) {
-  const auto n = v.is_number() && v.get<double>() < 0 ? ~0ULL : whole<std::uint64_t>(v, what, field);
+std::int64_t count_or_unknown(cjson_fields& f, const char* name) {
+  if (const json v = f.get<json>(name); v.is_number() && v.get<double>() < 0) return -1;
+  const auto n = f.get<std::uint64_t>(name);
   return n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ? -1 : static_cast<std::int64_t>(n);
 }
 
-void read_param(params& p, const std::string& key, const json& v) {
-  constexpr std::string_view w = "parameters";
-  // Flags are present keys (cJSON_AddTrueToObject); a number where iperf3 sends one (get_server_output).
-  if (key == "tcp") p.tcp = true;
-  else if (key == "udp") p.udp = true;
-  else if (key == "sctp") p.sctp = true;
-  else if (key == "mptcp") p.mptcp = true;
-  else if (key == "nodelay") p.nodelay = true;
-  else if (key == "reverse") p.reverse = true;
-  else if (key == "bidirectional") p.bidirectional = true;
-  else if (key == "get_server_output") p.get_server_output = true;
-  else if (key == "udp_counters_64bit") p.udp_counters_64bit = true;
-  else if (key == "repeating_payload") p.repeating_payload = true;
-  else if (key == "omit") p.omit = whole<std::int64_t>(v, w, key);
-  else if (key == "server_affinity") p.server_affinity = whole<std::int64_t>(v, w, key);
-  else if (key == "time") p.time = whole<std::int64_t>(v, w, key);
-  else if (key == "num") p.num = whole<std::uint64_t>(v, w, key);
-  else if (key == "blockcount") p.blockcount = whole<std::uint64_t>(v, w, key);
-  else if (key == "MSS") p.mss = whole<std::int64_t>(v, w, key);
-  else if (key == "parallel") p.parallel = whole<std::int64_t>(v, w, key);
-  else if (key == "window") p.window = whole<std::int64_t>(v, w, key);
-  else if (key == "len") p.len = whole<std::int64_t>(v, w, key);
-  else if (key == "bandwidth") p.bandwidth = whole<std::uint64_t>(v, w, key);
-  else if (key == "fqrate") p.fqrate = whole<std::uint64_t>(v, w, key);
-  else if (key == "pacing_timer") p.pacing_timer = whole<std::int64_t>(v, w, key);
-  else if (key == "burst") p.burst = whole<std::int64_t>(v, w, key);
-  else if (key == "TOS") p.tos = whole<std::int64_t>(v, w, key);
-  else if (key == "flowlabel") p.flowlabel = whole<std::int64_t>(v, w, key);
-  else if (key == "zerocopy") p.zerocopy = whole<std::int64_t>(v, w, key);
-  else if (key == "dont_fragment") p.dont_fragment = whole<std::int64_t>(v, w, key);
-  else if (key == "skip_rx_copy") p.skip_rx_copy = whole<std::int64_t>(v, w, key);
-  else if (key == "title") p.title = text(v, w, key);
-  else if (key == "extra_data") p.extra_data = text(v, w, key);
-  else if (key == "congestion") p.congestion = text(v, w, key);
-  else if (key == "congestion_used") p.congestion_used = text(v, w, key);
-  else if (key == "authtoken") p.authtoken = text(v, w, key);
-  else if (key == "client_version") p.client_version = text(v, w, key);
-  else if (p.unknown.size() < 16) p.unknown.push_back(key);
-}
-
 stream_result read_stream(const json& s) {
-  constexpr std::string_view w = "results";
-  if (!s.is_object()) fail(w, "streams", "must hold objects");
-  auto need = [&](const char* name) -> const json& {
-    auto it = s.find(name);
-    if (it == s.end()) fail(w, name, "is missing");
-    return *it;
-  };
+  if (!s.is_object()) throw protocol_error("iperf3 results: field 'streams' must hold objects");
+  cjson_fields f(s, "iperf3 results");
   stream_result r;
-  r.id = whole<std::int64_t>(need("id"), w, "id");
-  r.bytes = whole<std::uint64_t>(need("bytes"), w, "bytes");
-  r.retransmits = count_or_unknown(need("retransmits"), w, "retransmits");
-  r.jitter = real(need("jitter"), w, "jitter");
-  r.errors = whole<std::uint64_t>(need("errors"), w, "errors");
-  r.packets = whole<std::uint64_t>(need("packets"), w, "packets");
+  r.id = f.get<std::int64_t>("id");
+  r.bytes = f.get<std::uint64_t>("bytes");
+  r.retransmits = count_or_unknown(f, "retransmits");
+  r.jitter = f.get<double>("jitter");
+  r.errors = f.get<std::uint64_t>("errors");
+  r.packets = f.get<std::uint64_t>("packets");
   // Absent from servers before 3.2.
-  if (auto it = s.find("start_time"); it != s.end()) r.start_time = real(*it, w, "start_time");
-  if (auto it = s.find("end_time"); it != s.end()) r.end_time = real(*it, w, "end_time");
+  r.start_time = f.get_or("start_time", r.start_time);
+  r.end_time = f.get_or("end_time", r.end_time);
   return r;
 }
 
@@ -144,28 +110,27 @@ bool is_cookie(std::string_view b) noexcept {
 
 params parse_params(std::string_view text_in) {
   const json j = parse_object(text_in, "parameters");
+  cjson_fields f(j, "iperf3 parameters");
   params p;
-  for (const auto& [key, value] : j.items()) read_param(p, key, value);
+  f.read_present(p);
+  p.mss = f.get_or("MSS", p.mss);
+  p.tos = f.get_or("TOS", p.tos);
+  // Keys of later iperf3 versions: listed (a few), for a refusal naming them.
+  p.unknown = f.unread();
+  if (p.unknown.size() > 16) p.unknown.resize(16);
   return p;
 }
 
 results parse_results(std::string_view text_in) {
-  constexpr std::string_view w = "results";
-  const json j = parse_object(text_in, w);
+  const json j = parse_object(text_in, "results");
+  cjson_fields f(j, "iperf3 results");
   results r;
-  auto need = [&](const char* name) -> const json& {
-    auto it = j.find(name);
-    if (it == j.end()) fail(w, name, "is missing");
-    return *it;
-  };
-  r.cpu_util_total = real(need("cpu_util_total"), w, "cpu_util_total");
-  r.cpu_util_user = real(need("cpu_util_user"), w, "cpu_util_user");
-  r.cpu_util_system = real(need("cpu_util_system"), w, "cpu_util_system");
-  r.sender_has_retransmits = count_or_unknown(need("sender_has_retransmits"), w, "sender_has_retransmits");
-  if (auto it = j.find("congestion_used"); it != j.end()) r.congestion_used = text(*it, w, "congestion_used");
-  const json& streams = need("streams");
-  if (!streams.is_array()) fail(w, "streams", "must be an array");
-  for (const json& s : streams) r.streams.push_back(read_stream(s));
+  r.cpu_util_total = f.get<double>("cpu_util_total");
+  r.cpu_util_user = f.get<double>("cpu_util_user");
+  r.cpu_util_system = f.get<double>("cpu_util_system");
+  r.sender_has_retransmits = count_or_unknown(f, "sender_has_retransmits");
+  r.congestion_used = f.get_or("congestion_used", r.congestion_used);
+  for (const json& s : f.get<std::vector<json>>("streams")) r.streams.push_back(read_stream(s));
   return r;
 }
 

@@ -98,6 +98,13 @@ struct params {
   std::string client_version;
   std::vector<std::string> unknown;  // keys this parser does not know, for the refusal
 };
+// Its fields in iperf3's parameters, named as the members, all optional; MSS and TOS, upper case there,
+// are read apart.
+BOOST_DESCRIBE_STRUCT(params, (),
+                      (tcp, udp, sctp, mptcp, omit, server_affinity, time, num, blockcount, nodelay, parallel, reverse,
+                       bidirectional, window, len, bandwidth, fqrate, pacing_timer, burst, flowlabel, title, extra_data,
+                       congestion, congestion_used, get_server_output, udp_counters_64bit, repeating_payload, zerocopy,
+                       dont_fragment, skip_rx_copy, authtoken, client_version))
 
 // One stream's figures in a results message (send_results).
 struct stream_result {

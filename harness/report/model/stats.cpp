@@ -3,11 +3,11 @@
 #include "harness/plan/expand.hpp"
 
 #include <fmt/format.h>
+#include <boost/math/distributions/students_t.hpp>
 
 #include <cctype>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -18,16 +18,7 @@ using nlohmann::json;
 
 double student_t95(int dof) {
   if (dof < 1) throw std::invalid_argument(fmt::format("Student's t: {} degrees of freedom", dof));
-  // The 0.975 quantile, exact to the table's three decimals where repeats live (a handful of runs).
-  static constexpr std::array<double, 30> table{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                                2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                                2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (dof <= static_cast<int>(table.size())) return table[static_cast<std::size_t>(dof - 1)];
-  // Beyond the table, the Cornish-Fisher expansion around the normal quantile: within 1e-4 from 30 on,
-  // and 1.960 in the limit.
-  const double z = 1.959963984540054, v = dof, z2 = z * z;
-  return z + z * (z2 + 1) / (4 * v) + z * ((5 * z2 + 16) * z2 + 3) / (96 * v * v) +
-         z * (((3 * z2 + 19) * z2 + 17) * z2 - 15) / (384 * v * v * v);
+  return boost::math::quantile(boost::math::complement(boost::math::students_t(dof), 0.025));
 }
 
 spread describe(const std::vector<double>& values) {
