@@ -75,7 +75,7 @@ double iperf3_rate(const arg& a) {
 }
 
 // iperf2 (src/stdio.c, byte_atoi, for every numeric option, -b included): upper case K M G are powers of
-// 1024, lower case k m g powers of 1000. "-b 9G" is 9 * 2^30 bit/s.
+// 1024, lower case k m g powers of 1000. "-b 9G" is 9 * 2^30 bits a second.
 double iperf2_number(const arg& a) {
   const auto [v, s] = split_number(a);
   switch (s) {
