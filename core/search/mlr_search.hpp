@@ -6,13 +6,13 @@
 //
 // Loads are intended loads, aggregate, in packets per second (the caller converts to and from its
 // per-instance rates and says so). How next() chooses the load and duration: mlr_search.cpp's head.
+#include <boost/describe/class.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace nb::search {
 
@@ -26,6 +26,9 @@ struct goal {
   double width = 0.005;               // goal width: (upper - lower) / upper at which the goal is done
   double initial_trial_duration = 1;  // seconds of the first trials at a new load
 };
+BOOST_DESCRIBE_STRUCT(goal, (),
+                      (name, loss_ratio, exceed_ratio, final_trial_duration, duration_sum, width,
+                       initial_trial_duration))
 goal ndr_goal();  // CSIT's NDR: loss ratio 0, other parameters as above
 goal pdr_goal();  // CSIT's PDR: loss ratio 0.005
 
@@ -62,7 +65,15 @@ struct goal_result {
   // above the relevant upper bound Y", "N trial(s) failed to run", trials the sender could not offer).
   std::vector<std::string> irregularities;
   double trial_seconds = 0;  // all trial time spent while this goal was open
+  // The user's stop ended the search before this goal was regular: its bounds are not established (the
+  // search's caller says so; mlr_search never stops by itself this way).
+  bool interrupted = false;
 };
+// For the record (search_record.hpp), which writes the goal as an object of its own and `interrupted` by
+// hand (older records lack it).
+BOOST_DESCRIBE_STRUCT(goal_result, (),
+                      (relevant_lower_bound, relevant_upper_bound, conditional_throughput, regular, irregularities,
+                       trial_seconds))
 
 struct trial_request {
   double intended_load = 0;
@@ -127,11 +138,5 @@ class mlr_search {
   std::optional<trial_request> pending_;
   std::size_t trial_limit_ = 500;
 };
-
-// The search's record for summary.json and the reports: goals, every trial, every goal result, with
-// the RFC's terms in snake_case.
-// A goal by the RFC's parameter names: the one form the harness's and netload's records share.
-nlohmann::json to_json(const goal& g);
-nlohmann::json to_json(const mlr_search& s);
 
 }  // namespace nb::search

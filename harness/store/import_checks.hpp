@@ -1,7 +1,8 @@
 #pragma once
 // What an import checks in a results folder that may come from elsewhere, and in the store it writes:
-// every number in range before it is stored (a bad folder is refused whole, naming the number), and no
-// other folder's rows changed by the import.
+// every number in range before it is stored (a bad folder is refused whole, naming the number), a
+// search's record read field by field, and no other folder's rows changed by the import.
+#include "core/search/search_record.hpp"
 #include "harness/store/sql.hpp"
 
 #include <SQLiteCpp/Database.h>
@@ -31,6 +32,11 @@ double started_of(const nlohmann::json& env, const std::filesystem::path& file);
 
 // A search record's message size: a whole number of bytes within a run's (uint32), never a float cast.
 std::int64_t message_size_of(const nlohmann::json& search, const std::string& id);
+
+// A search record's "search" block (`search` is the record, raw/<run>/search.json), read as every version
+// wrote it (core/search/search_record.hpp): a field missing or of the wrong type refuses the folder,
+// naming the search and the field.
+nb::search::search_record read_search_of(const nlohmann::json& search, const std::string& id);
 
 // Per table, the rows that belong to folders other than the one at `path`.
 using row_counts = std::map<std::string, std::int64_t>;
