@@ -1,8 +1,8 @@
+// The search's goal results (RFC 9971 section 4.8); their JSON record is search_record.cpp's.
 #include "core/search/load_stats.hpp"
 #include "core/search/mlr_search.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -42,10 +42,6 @@ std::vector<std::string> irregularities_of(const goal& g, const relevant_bounds&
   return out;
 }
 
-nlohmann::json optional_json(const std::optional<double>& x) {
-  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
-}
-
 }  // namespace
 
 std::vector<goal_result> mlr_search::results() const {
@@ -68,53 +64,6 @@ std::vector<goal_result> mlr_search::results() const {
     out.push_back(std::move(r));
   }
   return out;
-}
-
-nlohmann::json to_json(const goal& g) {
-  return {{"name", g.name},
-          {"loss_ratio", g.loss_ratio},
-          {"exceed_ratio", g.exceed_ratio},
-          {"final_trial_duration", g.final_trial_duration},
-          {"duration_sum", g.duration_sum},
-          {"width", g.width},
-          {"width_is", "relative: (upper - lower) / upper"},
-          {"initial_trial_duration", g.initial_trial_duration}};
-}
-
-nlohmann::json to_json(const mlr_search& s) {
-  using nlohmann::json;
-  json goals = json::array();
-  for (const auto& g : s.goals()) goals.push_back(to_json(g));
-  json trials = json::array();
-  for (std::size_t i = 0; i < s.trials().size(); ++i) {
-    const auto& t = s.trials()[i];
-    json j = {
-        {"intended_load", t.intended_load}, {"duration", t.duration}, {"ran", t.ran}, {"load_limited", t.load_limited}};
-    if (t.ran)
-      j.update({{"sent", t.sent},
-                {"received", t.received},
-                {"loss_ratio", t.loss_ratio()},
-                {"forwarding_rate", t.forwarding_rate()}});
-    else j.update({{"sent", nullptr}, {"received", nullptr}, {"loss_ratio", nullptr}, {"forwarding_rate", nullptr}});
-    j["reason"] = s.reasons()[i];
-    trials.push_back(std::move(j));
-  }
-  json results = json::array();
-  for (const auto& r : s.results())
-    results.push_back({{"goal", r.g.name},
-                       {"relevant_lower_bound", optional_json(r.relevant_lower_bound)},
-                       {"relevant_upper_bound", optional_json(r.relevant_upper_bound)},
-                       {"conditional_throughput", optional_json(r.conditional_throughput)},
-                       {"regular", r.regular},
-                       {"irregularities", r.irregularities},
-                       {"trial_seconds", r.trial_seconds}});
-  return {{"goals", goals},
-          {"min_load", s.min_load()},
-          {"max_load", s.max_load()},
-          {"start_load", s.start_load()},
-          {"trial_seconds", s.trial_seconds()},
-          {"trials", trials},
-          {"results", results}};
 }
 
 }  // namespace nb::search

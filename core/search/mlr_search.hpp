@@ -2,13 +2,13 @@
 // The Multiple Loss Ratio search of RFC 9971 as a state machine that knows nothing of sockets: next()
 // asks for a trial, record() takes its result. Loads are aggregate intended loads in packets per second.
 // How it chooses: docs/mlrsearch.md.
+#include <boost/describe/class.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace nb::search {
 
@@ -22,6 +22,9 @@ struct goal {
   double width = 0.005;  // (upper - lower) / upper
   double initial_trial_duration = 1;
 };
+BOOST_DESCRIBE_STRUCT(goal, (),
+                      (name, loss_ratio, exceed_ratio, final_trial_duration, duration_sum, width,
+                       initial_trial_duration))
 goal ndr_goal();
 goal pdr_goal();
 
@@ -49,7 +52,13 @@ struct goal_result {
   bool regular = false;
   std::vector<std::string> irregularities;  // docs/mlrsearch.md#results
   double trial_seconds = 0;
+  bool interrupted = false;  // the user's stop ended the search before this goal was regular
 };
+// For the record (search_record.hpp), which writes the goal as an object of its own and `interrupted` by
+// hand (older records lack it).
+BOOST_DESCRIBE_STRUCT(goal_result, (),
+                      (relevant_lower_bound, relevant_upper_bound, conditional_throughput, regular, irregularities,
+                       trial_seconds))
 
 struct trial_request {
   double intended_load = 0;
@@ -108,11 +117,5 @@ class mlr_search {
   std::optional<trial_request> pending_;
   std::size_t trial_limit_ = 500;
 };
-
-// The search's record for summary.json and the reports: goals, every trial, every goal result, with
-// the RFC's terms in snake_case.
-// A goal by the RFC's parameter names: the one form the harness's and netload's records share.
-nlohmann::json to_json(const goal& g);
-nlohmann::json to_json(const mlr_search& s);
 
 }  // namespace nb::search

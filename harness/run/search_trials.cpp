@@ -1,5 +1,7 @@
 #include "harness/run/search_trials.hpp"
 
+#include "core/search/search_record.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,35 +15,14 @@ namespace {
 // An instance that sent less than this share of its offered rate did not offer that rate.
 constexpr double sender_tolerance = 0.99;
 
-json or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-// A load three ways: aggregate packets per second (the name itself), per instance, and payload bits.
-void put_load(json& j, const std::string& name, const std::optional<double>& pps, std::size_t instances,
-              std::uint32_t m) {
-  j[name] = or_null(pps);
-  j[name + "_per_instance"] = pps ? json(*pps / static_cast<double>(instances)) : json(nullptr);
-  j[name + "_bits_per_second"] = pps ? json(*pps * m * 8.0) : json(nullptr);
-}
-
-json goal_result_json(const nb::search::goal_result& r, const search_state& s) {
-  json j = {{"name", r.g.name}, {"goal", nb::search::to_json(r.g)}};
-  put_load(j, "relevant_lower_bound", r.relevant_lower_bound, s.instances, s.message_size);
-  put_load(j, "relevant_upper_bound", r.relevant_upper_bound, s.instances, s.message_size);
-  put_load(j, "conditional_throughput", r.conditional_throughput, s.instances, s.message_size);
-  j["regular"] = r.regular;
-  j["irregularities"] = r.irregularities;
-  j["trial_seconds"] = r.trial_seconds;
-  // A stop leaves bounds the search had not established yet: said so, never read as "none found".
-  j["interrupted"] = s.interrupted && !r.regular;
-  return j;
-}
-
-// A goal the search never took up (its unpaced trial failed, or the search was stopped before it).
-json unsearched_goal(const nb::search::goal& g, const search_state& s) {
-  nb::search::goal_result r;
-  r.g = g;
-  r.irregularities.push_back(s.stopped.empty() ? "not searched" : s.stopped);
-  return goal_result_json(r, s);
+// Beside each load of a goal result (aggregate packets per second): per instance, and in payload bits.
+void add_load_figures(json& result, const search_state& s) {
+  for (const std::string name : {"relevant_lower_bound", "relevant_upper_bound", "conditional_throughput"}) {
+    const json& pps = result.at(name);
+    const auto figure = [&](auto f) { return pps.is_number() ? json(f(pps.get<double>())) : json(nullptr); };
+    result[name + "_per_instance"] = figure([&](double x) { return x / static_cast<double>(s.instances); });
+    result[name + "_bits_per_second"] = figure([&](double x) { return x * s.message_size * 8.0; });
+  }
 }
 
 json latency_json(const latency_step& l, std::size_t instances) {
@@ -91,12 +72,8 @@ search_trial search_trial_of(const run_summary& s, std::string phase, double int
   t.sent_pps = s.sender.pps;
   t.received_pps = s.receiver.pps;
   if (s.limit) t.limit = s.limit->limit;
-  // The load is the aggregate: what all instances sent against what was due over each one's sending
-  // time (one instance a few datagrams behind while the others are on rate is no shortfall of the load),
-  // never over more than the trial's duration: a sender's last late wake-up lengthens its measured time,
-  // not what it was asked to send.
-  // Whole datagrams: at 5 pps for 1 s an instance sends 5, which is not 1 % short of 5.06: one datagram
-  // of slack per instance, then the tolerance.
+  // The aggregate sent against what was due over each instance's sending time, capped at the trial's
+  // duration (a late last wake-up is no shortfall); one datagram of slack per instance for whole datagrams.
   const double share = intended_load / static_cast<double>(s.run.instances.size());
   double sent = 0, due = 0;
   for (const auto& i : s.run.instances) {
@@ -157,30 +134,31 @@ std::pair<int, double> searched_trials(const search_state& s) {
 }
 
 json to_json(const search_state& s) {
-  json goals = json::array(), trials = json::array(), results = json::array(), latency = json::array();
-  for (const auto& g : s.spec->goals) goals.push_back(nb::search::to_json(g));
-  for (const auto& t : s.trials) trials.push_back(to_json(t, s.instances, s.message_size));
-  const double seconds = searched_trials(s).second;
-  if (s.search)
-    for (const auto& r : s.search->results()) results.push_back(goal_result_json(r, s));
-  else
-    for (const auto& g : s.spec->goals) results.push_back(unsearched_goal(g, s));
-  for (const auto& l : s.latency) latency.push_back(latency_json(l, s.instances));
+  nb::search::search_record record;
+  record.goals = s.spec->goals;
+  record.goal_results =
+      nb::search::goal_results_of(s.spec->goals, s.search ? &*s.search : nullptr, s.interrupted, s.stopped);
   const bool mrr = !s.trials.empty() && s.trials.front().phase == "mrr";
-  return {{"procedure", "MLRsearch (RFC 9971)"},
-          {"load_unit", "packets per second offered, aggregate over the instances, split equally"},
-          {"instances", s.instances},
-          {"load_conversion", load_conversion(s.instances)},
-          {"message_size", s.message_size},
-          {"max_trials", s.spec->max_trials},
-          {"goals", goals},
-          {"mrr", mrr ? to_json(s.trials.front(), s.instances, s.message_size) : json(nullptr)},
-          {"goal_results", results},
-          {"trials", trials},
-          {"trial_seconds", seconds},
-          {"stopped", s.stopped},
-          {"interrupted", s.interrupted},
-          {"latency", latency}};
+  if (mrr && s.trials.front().result.ran)
+    record.mrr = nb::search::unpaced_rates{s.trials.front().sent_pps, s.trials.front().received_pps};
+  record.trial_seconds = searched_trials(s).second;
+  record.interrupted = s.interrupted;
+  record.stopped = s.stopped;
+  json j = nb::search::to_json(record);
+  json trials = json::array(), latency = json::array();
+  for (auto& r : j.at("goal_results")) add_load_figures(r, s);
+  for (const auto& t : s.trials) trials.push_back(to_json(t, s.instances, s.message_size));
+  for (const auto& l : s.latency) latency.push_back(latency_json(l, s.instances));
+  // The unpaced trial's whole record, its rates as the core's by the same names.
+  if (mrr) j["mrr"] = trials.front();
+  j.update({{"load_unit", "packets per second offered, aggregate over the instances, split equally"},
+            {"instances", s.instances},
+            {"load_conversion", load_conversion(s.instances)},
+            {"message_size", s.message_size},
+            {"max_trials", s.spec->max_trials},
+            {"trials", trials},
+            {"latency", latency}});
+  return j;
 }
 
 bool trial_gate::run_again(search_trial& t) {

@@ -83,7 +83,9 @@ struct search_state {
 std::pair<int, double> searched_trials(const search_state& s);
 
 nlohmann::json to_json(const search_trial& t, std::size_t instances, std::uint32_t message_size);
-// The record's "search": procedure, conversion, goals, MRR, every trial, a result per goal, latency steps.
+// The record's "search": the core's search record (core/search/search_record.hpp), each load of a goal
+// result also per instance and in bits, and the harness's own: the MRR's and every trial's record, the
+// conversion, the latency steps.
 nlohmann::json to_json(const search_state& s);
 
 // "aggregate = per instance × 8 instances": how every load in the record converts.

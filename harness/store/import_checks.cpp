@@ -62,6 +62,16 @@ std::int64_t message_size_of(const json& s, const std::string& id) {
   return m.get<std::int64_t>();
 }
 
+nb::search::search_record read_search_of(const json& s, const std::string& id) {
+  const auto it = s.find("search");
+  if (it == s.end()) throw std::runtime_error(fmt::format("search {}: field 'search' is missing", id));
+  try {
+    return nb::search::read_search_record(*it);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("search {}: {}", id, e.what()));
+  }
+}
+
 row_counts rows_of_others(SQLite::Database& db, const std::string& path) {
   static const std::pair<const char*, const char*> tables[] = {
       {"folders", "SELECT count(*) FROM folders WHERE path <> ?1"},

@@ -1,5 +1,6 @@
 #pragma once
-// An import's checks: numbers in range, no other folder's rows changed.
+// An import's checks: numbers in range, a search record read field by field, no other folder's rows changed.
+#include "core/search/search_record.hpp"
 #include "harness/store/sql.hpp"
 
 #include <SQLiteCpp/Database.h>
@@ -23,6 +24,9 @@ double started_of(const nlohmann::json& env, const std::filesystem::path& file);
 
 // A whole number within a run's uint32, never a float cast.
 std::int64_t message_size_of(const nlohmann::json& search, const std::string& id);
+
+// A search's "search" block, read as every version wrote it: a bad field refuses the folder, naming it.
+nb::search::search_record read_search_of(const nlohmann::json& search, const std::string& id);
 
 // Per table, the rows of other folders.
 using row_counts = std::map<std::string, std::int64_t>;

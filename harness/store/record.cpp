@@ -139,42 +139,31 @@ void insert_runs(SQLite::Database& db, std::int64_t folder, const std::vector<ru
   }
 }
 
-std::optional<double> number_at(const json& j, const char* a, const char* b = nullptr) {
-  const json* x = j.contains(a) ? &j.at(a) : nullptr;
-  if (x && b) x = x->is_object() && x->contains(b) ? &x->at(b) : nullptr;
-  if (!x || !x->is_number()) return std::nullopt;
-  return x->get<double>();
-}
-
 // A search's row per goal: its loss ratio in percent, and as its rate the relevant lower bound (an intended
-// load, as the older search's rate was the offered rate found), "converged" when the result is regular.
-// A folder from an older harness has loss targets and rates of its own.
+// load, as the older search's rate was the offered rate found) in packets and payload bits per second,
+// "converged" when the result is regular. The record read as every version wrote it (search_record.hpp).
 void insert_searches(SQLite::Database& db, std::int64_t folder, const std::vector<json>& searches) {
   for (const auto& s : searches) {
-    const json& search = s.at("search");
-    const bool goals = search.contains("goal_results");
-    const json mrr_trial = search.value("mrr", json());
-    const auto mrr =
-        mrr_trial.is_object() ? number_at(mrr_trial, goals ? "forwarding_rate" : "received_pps") : std::nullopt;
+    const std::string id = s.at("id").get<std::string>();
+    const auto record = read_search_of(s, id);
+    const std::int64_t size = message_size_of(s, id);
+    const auto mrr = record.mrr ? value(record.mrr->forwarding_rate) : value(nullptr);
     std::set<double> stored;  // one row per loss ratio: two goals at one ratio keep the first's
-    for (const auto& r : search.value(goals ? "goal_results" : "results", json::array())) {
-      const double target =
-          goals ? r.at("goal").at("loss_ratio").get<double>() * 100 : r.at("loss_target_pct").get<double>();
+    for (const auto& r : record.goal_results) {
+      const double target = r.g.loss_ratio * 100;
       if (!stored.insert(target).second) continue;
-      const auto pps = number_at(r, goals ? "relevant_lower_bound" : "rate_pps");
-      const auto bps = number_at(r, goals ? "relevant_lower_bound_bits_per_second" : "rate_bits_per_second");
-      const std::string id = s.at("id").get<std::string>();
+      const auto& pps = r.relevant_lower_bound;
       put(db, "searches",
           {{"folder_id", folder},
            {"run", id},
            {"test", s.at("test").get<std::string>()},
            {"role", s.at("role").get<std::string>()},
-           {"message_size", message_size_of(s, id)},
+           {"message_size", size},
            {"loss_target_pct", target},
            {"rate_pps", optional(pps)},
-           {"rate_bps", optional(bps)},
-           {"converged", static_cast<std::int64_t>(r.value(goals ? "regular" : "converged", false))},
-           {"mrr_received_pps", optional(mrr)}},
+           {"rate_bps", pps ? value(*pps * static_cast<double>(size) * 8.0) : value(nullptr)},
+           {"converged", static_cast<std::int64_t>(r.regular)},
+           {"mrr_received_pps", mrr}},
           fmt::format("search {}", id));
     }
   }

@@ -1,6 +1,7 @@
 #include "harness/watch/metrics.hpp"
 
 #include "core/base/text.hpp"
+#include "core/search/search_record.hpp"
 #include "harness/report/model/stats.hpp"
 
 #include <fmt/format.h>
@@ -139,18 +140,15 @@ void add_run(std::vector<family>& f, const std::string& plan, const std::string&
   }
 }
 
-// Per goal its relevant lower bound (a folder from an older harness: its rate per loss target).
+// Per goal its relevant lower bound, the record read as every version wrote it (search_record.hpp).
 void add_search(family& f, const std::string& plan, const nlohmann::json& s) {
-  const auto& search = s.at("search");
-  const bool goals = search.contains("goal_results");
-  for (const auto& r : search.value(goals ? "goal_results" : "results", nlohmann::json::array())) {
-    const char* rate = goals ? "relevant_lower_bound" : "rate_pps";
-    if (!r.contains(rate) || !r.at(rate).is_number()) continue;  // no lower bound: no rate
+  const auto record = nb::search::read_search_record(s.at("search"));
+  for (const auto& r : record.goal_results) {
+    if (!r.relevant_lower_bound) continue;  // no lower bound: no rate
     auto labels = base_labels(plan, s.at("test").get<std::string>(), s.at("id").get<std::string>(),
                               s.at("role").get<std::string>(), s.at("message_size").get<std::uint32_t>(), "all");
-    labels.emplace_back("loss_target_ratio", number(goals ? r.at("goal").at("loss_ratio").get<double>()
-                                                          : r.at("loss_target_pct").get<double>() / 100));
-    set(f, labels, r.at(rate).get<double>());
+    labels.emplace_back("loss_target_ratio", number(r.g.loss_ratio));
+    set(f, labels, *r.relevant_lower_bound);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/json/json_fields.hpp"
 #include "core/search/load_stats.hpp"
+#include "core/search/search_record.hpp"
 #include "netload/native/report.hpp"
 
 #include <fmt/format.h>
@@ -121,12 +122,28 @@ json trial_test_json(const search_trial& t) {
 json search_options_json(const client_options& o) {
   json goals = json::array();
   for (const auto& g : o.search.search_goals())
-    goals.push_back(nb::search::to_json(g));  // the goal as the core's search record gives it
+    goals.push_back(nb::search::to_json(g));  // the goal as the search record writes it
   return {{"goals", o.search.goals},
           {"search_goals", goals},
           {"settle_s", o.search.settle_s},
           {"max_trials", o.search.max_trials},
           {"max_search_time_s", o.search.max_time_s}};
+}
+
+// The search's record as the harness's: a stop leaves bounds the search had not established, said so per
+// goal; trial-seconds count every trial run to its end, the unpaced one and those run again too.
+nb::search::search_record search_record_of(const client_options& o, const nb::search::mlr_search* s,
+                                           const std::vector<search_trial>& trials, const search_end& end) {
+  nb::search::search_record r;
+  r.goals = o.search.search_goals();
+  r.interrupted = !end.signal.empty();
+  r.stopped = r.interrupted ? fmt::format("interrupted by {}", end.signal) : end.cap;
+  r.goal_results = nb::search::goal_results_of(r.goals, s, r.interrupted, r.stopped);
+  if (!trials.empty() && trials.front().result.ok && !trials.front().interrupted())
+    r.mrr = nb::search::unpaced_rates{trials.front().result.sender.pps, trials.front().result.receiver.pps};
+  for (const auto& t : trials)
+    if (!t.interrupted()) r.trial_seconds += t.measured.duration;
+  return r;
 }
 
 }  // namespace
@@ -188,17 +205,13 @@ json search_json(const client_options& o, const nb::search::mlr_search* s, const
                  const search_end& end) {
   const bool interrupted = !end.signal.empty();
   json j;
-  j["search"] = s ? nb::search::to_json(*s) : json(nullptr);
-  // As the harness's record: a stop leaves bounds the search had not established, said so per goal.
-  if (s && interrupted && j["search"].contains("results"))
-    for (json& res : j["search"]["results"])
-      if (!res.value("regular", false)) res["interrupted"] = true;
+  j["search"] = nb::search::to_json(search_record_of(o, s, trials, end));
+  j["search"].update(s ? nb::search::trials_json(*s) : json{{"trials", json::array()}});
   j["interrupted"] = interrupted;
   j["signal"] = interrupted ? json(end.signal) : json(nullptr);
   j["stopped_by_cap"] = end.cap.empty() ? json(nullptr) : json(end.cap);
   j["elapsed_s"] = end.elapsed_s;
   j["repeated_trials"] = end.repeated;
-  j["trial_seconds"] = s ? s->trial_seconds() : 0.0;
   j["mrr"] = trials.empty() ? json(nullptr) : trial_test_json(trials.front());
   j["tests"] = json::array();
   for (const auto& t : trials) j["tests"].push_back(trial_test_json(t));

@@ -1,7 +1,7 @@
 #pragma once
 // netload --search's output: a line per trial as it ends, then per goal its bounds and conditional
-// throughput; or with --json one object whose "search" block is the search's own record (core to_json,
-// as the harness writes it) with netload's test options beside it.
+// throughput; or with --json one object whose "search" block is the search record the harness writes too
+// (core/search/search_record.hpp), with netload's tests and options beside it.
 #include "core/result/result.hpp"
 #include "core/search/mlr_search.hpp"
 #include "netload/cli/cli.hpp"

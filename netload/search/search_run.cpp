@@ -21,8 +21,8 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-// The lowest load the search may try, as a share of the maximum: CSIT's 9001 pps minimum is about
-// 1/1600 of a 14.88 Mpps port; a floor of 1 pps keeps a trial of one second from sending nothing.
+// The lowest load the search may try, as a share of the maximum (CSIT's minimum is of that order of a
+// line-rate port); a floor of 1 pps keeps a one-second trial from sending nothing.
 constexpr double min_load_share = 1e-3;
 
 // The user's stop for the whole search. Each trial's own user_stop (run_to_end) ends the trial under way

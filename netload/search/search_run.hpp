@@ -13,11 +13,9 @@ namespace nb::load {
 // 128 + the signal when the user stopped it (no trial starts after the stop).
 int run_search(const client_options& o);
 
-// A trial's sender offered less than its load: `sent` datagrams against load x duration, more than the
-// paced-target tolerance (1 %) short, with one datagram of slack (5 pps for 1 s sends 5). The count over
-// the trial's duration, as the search reads the offered load, not the sender's rate over its own elapsed
-// time, which takes in its last wake-up's lateness past the end (6 ms on a busy host: 0.6 % of a 1-s
-// trial, none of it traffic missing). Such a trial says nothing of the path at that load.
+// A trial's sender offered less than its load: `sent` against load x duration, more than the paced-target
+// tolerance short after one datagram of slack. Counted over the trial's duration, not the sender's own
+// elapsed time, which takes in its last wake-up's lateness. Such a trial says nothing of the path.
 bool offered_short(std::uint64_t sent, double load, double duration);
 
 }  // namespace nb::load

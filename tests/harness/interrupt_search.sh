@@ -60,7 +60,7 @@ else:
 if sum(t["trial_duration"] for t in s["trials"] if not t.get("interrupted")) != s["trial_seconds"]:
     fail("the interrupted trial counts in the trial-seconds")
 for g in s["goal_results"]:
-    if not g["regular"] and not g["interrupted"]: fail(f"goal {g['name']} unestablished but not marked interrupted")
+    if not g["regular"] and not g["interrupted"]: fail(f"goal {g['goal']['name']} unestablished but not marked interrupted")
 md = open(glob.glob(f"{tmp}/results/s-*/report.md")[0]).read()
 if "not established (interrupted)" not in md: fail("report.md does not say the goal was not established")
 if third.get("interrupted") and "INTERRUPTED after" not in md: fail("report.md does not show the interrupted trial")

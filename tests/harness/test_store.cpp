@@ -1,6 +1,7 @@
 // The results store on its own: the schema and its migration from an older file, a damaged file named
 // with its repair, a folder's figures read back as recorded (failed runs as failures, never zeros), a
 // second record of a folder replacing the first, and the regression verdicts on synthetic series.
+#include "core/search/search_record.hpp"
 #include "harness/store/database.hpp"
 #include "harness/store/history.hpp"
 #include "harness/store/record.hpp"
@@ -321,27 +322,30 @@ TEST_CASE("harness store: an MLRsearch's goals - NDR and PDR are their relevant 
   temp_dir t;
   database db(t.path / "s.sqlite");
   auto f = folder("p-20261201T000000Z", 1, {});
-  auto goal = [](const char* name, double ratio, double lower, bool regular) {
-    return nlohmann::json{{"name", name},
-                          {"goal", {{"name", name}, {"loss_ratio", ratio}}},
-                          {"relevant_lower_bound", lower},
-                          {"relevant_lower_bound_bits_per_second", lower * 512},
-                          {"relevant_upper_bound", lower * 1.004},
-                          {"conditional_throughput", lower * 0.999},
-                          {"regular", regular}};
+  nb::search::search_record search;
+  auto goal = [&](const char* name, double ratio, double lower, bool regular) {
+    nb::search::goal_result r;
+    r.g.name = name;
+    r.g.loss_ratio = ratio;
+    r.relevant_lower_bound = lower;
+    r.relevant_upper_bound = lower * 1.004;
+    r.conditional_throughput = lower * 0.999;
+    r.regular = regular;
+    search.goals.push_back(r.g);
+    search.goal_results.push_back(r);
   };
   // Two goals at one loss ratio: the first one's row (the table holds one per ratio).
-  f.searches.push_back(
-      {{"id", "s-m64"},
-       {"test", "s"},
-       {"role", "device as server"},
-       {"topology", "fan-in"},
-       {"kind", "UDP_STREAM"},
-       {"message_size", 64},
-       {"search",
-        {{"mrr", {{"forwarding_rate", 7000.5}, {"offered_rate", 9000.0}}},
-         {"goal_results",
-          {goal("NDR", 0, 5000, true), goal("PDR", 0.005, 6000, false), goal("PDR2", 0.005, 6500, true)}}}}});
+  goal("NDR", 0, 5000, true);
+  goal("PDR", 0.005, 6000, false);
+  goal("PDR2", 0.005, 6500, true);
+  search.mrr = nb::search::unpaced_rates{9000.0, 7000.5};
+  f.searches.push_back({{"id", "s-m64"},
+                        {"test", "s"},
+                        {"role", "device as server"},
+                        {"topology", "fan-in"},
+                        {"kind", "UDP_STREAM"},
+                        {"message_size", 64},
+                        {"search", nb::search::to_json(search)}});
   record(db, f);
   const auto h = read_history(db, {});
   REQUIRE(h.size() == 1);
@@ -362,13 +366,14 @@ TEST_CASE("harness store: a rate search's NDR and PDR, and a sweep's loads as se
       {"loss_target_pct", 0.0}, {"rate_pps", 5000.0}, {"rate_bits_per_second", 2.56e6}, {"converged", true}};
   const nlohmann::json result1 = {
       {"loss_target_pct", 0.5}, {"rate_pps", 6000.0}, {"rate_bits_per_second", 3.072e6}, {"converged", true}};
-  f.searches.push_back({{"id", "s-m64"},
-                        {"test", "s"},
-                        {"role", "device as server"},
-                        {"topology", "fan-in"},
-                        {"kind", "UDP_STREAM"},
-                        {"message_size", 64},
-                        {"search", {{"mrr", {{"received_pps", 7000.5}}}, {"results", {result0, result1}}}}});
+  f.searches.push_back(
+      {{"id", "s-m64"},
+       {"test", "s"},
+       {"role", "device as server"},
+       {"topology", "fan-in"},
+       {"kind", "UDP_STREAM"},
+       {"message_size", 64},
+       {"search", {{"mrr", {{"sent_pps", 9000.0}, {"received_pps", 7000.5}}}, {"results", {result0, result1}}}}});
   for (auto [label, pps] : {std::pair{"100m", 900.0}, std::pair{"200m", 1800.0}}) {
     auto r = run(fmt::format("t-m64-{}", label), 1, pps);
     r.run.spec["requested_rate"] = label;

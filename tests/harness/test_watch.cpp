@@ -1,5 +1,6 @@
 // `harness watch` in parts: the OpenMetrics exposition (names, label escaping, # EOF), the metrics
 // endpoint's answers over 127.0.0.1, and the line each run prints.
+#include "core/search/search_record.hpp"
 #include "harness/process/process.hpp"
 #include "harness/watch/metrics.hpp"
 #include "harness/watch/metrics_server.hpp"
@@ -79,14 +80,16 @@ TEST_CASE("harness watch: OpenMetrics text of the last run", "[harness][watch]")
         {{"results",
           {{{"loss_target_pct", 0.1}, {"rate_pps", 12345.0}}, {{"loss_target_pct", 1.0}, {"rate_pps", nullptr}}}}}}});
   // An MLRsearch's goals: each goal's relevant lower bound, by its loss ratio; none without one.
+  nb::search::search_record search;
+  search.goals = {nb::search::pdr_goal(), nb::search::pdr_goal()};
+  search.goals[1].loss_ratio = 0.02;
+  search.goal_results = nb::search::goal_results_of(search.goals, nullptr, false, "");
+  search.goal_results[0].relevant_lower_bound = 23456.0;
   last.searches.push_back({{"id", "g-m64"},
                            {"test", "g"},
                            {"role", "device receives"},
                            {"message_size", 64},
-                           {"search",
-                            {{"goal_results",
-                              {{{"goal", {{"loss_ratio", 0.005}}}, {"relevant_lower_bound", 23456.0}},
-                               {{"goal", {{"loss_ratio", 0.02}}}, {"relevant_lower_bound", nullptr}}}}}}});
+                           {"search", nb::search::to_json(search)}});
   const std::string text = render_openmetrics({3, 1, 0}, last);
   const std::string labels =
       R"(plan="lb",test="t \"quoted\" \\ back\\nslash",measurement="t-m64",role="device receives",message_size="64",netbench_instance=)";

@@ -36,7 +36,8 @@ goal = s["goals"][0]
 for term in ("loss_ratio", "exceed_ratio", "final_trial_duration", "duration_sum", "width", "initial_trial_duration"):
     assert term in goal, f"goal has no {term}: {goal}"
 assert goal["name"] == "PDR" and goal["loss_ratio"] == 0.005 and goal["width"] == 0.05, goal
-(r,) = s["results"]
+(r,) = s["goal_results"]
+assert r["goal"]["name"] == "PDR" and r["goal"]["loss_ratio"] == goal["loss_ratio"], r["goal"]
 print(f"  MRR sent {j['mrr']['sent_pps']:.0f} pps, received {j['mrr']['received_pps']:.0f} pps; {len(s['trials'])} trials, "
       f"{s['trial_seconds']:.1f} trial-seconds, {j['elapsed_s']:.1f} s; PDR: lower {r['relevant_lower_bound']}, "
       f"upper {r['relevant_upper_bound']}, conditional throughput {r['conditional_throughput']}, regular {r['regular']} "

@@ -70,12 +70,12 @@ print(f"search: MRR sent {j['mrr']['sent_pps']:.0f} pps, received {j['mrr']['rec
 if seg["mode"] != "datagram" or not seg["automatic"] or "eth0 (veth)" not in seg["why"]:
     sys.exit("FAIL: the JSON does not say datagram by datagram, automatic, naming eth0 (veth)")
 ok = True
-for r in j["search"]["results"]:
+for r in j["search"]["goal_results"]:
     for name in ("relevant_lower_bound", "conditional_throughput"):
         v = r[name]
-        print(f"  {r['goal']}: {name} {v} ({'-' if v is None else f'{(v / limit - 1) * 100:+.2f} %'} of the limit)")
+        print(f"  {r['goal']['name']}: {name} {v} ({'-' if v is None else f'{(v / limit - 1) * 100:+.2f} %'} of the limit)")
         if v is None or abs(v / limit - 1) > 0.03:
-            print(f"FAIL: {r['goal']}: {name} not within 3 % of {limit:.0f} pps"); ok = False
+            print(f"FAIL: {r['goal']['name']}: {name} not within 3 % of {limit:.0f} pps"); ok = False
 sys.exit(0 if ok else 1)
 PY
 

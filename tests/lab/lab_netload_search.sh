@@ -36,20 +36,20 @@ print(f"MRR: sent {j['mrr']['sent_pps']:.0f} pps, received {j['mrr']['received_p
       f"{s['trial_seconds']:.1f} trial-seconds, {took:.1f} s wall clock; circuit limit {limit:.0f} pps")
 ok = True
 short = any(t["load_limited"] for t in s["trials"])
-for r in s["results"]:
+for r in s["goal_results"]:
     lo, up, ct = r["relevant_lower_bound"], r["relevant_upper_bound"], r["conditional_throughput"]
-    print(f"  {r['goal']}: relevant lower bound {lo}, relevant upper bound {up}, conditional throughput {ct}, "
+    print(f"  {r['goal']['name']}: relevant lower bound {lo}, relevant upper bound {up}, conditional throughput {ct}, "
           f"regular {r['regular']} {r['irregularities']}, {r['trial_seconds']:.1f} trial-seconds")
     if lo is None or ct is None:
-        print(f"MISS: {r['goal']}: no relevant lower bound or conditional throughput"); ok = False; continue
+        print(f"MISS: {r['goal']['name']}: no relevant lower bound or conditional throughput"); ok = False; continue
     for name, v in (("relevant lower bound", lo), ("conditional throughput", ct)):
         off = v / limit - 1
         print(f"    {name}: {off * 100:+.2f} % of the limit")
         if abs(off) > 0.03:
-            print(f"MISS: {r['goal']}: {name} more than 3 % from the circuit's limit"); ok = False
+            print(f"MISS: {r['goal']['name']}: {name} more than 3 % from the circuit's limit"); ok = False
     # None: every load tried up to the (possibly lowered) maximum load was a lower bound; irregular, and named.
     if up is not None and not lo < up:
-        print(f"MISS: {r['goal']}: the relevant upper bound is not above the lower"); ok = False
+        print(f"MISS: {r['goal']['name']}: the relevant upper bound is not above the lower"); ok = False
 sys.exit(0 if ok else 3 if short else 1)
 PY
 }

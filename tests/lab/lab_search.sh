@@ -80,7 +80,7 @@ for run in searches:
             print(f"FAIL: summary.json's search has no '{key}'"); ok = False
     for r in s["goal_results"]:
         g, lower, upper = r["goal"], r["relevant_lower_bound"], r["relevant_upper_bound"]
-        print(f"  {r['name']} (loss ratio {g['loss_ratio']}, width {g['width']}): relevant lower bound {lower} "
+        print(f"  {g['name']} (loss ratio {g['loss_ratio']}, width {g['width']}): relevant lower bound {lower} "
               f"({r['relevant_lower_bound_per_instance']} per instance), relevant upper bound {upper}, conditional "
               f"throughput {r['conditional_throughput']}, {'regular' if r['regular'] else 'irregular: ' + '; '.join(r['irregularities'])}, "
               f"{r['trial_seconds']:g} trial-seconds")

@@ -54,7 +54,7 @@ j, truth = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 took, lo, hi, bound = time.time() - float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 best = truth["best"]["0.5"]["best_offered_pps"]
 s = j["search"]
-(r,) = s["results"]
+(r,) = s["goal_results"]
 ct = r["conditional_throughput"]
 print(f"MRR: sent {j['mrr']['sent_pps']:.0f} pps, received {j['mrr']['received_pps']:.0f} pps ({j['mrr']['limit']})")
 print(f"PDR: relevant lower bound {r['relevant_lower_bound']}, relevant upper bound {r['relevant_upper_bound']}, "

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -27,6 +28,22 @@ struct temp_file {
   temp_file(const temp_file&) = delete;
   temp_file& operator=(const temp_file&) = delete;
   std::string dir, path;
+};
+
+// A fresh private directory under /tmp, removed with all it holds with the object.
+struct temp_dir {
+  temp_dir() {
+    char tmpl[] = "/tmp/netbench-test-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  std::filesystem::path path;
 };
 
 // A whole file's text; empty when it cannot be read (a test then fails on what it expected in it).

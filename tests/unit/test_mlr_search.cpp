@@ -4,6 +4,7 @@
 // trials that failed to run or could not be offered).
 #include "core/search/load_stats.hpp"
 #include "core/search/mlr_search.hpp"
+#include "core/search/search_record.hpp"
 #include "tests/support/simulated_sut.hpp"
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@ using nb::search::goal_result;
 using nb::search::load_class;
 using nb::search::mlr_search;
 using nb::test::simulated_sut;
+using nlohmann::json;
 
 bool names(const goal_result& r, std::string_view what) {
   return std::any_of(r.irregularities.begin(), r.irregularities.end(),
@@ -244,7 +246,16 @@ TEST_CASE("mlr search: each goal's trial-seconds and the JSON record in the RFC'
   // The stricter goal is decided at smaller loads, measured first: it is done before the other.
   CHECK(results[0].trial_seconds < results[1].trial_seconds);
   CHECK(results[1].trial_seconds == Approx(s.trial_seconds()));
-  const auto j = nb::search::to_json(s);
+  // The record as netload writes it: the search record, and the search's own trials beside it.
+  const auto record_of = [](const mlr_search& m) {
+    nb::search::search_record r;
+    r.goals = m.goals();
+    r.goal_results = nb::search::goal_results_of(r.goals, &m, false, "");
+    json j = nb::search::to_json(r);
+    j.update(nb::search::trials_json(m));
+    return j;
+  };
+  const auto j = record_of(s);
   REQUIRE(j.at("goals").size() == 2);
   CHECK(j["goals"][0]["name"] == "NDR");
   CHECK(j["goals"][1]["loss_ratio"] == 0.005);
@@ -257,9 +268,10 @@ TEST_CASE("mlr search: each goal's trial-seconds and the JSON record in the RFC'
   for (const char* k : {"intended_load", "duration", "sent", "received", "loss_ratio", "forwarding_rate", "reason"})
     CHECK(t0.contains(k));
   CHECK(t0["forwarding_rate"].get<double>() == Approx(s.trials()[0].forwarding_rate()));
-  REQUIRE(j.at("results").size() == 2);
-  const auto& r1 = j["results"][1];
-  CHECK(r1["goal"] == "PDR");
+  REQUIRE(j.at("goal_results").size() == 2);
+  const auto& r1 = j["goal_results"][1];
+  CHECK(r1["goal"]["name"] == "PDR");
+  CHECK(r1["goal"]["loss_ratio"] == 0.005);
   CHECK(r1["relevant_lower_bound"].get<double>() == *results[1].relevant_lower_bound);
   CHECK(r1["relevant_upper_bound"].get<double>() == *results[1].relevant_upper_bound);
   CHECK(r1["conditional_throughput"].get<double>() == *results[1].conditional_throughput);
@@ -271,9 +283,9 @@ TEST_CASE("mlr search: each goal's trial-seconds and the JSON record in the RFC'
   slow.knee = 10;
   mlr_search m({nb::search::pdr_goal()}, 1000, 1e6, 1e5);
   nb::test::run_search(m, slow);
-  const auto jm = nb::search::to_json(m);
-  CHECK(jm["results"][0]["relevant_lower_bound"].is_null());
-  CHECK(jm["results"][0]["conditional_throughput"].is_null());
+  const auto jm = record_of(m);
+  CHECK(jm["goal_results"][0]["relevant_lower_bound"].is_null());
+  CHECK(jm["goal_results"][0]["conditional_throughput"].is_null());
 }
 
 TEST_CASE("mlr search: a caller that rounds the load into 8 per-instance rates still converges", "[mlr]") {
