@@ -22,7 +22,7 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 // The lowest load the search may try, as a share of the maximum (CSIT's minimum is of that order of a
-// line-rate port); a floor of 1 pps keeps a one-second trial from sending nothing.
+// line-rate port); a floor of one datagram a second keeps a trial from sending nothing.
 constexpr double min_load_share = 1e-3;
 
 // The user's stop for the whole search. Each trial's own user_stop (run_to_end) ends the trial under way
