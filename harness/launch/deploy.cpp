@@ -221,7 +221,7 @@ asio::awaitable<std::string> deployer::update(const host_steps& s) {
 
 asio::awaitable<void> deployer::copy_one(const file_steps& f) {
   const std::string& data = content_.at(f.name);
-  // A path no slower than 128 kB/s, and 30 s to spare.
+  // The time a slow path (128 kB a second) takes, and 30 s to spare.
   const auto limit = 30s + std::chrono::milliseconds(data.size() / 128);
   auto copied = co_await run(f.copy, limit, &data);
   if (copied.exit_code != 0)

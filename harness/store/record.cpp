@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -150,7 +151,8 @@ void insert_searches(SQLite::Database& db, std::int64_t folder, const std::vecto
     const auto mrr = record.mrr ? value(record.mrr->forwarding_rate) : value(nullptr);
     std::set<double> stored;  // one row per loss ratio: two goals at one ratio keep the first's
     for (const auto& r : record.goal_results) {
-      const double target = r.g.loss_ratio * 100;
+      // In percent, as written: 0.9 % read as a ratio and back is 0.9000000000000001 without the rounding.
+      const double target = std::round(r.g.loss_ratio * 100 * 1e9) / 1e9;
       if (!stored.insert(target).second) continue;
       const auto& pps = r.relevant_lower_bound;
       put(db, "searches",

@@ -20,7 +20,13 @@ printf '%s\n' '// First we take the number, then we double it, then we add one, 
 printf '%s\n' '#pragma once' '// one' '// two' '// three' '// four' '// five' '// six' 'int x;' > "$tmp/header/a.hpp"
 printf '%s\n' '// Big writes: measured 38.0 against 31.6 Gbit/s on loopback.' 'int size(int n) { return n * 2 + 1; }' \
   'int other(int n) { return n * 3 + 1; }' 'int third(int n) { return n * 4 + 1; }' > "$tmp/figure/a.cpp"
-for case in "notes:OVER 0.25" "header:a header of 6 comment lines" "figure:a measured figure in a comment"; do
+mkdir -p "$tmp/block" "$tmp/quoted"
+printf '%s\n' '/* one' '   two' '   three' '   four' '   five' '   six */' 'int x;' > "$tmp/block/a.hpp"
+{ echo '// Big writes: measured "38.0 against 31.6 Gbit/s" on loopback, 2 GB/s.'
+  for i in $(seq 1 12); do echo "int size_$i(int n) { return n * $i + static_cast<int>(sizeof(long)) - 1; }"; done
+} > "$tmp/quoted/a.cpp"
+for case in "notes:OVER 0.25" "header:a header of 6 comment lines" "figure:a measured figure in a comment" \
+    "block:a header of 6 comment lines" "quoted:a measured figure in a comment"; do
   dir=${case%%:*} want=${case#*:}
   if "$src/scripts/comment_density" "$tmp/$dir" > "$tmp/$dir.out"; then echo "FAIL: $dir passed"; exit 1; fi
   grep -q "$want" "$tmp/$dir.out" || { cat "$tmp/$dir.out"; echo "FAIL: $dir not named: $want"; exit 1; }

@@ -250,6 +250,9 @@ TEST_CASE("harness watch: the endpoint takes targets in origin and absolute form
             .ends_with("\r\n\r\nx 1\n# EOF\n"));
   CHECK(e.status("GET HTTP://[::1]:9464 HTTP/1.1\r\n\r\n") == "HTTP/1.1 404 ");  // the path "/"
   CHECK(e.status("GET https://h?x HTTP/1.1\r\n\r\n") == "HTTP/1.1 404 ");
+  // A query is no business of the path: bytes RFC 3986 would have escaped are served as curl sends them.
+  CHECK(e.status("GET /metrics?a|b&c[]={d}&e=%zz HTTP/1.1\r\n\r\n") == "HTTP/1.1 200 ");
+  CHECK(e.status("GET /metrics#x HTTP/1.1\r\n\r\n") == "HTTP/1.1 404 ");
   for (const char* bad : {"GET http:///metrics HTTP/1.1\r\n\r\n", "GET ftp://h/metrics HTTP/1.1\r\n\r\n",
                           "GET http:/h/metrics HTTP/1.1\r\n\r\n", "GET http://h/\x80 HTTP/1.1\r\n\r\n",
                           "GET http://h\x7f/metrics HTTP/1.1\r\n\r\n", "GET ://h/metrics HTTP/1.1\r\n\r\n",

@@ -24,6 +24,7 @@ refused harness/report/report.cpp harness/run/runner.hpp "upward include, harnes
 refused core/sys/socket.cpp netload/cli/cli.hpp "upward include, core/sys -> netload"
 refused harness/run/runner.cpp harness/store/record.hpp "sideways include, harness/run -> harness/store"
 refused harness/plan/plan.cpp harness/newfolder/x.hpp "folder harness/newfolder has no layer"
+refused harness/report/report.cpp ../run/runner.hpp "a relative include (..)"
 
 # A room grown past the bound, and a README whose map is not the table, are refused too.
 rm -rf "$tmp/tree" && mkdir "$tmp/tree" && cp -r "$src/core" "$src/netload" "$src/netserve" "$src/harness" "$tmp/tree/"
