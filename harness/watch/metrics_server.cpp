@@ -33,7 +33,10 @@ constexpr const char* openmetrics_type = "application/openmetrics-text; version=
 // The path of a target in origin form ("/metrics?x") or in absolute form ("http://host:port/metrics",
 // which a server must accept, RFC 9112 3.2.2); none for another form or a malformed one.
 std::optional<std::string> target_path(std::string_view target) {
-  // Origin form: the path before the query, whatever bytes the query holds (curl sends them raw).
+  // Visible ASCII only (RFC 9112 3.2); in origin form the path is what precedes the query, whatever bytes
+  // the query holds (curl sends them raw).
+  if (std::any_of(target.begin(), target.end(), [](unsigned char c) { return c < 0x21 || c > 0x7e; }))
+    return std::nullopt;
   if (target.starts_with('/')) return std::string(target.substr(0, target.find('?')));
   const auto absolute = urls::parse_absolute_uri(target);
   if (!absolute || absolute->encoded_host().empty() ||
