@@ -1,0 +1,112 @@
+// xdp_cost: what an XDP receiver costs per frame on this CPU, from BPF_PROG_RUN's own timing (no device):
+// netserve's counter (netserve/xdp/count.bpf.c, with one registered flow that every frame belongs to)
+// against the drop-only program. Also checks that the counter counted every run.
+#include <CLI/CLI.hpp>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "netserve/xdp/count_maps.h"
+
+namespace {
+
+constexpr std::uint16_t sport = 40000, dport = 40001;
+constexpr char saddr[] = "198.18.0.1";
+
+std::vector<unsigned char> udp_frame(std::size_t payload) {
+  std::vector<unsigned char> f(sizeof(ethhdr) + sizeof(iphdr) + sizeof(udphdr) + payload, 0);
+  auto* eth = reinterpret_cast<ethhdr*>(f.data());
+  eth->h_proto = htons(ETH_P_IP);
+  auto* ip = reinterpret_cast<iphdr*>(eth + 1);
+  ip->version = 4;
+  ip->ihl = 5;
+  ip->ttl = 64;
+  ip->protocol = IPPROTO_UDP;
+  ip->tot_len = htons(static_cast<std::uint16_t>(sizeof(iphdr) + sizeof(udphdr) + payload));
+  inet_pton(AF_INET, saddr, &ip->saddr);
+  inet_pton(AF_INET, "198.18.0.2", &ip->daddr);
+  auto* udp = reinterpret_cast<udphdr*>(ip + 1);
+  udp->source = htons(sport);
+  udp->dest = htons(dport);
+  udp->len = htons(static_cast<std::uint16_t>(sizeof(udphdr) + payload));
+  return f;
+}
+
+nb_flow_key flow_key() {
+  nb_flow_key k{};
+  k.family = NB_XDP_INET;
+  k.sport = htons(sport);
+  k.dport = htons(dport);
+  inet_pton(AF_INET, saddr, k.saddr);
+  return k;
+}
+
+// The counter's own registration, as netserve's xdp_engine::add_flow makes it.
+void add_flow(bpf_object* obj, std::size_t payload) {
+  bpf_map* flows = bpf_object__find_map_by_name(obj, "flows");
+  bpf_map* counts = bpf_object__find_map_by_name(obj, "counts");
+  if (!flows || !counts) return;  // the drop-only program
+  std::vector<nb_flow_count> zero(static_cast<std::size_t>(libbpf_num_possible_cpus()));
+  for (nb_flow_count& c : zero) c.message_size = payload;
+  const nb_flow_key k = flow_key();
+  const std::uint32_t slot = 0;
+  if (bpf_map_update_elem(bpf_map__fd(counts), &slot, zero.data(), BPF_ANY) < 0 ||
+      bpf_map_update_elem(bpf_map__fd(flows), &k, &slot, BPF_NOEXIST) < 0)
+    throw std::runtime_error(fmt::format("cannot add the flow: {}", std::strerror(errno)));
+}
+
+std::uint64_t counted(bpf_object* obj) {
+  bpf_map* counts = bpf_object__find_map_by_name(obj, "counts");
+  if (!counts) return 0;
+  std::vector<nb_flow_count> per_cpu(static_cast<std::size_t>(libbpf_num_possible_cpus()));
+  const std::uint32_t slot = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(counts), &slot, per_cpu.data()) < 0) return 0;
+  std::uint64_t n = 0;
+  for (const nb_flow_count& c : per_cpu) n += c.packets;
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xdp_cost: ns per frame of an XDP program, by BPF_PROG_RUN (no device, no frames sent)"};
+  std::string object;
+  std::uint32_t repeat = 10'000'000;
+  std::size_t payload = 18;
+  app.add_option("object", object, "count.bpf.o (netserve's counter) or drop.bpf.o")->required();
+  app.add_option("--repeat", repeat, "runs");
+  app.add_option("-m,--payload", payload, "UDP payload bytes")->check(CLI::Range(16, 1472));
+  CLI11_PARSE(app, argc, argv);
+  try {
+    bpf_object* obj = bpf_object__open_file(object.c_str(), nullptr);
+    if (!obj) throw std::runtime_error(fmt::format("{}: {}", object, std::strerror(errno)));
+    if (bpf_object__load(obj) < 0) throw std::runtime_error(fmt::format("{}: the kernel refused it", object));
+    add_flow(obj, payload);
+    std::vector<unsigned char> frame = udp_frame(payload);
+    bpf_test_run_opts opts{};
+    opts.sz = sizeof(opts);
+    opts.data_in = frame.data();
+    opts.data_size_in = static_cast<__u32>(frame.size());
+    opts.repeat = repeat;
+    bpf_program* prog = bpf_object__next_program(obj, nullptr);
+    if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts) < 0)
+      throw std::runtime_error(fmt::format("BPF_PROG_RUN: {}", std::strerror(errno)));
+    const std::uint64_t n = counted(obj);
+    fmt::print("{{\"program\":\"{}\",\"ns_per_frame\":{},\"retval\":{},\"runs\":{},\"counted\":{}}}\n",
+               bpf_program__name(prog), opts.duration, opts.retval, repeat, n);
+    bpf_object__close(obj);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "xdp_cost: {}\n", e.what());
+    return 1;
+  }
+}
