@@ -1,7 +1,6 @@
 // live_frames: the bench's reference UDP load, sent at the driver by BPF_PROG_RUN in live-frames mode (the
 // technique of xdp-tools' xdp-trafficgen). One frame built here, turned around by tx.bpf.c on one CPU for a
 // bounded time; what the driver accepted and refused comes from its own counters (veth: ethtool -S).
-#include <CLI/CLI.hpp>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -15,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <array>
@@ -72,7 +72,8 @@ struct ioctl_socket {
   void call(const std::string& dev, unsigned long request, void* data, ifreq& ifr) const {
     std::strncpy(ifr.ifr_name, dev.c_str(), IFNAMSIZ - 1);
     if (data) ifr.ifr_data = static_cast<char*>(data);
-    if (::ioctl(fd, request, &ifr) < 0) throw std::runtime_error(fmt::format("{}: ioctl: {}", dev, std::strerror(errno)));
+    if (::ioctl(fd, request, &ifr) < 0)
+      throw std::runtime_error(fmt::format("{}: ioctl: {}", dev, std::strerror(errno)));
   }
 };
 
@@ -229,8 +230,9 @@ int main(int argc, char** argv) {
     fmt::print("{}\n", out.dump());
     return 0;
   } catch (const live_frames_refused&) {
-    fmt::print(stderr, "live_frames: this kernel refuses BPF_PROG_RUN in live-frames mode (EPERM as root); "
-                       "BPF_F_TEST_XDP_LIVE_FRAMES needs Linux >= 5.18 without a patch that disables it\n");
+    fmt::print(stderr,
+               "live_frames: this kernel refuses BPF_PROG_RUN in live-frames mode (EPERM as root); "
+               "BPF_F_TEST_XDP_LIVE_FRAMES needs Linux >= 5.18 without a patch that disables it\n");
     return exit_refused;
   } catch (const std::exception& e) {
     fmt::print(stderr, "live_frames: {}\n", e.what());

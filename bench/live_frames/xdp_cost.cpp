@@ -1,7 +1,6 @@
 // xdp_cost: what an XDP receiver costs per frame on this CPU, from BPF_PROG_RUN's own timing (no device):
 // netserve's counter (netserve/xdp/count.bpf.c, with one registered flow that every frame belongs to)
 // against the drop-only program. Also checks that the counter counted every run.
-#include <CLI/CLI.hpp>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -9,6 +8,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
+#include <CLI/CLI.hpp>
 
 #include <cstring>
 #include <stdexcept>
