@@ -36,6 +36,8 @@
 #include "lf_tx.skel.h"
 #pragma GCC diagnostic pop
 
+#include "frame_loop.hpp"
+
 namespace {
 
 constexpr std::size_t seq_header_size = 16;  // netload's payload header: sequence number, send time
@@ -48,6 +50,8 @@ struct options {
   std::size_t payload = 18;
   double seconds = 5;
   std::uint32_t batch = 64;
+  std::vector<std::string> loop;  // BOUNCE FANOUT: the frame loop instead of live frames
+  loop_options loop_opts;
 };
 
 std::array<unsigned char, ETH_ALEN> parse_mac(const std::string& s) {
@@ -188,10 +192,27 @@ run_result run(lf_tx* skel, const options& o, std::vector<unsigned char>& frame,
   return r;
 }
 
+run_result send_live(const options& o, std::vector<unsigned char>& frame, int ifindex) {
+  lf_tx* skel = lf_tx::open();
+  if (!skel) throw std::runtime_error(fmt::format("cannot open the program: {}", std::strerror(errno)));
+  skel->rodata->write_seq = o.payload >= seq_header_size ? 1 : 0;
+  if (lf_tx::load(skel) < 0) throw std::runtime_error("the kernel refused the program (root?)");
+  try {
+    const run_result r = run(skel, o, frame, ifindex);
+    lf_tx::destroy(skel);
+    return r;
+  } catch (...) {
+    lf_tx::destroy(skel);
+    throw;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"live_frames: UDP frames sent at the driver (BPF_PROG_RUN live frames, XDP_TX), bounded in time"};
+  CLI::App app{
+      "live_frames: UDP frames sent at the driver (BPF_PROG_RUN live frames, XDP_TX; or a frame loop), "
+      "bounded in time"};
   options o;
   app.add_option("-i,--dev", o.dev, "the interface the frames leave by")->required();
   app.add_option("--dst-mac", o.dst_mac, "the next hop's MAC")->required();
@@ -203,6 +224,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 1472));
   app.add_option("-s,--seconds", o.seconds, "how long to send")->check(CLI::Range(0.1, 60.0));
   app.add_option("--batch", o.batch, "frames per batch inside a call")->check(CLI::Range(1, 256));
+  app.add_option("--loop", o.loop, "BOUNCE FANOUT: a veth pair to circle frames on (frame loop, not live frames)")
+      ->expected(2);
+  app.add_option("--copies", o.loop_opts.copies, "--loop: copies out of --dev per round")->check(CLI::Range(1, 15));
+  app.add_option("--seeds", o.loop_opts.seeds, "--loop: frames in the loop")->check(CLI::Range(1, 200));
   CLI11_PARSE(app, argc, argv);
   try {
     std::signal(SIGINT, [](int) { stop_requested = true; });
@@ -211,15 +236,23 @@ int main(int argc, char** argv) {
     if (ifindex == 0) throw std::runtime_error(fmt::format("{}: no such interface", o.dev));
     ioctl_socket sock;
     std::vector<unsigned char> frame = build_frame(o, sock);
-    lf_tx* skel = lf_tx::open();
-    if (!skel) throw std::runtime_error(fmt::format("cannot open the program: {}", std::strerror(errno)));
-    skel->rodata->write_seq = o.payload >= seq_header_size ? 1 : 0;
-    if (lf_tx::load(skel) < 0) throw std::runtime_error(fmt::format("the kernel refused the program (root?)"));
     const xmit_counts before = read_xmit(o.dev, sock);
-    const run_result r = run(skel, o, frame, ifindex);
+    run_result r;
+    if (o.loop.empty()) {
+      r = send_live(o, frame, ifindex);
+    } else {
+      loop_options l = o.loop_opts;
+      l.bounce = o.loop[0];
+      l.fanout = o.loop[1];
+      l.out = o.dev;
+      l.seconds = o.seconds;
+      l.write_seq = o.payload >= seq_header_size;
+      r.seconds = run_frame_loop(l, frame, stop_requested);
+    }
     const xmit_counts after = read_xmit(o.dev, sock);
-    lf_tx::destroy(skel);
+    if (!o.loop.empty()) r.offered = after.accepted + after.refused - before.accepted - before.refused;
     const nlohmann::json out = {{"dev", o.dev},
+                                {"mode", o.loop.empty() ? "live-frames" : "loop"},
                                 {"frame_bytes", frame.size()},
                                 {"seconds", r.seconds},
                                 {"offered", r.offered},
