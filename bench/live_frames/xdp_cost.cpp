@@ -50,28 +50,46 @@ nb_flow_key flow_key() {
   return k;
 }
 
-// The counter's own registration, as netserve's xdp_engine::add_flow makes it.
+// The counter's own registration, as netserve's xdp_engine::add_flow makes it. Without `counts`, the
+// counter before slots (its per-CPU hash held the counts), so the two can be timed side by side.
 void add_flow(bpf_object* obj, std::size_t payload) {
   bpf_map* flows = bpf_object__find_map_by_name(obj, "flows");
   bpf_map* counts = bpf_object__find_map_by_name(obj, "counts");
-  if (!flows || !counts) return;  // the drop-only program
-  std::vector<nb_flow_count> zero(static_cast<std::size_t>(libbpf_num_possible_cpus()));
-  for (nb_flow_count& c : zero) c.message_size = payload;
+  if (!flows) return;  // the drop-only program
+  // Each CPU's value zero but its message size, the last field in either layout.
+  const std::size_t cpus = static_cast<std::size_t>(libbpf_num_possible_cpus());
+  const std::size_t value = bpf_map__value_size(counts ? counts : flows), stride = (value + 7) / 8 * 8;
+  std::vector<unsigned char> zero(cpus * stride);
+  const std::uint64_t size = payload;
+  for (std::size_t c = 0; c < cpus; ++c)
+    std::memcpy(zero.data() + c * stride + value - sizeof(size), &size, sizeof(size));
   const nb_flow_key k = flow_key();
   const std::uint32_t slot = 0;
-  if (bpf_map_update_elem(bpf_map__fd(counts), &slot, zero.data(), BPF_ANY) < 0 ||
-      bpf_map_update_elem(bpf_map__fd(flows), &k, &slot, BPF_NOEXIST) < 0)
-    throw std::runtime_error(fmt::format("cannot add the flow: {}", std::strerror(errno)));
+  const bool ok = counts ? bpf_map_update_elem(bpf_map__fd(counts), &slot, zero.data(), BPF_ANY) == 0 &&
+                               bpf_map_update_elem(bpf_map__fd(flows), &k, &slot, BPF_NOEXIST) == 0
+                         : bpf_map_update_elem(bpf_map__fd(flows), &k, zero.data(), BPF_NOEXIST) == 0;
+  if (!ok) throw std::runtime_error(fmt::format("cannot add the flow: {}", std::strerror(errno)));
 }
 
+// The packets counted, over the CPUs; a previous counter's value started with its packets too.
 std::uint64_t counted(bpf_object* obj) {
+  bpf_map* flows = bpf_object__find_map_by_name(obj, "flows");
   bpf_map* counts = bpf_object__find_map_by_name(obj, "counts");
-  if (!counts) return 0;
-  std::vector<nb_flow_count> per_cpu(static_cast<std::size_t>(libbpf_num_possible_cpus()));
+  if (!flows) return 0;
+  const std::size_t cpus = static_cast<std::size_t>(libbpf_num_possible_cpus());
+  const std::size_t value = bpf_map__value_size(counts ? counts : flows);
+  std::vector<unsigned char> per_cpu(cpus * ((value + 7) / 8 * 8));
+  const nb_flow_key k = flow_key();
   const std::uint32_t slot = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(counts), &slot, per_cpu.data()) < 0) return 0;
+  const int r = counts ? bpf_map_lookup_elem(bpf_map__fd(counts), &slot, per_cpu.data())
+                       : bpf_map_lookup_elem(bpf_map__fd(flows), &k, per_cpu.data());
+  if (r < 0) return 0;
   std::uint64_t n = 0;
-  for (const nb_flow_count& c : per_cpu) n += c.packets;
+  for (std::size_t c = 0; c < cpus; ++c) {
+    std::uint64_t packets;
+    std::memcpy(&packets, per_cpu.data() + c * ((value + 7) / 8 * 8), sizeof(packets));
+    n += packets;
+  }
   return n;
 }
 
