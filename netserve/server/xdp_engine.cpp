@@ -106,8 +106,11 @@ struct xdp_engine::impl {
   std::vector<bool> slot_used = std::vector<bool>(NB_XDP_MAX_FLOWS);
   std::uint32_t next_slot = 0;
 
+  std::uint32_t generation = 0;
+
   std::uint32_t take_slot(const endpoint& source);
   void release_slot(std::uint32_t slot);
+  void move_generation();
 
   void detach_leftover();
   bool detach_ours(bool last_look);
@@ -223,6 +226,7 @@ xdp_engine::xdp_engine(const xdp_options& options) : impl_(std::make_unique<impl
   s.skel = nb_xdp_count::open();
   if (!s.skel) fail(options.interface, "cannot open the XDP program", errno);
   s.skel->rodata->pass_matched = options.pass ? 1 : 0;
+  s.skel->rodata->has_jiffies = libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_jiffies64, nullptr) == 1 ? 1 : 0;
   if (int r = nb_xdp_count::load(s.skel); r < 0) fail(options.interface, "the kernel refused the XDP program", r);
   s.cpus = libbpf_num_possible_cpus();
   if (s.cpus <= 0) fail(options.interface, "cannot count the possible CPUs", s.cpus);
@@ -279,8 +283,18 @@ void xdp_engine::remove_flow(const endpoint& source, std::uint16_t port) noexcep
   std::uint32_t slot = 0;
   if (bpf_map_lookup_elem(bpf_map__fd(s.skel->maps.flows), &k, &slot) < 0) return;
   bpf_map_delete_elem(bpf_map__fd(s.skel->maps.flows), &k);
-  __atomic_fetch_add(&s.skel->bss->flow_generation, 1, __ATOMIC_SEQ_CST);  // after the delete: see count.bpf.c
+  s.move_generation();
   s.release_slot(slot);
+}
+
+// After the flow's delete, so a CPU that finds its remembered flow stale finds the flow gone. By the map, not
+// the skeleton's mapping of it, which a kernel before 5.5 does not give.
+void xdp_engine::impl::move_generation() {
+  std::lock_guard lock(slots_mutex);
+  nb_xdp_count::nb_xdp_count__bss v = *skel->bss;
+  v.flow_generation = ++generation;
+  const std::uint32_t zero = 0;
+  bpf_map_update_elem(bpf_map__fd(skel->maps.bss), &zero, &v, BPF_ANY);
 }
 
 flow_totals xdp_engine::read_flow(const endpoint& source, std::uint16_t port) const {

@@ -15,6 +15,8 @@
 
 // --xdp-pass, set before loading.
 const volatile __u8 pass_matched = 0;
+// Set before loading: 0 on a kernel without bpf_jiffies64 (before 5.5), which then reads the clock per frame.
+const volatile __u8 has_jiffies = 1;
 
 // A registered flow's slot in `counts`: looked up when a CPU's frames change flow (`last` caches it).
 struct {
@@ -81,6 +83,11 @@ static __always_inline struct nb_flow_count *counts_of(const struct nb_flow_key 
 
 // A clock read per frame would cost more than the rest of the counting: jiffies are a load.
 static __always_inline void stamp(struct nb_flow_count *c) {
+  if (!has_jiffies) {
+    c->last_ns = bpf_ktime_get_ns();
+    if (c->first_ns == 0) c->first_ns = c->last_ns;
+    return;
+  }
   __u64 j = bpf_jiffies64();
   if (j == c->last_jiffies && c->first_ns != 0) return;
   c->last_jiffies = j;
