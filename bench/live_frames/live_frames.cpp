@@ -207,6 +207,20 @@ run_result send_live(const options& o, std::vector<unsigned char>& frame, int if
   }
 }
 
+nlohmann::json report(const options& o, std::size_t frame_bytes, const run_result& r, const xmit_counts& before,
+                      const xmit_counts& after) {
+  const std::uint64_t accepted = after.accepted - before.accepted;
+  return {{"dev", o.dev},
+          {"mode", o.loop.empty() ? "live-frames" : "loop"},
+          {"frame_bytes", frame_bytes},
+          {"seconds", r.seconds},
+          {"offered", r.offered},
+          {"accepted", accepted},
+          {"refused", after.refused - before.refused},
+          {"offered_pps", static_cast<double>(r.offered) / r.seconds},
+          {"accepted_pps", static_cast<double>(accepted) / r.seconds}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,15 +265,7 @@ int main(int argc, char** argv) {
     }
     const xmit_counts after = read_xmit(o.dev, sock);
     if (!o.loop.empty()) r.offered = after.accepted + after.refused - before.accepted - before.refused;
-    const nlohmann::json out = {{"dev", o.dev},
-                                {"mode", o.loop.empty() ? "live-frames" : "loop"},
-                                {"frame_bytes", frame.size()},
-                                {"seconds", r.seconds},
-                                {"offered", r.offered},
-                                {"accepted", after.accepted - before.accepted},
-                                {"refused", after.refused - before.refused},
-                                {"offered_pps", static_cast<double>(r.offered) / r.seconds},
-                                {"accepted_pps", static_cast<double>(after.accepted - before.accepted) / r.seconds}};
+    const nlohmann::json out = report(o, frame.size(), r, before, after);
     fmt::print("{}\n", out.dump());
     return 0;
   } catch (const live_frames_refused&) {
