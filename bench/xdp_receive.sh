@@ -57,6 +57,7 @@ wl_up "$name" 0 >/dev/null
 eval "$(wl_info "$name")"
 rx_mac=$(wl_mac "$WL_RX_NS" "$WL_RX_DEV")
 # The frame loop's pair, inside the sender's namespace
+ip -n "$WL_TX_NS" link del xr-lp0 2>/dev/null || true  # left by a run killed before its cleanup
 ip -n "$WL_TX_NS" link add xr-lp0 numtxqueues 1 numrxqueues 1 type veth peer name xr-lp1 numtxqueues 1 numrxqueues 1
 ip -n "$WL_TX_NS" link set xr-lp0 up
 ip -n "$WL_TX_NS" link set xr-lp1 up

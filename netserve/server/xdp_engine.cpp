@@ -110,7 +110,7 @@ struct xdp_engine::impl {
 
   std::uint32_t take_slot(const endpoint& source);
   void release_slot(std::uint32_t slot);
-  void move_generation();
+  bool move_generation();
 
   void detach_leftover();
   bool detach_ours(bool last_look);
@@ -283,18 +283,19 @@ void xdp_engine::remove_flow(const endpoint& source, std::uint16_t port) noexcep
   std::uint32_t slot = 0;
   if (bpf_map_lookup_elem(bpf_map__fd(s.skel->maps.flows), &k, &slot) < 0) return;
   bpf_map_delete_elem(bpf_map__fd(s.skel->maps.flows), &k);
-  s.move_generation();
-  s.release_slot(slot);
+  if (s.move_generation()) s.release_slot(slot);
 }
 
 // After the flow's delete, so a CPU that finds its remembered flow stale finds the flow gone. By the map, not
 // the skeleton's mapping of it, which a kernel before 5.5 does not give.
-void xdp_engine::impl::move_generation() {
+// The generation is all .bss holds: the value is built, never read through the mapping. False when the
+// kernel refused the write: the slot must then stay taken, as a CPU may still count into it.
+bool xdp_engine::impl::move_generation() {
   std::lock_guard lock(slots_mutex);
-  nb_xdp_count::nb_xdp_count__bss v = *skel->bss;
+  nb_xdp_count::nb_xdp_count__bss v{};
   v.flow_generation = ++generation;
   const std::uint32_t zero = 0;
-  bpf_map_update_elem(bpf_map__fd(skel->maps.bss), &zero, &v, BPF_ANY);
+  return bpf_map_update_elem(bpf_map__fd(skel->maps.bss), &zero, &v, BPF_ANY) == 0;
 }
 
 flow_totals xdp_engine::read_flow(const endpoint& source, std::uint16_t port) const {
