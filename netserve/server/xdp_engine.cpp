@@ -286,10 +286,8 @@ void xdp_engine::remove_flow(const endpoint& source, std::uint16_t port) noexcep
   if (s.move_generation()) s.release_slot(slot);
 }
 
-// After the flow's delete, so a CPU that finds its remembered flow stale finds the flow gone. By the map, not
-// the skeleton's mapping of it, which a kernel before 5.5 does not give.
-// The generation is all .bss holds: the value is built, never read through the mapping. False when the
-// kernel refused the write: the slot must then stay taken, as a CPU may still count into it.
+// After the flow's delete, so a CPU whose remembered flow is stale finds it gone. Written through the map (a
+// kernel before 5.5 gives no mapping); false when refused: the slot stays taken, a CPU may still count into it.
 bool xdp_engine::impl::move_generation() {
   std::lock_guard lock(slots_mutex);
   nb_xdp_count::nb_xdp_count__bss v{};
