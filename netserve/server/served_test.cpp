@@ -228,7 +228,7 @@ bool served_test::drained(std::int64_t quiet_ns) const {
   for (const recv_counters& c : udp_flows_->counters) last = std::max(last, c.last_arrival_ns.get());
   if (counts_at_driver())
     for (std::size_t s = 0; s < xdp_flows_.size(); ++s)
-      last = std::max(last, xdp_->read_flow(xdp_flows_[s], local_.port()).last_arrival_ns);
+      last = std::max(last, xdp_->read_flow(xdp_flows_[s], local_.port()).last_arrival_ns + xdp_engine::stamp_lag_ns);
   return port_->queued_bytes() == 0 && wall_ns() - last >= quiet_ns;
 }
 

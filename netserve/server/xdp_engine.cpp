@@ -16,6 +16,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -101,6 +102,15 @@ struct xdp_engine::impl {
   bool legacy = false;
   std::string name;
   int cpus = 1;
+  std::mutex slots_mutex;  // served tests add and remove flows from several threads
+  std::vector<bool> slot_used = std::vector<bool>(NB_XDP_MAX_FLOWS);
+  std::uint32_t next_slot = 0;
+
+  std::uint32_t generation = 0;
+
+  std::uint32_t take_slot(const endpoint& source);
+  void release_slot(std::uint32_t slot);
+  bool move_generation();
 
   void detach_leftover();
   bool detach_ours(bool last_look);
@@ -216,6 +226,7 @@ xdp_engine::xdp_engine(const xdp_options& options) : impl_(std::make_unique<impl
   s.skel = nb_xdp_count::open();
   if (!s.skel) fail(options.interface, "cannot open the XDP program", errno);
   s.skel->rodata->pass_matched = options.pass ? 1 : 0;
+  s.skel->rodata->has_jiffies = libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_jiffies64, nullptr) == 1 ? 1 : 0;
   if (int r = nb_xdp_count::load(s.skel); r < 0) fail(options.interface, "the kernel refused the XDP program", r);
   s.cpus = libbpf_num_possible_cpus();
   if (s.cpus <= 0) fail(options.interface, "cannot count the possible CPUs", s.cpus);
@@ -228,25 +239,61 @@ const std::string& xdp_engine::name() const noexcept { return impl_->name; }
 const std::string& xdp_engine::interface() const noexcept { return impl_->options.interface; }
 bool xdp_engine::pass() const noexcept { return impl_->options.pass; }
 
-void xdp_engine::add_flow(const endpoint& source, std::uint16_t port, std::uint32_t message_size) {
-  nb_flow_key k = key_of(source, port);
-  std::vector<nb_flow_count> zero(static_cast<std::size_t>(impl_->cpus));
-  for (nb_flow_count& c : zero) c.message_size = message_size;
-  if (bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.flows), &k, zero.data(), BPF_NOEXIST) < 0) {
-    int err = errno;
-    if (err == EEXIST)
-      throw std::runtime_error(
-          fmt::format("flow {} -> port {} is already counted by another test", source.to_string(), port));
-    if (err == E2BIG || err == ENOMEM)
-      throw std::runtime_error(fmt::format("the XDP flow table is full ({} flows)", NB_XDP_MAX_FLOWS));
-    throw std::runtime_error(
-        fmt::format("cannot add flow {} to the XDP table: {}", source.to_string(), std::strerror(err)));
+// Round-robin: a slot just freed is reused last, long after a CPU that still counted into it is done.
+std::uint32_t xdp_engine::impl::take_slot(const endpoint& source) {
+  std::lock_guard lock(slots_mutex);
+  for (std::uint32_t i = 0; i < NB_XDP_MAX_FLOWS; ++i) {
+    const std::uint32_t s = (next_slot + i) % NB_XDP_MAX_FLOWS;
+    if (slot_used[s]) continue;
+    slot_used[s] = true;
+    next_slot = (s + 1) % NB_XDP_MAX_FLOWS;
+    return s;
   }
+  throw std::runtime_error(
+      fmt::format("the XDP flow table is full ({} flows): cannot count {}", NB_XDP_MAX_FLOWS, source.to_string()));
+}
+
+void xdp_engine::impl::release_slot(std::uint32_t slot) {
+  std::lock_guard lock(slots_mutex);
+  slot_used[slot] = false;
+}
+
+void xdp_engine::add_flow(const endpoint& source, std::uint16_t port, std::uint32_t message_size) {
+  impl& s = *impl_;
+  const nb_flow_key k = key_of(source, port);
+  const std::uint32_t slot = s.take_slot(source);
+  std::vector<nb_flow_count> zero(static_cast<std::size_t>(s.cpus));
+  for (nb_flow_count& c : zero) c.message_size = message_size;
+  int err = 0;
+  if (bpf_map_update_elem(bpf_map__fd(s.skel->maps.counts), &slot, zero.data(), BPF_ANY) < 0 ||
+      bpf_map_update_elem(bpf_map__fd(s.skel->maps.flows), &k, &slot, BPF_NOEXIST) < 0)
+    err = errno;
+  if (err == 0) return;
+  s.release_slot(slot);
+  if (err == EEXIST)
+    throw std::runtime_error(
+        fmt::format("flow {} -> port {} is already counted by another test", source.to_string(), port));
+  throw std::runtime_error(
+      fmt::format("cannot add flow {} to the XDP table: {}", source.to_string(), std::strerror(err)));
 }
 
 void xdp_engine::remove_flow(const endpoint& source, std::uint16_t port) noexcept {
-  nb_flow_key k = key_of(source, port);
-  bpf_map_delete_elem(bpf_map__fd(impl_->skel->maps.flows), &k);
+  impl& s = *impl_;
+  const nb_flow_key k = key_of(source, port);
+  std::uint32_t slot = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(s.skel->maps.flows), &k, &slot) < 0) return;
+  bpf_map_delete_elem(bpf_map__fd(s.skel->maps.flows), &k);
+  if (s.move_generation()) s.release_slot(slot);
+}
+
+// After the flow's delete, so a CPU whose remembered flow is stale finds it gone. Written through the map (a
+// kernel before 5.5 gives no mapping); false when refused: the slot stays taken, a CPU may still count into it.
+bool xdp_engine::impl::move_generation() {
+  std::lock_guard lock(slots_mutex);
+  nb_xdp_count::nb_xdp_count__bss v{};
+  v.flow_generation = ++generation;
+  const std::uint32_t zero = 0;
+  return bpf_map_update_elem(bpf_map__fd(skel->maps.bss), &zero, &v, BPF_ANY) == 0;
 }
 
 flow_totals xdp_engine::read_flow(const endpoint& source, std::uint16_t port) const {
@@ -254,7 +301,10 @@ flow_totals xdp_engine::read_flow(const endpoint& source, std::uint16_t port) co
   std::vector<nb_flow_count> per_cpu(static_cast<std::size_t>(impl_->cpus));
   flow_totals t;
   t.jitter_ns = -1;  // unknown
-  if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.flows), &k, per_cpu.data()) < 0) return t;
+  std::uint32_t slot = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.flows), &k, &slot) < 0 ||
+      bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.counts), &slot, per_cpu.data()) < 0)
+    return t;
   // CLOCK_MONOTONIC to the socket engine's wall clock.
   const std::int64_t to_wall = wall_ns() - mono_ns();
   for (const nb_flow_count& c : per_cpu) {

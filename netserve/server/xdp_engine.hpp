@@ -36,6 +36,9 @@ class xdp_engine {
   void remove_flow(const endpoint& source, std::uint16_t port) noexcept;
   // Over every CPU, wall-clock arrivals, no jitter; zero for a flow not registered.
   flow_totals read_flow(const endpoint& source, std::uint16_t port) const;
+  // How far last_arrival_ns may trail the flow's true last frame: the program stamps once a jiffy (a tick,
+  // 10 ms at the coarsest HZ).
+  static constexpr std::int64_t stamp_lag_ns = 10'000'000;
 
  private:
   struct impl;

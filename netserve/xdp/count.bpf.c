@@ -15,15 +15,34 @@
 
 // --xdp-pass, set before loading.
 const volatile __u8 pass_matched = 0;
+// Set before loading: 0 on a kernel without bpf_jiffies64 (before 5.5), which then reads the clock per frame.
+const volatile __u8 has_jiffies = 1;
+
+// A registered flow's slot in `counts`: looked up when a CPU's frames change flow (`last` caches it).
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, NB_XDP_MAX_FLOWS);
+  __type(key, struct nb_flow_key);
+  __type(value, __u32);
+} flows SEC(".maps");
+
+// Each CPU writes its own copy without atomics; netserve adds the copies up.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, NB_XDP_MAX_FLOWS);
+  __type(key, __u32);
+  __type(value, struct nb_flow_count);
+} counts SEC(".maps");
 
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-  __uint(max_entries, NB_XDP_MAX_FLOWS);
-  // Entries come only from netserve; a kernel before 5.11 would charge preallocation to RLIMIT_MEMLOCK.
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, struct nb_flow_key);
-  __type(value, struct nb_flow_count);
-} flows SEC(".maps");
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct nb_last_flow);
+} last SEC(".maps");
+
+// Moved by netserve after it removes a flow: every CPU's `last` is stale then.
+volatile __u32 flow_generation = 0;
 
 struct vlan_tag {
   __be16 tci;
@@ -41,15 +60,49 @@ static __always_inline void count_sequence(struct nb_flow_count *c, __u64 seq, _
   c->sequenced += n;
 }
 
+static __always_inline int same_key(const struct nb_flow_key *a, const struct nb_flow_key *b) {
+  const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+  return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
+}
+
+// The flow's counters on this CPU: the hash only when this CPU's previous frame was of another flow.
+static __always_inline struct nb_flow_count *counts_of(const struct nb_flow_key *key) {
+  __u32 zero = 0;
+  struct nb_last_flow *l = bpf_map_lookup_elem(&last, &zero);
+  if (!l) return 0;
+  __u32 generation = flow_generation;
+  if (l->generation != generation || !same_key(&l->key, key)) {
+    __u32 *slot = bpf_map_lookup_elem(&flows, key);
+    if (!slot) return 0;
+    l->key = *key;
+    l->slot = *slot;
+    l->generation = generation;
+  }
+  return bpf_map_lookup_elem(&counts, &l->slot);
+}
+
+// A clock read per frame would cost more than the rest of the counting: jiffies are a load.
+static __always_inline void stamp(struct nb_flow_count *c) {
+  if (!has_jiffies) {
+    c->last_ns = bpf_ktime_get_ns();
+    if (c->first_ns == 0) c->first_ns = c->last_ns;
+    return;
+  }
+  __u64 j = bpf_jiffies64();
+  if (j == c->last_jiffies && c->first_ns != 0) return;
+  c->last_jiffies = j;
+  c->last_ns = bpf_ktime_get_ns();
+  if (c->first_ns == 0) c->first_ns = c->last_ns;
+}
+
 // `l4_len`: what the IP header says follows; a UDP length beyond it is left to the stack to refuse.
 static __always_inline int count_udp(struct nb_flow_key *key, void *l4, __u32 l4_len, void *end) {
   struct udphdr *udp = l4;
   if ((void *)(udp + 1) > end || bpf_ntohs(udp->len) > l4_len) return XDP_PASS;
   key->sport = udp->source;
   key->dport = udp->dest;
-  struct nb_flow_count *c = bpf_map_lookup_elem(&flows, key);
+  struct nb_flow_count *c = counts_of(key);
   if (!c) return XDP_PASS;
-  __u64 now = bpf_ktime_get_ns();
   __u16 len = bpf_ntohs(udp->len);
   __u64 payload = len >= sizeof(*udp) ? len - sizeof(*udp) : 0;
   // A GRO or GSO buffer passed whole carries several of the test's datagrams, under the first one's header.
@@ -57,8 +110,7 @@ static __always_inline int count_udp(struct nb_flow_key *key, void *l4, __u32 l4
   if (c->message_size && payload > c->message_size) n = (payload + c->message_size - 1) / c->message_size;
   c->packets += n;
   c->bytes += payload;
-  if (c->first_ns == 0) c->first_ns = now;
-  c->last_ns = now;
+  stamp(c);
   unsigned char *p = (unsigned char *)(udp + 1);
   if (payload >= NB_PAYLOAD_HEADER_SIZE && (void *)(p + 8) <= end) {
     __u64 seq;
@@ -82,7 +134,7 @@ int nb_count(struct xdp_md *ctx) {
     proto = tag->proto;
     l3 = tag + 1;
   }
-  struct nb_flow_key key = {};
+  struct nb_flow_key key __attribute__((aligned(8))) = {};  // same_key reads it by 8 bytes
   if (proto == bpf_htons(ETH_P_IP)) {
     struct iphdr *ip = l3;
     if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_UDP || ip->ihl < 5) return XDP_PASS;

@@ -5,6 +5,7 @@
 #     no loss, and the count equals the sender veth's tx_packets within 0.1 % (the control connection's few
 #     TCP segments are the difference); the socket engine's figure under the same unpaced load is printed
 #     beside it, and must be below the driver's (the ratio is graded by bench/run, not here);
+#     two streams whose frames interleave on one CPU are counted as exactly;
 #  2. --xdp-pass: the socket path counts the same datagrams too (socket_received);
 #  3. --xdp-mode generic: "xdp-generic", exact counts;
 #  4. crash safety: netserve killed with SIGKILL mid-test leaves no program on the interface, and the next
@@ -106,6 +107,12 @@ print(f"ok: unpaced -m 1: driver {x['receiver']['pps']:.0f} pps, socket engine {
       f"({ratio:.1f}x; the sender offered {x['sender']['pps']:.0f} and {s['sender']['pps']:.0f})")
 assert ratio > 1, "the driver counted no more than the socket path received"
 PY
+
+# 1b. two streams through the one receive queue: their frames interleave on one CPU, each flow counted exactly
+start_server --engine xdp --interface "$WL_RX_DEV"
+load streams 2 200000 64 --streams 2
+check streams xdp-native
+stop_server
 
 # 2. --xdp-pass: both count
 start_server --engine xdp --interface "$WL_RX_DEV" --xdp-pass
