@@ -37,6 +37,7 @@
 #pragma GCC diagnostic pop
 
 #include "frame_loop.hpp"
+#include "udp_frame.hpp"
 
 namespace {
 
@@ -81,36 +82,15 @@ struct ioctl_socket {
   }
 };
 
-std::uint16_t ipv4_checksum(const iphdr& ip) {
-  std::uint32_t sum = 0;
-  const auto* w = reinterpret_cast<const std::uint16_t*>(&ip);
-  for (std::size_t i = 0; i < sizeof(ip) / 2; ++i) sum += w[i];
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<std::uint16_t>(~sum);
-}
-
 std::vector<unsigned char> build_frame(const options& o, const ioctl_socket& sock) {
-  std::vector<unsigned char> f(sizeof(ethhdr) + sizeof(iphdr) + sizeof(udphdr) + o.payload, 0);
+  auto f = lf::udp4_frame(parse_ipv4(o.src_ip, "--src-ip").s_addr, parse_ipv4(o.dst_ip, "--dst-ip").s_addr, o.sport,
+                          o.dport, o.payload);
   auto* eth = reinterpret_cast<ethhdr*>(f.data());
   const auto dst = parse_mac(o.dst_mac);
   std::memcpy(eth->h_dest, dst.data(), ETH_ALEN);
   ifreq ifr{};
   sock.call(o.dev, SIOCGIFHWADDR, nullptr, ifr);
   std::memcpy(eth->h_source, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
-  eth->h_proto = htons(ETH_P_IP);
-  auto* ip = reinterpret_cast<iphdr*>(eth + 1);
-  ip->version = 4;
-  ip->ihl = 5;
-  ip->ttl = 64;
-  ip->protocol = IPPROTO_UDP;
-  ip->tot_len = htons(static_cast<std::uint16_t>(sizeof(iphdr) + sizeof(udphdr) + o.payload));
-  ip->saddr = parse_ipv4(o.src_ip, "--src-ip").s_addr;
-  ip->daddr = parse_ipv4(o.dst_ip, "--dst-ip").s_addr;
-  ip->check = ipv4_checksum(*ip);
-  auto* udp = reinterpret_cast<udphdr*>(ip + 1);
-  udp->source = htons(o.sport);
-  udp->dest = htons(o.dport);
-  udp->len = htons(static_cast<std::uint16_t>(sizeof(udphdr) + o.payload));  // checksum 0: none, as IPv4 allows
   return f;
 }
 

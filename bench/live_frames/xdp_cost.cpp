@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "netserve/xdp/count_maps.h"
+#include "udp_frame.hpp"
 
 namespace {
 
@@ -24,22 +25,10 @@ constexpr std::uint16_t sport = 40000, dport = 40001;
 constexpr char saddr[] = "198.18.0.1";
 
 std::vector<unsigned char> udp_frame(std::size_t payload) {
-  std::vector<unsigned char> f(sizeof(ethhdr) + sizeof(iphdr) + sizeof(udphdr) + payload, 0);
-  auto* eth = reinterpret_cast<ethhdr*>(f.data());
-  eth->h_proto = htons(ETH_P_IP);
-  auto* ip = reinterpret_cast<iphdr*>(eth + 1);
-  ip->version = 4;
-  ip->ihl = 5;
-  ip->ttl = 64;
-  ip->protocol = IPPROTO_UDP;
-  ip->tot_len = htons(static_cast<std::uint16_t>(sizeof(iphdr) + sizeof(udphdr) + payload));
-  inet_pton(AF_INET, saddr, &ip->saddr);
-  inet_pton(AF_INET, "198.18.0.2", &ip->daddr);
-  auto* udp = reinterpret_cast<udphdr*>(ip + 1);
-  udp->source = htons(sport);
-  udp->dest = htons(dport);
-  udp->len = htons(static_cast<std::uint16_t>(sizeof(udphdr) + payload));
-  return f;
+  in_addr src{}, dst{};
+  inet_pton(AF_INET, saddr, &src);
+  inet_pton(AF_INET, "198.18.0.2", &dst);
+  return lf::udp4_frame(src.s_addr, dst.s_addr, sport, dport, payload);
 }
 
 nb_flow_key flow_key() {
