@@ -199,8 +199,8 @@ void to_harness_clock(nb::test_result& t, std::int64_t client_ns, std::int64_t s
   auto shift = [](std::int64_t& instant, std::int64_t by) {
     if (instant) instant -= by;
   };
-  if (t.requested_start) t.requested_start -= nb::ns_to_s(client_ns);
-  if (t.actual_start) t.actual_start -= nb::ns_to_s(sender_ns);
+  if (t.requested_start != 0) t.requested_start -= nb::ns_to_s(client_ns);
+  if (t.actual_start != 0) t.actual_start -= nb::ns_to_s(sender_ns);
   shift(t.sender.first_ns, sender_ns);
   shift(t.sender.last_ns, sender_ns);
   shift(t.receiver.first_ns, receiver_ns);
