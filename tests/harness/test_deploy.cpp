@@ -3,6 +3,7 @@
 // and the one sshd starts there).
 #include "harness/launch/deploy.hpp"
 #include "harness/process/process.hpp"
+#include "tests/support/temp_file.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -16,6 +17,7 @@
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using nb::test::temp_dir;
 
 namespace {
 
@@ -52,22 +54,11 @@ std::vector<std::string> words_of(const std::string& command) {
   return out;
 }
 
-struct temp_dir {
-  temp_dir() {
-    char tmpl[] = "/tmp/netbench-deploy-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  void touch(const fs::path& rel) const {
-    fs::create_directories((path / rel).parent_path());
-    std::ofstream(path / rel) << "x";
-  }
-  fs::path path;
-};
+// A file of one byte at `rel` beneath `dir`, its folders made.
+void touch(const fs::path& dir, const fs::path& rel) {
+  fs::create_directories((dir / rel).parent_path());
+  std::ofstream(dir / rel) << "x";
+}
 
 }  // namespace
 
@@ -127,21 +118,21 @@ TEST_CASE("harness deploy: an ssh host without bin_dir is an error naming it", "
 TEST_CASE("harness deploy: the programs come from --from or the tree's static build", "[harness][deploy]") {
   temp_dir t;
   // --from: side by side, or the build tree's DIR/netload/netload
-  t.touch("flat/netload");
-  t.touch("flat/netserve");
-  t.touch("tree/netload/netload");
-  t.touch("tree/netserve/netserve");
+  touch(t.path, "flat/netload");
+  touch(t.path, "flat/netserve");
+  touch(t.path, "tree/netload/netload");
+  touch(t.path, "tree/netserve/netserve");
   CHECK(harness::find_deploy_source("/proc/self/exe", (t.path / "flat").string()) == (t.path / "flat").string());
   CHECK(harness::local_program((t.path / "tree").string(), "netload") == (t.path / "tree/netload/netload").string());
   CHECK(harness::find_deploy_source("", (t.path / "tree").string()) == (t.path / "tree").string());
-  t.touch("half/netload");
+  touch(t.path, "half/netload");
   CHECK_THROWS_WITH(harness::find_deploy_source("", (t.path / "half").string()), Catch::Contains("not both there"));
   // No --from: build/<preset>/harness/harness finds build/static/bin, else says how to build it.
-  t.touch("build/default/harness/harness");
+  touch(t.path, "build/default/harness/harness");
   const std::string self = (t.path / "build/default/harness/harness").string();
   CHECK_THROWS_WITH(harness::find_deploy_source(self, ""),
                     Catch::Contains("cmake --preset static && cmake --build --preset static"));
-  t.touch("build/static/bin/netload");
-  t.touch("build/static/bin/netserve");
+  touch(t.path, "build/static/bin/netload");
+  touch(t.path, "build/static/bin/netserve");
   CHECK(harness::find_deploy_source(self, "") == (t.path / "build/static/bin").string());
 }

@@ -7,6 +7,7 @@
 #include "harness/store/history.hpp"
 #include "harness/store/record.hpp"
 #include "harness/store/schema.hpp"
+#include "tests/support/temp_file.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -21,20 +22,9 @@
 
 namespace fs = std::filesystem;
 using namespace harness::store;
+using nb::test::temp_dir;
 
 namespace {
-
-struct scratch {
-  scratch() {
-    char tmpl[] = "/tmp/netbench-untrusted-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    path = tmpl;
-  }
-  ~scratch() { fs::remove_all(path); }
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-  fs::path path;
-};
 
 std::string refusal(const fs::path& folder, const fs::path& relative, std::size_t most = 1 << 20) {
   try {
@@ -81,7 +71,7 @@ fs::path store_with(const fs::path& dir, const char* extra) {
 }  // namespace
 
 TEST_CASE("results files: read beneath their folder, regular files only, at most the cap", "[harness][store]") {
-  scratch t;
+  temp_dir t;
   std::ofstream(t.path / "run.json") << R"({"order": 0})";
   CHECK(nb::read_file_beneath(t.path, "run.json", 100) == R"({"order": 0})");
   CHECK_FALSE(nb::read_file_beneath(t.path, "missing.json", 100).has_value());
@@ -104,7 +94,7 @@ TEST_CASE("results files: read beneath their folder, regular files only, at most
 
 TEST_CASE("harness store: a database with a trigger or a view of its own is refused when opened, naming it",
           "[harness][store]") {
-  scratch t;
+  temp_dir t;
   SECTION("a trigger that deletes the folders already stored") {
     const auto file = store_with(t.path, "CREATE TRIGGER wipe AFTER INSERT ON folders BEGIN DELETE FROM folders;END");
     CHECK_THROWS_WITH(database(file), Catch::Contains("is not the store's own") &&
@@ -136,7 +126,7 @@ TEST_CASE("harness store: a database with a trigger or a view of its own is refu
 }
 
 TEST_CASE("harness store: an import that would change another folder's rows writes nothing", "[harness][store]") {
-  scratch t;
+  temp_dir t;
   database db(t.path / "s.sqlite");  // checked when opened: a trigger added afterwards, as another writer could
   record(db, one_run_folder("p-20261201T000000Z", 1000));
   db.sql().exec("CREATE TRIGGER wipe AFTER INSERT ON folders BEGIN DELETE FROM folders WHERE id <> NEW.id; END");
@@ -148,7 +138,7 @@ TEST_CASE("harness store: an import that would change another folder's rows writ
 }
 
 TEST_CASE("harness store: a number out of range refuses its folder, the others still read", "[harness][store]") {
-  scratch t;
+  temp_dir t;
   database db(t.path / "s.sqlite");
   record(db, one_run_folder("p-20261201T000000Z", 1000));
   CHECK_THROWS_WITH(record(db, one_run_folder("p-20261202T000000Z", 1e300)),
@@ -172,7 +162,7 @@ TEST_CASE("harness store: a number out of range refuses its folder, the others s
 }
 
 TEST_CASE("harness store: names reach the history table escaped, and stay data in JSON and CSV", "[harness][store]") {
-  scratch t;
+  temp_dir t;
   database db(t.path / "s.sqlite");
   record(db, one_run_folder("p\x1b]0;owned\x07-20261201T000000Z", 1000, "t\x1b[2J\x07"));
   const auto h = read_history(db, {});
