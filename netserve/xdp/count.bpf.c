@@ -83,14 +83,11 @@ static __always_inline struct nb_flow_count *counts_of(const struct nb_flow_key 
 
 // A clock read per frame would cost more than the rest of the counting: jiffies are a load.
 static __always_inline void stamp(struct nb_flow_count *c) {
-  if (!has_jiffies) {
-    c->last_ns = bpf_ktime_get_ns();
-    if (c->first_ns == 0) c->first_ns = c->last_ns;
-    return;
+  if (has_jiffies) {
+    __u64 j = bpf_jiffies64();
+    if (j == c->last_jiffies && c->first_ns != 0) return;
+    c->last_jiffies = j;
   }
-  __u64 j = bpf_jiffies64();
-  if (j == c->last_jiffies && c->first_ns != 0) return;
-  c->last_jiffies = j;
   c->last_ns = bpf_ktime_get_ns();
   if (c->first_ns == 0) c->first_ns = c->last_ns;
 }
