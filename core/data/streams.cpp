@@ -117,7 +117,7 @@ void finish_zerocopy(const std::stop_token& stop, zerocopy_completions& zc, stre
 void run_tcp_sender(std::stop_token stop, const stream_plan& plan, send_counters& counters, stream_outcome& out) {
   set_send_timeout(plan.fd, poll_ns);
   block_sigpipe_in_this_thread();
-  tcp_message_source source(plan.message_size, plan.send_call);
+  tcp_message_source source(plan.message_size, plan.send_call, sendfile_piece_for(congestion_of(plan.fd)));
   std::optional<zerocopy_completions> zc = start_zerocopy(plan, out);
   const int flags = zc ? MSG_ZEROCOPY : 0;
   std::int64_t start = 0, end = 0;

@@ -1,5 +1,6 @@
 #include "core/data/tcp_send.hpp"
 
+#include "core/base/units.hpp"
 #include "core/sys/eintr.hpp"
 
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <pthread.h>
 #include <cerrno>
@@ -42,16 +44,29 @@ fd_handle payload_file(std::size_t size, std::string& why) {
 
 }  // namespace
 
-tcp_message_source::tcp_message_source(std::size_t message_size, tcp_send_call call)
-    : size_(std::max<std::size_t>(message_size, 1)) {
+tcp_message_source::tcp_message_source(std::size_t message_size, tcp_send_call call, tcp_sendfile_piece piece)
+    : size_(std::max<std::size_t>(message_size, 1)),
+      piece_(piece == tcp_sendfile_piece::one_pipe ? sendfile_pipe_bytes() : size_) {
   if (call != tcp_send_call::sendfile) {
     fall_back("");
     return;
   }
   std::string why;
   file_ = payload_file(size_, why);
-  if (file_) words_ = "sendfile";
-  else fall_back(why);
+  if (!file_) fall_back(why);
+  else if (piece_ < size_) words_ = fmt::format("sendfile, {} per call", format_size(piece_));
+  else words_ = "sendfile";
+}
+
+tcp_sendfile_piece sendfile_piece_for(const std::string& congestion) {
+  return congestion == "bbr" ? tcp_sendfile_piece::one_pipe : tcp_sendfile_piece::whole_message;
+}
+
+std::size_t sendfile_pipe_bytes() noexcept { return 16 * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// Ends on a piece boundary: a resumed piece still fits the pipe, and is not corked.
+std::size_t tcp_message_source::sendfile_count(std::size_t offset) const noexcept {
+  return std::min(size_ - offset, piece_ - offset % piece_);
 }
 
 void tcp_message_source::fall_back(std::string why) {
@@ -86,7 +101,7 @@ ssize_t tcp_message_source::send(int sock, std::size_t offset, int flags) noexce
   if (file_) {
     make_nonblocking(sock);
     off_t from = static_cast<off_t>(offset);
-    const ssize_t r = ::sendfile(sock, file_.get(), &from, size_ - offset);
+    const ssize_t r = ::sendfile(sock, file_.get(), &from, sendfile_count(offset));
     // A socket that cannot take pages says so at the first send.
     if (r < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) && offset == 0) {
       const int e = errno;

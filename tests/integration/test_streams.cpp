@@ -1,8 +1,13 @@
 // netserve and netload as real processes on 127.0.0.1: counts add up, and match netserve's own log.
+#include "core/base/units.hpp"
+#include "core/data/tcp_send.hpp"
 #include "core/sys/socket.hpp"
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/reconciles.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -142,6 +147,25 @@ TEST_CASE("TCP_STREAM sends with sendfile() unless --send-copy: both ways, count
 // unless told; the receiver (netserve forward, netload in reverse) reads that way, and the table and the
 // JSON say which and why. The other side of the choice, a peer on another host, is the lab's
 // (tests/lab/lab_tcp_info.sh) and the unit tests'.
+// bbr paces inside TCP, where a longer sendfile()'s corked pieces cost pacing timers (core/data/tcp_send.hpp).
+TEST_CASE("TCP_STREAM under bbr asks sendfile() for one pipe-full per call: both ways, counts exact, it says so",
+          "[integration][tcp]") {
+  nb::fd_handle probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (::setsockopt(probe.get(), IPPROTO_TCP, TCP_CONGESTION, "bbr", 3) != 0) {
+    WARN("skipped: bbr is not available to this process (tcp_allowed_congestion_control)");
+    return;
+  }
+  netserve_process server(1);
+  const bool reverse = GENERATE(false, true);
+  std::vector<std::string> global = {"--rate", "400M"};
+  if (reverse) global.push_back("--reverse");
+  json r = run_json(server.port(), "TCP_STREAM", 1, global, {"-m", "300000", "-K", "bbr"});
+  require_reconciles(r);
+  CHECK(r["sender"]["bytes"] == r["receiver"]["bytes"]);
+  CHECK(r["tcp"]["congestion"] == "bbr");
+  CHECK(r["sender"]["batching"] == "sendfile, " + nb::format_size(nb::sendfile_pipe_bytes()) + " per call");
+}
+
 TEST_CASE("TCP_STREAM chooses its receive mode from where the peer is, and says so", "[integration][tcp]") {
   netserve_process server(1);
   const bool reverse = GENERATE(false, true);

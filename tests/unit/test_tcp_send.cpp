@@ -1,6 +1,8 @@
 // core/data/tcp_send: the bytes a TCP sender hands over, by sendfile() or send(), and a hung-up peer.
 #include "core/data/tcp_send.hpp"
 
+#include "core/base/units.hpp"
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -146,4 +148,46 @@ TEST_CASE("on a slow path one send of a large message returns within the send ti
                        << " bytes sent");
   CHECK(offset > 0);
   CHECK(longest < std::chrono::milliseconds(400));
+}
+
+// A socket pair with room for a whole message: only a call's own limit stops a send.
+struct roomy_pair : socket_pair {
+  roomy_pair() {
+    const int big = 4 << 20;
+    REQUIRE(::setsockopt(a.get(), SOL_SOCKET, SO_SNDBUF, &big, sizeof big) == 0);
+    REQUIRE(::setsockopt(b.get(), SOL_SOCKET, SO_RCVBUF, &big, sizeof big) == 0);
+  }
+};
+
+// Under bbr a longer sendfile()'s corked pieces cost pacing timers (core/data/tcp_send.hpp).
+TEST_CASE("under bbr sendfile() is asked for one pipe-full at a time, a resumed message up to the next boundary",
+          "[unit][tcp_send]") {
+  const std::size_t pipe = nb::sendfile_pipe_bytes();
+  CHECK(pipe == 16 * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
+  CHECK(nb::sendfile_piece_for("bbr") == nb::tcp_sendfile_piece::one_pipe);
+  CHECK(nb::sendfile_piece_for("cubic") == nb::tcp_sendfile_piece::whole_message);
+  CHECK(nb::sendfile_piece_for("reno") == nb::tcp_sendfile_piece::whole_message);
+  const std::size_t size = 3 * pipe + 1000;
+  SECTION("one pipe-full per call") {
+    nb::tcp_message_source source(size, nb::tcp_send_call::sendfile, nb::tcp_sendfile_piece::one_pipe);
+    REQUIRE(source.uses_sendfile());
+    CHECK(source.words() == "sendfile, " + nb::format_size(pipe) + " per call");
+    roomy_pair p;
+    CHECK(source.send(p.a.get(), 0, 0) == static_cast<ssize_t>(pipe));
+    CHECK(source.send(p.a.get(), 1000, 0) == static_cast<ssize_t>(pipe - 1000));
+    CHECK(source.send(p.a.get(), 3 * pipe, 0) == 1000);
+    CHECK(send_and_read(source, 2) == std::string(2 * size, 0x5a));
+  }
+  SECTION("a message of one pipe-full or less is one call, said plainly") {
+    nb::tcp_message_source source(pipe, nb::tcp_send_call::sendfile, nb::tcp_sendfile_piece::one_pipe);
+    CHECK(source.words() == "sendfile");
+    roomy_pair p;
+    CHECK(source.send(p.a.get(), 0, 0) == static_cast<ssize_t>(pipe));
+  }
+  SECTION("elsewhere one call asks for the rest of the message") {
+    nb::tcp_message_source source(size, nb::tcp_send_call::sendfile);
+    CHECK(source.words() == "sendfile");
+    roomy_pair p;
+    CHECK(source.send(p.a.get(), 0, 0) > static_cast<ssize_t>(pipe));
+  }
 }
