@@ -4,46 +4,10 @@ graded ones (like-for-like paths, other tools, what the sender alone does)."""
 import json
 import os
 
-from parsers import (ParseError, _read, pacing_stats, parse_iperf2, parse_iperf2_tcp, parse_iperf3, parse_netload,
-                     parse_sockperf, parse_wl_kernel, parse_wl_pdr, safe)
-
-
-def fmt_pps(x):
-    if x is None:
-        return "-"
-    if x >= 1e6:
-        return f"{x/1e6:.3f} Mpps"
-    return f"{x/1e3:.1f} kpps"
-
-
-def fmt_mbps(x):
-    return "-" if x is None else f"{x:,.0f} Mbit/s"
-
-
-class Table:
-    def __init__(self, raw):
-        self.raw = raw
-        self.rows = []
-        self.results = {}
-
-    def netload(self, name):
-        return safe(parse_netload, self.raw, name)
-
-    def row(self, measure, nl, other, ratio, target, verdict, note=""):
-        self.rows.append({"measure": measure, "netload": nl, "other": other, "ratio": ratio,
-                          "target": target, "result": verdict, "note": note})
-
-    def ratio_row(self, measure, a, b, key, fmt, target_ratio, other_label):
-        """a/b on `key`; graded against target_ratio when it is set (0 or None: an info row)."""
-        target = f">= {target_ratio}x" if target_ratio else "info"
-        if not a["ok"] or not b["ok"]:
-            err = a.get("error") if not a["ok"] else b.get("error")
-            self.row(measure, fmt(a.get(key)) if a["ok"] else "FAILED", fmt(b.get(key)) if b["ok"] else "FAILED",
-                     "-", target, "FAIL" if target_ratio else "error", err)
-            return
-        r = a[key] / b[key] if b[key] else float("inf")
-        self.row(measure, fmt(a[key]), f"{other_label} {fmt(b[key])}", f"{r:.2f}x", target,
-                 ("PASS" if r >= target_ratio else "FAIL") if target_ratio else "info")
+from parsers import (ParseError, _read, pacing_stats, parse_iperf2, parse_iperf3, parse_sockperf, parse_wl_kernel,
+                     parse_wl_pdr, safe)
+from report_tcp import tcp, tcp_user
+from table import Table, fmt_mbps, fmt_pps
 
 
 def udp_m1(t):
@@ -130,92 +94,6 @@ def pacing(t, meta):
     else:
         t.row("3  iperf3 -u -l 16 -b 100m pacing", "-", "FAILED", "-", "info", "info", i3p["error"])
     t.results["pacing"] = pace
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return None if n == 0 else (xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2)
-
-
-def tcp_cell(t, where, size, n, tool, rounds):
-    """One tool's runs of one cell: every round's parse, and the median received rate of those that ran."""
-    runs = []
-    for r in range(1, rounds + 1):
-        name = f"tcp_{where}_m{size}_s{n}_{tool}_r{r}"
-        if tool.startswith("iperf3"):
-            runs.append(safe(parse_iperf3, t.raw, name))
-        elif tool == "iperf2":
-            runs.append(safe(parse_iperf2_tcp, t.raw, name, n))
-        else:
-            runs.append(t.netload(name))
-    ok = [x["recv_mbps"] for x in runs if x["ok"]]
-    # A cell is judged on a majority of its rounds: a median of one run is the minute's, not the tool's.
-    res = {"ok": len(ok) * 2 > rounds, "recv_mbps": median(ok), "rounds": [x.get("recv_mbps") for x in runs],
-           "runs": runs}
-    if not res["ok"]:
-        res["error"] = "; ".join(x["error"] for x in runs if not x["ok"])
-    return res
-
-
-def add_note(t, note):
-    """Appends to the last row's note (an error row already has one)."""
-    t.rows[-1]["note"] = (t.rows[-1]["note"] + "; " if t.rows[-1]["note"] else "") + note
-
-
-def tcp_note(cell):
-    return "/".join("failed" if x is None else f"{x / 1000:.1f}" for x in cell["rounds"]) + " Gbit/s"
-
-
-def receive_modes(cell):
-    """The receive modes a netload cell's rounds ran in ("copy", "discard", "copy/discard" if they differed)."""
-    return "/".join(sorted({x.get("receive_mode") or "?" for x in cell["runs"] if x["ok"]})) or "?"
-
-
-def tcp(t, where):
-    """4 (loopback) and 8 (wire-like): TCP_STREAM against iperf3 and iperf2 at equal write size, streams and
-    congestion control; the median of the interleaved rounds, graded >= 1.0x against each."""
-    try:
-        meta = json.loads(_read(os.path.join(t.raw, f"tcp_{where}.json")))
-    except (ParseError, ValueError) as e:
-        meta = {"ran": False, "reason": f"no record of the TCP rows ({e})"}
-    num, place = ("4", "loopback") if where == "lo" else ("8", "wire-like")
-    t.results[f"tcp_{where}"] = res = {"meta": meta}
-    if not meta.get("ran"):
-        t.row(f"{num}  TCP {place}", "skipped", "-", "-", ">= 1.0x", "FAIL", meta.get("reason", ""))
-        return
-    rounds, cc = meta["rounds"], meta["cc"]
-    for size in meta["sizes"]:
-        for n in meta["streams"]:
-            cells = {tool: tcp_cell(t, where, size, n, tool, rounds)
-                     for tool in ("netload", "othermode", "iperf3", "iperf2", "zerocopy", "iperf3sendfile", "sendcopy")}
-            res[f"m{size}_s{n}"] = {k: dict(v, runs=None) for k, v in cells.items()}
-            label = f"{num}  TCP {place} -m {size}, {n} stream{'s' if n > 1 else ''}, {cc}, rx Mbit/s"
-            nl = cells["netload"]
-            for other in ("iperf3", "iperf2"):
-                t.ratio_row(f"{label} vs {other}", nl, cells[other], "recv_mbps", fmt_mbps, 1.0, other)
-                add_note(t, f"median of {rounds} rounds: netload {tcp_note(nl)}, {other} {tcp_note(cells[other])}")
-            streams = f"{n} stream{'s' if n > 1 else ''}"
-            # netload's receive mode (chosen from where the peer is) against the other one, same rounds.
-            om = cells["othermode"]
-            mode = receive_modes(nl)
-            t.ratio_row(f"{num}   receive mode: netload's own ({mode}) vs the other, -m {size}, {streams}", nl, om,
-                        "recv_mbps", fmt_mbps, None, f"netload, the other mode ({receive_modes(om)})")
-            add_note(t, f"rounds: {mode} {tcp_note(nl)}, {receive_modes(om)} {tcp_note(om)}")
-            # Like for like: the same send call on both sides (bench/tcp.sh says why these two rows).
-            i3z, sc = cells["iperf3sendfile"], cells["sendcopy"]
-            t.ratio_row(f"{num}   sendfile both (iperf3's receiver copies): netload vs iperf3 -Z, -m {size}, {streams}", nl, i3z, "recv_mbps",
-                        fmt_mbps, None, "iperf3 -Z")
-            add_note(t, f"rounds: netload {tcp_note(nl)}, iperf3 -Z {tcp_note(i3z)}")
-            for other in ("iperf3", "iperf2"):
-                t.ratio_row(f"{num}   copies at both ends: netload --send-copy --recv-copy vs {other}, -m {size}, {streams}", sc,
-                            cells[other], "recv_mbps", fmt_mbps, None, other)
-                add_note(t, f"rounds: netload copying {tcp_note(sc)}, {other} {tcp_note(cells[other])}")
-            zc = cells["zerocopy"]
-            t.ratio_row(f"{num}   --zerocopy, -m {size}, {n} stream{'s' if n > 1 else ''} vs without", zc, nl, "recv_mbps",
-                        fmt_mbps, None, "netload")
-            batching = next((x.get("sender_batching") for x in zc["runs"] if x["ok"]), None)
-            add_note(t, f"rounds {tcp_note(zc)}; sender: {batching}")
 
 
 def drops(t):
@@ -443,11 +321,13 @@ def report(raw, outjson):
         udp_m1400(t)
         pacing(t, meta)
         tcp(t, "lo")
+        tcp_user(t)
         drops(t)
         streams(t)
         ports(t)
     if "tcp-loopback" in sections:
         tcp(t, "lo")
+        tcp_user(t)
     if "tcp-wirelike" in sections:
         tcp(t, "wl")
     if "wirelike" in sections:

@@ -20,7 +20,7 @@
 # minutes more than the tools differ (bench/README.md), so one run per tool would compare the minutes. The report
 # takes each cell's median. `--zerocopy` rows run beside netload's plain ones.
 #
-# Uses bench/run's globals and helpers: RAW LIB NETLOAD NETSERVE DUR SND_CPU RCV_CPU PIDS TCP_ROUNDS say
+# Uses bench/run's globals and helpers: RAW LIB NETLOAD NETSERVE DUR SND_CPU RCV_CPU PIDS TCP_ROUNDS TCP_USER_* say
 # stop_pid start_netserve NS_PORTS wait_listen; on the wire-like path also bench/wirelike.sh's WL_* and wl_wait_listen.
 
 TCP_SIZES=(128K 1M)
@@ -56,38 +56,46 @@ tcp_netserve() {  # WHERE
         echo "bench/run: wire-like netserve (TCP) did not start:" >&2; cat "$RAW/wl_netserve_tcp.err" >&2; return 1; }
 }
 
+# Every tool's option for the congestion control, none where the host's own is used (TCP_CC empty).
+tcp_cc() { [ -n "$TCP_CC" ] && printf '%s\n' "$1" "$TCP_CC"; }
+TCP_PIN_THREADS=yes   # netload -T: its sender thread and netserve's receiving thread pinned as well
+
 tcp_netload() {  # WHERE NAME SIZE STREAMS [extra test options]
-    local where=$1 name=$2 size=$3 streams=$4; shift 4
-    say "netload $name: -m $size --streams $streams -K $TCP_CC $*"
+    local where=$1 name=$2 size=$3 streams=$4 pin=() cc; shift 4
+    mapfile -t cc < <(tcp_cc -K)
+    [ "$TCP_PIN_THREADS" = yes ] && pin=(-T "$SND_CPU,$RCV_CPU")
+    say "netload $name: -m $size --streams $streams ${cc[*]} ${pin[*]} $*"
     tcp_tx "$where" timeout -k 2 $((DUR + 20)) "$NETLOAD" -H "$(tcp_addr "$where")" -p "$TCP_NS_PORT" -t TCP_STREAM \
-        -l "$DUR" --streams "$streams" -T "$SND_CPU,$RCV_CPU" --json -- -m "$size" -K "$TCP_CC" "$@" \
+        -l "$DUR" --streams "$streams" "${pin[@]}" --json -- -m "$size" "${cc[@]}" "$@" \
         >"$RAW/$name.json" 2>"$RAW/$name.err" || say "  netload $name exited $?"
 }
 
 tcp_iperf3() {  # WHERE NAME SIZE STREAMS [extra client options]
-    local where=$1 name=$2 size=$3 streams=$4 port; shift 4
+    local where=$1 name=$2 size=$3 streams=$4 port cc; shift 4
+    mapfile -t cc < <(tcp_cc -C)
     port=$(python3 "$LIB" freeport)
     tcp_rx "$where" timeout -k 2 $((DUR + 20)) iperf3 -s -1 -B "$(tcp_addr "$where")" -p "$port" --json \
         >"$RAW/$name.server.json" 2>"$RAW/$name.server.err" &
     local spid=$!; PIDS+=("$spid")
     tcp_listening "$where" "$port" || { stop_pid "$spid" TERM; return; }
-    say "iperf3 $name: -l $size -P $streams -C $TCP_CC $*"
+    say "iperf3 $name: -l $size -P $streams ${cc[*]} $*"
     tcp_tx "$where" timeout -k 2 $((DUR + 20)) iperf3 -c "$(tcp_addr "$where")" -p "$port" -t "$DUR" --json \
-        --get-server-output -l "$size" -P "$streams" -C "$TCP_CC" "$@" >"$RAW/$name.json" 2>"$RAW/$name.err" ||
+        --get-server-output -l "$size" -P "$streams" "${cc[@]}" "$@" >"$RAW/$name.json" 2>"$RAW/$name.err" ||
         say "  iperf3 $name exited $?"
     stop_pid "$spid" TERM
 }
 
 tcp_iperf2() {  # WHERE NAME SIZE STREAMS — the server's CSV report (-y C): a line per stream
-    local where=$1 name=$2 size=$3 streams=$4 port
+    local where=$1 name=$2 size=$3 streams=$4 port cc
+    mapfile -t cc < <(tcp_cc -Z)
     port=$(python3 "$LIB" freeport)
     tcp_rx "$where" timeout -k 2 $((DUR + 20)) iperf -s -B "$(tcp_addr "$where")" -p "$port" -y C \
         >"$RAW/$name.server.csv" 2>"$RAW/$name.server.err" &
     local spid=$!; PIDS+=("$spid")
     tcp_listening "$where" "$port" || { stop_pid "$spid" INT; return; }
-    say "iperf2 $name: -l $size -P $streams -Z $TCP_CC"
+    say "iperf2 $name: -l $size -P $streams ${cc[*]}"
     tcp_tx "$where" timeout -k 2 $((DUR + 20)) iperf -c "$(tcp_addr "$where")" -p "$port" -t "$DUR" -l "$size" \
-        -P "$streams" -Z "$TCP_CC" -y C >"$RAW/$name.out" 2>"$RAW/$name.err" || say "  iperf $name exited $?"
+        -P "$streams" "${cc[@]}" -y C >"$RAW/$name.out" 2>"$RAW/$name.err" || say "  iperf $name exited $?"
     sleep 0.3   # the server writes its lines once every stream has ended
     stop_pid "$spid" INT
 }
@@ -116,4 +124,24 @@ tcp_matrix() {
     printf '{"ran": true, "where": "%s", "cc": "%s", "rounds": %s, "sizes": ["%s"], "streams": [%s], "seconds": %s}\n' \
         "$where" "$TCP_CC" "$TCP_ROUNDS" "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" \
         "$(IFS=,; echo "${TCP_STREAMS[*]}")" "$DUR" >"$RAW/tcp_$where.json"
+}
+
+# tcp_user: one stream on loopback placed as users place the tools by hand: servers started under taskset on the
+# receiver CPU, clients under taskset on the sender CPU, nothing else (no netload -T), the host's own congestion
+# control, TCP_USER_SECONDS-s runs, TCP_USER_ROUNDS rounds interleaved; raw/tcp_user.json says what ran.
+tcp_user() {
+    local TCP_CC="" TCP_PIN_THREADS=no DUR=$TCP_USER_SECONDS r size cell
+    start_netserve netserve_user "$RCV_CPU"
+    TCP_NS_PORT=${NS_PORTS[netserve_user]}
+    for r in $(seq 1 "$TCP_USER_ROUNDS"); do
+        for size in "${TCP_SIZES[@]}"; do
+            cell="tcp_user_m${size}_s1"
+            tcp_netload lo "${cell}_netload_r$r" "$size" 1
+            tcp_iperf3 lo "${cell}_iperf3_r$r" "$size" 1
+            tcp_iperf2 lo "${cell}_iperf2_r$r" "$size" 1
+        done
+    done
+    printf '{"ran": true, "where": "user", "cc": "%s", "rounds": %s, "sizes": ["%s"], "streams": [1], "seconds": %s}\n' \
+        "$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo unknown)" "$TCP_USER_ROUNDS" \
+        "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" "$DUR" >"$RAW/tcp_user.json"
 }

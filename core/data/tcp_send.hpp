@@ -38,7 +38,7 @@ class tcp_message_source {
 
   std::size_t size_;
   std::size_t piece_;  // at most this many bytes per sendfile() call
-  fd_handle file_;  // empty without sendfile
+  fd_handle file_;     // empty without sendfile
   std::string buffer_;
   std::string words_;
   int prepared_ = -1;  // the socket make_nonblocking() last looked at
