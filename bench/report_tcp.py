@@ -117,23 +117,32 @@ def tcp_user(t):
     if not meta.get("ran"):
         t.row("4u TCP loopback as users pin it", "skipped", "-", "-", ">= 1.0x", "FAIL", meta.get("reason", ""))
         return
-    rounds, cc, secs = meta["rounds"], meta["cc"], meta["seconds"]
-    for size in meta["sizes"]:
-        cells = {tool: tcp_cell(t, "user", size, 1, tool, rounds) for tool in ("netload", "iperf3", "iperf2")}
-        res[f"m{size}_s1"] = {k: dict(v, runs=None) for k, v in cells.items()}
-        label = f"4u TCP loopback as users pin it (taskset only, {cc}, {secs}-s runs) -m {size}, 1 stream, rx Mbit/s"
-        nl, i3 = cells["netload"], cells["iperf3"]
-        spread_row(t, f"{label} vs iperf3", nl, i3, "iperf3", 1.0)
-        spread_row(t, f"4u   same, vs iperf2 (info)", nl, cells["iperf2"], "iperf2")
-        steady_row(t, f"4u   spread over the rounds (max/min), -m {size}: netload vs iperf3's + 10 points", nl, i3)
+    rounds, secs = meta["rounds"], meta["seconds"]
+    for run in meta.get("ccs", []):
+        cc = run["cc"]
+        how = f"{cc}, named" if run["named"] else f"{cc}, the host's own"
+        for size in meta["sizes"]:
+            cells = {tool: tcp_cell(t, f"user_{cc}", size, 1, tool, rounds) for tool in ("netload", "iperf3", "iperf2")}
+            res[f"{cc}_m{size}_s1"] = {k: dict(v, runs=None) for k, v in cells.items()}
+            label = f"4u TCP loopback as users pin it (taskset only, {how}, {secs}-s runs) -m {size}, 1 stream, rx Mbit/s"
+            nl, i3 = cells["netload"], cells["iperf3"]
+            spread_row(t, f"{label} vs iperf3", nl, i3, "iperf3", 1.0)
+            spread_row(t, "4u   same, vs iperf2 (info)", nl, cells["iperf2"], "iperf2")
+            steady_row(t, f"4u   spread over the rounds (max/min), {cc}, -m {size}: netload vs iperf3's + 10 points", nl,
+                       i3)
 
 
 def steady_row(t, label, nl, i3):
-    """netload's max/min over the rounds against iperf3's plus 0.10: graded."""
-    if not nl.get("spread") or not i3.get("spread"):
-        t.row(label, "FAILED" if not nl.get("spread") else "-", "FAILED" if not i3.get("spread") else "-", "-",
-              "<= iperf3 + 0.10", "FAIL", "a tool had no round that ran")
-        return
+    """netload's max/min over the rounds against iperf3's plus 0.10: graded. A tool that lost rounds is not
+    steady, whatever the rounds it kept say."""
+    target = "<= iperf3 + 0.10"
+    for name, cell in (("netload", nl), ("iperf3", i3)):
+        failed = sum(1 for x in cell["rounds"] if x is None)
+        if failed or not cell.get("spread"):
+            why = f"{failed} of {len(cell['rounds'])} rounds failed" if failed else "a round received nothing"
+            t.row(label, "FAILED" if name == "netload" else "-", "FAILED" if name == "iperf3" else "-", "-", target,
+                  "FAIL", f"{name}: {why}" + (f" ({cell['error']})" if cell.get("error") else ""))
+            return
     bound = i3["spread"] + 0.10
     t.row(label, f"x{nl['spread']:.2f}", f"iperf3 x{i3['spread']:.2f}", "-", f"<= x{bound:.2f}",
           "PASS" if nl["spread"] <= bound else "FAIL")

@@ -25,12 +25,14 @@
 
 TCP_SIZES=(128K 1M)
 TCP_STREAMS=(1 5)
-if [ -z "${TCP_CC:-}" ]; then
-    # Without root an algorithm must also be in tcp_allowed_congestion_control.
-    cc_list=/proc/sys/net/ipv4/tcp_available_congestion_control
+tcp_host_cc() { sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo reno; }
+tcp_has_cc() {  # NAME: can every tool here set it? Without root it must also be in the allowed list.
+    local cc_list=/proc/sys/net/ipv4/tcp_available_congestion_control
     [ "$(id -u)" -eq 0 ] || cc_list=/proc/sys/net/ipv4/tcp_allowed_congestion_control
-    if grep -qw cubic "$cc_list" 2>/dev/null; then TCP_CC=cubic
-    else TCP_CC=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo reno); fi
+    grep -qw "$1" "$cc_list" 2>/dev/null
+}
+if [ -z "${TCP_CC:-}" ]; then
+    if tcp_has_cc cubic; then TCP_CC=cubic; else TCP_CC=$(tcp_host_cc); fi
 fi
 
 # In the receiver's or the sender's place of PATH (lo: this host; wl: the wire-like namespaces), pinned.
@@ -127,21 +129,28 @@ tcp_matrix() {
 }
 
 # tcp_user: one stream on loopback placed as users place the tools by hand: servers started under taskset on the
-# receiver CPU, clients under taskset on the sender CPU, nothing else (no netload -T), the host's own congestion
-# control, TCP_USER_SECONDS-s runs, TCP_USER_ROUNDS rounds interleaved; raw/tcp_user.json says what ran.
+# receiver CPU, clients under taskset on the sender CPU, nothing else (no netload -T), 2-s runs, interleaved
+# rounds; under the host's own congestion control (no option given), then under cubic named on every command line
+# where the host's own is another. raw/tcp_user.json says what ran.
 tcp_user() {
-    local TCP_CC="" TCP_PIN_THREADS=no DUR=$TCP_USER_SECONDS r size cell
+    local TCP_CC TCP_PIN_THREADS=no DUR=$TCP_USER_SECONDS r size cc cell own ccs=("")
+    own=$(tcp_host_cc)
+    [ "$own" != cubic ] && tcp_has_cc cubic && ccs+=(cubic)
     start_netserve netserve_user "$RCV_CPU"
     TCP_NS_PORT=${NS_PORTS[netserve_user]}
     for r in $(seq 1 "$TCP_USER_ROUNDS"); do
-        for size in "${TCP_SIZES[@]}"; do
-            cell="tcp_user_m${size}_s1"
-            tcp_netload lo "${cell}_netload_r$r" "$size" 1
-            tcp_iperf3 lo "${cell}_iperf3_r$r" "$size" 1
-            tcp_iperf2 lo "${cell}_iperf2_r$r" "$size" 1
+        for cc in "${ccs[@]}"; do
+            TCP_CC=$cc
+            for size in "${TCP_SIZES[@]}"; do
+                cell="tcp_user_${cc:-$own}_m${size}_s1"
+                tcp_netload lo "${cell}_netload_r$r" "$size" 1
+                tcp_iperf3 lo "${cell}_iperf3_r$r" "$size" 1
+                tcp_iperf2 lo "${cell}_iperf2_r$r" "$size" 1
+            done
         done
     done
-    printf '{"ran": true, "where": "user", "cc": "%s", "rounds": %s, "sizes": ["%s"], "streams": [1], "seconds": %s}\n' \
-        "$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo unknown)" "$TCP_USER_ROUNDS" \
-        "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" "$DUR" >"$RAW/tcp_user.json"
+    local named='[{"cc": "'$own'", "named": false}'
+    [ "${#ccs[@]}" -gt 1 ] && named+=', {"cc": "cubic", "named": true}'
+    printf '{"ran": true, "where": "user", "ccs": %s], "rounds": %s, "sizes": ["%s"], "streams": [1], "seconds": %s}\n' \
+        "$named" "$TCP_USER_ROUNDS" "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" "$DUR" >"$RAW/tcp_user.json"
 }

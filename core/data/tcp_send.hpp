@@ -46,9 +46,8 @@ class tcp_message_source {
   int wait_ms_ = -1;  // its SO_SNDTIMEO; -1 none
 };
 
-// A longer sendfile() moves its range a pipe-full at a time (sendfile()'s own pipe: 16 pages) and marks every
-// piece but the last MSG_MORE: TCP corks them. Under a congestion control that paces inside TCP (bbr) each cork
-// costs pacing timers; elsewhere the whole message is better (bench/README.md#tcp-sendfile).
+// A longer sendfile() sends its pipe-fulls (16 pages) MSG_MORE but the last: under bbr, which may pace inside
+// TCP, that costs pacing timers, elsewhere it is the faster way (bench/README.md#tcp-sendfile).
 tcp_sendfile_piece sendfile_piece_for(const std::string& congestion);
 std::size_t sendfile_pipe_bytes() noexcept;
 

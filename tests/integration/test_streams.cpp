@@ -143,11 +143,7 @@ TEST_CASE("TCP_STREAM sends with sendfile() unless --send-copy: both ways, count
   CHECK(r["receive"]["automatic"] == false);
 }
 
-// Where netload's peer is this host (here 127.0.0.1), one stream's receiver copies and several discard,
-// unless told; the receiver (netserve forward, netload in reverse) reads that way, and the table and the
-// JSON say which and why. The other side of the choice, a peer on another host, is the lab's
-// (tests/lab/lab_tcp_info.sh) and the unit tests'.
-// bbr paces inside TCP, where a longer sendfile()'s corked pieces cost pacing timers (core/data/tcp_send.hpp).
+// Under bbr a longer sendfile()'s corked pieces cost pacing timers (core/data/tcp_send.hpp).
 TEST_CASE("TCP_STREAM under bbr asks sendfile() for one pipe-full per call: both ways, counts exact, it says so",
           "[integration][tcp]") {
   nb::fd_handle probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -166,6 +162,10 @@ TEST_CASE("TCP_STREAM under bbr asks sendfile() for one pipe-full per call: both
   CHECK(r["sender"]["batching"] == "sendfile, " + nb::format_size(nb::sendfile_pipe_bytes()) + " per call");
 }
 
+// Where netload's peer is this host (here 127.0.0.1), one stream's receiver copies and several discard,
+// unless told; the receiver (netserve forward, netload in reverse) reads that way, and the table and the
+// JSON say which and why. The other side of the choice, a peer on another host, is the lab's
+// (tests/lab/lab_tcp_info.sh) and the unit tests'.
 TEST_CASE("TCP_STREAM chooses its receive mode from where the peer is, and says so", "[integration][tcp]") {
   netserve_process server(1);
   const bool reverse = GENERATE(false, true);
