@@ -7,7 +7,7 @@ import os
 from parsers import (ParseError, _read, pacing_stats, parse_iperf2, parse_iperf3, parse_sockperf, parse_wl_kernel,
                      parse_wl_pdr, safe)
 from report_tcp import tcp, tcp_user
-from table import Table, fmt_mbps, fmt_pps
+from table import Table, fmt_mbps, fmt_pps, read_record
 
 
 def udp_m1(t):
@@ -180,10 +180,7 @@ def wl_kernel_note(label, k):
 def wirelike(t):
     """8: the wire-like path (bench/wirelike.sh). Info rows beside the other tools (the path is the reference);
     wirelike_harness grades the harness's search."""
-    try:
-        wl = json.loads(_read(os.path.join(t.raw, "wirelike.json")))
-    except (ParseError, ValueError) as e:
-        wl = {"ran": False, "reason": f"no record of the section ({e})"}
+    wl = read_record(t.raw, "wirelike.json", "the section")
     t.results["wirelike"] = res = {"section": wl}
     if not wl.get("ran"):
         t.row("8  wire-like path (veth, gso_max_segs 1, RPS)", "skipped", "-", "-", "info", "info", wl.get("reason", ""))
@@ -256,10 +253,7 @@ def wirelike_xdp(t):
 
 def wirelike_harness(t):
     """8: the harness's PDR against the kernel's best rate (graded: within 10 %, one attempt in two)."""
-    try:
-        d = json.loads(_read(os.path.join(t.raw, "wl_harness_pdr.json")))
-    except (ParseError, ValueError) as e:
-        d = {"ran": False, "reason": f"no record ({e})"}
+    d = read_record(t.raw, "wl_harness_pdr.json", "the harness's search")
     t.results["wirelike"]["harness_pdr"] = d
     if "attempts" not in d:
         t.row("8  wire-like harness PDR conditional throughput -m 64 vs the kernel's best rate", "skipped", "-", "-", "within 10 %", "info",

@@ -1,10 +1,7 @@
 """The TCP rows of the bench table (bench/tcp.sh runs them): every cell's median over interleaved rounds,
 graded against iperf3 and iperf2, with each tool's spread over the rounds beside its median."""
-import json
-import os
-
-from parsers import ParseError, _read, parse_iperf2_tcp, parse_iperf3, safe
-from table import fmt_mbps
+from parsers import parse_iperf2_tcp, parse_iperf3, safe
+from table import fmt_mbps, read_record
 
 
 def median(xs):
@@ -70,10 +67,7 @@ def receive_modes(cell):
 def tcp(t, where):
     """4 (loopback) and 8 (wire-like): TCP_STREAM against iperf3 and iperf2 at equal write size, streams and
     congestion control; the median of the interleaved rounds, graded >= 1.0x against each."""
-    try:
-        meta = json.loads(_read(os.path.join(t.raw, f"tcp_{where}.json")))
-    except (ParseError, ValueError) as e:
-        meta = {"ran": False, "reason": f"no record of the TCP rows ({e})"}
+    meta = read_record(t.raw, f"tcp_{where}.json", "the TCP rows")
     num, place = ("4", "loopback") if where == "lo" else ("8", "wire-like")
     t.results[f"tcp_{where}"] = res = {"meta": meta}
     if not meta.get("ran"):
@@ -109,10 +103,7 @@ def tcp(t, where):
 def tcp_user(t):
     """4u: one stream placed as users place the tools by hand (bench/tcp.sh tcp_user): graded >= 1.0x iperf3,
     and netload's spread over the rounds no wider than iperf3's plus ten points; iperf2 beside them."""
-    try:
-        meta = json.loads(_read(os.path.join(t.raw, "tcp_user.json")))
-    except (ParseError, ValueError) as e:
-        meta = {"ran": False, "reason": f"no record of the rows ({e})"}
+    meta = read_record(t.raw, "tcp_user.json", "the rows")
     t.results["tcp_user"] = res = {"meta": meta}
     if not meta.get("ran"):
         t.row("4u TCP loopback as users pin it", "skipped", "-", "-", ">= 1.0x", "FAIL", meta.get("reason", ""))

@@ -1,5 +1,16 @@
 """The bench table's rows and how figures are written in them (report.py, report_tcp.py)."""
-from parsers import parse_netload, safe
+import json
+import os
+
+from parsers import ParseError, _read, parse_netload, safe
+
+
+def read_record(raw, name, what):
+    """A section's record raw/NAME, or {"ran": False, "reason": ...} saying why there is none."""
+    try:
+        return json.loads(_read(os.path.join(raw, name)))
+    except (ParseError, ValueError) as e:
+        return {"ran": False, "reason": f"no record of {what} ({e})"}
 
 
 def fmt_pps(x):
