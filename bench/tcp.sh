@@ -149,7 +149,7 @@ tcp_user() {
             done
         done
     done
-    local named='[{"cc": "'$own'", "named": false}'
+    local named='[{"cc": "'"$own"'", "named": false}'
     [ "${#ccs[@]}" -gt 1 ] && named+=', {"cc": "cubic", "named": true}'
     printf '{"ran": true, "where": "user", "ccs": %s], "rounds": %s, "sizes": ["%s"], "streams": [1], "seconds": %s}\n' \
         "$named" "$TCP_USER_ROUNDS" "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" "$DUR" >"$RAW/tcp_user.json"
