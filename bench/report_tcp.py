@@ -1,13 +1,9 @@
 """The TCP rows of the bench table (bench/tcp.sh runs them): every cell's median over interleaved rounds,
 graded against iperf3 and iperf2, with each tool's spread over the rounds beside its median."""
+from statistics import median
+
 from parsers import parse_iperf2_tcp, parse_iperf3, safe
 from table import fmt_mbps, read_record
-
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return None if n == 0 else (xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2)
 
 
 def tcp_cell(t, where, size, n, tool, rounds):
@@ -23,7 +19,8 @@ def tcp_cell(t, where, size, n, tool, rounds):
             runs.append(t.netload(name))
     ok = [x["recv_mbps"] for x in runs if x["ok"]]
     # A cell is judged on a majority of its rounds: a median of one run is the minute's, not the tool's.
-    res = {"ok": len(ok) * 2 > rounds, "recv_mbps": median(ok), "rounds": [x.get("recv_mbps") for x in runs],
+    res = {"ok": len(ok) * 2 > rounds, "recv_mbps": median(ok) if ok else None,
+           "rounds": [x.get("recv_mbps") for x in runs],
            "min_mbps": min(ok, default=None), "max_mbps": max(ok, default=None), "runs": runs}
     # max/min over the rounds that ran: how far apart two identical runs of the tool may land.
     res["spread"] = res["max_mbps"] / res["min_mbps"] if ok and res["min_mbps"] > 0 else None
@@ -79,11 +76,11 @@ def tcp(t, where):
             cells = {tool: tcp_cell(t, where, size, n, tool, rounds)
                      for tool in ("netload", "othermode", "iperf3", "iperf2", "zerocopy", "iperf3sendfile", "sendcopy")}
             res[f"m{size}_s{n}"] = {k: dict(v, runs=None) for k, v in cells.items()}
-            label = f"{num}  TCP {place} -m {size}, {n} stream{'s' if n > 1 else ''}, {cc}, rx Mbit/s"
+            streams = f"{n} stream{'s' if n > 1 else ''}"
+            label = f"{num}  TCP {place} -m {size}, {streams}, {cc}, rx Mbit/s"
             nl = cells["netload"]
             for other in ("iperf3", "iperf2"):
                 spread_row(t, f"{label} vs {other}", nl, cells[other], other, 1.0)
-            streams = f"{n} stream{'s' if n > 1 else ''}"
             # netload's receive mode (chosen from where the peer is) against the other one, same rounds.
             om, mode = cells["othermode"], receive_modes(nl)
             spread_row(t, f"{num}   receive mode: netload's own ({mode}) vs the other, -m {size}, {streams}", nl, om,

@@ -102,6 +102,8 @@ tcp_iperf2() {  # WHERE NAME SIZE STREAMS — the server's CSV report (-y C): a 
     stop_pid "$spid" INT
 }
 
+tcp_sizes_json() { local IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g'; }  # inside ["..."]
+
 # tcp_matrix WHERE: every cell, TCP_ROUNDS rounds, the tools interleaved; raw/tcp_WHERE.json says what ran.
 tcp_matrix() {
     local where=$1 r size n cell other
@@ -124,7 +126,7 @@ tcp_matrix() {
         done
     done
     printf '{"ran": true, "where": "%s", "cc": "%s", "rounds": %s, "sizes": ["%s"], "streams": [%s], "seconds": %s}\n' \
-        "$where" "$TCP_CC" "$TCP_ROUNDS" "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" \
+        "$where" "$TCP_CC" "$TCP_ROUNDS" "$(tcp_sizes_json)" \
         "$(IFS=,; echo "${TCP_STREAMS[*]}")" "$DUR" >"$RAW/tcp_$where.json"
 }
 
@@ -152,5 +154,5 @@ tcp_user() {
     local named='[{"cc": "'"$own"'", "named": false}'
     [ "${#ccs[@]}" -gt 1 ] && named+=', {"cc": "cubic", "named": true}'
     printf '{"ran": true, "where": "user", "ccs": %s], "rounds": %s, "sizes": ["%s"], "streams": [1], "seconds": %s}\n' \
-        "$named" "$TCP_USER_ROUNDS" "$(IFS=,; echo "${TCP_SIZES[*]}" | sed 's/,/", "/g')" "$DUR" >"$RAW/tcp_user.json"
+        "$named" "$TCP_USER_ROUNDS" "$(tcp_sizes_json)" "$DUR" >"$RAW/tcp_user.json"
 }
