@@ -61,9 +61,11 @@ TEST_CASE("the OCI tutorial's final iperf2 line runs against netserve", "[integr
   auto c = nb::test::run(
       {nb::test::netload_path(), "--iperf2", "-c", "127.0.0.1", "-b", "9G", "-P", "5", "-p", port, "-t", "1"});
   INFO(c.err);
-  // 48 Gbit/s is more than loopback gives here; a TCP -b is a cap in iperf2 and netload alike: under it, status 0.
+  // A TCP -b is a cap in iperf2 and netload alike: under it or at it, status 0. Loopback on a fast host carries the
+  // whole 48 Gbit/s, so either verdict is right here; only exceeding it is not.
   CHECK(c.status == 0);
-  CHECK_THAT(c.out, Catch::Contains("under the ceiling (TCP's own rate)"));
+  CHECK_THAT(c.out, Catch::Contains("under the ceiling (TCP's own rate)") || Catch::Contains(": at the ceiling"));
+  CHECK_THAT(c.out, !Catch::Contains("CEILING EXCEEDED"));
   CHECK_THAT(c.err, Catch::StartsWith("netload: iperf2 -c 127.0.0.1 -b 9G -P 5 -p " + port +
                                       " -t 1 = netload -H 127.0.0.1 -p " + port +
                                       " -t TCP_STREAM -l 1 --streams 5 --rate 48318382080 -- -m 128K\n"));
