@@ -178,9 +178,10 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
 std::string_view stock_receiver(std::string_view batching) noexcept;
 // The answers' reconciliation, after reconcile() did the requests'.
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server);
-// A ceiling allows the tolerance and one message in progress per stream.
+// A ceiling allows the tolerance and one message in progress per stream, counted from the sender's start:
+// with `left_out` (--omit), over the left-out seconds and the window together.
 target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender,
-                            bool ceiling = false, std::uint32_t streams = 1);
+                            bool ceiling = false, std::uint32_t streams = 1, const omit_figures* left_out = nullptr);
 void compute_rates(flow_figures& f);
 flow_figures sender_figures(const side_counts& c, double seconds, std::int64_t first_ns, std::int32_t socket_buffer,
                             std::string batching);

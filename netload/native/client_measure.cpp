@@ -259,7 +259,8 @@ test_result client_test::result() const {
   if (o_.omit_s > 0) leave_out_start(r);  // the reconciliation counts the whole run
   // After reconcile (TCP messages).
   if (o_.target_pps() > 0)
-    r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream, o_.streams);
+    r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream, o_.streams,
+                            r.omit ? &*r.omit : nullptr);
   if (o_.kind == test_kind::udp_stream && o_.message_size >= payload_header_size) {
     r.out_of_order = rcv.out_of_order;
     if (rcv.jitter_ns >= 0) r.jitter_ms = rcv.jitter_ns / 1e6;
