@@ -31,6 +31,11 @@ inline constexpr std::uint64_t max_reverse_tcp_buffer_bytes = 64u << 20;
 // Far above any real link's packet rate, so only a typo is refused.
 inline constexpr double max_request_pps = 1e10;
 
+// A paced sender that fell behind catches up at most this much above its rate, and never sends more than
+// this burst at once: what a policer on the circuit lets through.
+inline constexpr double pacing_catch_up = 1.02;
+inline constexpr double pacing_max_burst_s = 0.010;
+
 // The kernel's default NR_CPUS on x86-64, less one.
 inline constexpr int max_cpu_number = 4095;
 

@@ -3,6 +3,7 @@
 // catches up no faster than catch_up x the rate (a token bucket): a backlog sent at full speed is a burst
 // a policer would drop.
 #include "core/base/clock.hpp"
+#include "core/base/limits.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +15,7 @@ namespace nb {
 
 class pacer {
  public:
-  static constexpr double catch_up = 1.02;
+  static constexpr double catch_up = pacing_catch_up;
 
   // pps <= 0: unlimited. `start_mono_ns`: when the thread actually woke, so a late one has no backlog.
   pacer(double pps, std::int64_t start_mono_ns, std::size_t batch_size = 1) noexcept
@@ -60,7 +61,7 @@ class pacer {
 
  private:
   static constexpr std::int64_t stop_slice_ns = 100'000'000;
-  static constexpr double max_burst_s = 0.010;
+  static constexpr double max_burst_s = pacing_max_burst_s;
   double pps_;
   std::int64_t start_;
   std::int64_t last_;  // the bucket's last fill

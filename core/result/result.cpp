@@ -1,5 +1,6 @@
 #include "core/result/result.hpp"
 
+#include "core/base/limits.hpp"
 #include "core/base/text.hpp"
 #include "core/base/units.hpp"
 #include "core/json/json_fields.hpp"
@@ -114,14 +115,26 @@ target_figures check_target(double requested_pps, std::uint32_t message_size, co
     t.met = std::fabs(t.error_percent) <= target_tolerance_percent;
     return t;
   }
-  // A pacer begins a whole message once due: at a slow rate one message is a large share of a short run. It
-  // keeps the rate counted from its start, so a window after left-out seconds TCP held under it may catch up.
-  const double seconds = sender.seconds + (left_out ? left_out->seconds : 0.0);
-  const auto bytes = static_cast<double>(left_out ? left_out->sent_bytes : sender.bytes);
-  const double allowed_bytes = t.requested_bits_per_second / 8.0 * seconds * (1 + target_tolerance_percent / 100) +
-                               static_cast<double>(streams) * message_size;
-  t.met = bytes <= allowed_bytes;
+  const double rate = t.requested_bits_per_second / 8.0;
+  const auto window = static_cast<double>(sender.bytes);
+  if (!left_out) {
+    t.met = window <= ceiling_bytes(rate, sender.seconds, streams, message_size);
+    return t;
+  }
+  // A window after left-out seconds TCP held under the ceiling makes up for them, no faster than the pacer's
+  // catch-up and a burst (its bucket: at most 10 ms or two messages a stream).
+  const double catching_up = ceiling_bytes(rate * pacing_catch_up, sender.seconds, streams, message_size) +
+                             rate * pacing_max_burst_s + static_cast<double>(streams) * message_size;
+  t.met = static_cast<double>(left_out->sent_bytes) <=
+              ceiling_bytes(rate, sender.seconds + left_out->seconds, streams, message_size) &&
+          window <= catching_up;
   return t;
+}
+
+double ceiling_bytes(double bytes_per_second, double seconds, std::uint32_t streams, std::uint32_t message_size) {
+  // A pacer begins a whole message once due: at a slow rate one message is a large share of a short run.
+  return bytes_per_second * seconds * (1 + target_tolerance_percent / 100) +
+         static_cast<double>(streams) * message_size;
 }
 
 void compute_rates(flow_figures& f) {

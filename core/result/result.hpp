@@ -178,8 +178,11 @@ void reconcile(test_result& r, std::uint64_t drop_buffers, std::uint64_t buffers
 std::string_view stock_receiver(std::string_view batching) noexcept;
 // The answers' reconciliation, after reconcile() did the requests'.
 void reconcile_rr(test_result& r, const side_counts& client, const side_counts& server);
-// A ceiling allows the tolerance and one message in progress per stream, counted from the sender's start:
-// with `left_out` (--omit), over the left-out seconds and the window together.
+// What a ceiling of `bytes_per_second` lets `streams` senders put out in `seconds`: the tolerance and the message
+// each stream's pacer begins while it is due.
+double ceiling_bytes(double bytes_per_second, double seconds, std::uint32_t streams, std::uint32_t message_size);
+// A ceiling counts from the sender's start: with `left_out` (--omit) over the left-out seconds and the window
+// together, the window alone allowed the pacer's catch-up after a stall.
 target_figures check_target(double requested_pps, std::uint32_t message_size, const flow_figures& sender,
                             bool ceiling = false, std::uint32_t streams = 1, const omit_figures* left_out = nullptr);
 void compute_rates(flow_figures& f);

@@ -55,7 +55,9 @@ std::string ceiling_verdict(const test_result& r, const char* sender) {
   const target_figures& t = *r.target;
   if (!t.met) return fmt::format("CEILING EXCEEDED by {}", sender);
   if (t.error_percent < -target_tolerance_percent) return "under the ceiling (TCP's own rate)";
-  if (t.error_percent > target_tolerance_percent && r.omit)
+  const double window_ceiling =
+      ceiling_bytes(t.requested_bits_per_second / 8, r.sender.seconds, r.streams, r.message_size);
+  if (r.omit && static_cast<double>(r.sender.bytes) > window_ceiling)
     return "at the ceiling counted from the start (catching up on the left-out seconds)";
   return "at the ceiling";
 }

@@ -104,11 +104,9 @@ TEST_CASE("iperf3 -O runs the left-out seconds first and leaves them out of the 
   CHECK(window == r["intervals"][1]["sent_bytes"].get<std::uint64_t>());  // the second interval's bytes, and only them
   CHECK(whole == window + r["intervals"][0]["sent_bytes"].get<std::uint64_t>());
   CHECK(r["loss"]["reconciles"] == true);
-  // The figures are the window's; the ceiling holds from the start (a window may make up for a stall before it).
+  // The figures are the window's (status 0 above: the ceiling held, counted from the start).
   CHECK(r["target"]["achieved_bits_per_second"].get<double>() ==
         Approx(static_cast<double>(window) * 8 / r["sender"]["seconds"].get<double>()));
-  CHECK(r["target"]["met"] == true);
-  CHECK(static_cast<double>(whole) <= 200e6 / 8 * (1 + r["sender"]["seconds"].get<double>()) * 1.01 + (128 << 10));
 
   c = nb::test::run(
       {nb::test::netload_path(), "--iperf3", "-c", "127.0.0.1", "-p", port, "-t", "1", "-b", "200M", "-f", "K"});

@@ -199,6 +199,13 @@ TEST_CASE("verdict: the pacing comes from the result's target", "[verdict]") {
   r.target = t;
   CHECK(judge_limit(r).limit == "sender-cpu");
   CHECK_THAT(judge_limit(r).text, Catch::Contains("unpaced"));
+  // Exceeded in --omit's left-out seconds, the window under it: a pacing fault, never a sender that fell short.
+  r.target->met = false;
+  r.target->error_percent = -0.5;
+  CHECK(judge_limit(r).limit == "none");
+  CHECK_THAT(judge_limit(r).text, !Catch::Contains("missed"));
+  r.target->error_percent = -37;
+  CHECK_THAT(judge_limit(r).text, !Catch::Contains("unpaced"));
 }
 
 TEST_CASE("verdict: none when the hosts had room - and none for a test without figures", "[verdict]") {
