@@ -122,7 +122,7 @@ target_figures check_target(double requested_pps, std::uint32_t message_size, co
     return t;
   }
   // A window after left-out seconds TCP held under the ceiling makes up for them, no faster than the pacer's
-  // catch-up and a burst (its bucket: at most 10 ms or two messages a stream).
+  // catch-up and a burst (its bucket: at most 10 ms of the rate or a message a stream).
   const double catching_up = ceiling_bytes(rate * pacing_catch_up, sender.seconds, streams, message_size) +
                              rate * pacing_max_burst_s + static_cast<double>(streams) * message_size;
   t.met = static_cast<double>(left_out->sent_bytes) <=

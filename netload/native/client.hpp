@@ -95,7 +95,7 @@ class client_test final : public load_test {
   void sample_host_end();
   void sample_latency();
   void emit_intervals(bool final);
-  void leave_out_start(test_result& r) const;
+  void leave_out_start(test_result& r, const side_counts& sender) const;
   void note_interruption(test_result& r) const;
   bool sends_tcp() const noexcept { return o_.kind == test_kind::tcp_stream && !o_.reverse; }
   // The senders' TCP_INFO at the end of interval k: ours forward, the server's in reverse.

@@ -256,7 +256,7 @@ test_result client_test::result() const {
     r.rr->transactions_per_second = per_second(local_final_.responses, secs);
     reconcile_rr(r, local_final_, server_final_.counts);
   }
-  if (o_.omit_s > 0) leave_out_start(r);  // the reconciliation counts the whole run
+  if (o_.omit_s > 0) leave_out_start(r, snd);  // the reconciliation counts the whole run
   // After reconcile (TCP messages).
   if (o_.target_pps() > 0)
     r.target = check_target(o_.target_pps(), o_.message_size, r.sender, o_.kind == test_kind::tcp_stream, o_.streams,
@@ -294,7 +294,7 @@ void client_test::note_interruption(test_result& r) const {
   }
 }
 
-void client_test::leave_out_start(test_result& r) const {
+void client_test::leave_out_start(test_result& r, const side_counts& sender) const {
   // The left-out part ends at an interval boundary (cli.cpp).
   const auto k = static_cast<std::uint32_t>(std::lround(o_.omit_s / o_.interval_s)) - 1;
   const auto server = server_samples_.find(k);
@@ -304,12 +304,16 @@ void client_test::leave_out_start(test_result& r) const {
   const auto& sent_at = o_.reverse ? srv : own;
   const auto& received_at = o_.reverse ? own : srv;
   r.omit = omit_figures{o_.omit_s, r.sender.packets, r.sender.bytes, r.receiver.packets, r.receiver.bytes};
+  // From the sample to the sender's end, on the sender's clock: a sender that woke late also ends late.
+  const std::int64_t instant = o_.reverse && server_start_ns_ ? server_start_ns_ : start_wall_ns_;
+  const double window_s =
+      std::max(0.0, ns_to_s(sender.start_wall_ns + sender.elapsed_ns - instant - s_to_ns(o_.omit_s)));
   auto window = [&](flow_figures& f, std::pair<std::uint64_t, std::uint64_t> at) {
     f.bytes -= std::min(at.second, f.bytes);
     // TCP's messages are bytes / message size (reconcile).
     f.packets =
         o_.kind == test_kind::tcp_stream ? f.bytes / o_.message_size : f.packets - std::min(at.first, f.packets);
-    f.seconds = std::max(0.0, f.seconds - o_.omit_s);
+    f.seconds = window_s;
     compute_rates(f);
   };
   window(r.sender, sent_at);

@@ -208,7 +208,7 @@ TEST_CASE("a paced test's target: met within 1 % of the payload rate - either wa
   CHECK(caught_up.error_percent == Approx(2.0));  // the figures stay the window's
   const omit_figures at_ceiling{.seconds = 2, .sent_packets = 1'220'000, .sent_bytes = 122'000'000};
   CHECK_FALSE(check_target(100'000, 100, catching_up, true, 1, &at_ceiling).met);
-  // Faster than the catch-up is a fault even with room from the left-out seconds (these sent only 40 %).
+  // Faster than the catch-up is a fault even with room from the left-out seconds (8 MB of 20 MB before it).
   const omit_figures slower{.seconds = 2, .sent_packets = 1'160'000, .sent_bytes = 116'000'000};
   CHECK_FALSE(check_target(100'000, 100, sent(108'000, 100), true, 1, &slower).met);
   CHECK(check_target(100'000, 100, sent(103'000, 100), true, 1, &slower).met);  // 1.02 x 1.01 and a burst
