@@ -301,7 +301,7 @@ asio::awaitable<void> client_test::run() {
     throw std::runtime_error(
         fmt::format("start instant {:.3f} s in the past ({:.6f}): refused; give an instant in the future",
                     ns_to_s(late), ns_to_s(requested_start_ns_)));
-  const message start = start_msg{server_start_ns_ ? server_start_ns_ : start_wall_ns_};
+  const message start = start_msg{server_instant()};
   co_await write_message(control_, control_mac_, start);
   start_threads();
   traffic_started(start_wall_ns_ + s_to_ns(o_.duration_s));

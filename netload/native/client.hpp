@@ -111,6 +111,7 @@ class client_test final : public load_test {
   std::int64_t start_wall_ns_ = 0;
   std::int64_t requested_start_ns_ = 0;
   std::int64_t server_start_ns_ = 0;  // on the server's clock, when the harness gave one
+  std::int64_t server_instant() const noexcept { return server_start_ns_ ? server_start_ns_ : start_wall_ns_; }
   int path_mtu_ = 0;
   int mss_ = 0;
   int local_buffer_granted_ = 0;

@@ -305,7 +305,7 @@ void client_test::leave_out_start(test_result& r, const side_counts& sender) con
   const auto& received_at = o_.reverse ? own : srv;
   r.omit = omit_figures{o_.omit_s, r.sender.packets, r.sender.bytes, r.receiver.packets, r.receiver.bytes};
   // From the sample to the sender's end, on the sender's clock: a sender that woke late also ends late.
-  const std::int64_t instant = o_.reverse && server_start_ns_ ? server_start_ns_ : start_wall_ns_;
+  const std::int64_t instant = o_.reverse ? server_instant() : start_wall_ns_;
   const double window_s =
       std::max(0.0, ns_to_s(sender.start_wall_ns + sender.elapsed_ns - instant - s_to_ns(o_.omit_s)));
   auto window = [&](flow_figures& f, std::pair<std::uint64_t, std::uint64_t> at) {

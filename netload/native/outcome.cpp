@@ -23,11 +23,10 @@ int exit_status(const test_result& r, std::string_view label) {
     return unreconciled;
   }
   if (r.target && !r.target->met) {
-    fmt::print(stderr, "netload: {}paced {} {}: {:.1f} of {:.1f} {} sent ({:+.2f} %)\n", label,
-               r.target->ceiling ? "ceiling" : "target",
-               !r.target->ceiling ? "missed"
-               : r.omit           ? "exceeded (counted from the start, the left-out seconds included)"
-                                  : "exceeded",
+    const char* what = !r.target->ceiling ? "target missed"
+                       : r.omit           ? "ceiling exceeded (counted from the start, the left-out seconds included)"
+                                          : "ceiling exceeded";
+    fmt::print(stderr, "netload: {}paced {}: {:.1f} of {:.1f} {} sent ({:+.2f} %)\n", label, what,
                r.target->achieved_pps, r.target->requested_pps, r.kind == test_kind::tcp_stream ? "messages/s" : "pps",
                r.target->error_percent);
     return target_missed;

@@ -5,8 +5,6 @@
 #include "tests/integration/netserve_fixture.hpp"
 #include "tests/integration/reconciles.hpp"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <catch2/catch.hpp>
 
@@ -147,8 +145,11 @@ TEST_CASE("TCP_STREAM sends with sendfile() unless --send-copy: both ways, count
 TEST_CASE("TCP_STREAM under bbr asks sendfile() for one pipe-full per call: both ways, counts exact, it says so",
           "[integration][tcp]") {
   nb::fd_handle probe(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (::setsockopt(probe.get(), IPPROTO_TCP, TCP_CONGESTION, "bbr", 3) != 0) {
-    WARN("skipped: bbr is not available to this process (tcp_allowed_congestion_control)");
+  try {
+    if (!nb::congestion_loaded("bbr")) throw std::runtime_error(nb::congestion_unavailable("bbr"));
+    nb::set_tcp_congestion(probe.get(), "bbr");
+  } catch (const std::runtime_error& e) {
+    WARN("skipped: " << e.what());
     return;
   }
   netserve_process server(1);
